@@ -1,0 +1,5 @@
+"""``python -m clonegate``: the same command line as the ``clonegate`` script."""
+
+from clonegate_cli.app import main
+
+main()
