@@ -243,7 +243,9 @@ class WeightedSemaphore:
         """
         _checked(n, "n")
         if n > self._held:
-            raise ValueError(f"semaphore released more than held: release({n}) with {self._held} held")
+            raise ValueError(
+                f"semaphore released more than held: release({n}) with {self._held} held"
+            )
         self._held -= n
         self._grant_from_head()
 

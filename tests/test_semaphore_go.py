@@ -148,12 +148,13 @@ async def test_alloc_cancel_doesnt_starve(autojump_clock: trio.testing.MockClock
         sem.release(1)
 
     start = trio.current_time()
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(writer)
-        await trio.testing.wait_all_tasks_blocked()
-        nursery.start_soon(reader)
-        await trio.testing.wait_all_tasks_blocked()
-        assert granted_at == []  # queued behind the writer: FIFO, no barging
+    with trio.fail_after(10):  # without the wake-up the reader would sleep forever
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(writer)
+            await trio.testing.wait_all_tasks_blocked()
+            nursery.start_soon(reader)
+            await trio.testing.wait_all_tasks_blocked()
+            assert granted_at == []  # queued behind the writer: FIFO, no barging
     assert granted_at == [start + 0.3]
 
 

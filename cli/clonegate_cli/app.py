@@ -22,7 +22,11 @@ def _print_version(value: bool) -> None:
 @app.callback()
 def _root(
     version: bool = typer.Option(
-        False, "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
     ),
 ) -> None:
     """clonegate: clone many git repositories under a hard, fair limit."""

@@ -1,0 +1,30 @@
+"""The installed entry points start, and the benchmark scripts still run (not timed)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import clonegate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(args, capture_output=True, text=True, check=False, timeout=120)
+
+
+def test_console_script_and_python_m_print_the_version() -> None:
+    script = Path(sys.executable).with_name("clonegate")
+    for command in ([str(script)], [sys.executable, "-m", "clonegate"]):
+        result = _run(*command, "--version")
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == f"clonegate {clonegate.__version__}\n"
+
+
+def test_semaphore_benchmark_runs_in_quick_mode() -> None:
+    result = _run(sys.executable, str(ROOT / "bench" / "bench_semaphore.py"), "--quick")
+    assert result.returncode == 0, result.stderr
+    assert "| uncontended acquire+release x2,000 |" in result.stdout
+    assert "cancel scaling" in result.stdout

@@ -1,0 +1,66 @@
+"""The wheel installs `clonegate` and `clonegate_cli`, never a bare `cli` (ADR 0001)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import clonegate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--quiet",
+            "--wheel-dir",
+            str(out),
+            str(ROOT),
+        ],
+        check=True,
+    )
+    (built,) = out.glob("clonegate-*.whl")
+    return built
+
+
+@pytest.fixture(scope="module")
+def wheel_names(wheel: Path) -> set[str]:
+    with zipfile.ZipFile(wheel) as archive:
+        return set(archive.namelist())
+
+
+def test_wheel_has_only_project_owned_top_level_names(wheel_names: set[str]) -> None:
+    top_level = {name.split("/")[0] for name in wheel_names}
+    assert top_level == {
+        "clonegate",
+        "clonegate_cli",
+        f"clonegate-{clonegate.__version__}.dist-info",
+    }
+
+
+def test_wheel_is_typed_and_has_the_console_script(wheel: Path, wheel_names: set[str]) -> None:
+    assert {"clonegate/py.typed", "clonegate_cli/py.typed"} <= wheel_names
+    (entry_points,) = (n for n in wheel_names if n.endswith("entry_points.txt"))
+    with zipfile.ZipFile(wheel) as archive:
+        text = archive.read(entry_points).decode()
+    assert "clonegate = clonegate_cli.app:main" in text
+
+
+def test_library_never_imports_the_cli() -> None:
+    for path in (ROOT / "clonegate").rglob("*.py"):
+        if path.name == "__main__.py":
+            continue  # the `python -m clonegate` entry point, not part of the library
+        assert "clonegate_cli" not in path.read_text(), path

@@ -1,0 +1,217 @@
+"""A hypothesis state machine drives a WeightedSemaphore and a small reference model side by side.
+
+The state machine runs in a worker thread; each rule runs its step inside the trio
+loop with ``trio.from_thread`` and then waits until every task is blocked, so the
+real semaphore has settled before it is compared with the model.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import trio
+import trio.testing
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from clonegate import WeightedSemaphore
+
+WEIGHTS = st.integers(min_value=0, max_value=6)
+SIZES = st.integers(min_value=0, max_value=6)
+
+
+@dataclass
+class Model:
+    """The semantics of ADR 0002, written as plainly as possible."""
+
+    size: int
+    held: int = 0
+    queue: list[tuple[int, int]] = field(default_factory=list)  # (ident, weight), FIFO
+    oversized: list[tuple[int, int]] = field(default_factory=list)
+    holdings: dict[int, int] = field(default_factory=dict)  # granted, not yet released
+
+    def available(self) -> int:
+        return max(self.size - self.held, 0)
+
+    def take_if_free(self, n: int) -> bool:
+        if self.queue or n > self.available():
+            return False
+        self.held += n
+        return True
+
+    def grant(self) -> None:
+        while self.queue and self.queue[0][1] <= self.available():
+            ident, n = self.queue.pop(0)
+            self.held += n
+            self.holdings[ident] = n
+
+    def acquire(self, ident: int, n: int) -> None:
+        if self.take_if_free(n):
+            self.holdings[ident] = n
+        elif n > self.size:
+            self.oversized.append((ident, n))
+        else:
+            self.queue.append((ident, n))
+
+    def cancel(self, ident: int) -> None:
+        self.oversized = [w for w in self.oversized if w[0] != ident]
+        was_head = bool(self.queue) and self.queue[0][0] == ident
+        self.queue = [w for w in self.queue if w[0] != ident]
+        if was_head:
+            self.grant()
+
+    def release(self, n: int) -> None:
+        assert n <= self.held
+        self.held -= n
+        self.grant()
+
+    def resize(self, size: int) -> None:
+        self.size = size
+        self.queue += [w for w in self.oversized if w[1] <= size]
+        self.oversized = [w for w in self.oversized if w[1] > size]
+        self.oversized += [w for w in self.queue if w[1] > size]
+        self.queue = [w for w in self.queue if w[1] <= size]
+        self.grant()
+
+    def waiting(self) -> dict[int, int]:
+        return dict(self.queue + self.oversized)
+
+
+class SemaphoreMachine(RuleBasedStateMachine):
+    def __init__(self, nursery: trio.Nursery, token: trio.lowlevel.TrioToken) -> None:
+        super().__init__()
+        self.nursery = nursery
+        self.token = token
+        self.next_ident = 0
+        self.scopes: dict[int, trio.CancelScope] = {}
+        self.granted: dict[int, int] = {}  # what the real tasks report they got
+        self.released: dict[int, int] = {}
+        self.free_hand = 0  # tokens taken by try_acquire: released by the machine
+        self.sem: WeightedSemaphore
+        self.model: Model
+
+    def _run(self, step: Any, *args: Any) -> Any:
+        async def step_then_settle() -> Any:
+            result = step(*args)
+            await trio.testing.wait_all_tasks_blocked()
+            return result
+
+        return trio.from_thread.run(step_then_settle, trio_token=self.token)
+
+    @initialize(size=SIZES)
+    def create(self, size: int) -> None:
+        self.sem = WeightedSemaphore(size)
+        self.model = Model(size)
+
+    async def _waiter(self, ident: int, n: int, scope: trio.CancelScope) -> None:
+        with scope:
+            await self.sem.acquire(n)
+            self.granted[ident] = n
+
+    @rule(n=WEIGHTS)
+    def acquire(self, n: int) -> None:
+        ident, self.next_ident = self.next_ident, self.next_ident + 1
+        scope = self.scopes[ident] = trio.CancelScope()
+        self._run(self.nursery.start_soon, self._waiter, ident, n, scope)
+        self.model.acquire(ident, n)
+
+    @rule(n=WEIGHTS)
+    def try_acquire(self, n: int) -> None:
+        got = self._run(self.sem.try_acquire, n)
+        assert got == self.model.take_if_free(n)
+        if got:
+            self.free_hand += n
+
+    @precondition(lambda self: self.model.waiting())
+    @rule(data=st.data())
+    def cancel(self, data: st.DataObject) -> None:
+        ident = data.draw(st.sampled_from(sorted(self.model.waiting())))
+        self._run(self.scopes[ident].cancel)
+        self.model.cancel(ident)
+
+    @precondition(lambda self: self.model.holdings)
+    @rule(data=st.data())
+    def release_holding(self, data: st.DataObject) -> None:
+        ident = data.draw(st.sampled_from(sorted(self.model.holdings)))
+        n = self.released[ident] = self.model.holdings.pop(ident)
+        self._run(self.sem.release, n)
+        self.model.release(n)
+
+    @precondition(lambda self: self.free_hand)
+    @rule()
+    def release_free_hand(self) -> None:
+        n, self.free_hand = self.free_hand, 0
+        self._run(self.sem.release, n)
+        self.model.release(n)
+
+    @rule(extra=st.integers(min_value=1, max_value=3))
+    def over_release_is_refused(self, extra: int) -> None:
+        before = self._run(self.sem.statistics)
+        with pytest.raises(ValueError, match="released more than held"):
+            self._run(self.sem.release, before.held + extra)
+        assert self._run(self.sem.statistics) == before
+
+    @rule(size=SIZES)
+    def resize(self, size: int) -> None:
+        def set_size() -> None:
+            self.sem.size = size
+
+        self._run(set_size)
+        self.model.resize(size)
+
+    @invariant()
+    def matches_the_model(self) -> None:
+        if not hasattr(self, "sem"):
+            return
+        stats = self._run(self.sem.statistics)
+        model = self.model
+        waiting = model.waiting()
+        assert stats.held >= 0
+        assert (stats.size, stats.held, stats.available) == (
+            model.size,
+            model.held,
+            model.available(),
+        )
+        assert (stats.tasks_waiting, stats.weight_waiting) == (
+            len(waiting),
+            sum(waiting.values()),
+        )
+        # Who got tokens is exactly who the FIFO model says, and nobody else.
+        assert self.granted == model.holdings | self.released
+        # No token lost or duplicated: held is what the holders hold.
+        assert model.held == sum(model.holdings.values()) + self.free_hand
+
+    def teardown(self) -> None:
+        def cancel_all() -> None:
+            for scope in self.scopes.values():
+                scope.cancel()
+
+        self._run(cancel_all)
+
+
+async def test_semaphore_matches_reference_model() -> None:
+    token = trio.lowlevel.current_trio_token()
+    async with trio.open_nursery() as nursery:
+
+        def run_machine() -> None:
+            run_state_machine_as_test(  # type: ignore[no-untyped-call]
+                lambda: SemaphoreMachine(nursery, token),
+                settings=settings(
+                    max_examples=300,
+                    stateful_step_count=40,
+                    deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow],
+                ),
+            )
+
+        await trio.to_thread.run_sync(run_machine)
