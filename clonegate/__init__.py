@@ -1,6 +1,41 @@
 """clonegate: clone many git repositories under a hard, fair limit, and analyze each clone."""
 
+from ._dulwich_vcs import DulwichVCS
+from ._errors import (
+    AuthenticationError,
+    CloneCancelledError,
+    CloneError,
+    CloneTimeoutError,
+    EmptyRepositoryError,
+    ErrorKind,
+    InvalidURLError,
+    RepositoryNotFoundError,
+    StorageError,
+    TransportError,
+)
 from ._semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
+from ._urls import RepoURL, parse_repo_url, redact
+from ._vcs import VCS, ClonedSource
 from ._version import __version__
 
-__all__ = ["WeightedSemaphore", "WeightedSemaphoreStatistics", "__version__"]
+__all__ = [
+    "VCS",
+    "AuthenticationError",
+    "CloneCancelledError",
+    "CloneError",
+    "CloneTimeoutError",
+    "ClonedSource",
+    "DulwichVCS",
+    "EmptyRepositoryError",
+    "ErrorKind",
+    "InvalidURLError",
+    "RepoURL",
+    "RepositoryNotFoundError",
+    "StorageError",
+    "TransportError",
+    "WeightedSemaphore",
+    "WeightedSemaphoreStatistics",
+    "__version__",
+    "parse_repo_url",
+    "redact",
+]

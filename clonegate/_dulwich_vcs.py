@@ -1,0 +1,166 @@
+"""The dulwich VCS adapter: shallow, single-branch clones in killable worker processes."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import datetime
+from pathlib import Path
+from typing import final
+
+import trio
+import trio_parallel
+
+from ._clone_worker import CloneJob, clone_in_worker
+from ._errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
+from ._urls import RepoURL, parse_repo_url
+from ._vcs import ClonedSource, remove_tree
+
+__all__ = ["DulwichVCS"]
+
+TOKEN_USERNAME = "x-access-token"
+
+
+def _positive(name: str, value: float) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{name} must be a number > 0, got {value!r}")
+    return value
+
+
+@final
+class DulwichVCS:
+    """Clones the remote HEAD branch of a repository with dulwich, in a worker process.
+
+    Args:
+      depth: commits of history to fetch; 1 (the default) is a shallow clone, ``None``
+        the full history of that one branch.
+      checkout: also write the working tree. Off by default: the analyzer reads files
+        from the object store, and checking out is half of a dulwich clone's time.
+      connect_timeout: seconds to establish a connection (HTTP, ssh).
+      read_timeout: seconds without any data before the clone fails; on git:// it
+        also bounds the connect.
+      allow_local: accept ``file://`` URLs and local paths (tests, the demo).
+      work_dir: where private temporary clone directories are made (default: the
+        system's temporary directory).
+
+    Each clone runs in a trio-parallel worker process, reused between clones. The
+    caller's cancel scope is the overall deadline: on cancellation the worker is
+    killed, the clone's directory removed, and only then does :meth:`clone` raise
+    :exc:`trio.Cancelled`, so a limit slot held around the call is held until the
+    clone is really gone. The adapter has no concurrency limit of its own.
+    """
+
+    def __init__(
+        self,
+        *,
+        depth: int | None = 1,
+        checkout: bool = False,
+        connect_timeout: float = 30.0,
+        read_timeout: float = 120.0,
+        allow_local: bool = False,
+        work_dir: Path | None = None,
+    ) -> None:
+        if depth is not None and (
+            isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
+        ):
+            raise ValueError(f"depth must be an int >= 1 or None for full history, got {depth!r}")
+        self._depth = depth
+        self._checkout = checkout
+        self._connect_timeout = _positive("connect_timeout", connect_timeout)
+        self._read_timeout = _positive("read_timeout", read_timeout)
+        self._allow_local = allow_local
+        self._work_dir = work_dir
+
+    async def clone(
+        self,
+        url: str,
+        destination: Path | None = None,
+        *,
+        token: str | None = None,
+    ) -> ClonedSource:
+        """Clone ``url`` into ``destination`` (must not exist yet) or a private temporary directory.
+
+        ``token`` authenticates https as ``x-access-token:<token>`` (ignored by other
+        transports); a user name and password inside the URL work too. Neither is
+        ever written to ``.git/config`` nor shown in any message.
+
+        Raises :exc:`clonegate.CloneError` subclasses; see :class:`clonegate.ErrorKind`.
+        """
+        repo = parse_repo_url(url, allow_local=self._allow_local)
+        shown = repo.redacted
+        username, password = _credentials(repo, token)
+        owned_root, target = await trio.to_thread.run_sync(self._make_target, repo, destination)
+        job = CloneJob(
+            url=repo.path if repo.scheme == "file" else repo.without_credentials,
+            shown_url=shown,
+            username=username,
+            password=password,
+            target=str(target),
+            bare=not self._checkout,
+            depth=self._depth,
+            connect_timeout=self._connect_timeout,
+            read_timeout=self._read_timeout,
+        )
+        try:
+            outcome = await trio_parallel.run_sync(
+                clone_in_worker,
+                job,
+                kill_on_cancel=True,
+                # A fresh limiter per call: the use case's semaphore is the only limit,
+                # and trio-parallel's default (one per CPU) must not add a hidden one.
+                limiter=trio.CapacityLimiter(1),
+            )
+        except BaseException as exc:
+            # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
+            # is dead by now (trio-parallel waits for it); remove what it left.
+            await _discard(owned_root or target)
+            if isinstance(exc, trio_parallel.BrokenWorkerError):
+                raise CloneCancelledError(
+                    shown, "the clone's worker process died before finishing"
+                ) from None
+            raise
+        if outcome.error_kind is not None:
+            await _discard(owned_root or target)
+            raise ERROR_TYPES[outcome.error_kind](shown, outcome.error_reason)
+        return ClonedSource(
+            url=shown,
+            path=target,
+            branch=outcome.branch,
+            commit=outcome.commit,
+            committed_at=datetime.fromisoformat(outcome.committed_at),
+            bytes_on_disk=outcome.bytes_on_disk,
+            has_worktree=self._checkout,
+            owned_root=owned_root or target,
+        )
+
+    def _make_target(self, repo: RepoURL, destination: Path | None) -> tuple[Path | None, Path]:
+        if destination is not None:
+            if destination.exists() or destination.is_symlink():
+                raise StorageError(repo.redacted, f"the destination {destination} already exists")
+            if not destination.parent.is_dir():
+                raise StorageError(repo.redacted, f"no such directory: {destination.parent}")
+            return None, destination
+        try:
+            # mkdtemp makes the directory 0700: other users cannot read private clones.
+            root = Path(tempfile.mkdtemp(prefix="clonegate-", dir=self._work_dir))
+        except OSError as exc:
+            raise StorageError(
+                repo.redacted, f"cannot create a work directory: {exc.strerror}"
+            ) from None
+        return root, root / repo.directory_name
+
+
+def _credentials(repo: RepoURL, token: str | None) -> tuple[str | None, str | None]:
+    if repo.scheme not in ("https", "http"):
+        return None, None
+    if token is not None:
+        if not token or any(ch.isspace() for ch in token):
+            raise InvalidURLError(repo.redacted, "the token is empty or contains whitespace")
+        return TOKEN_USERNAME, token
+    return repo.username, repo.password
+
+
+async def _discard(path: Path) -> None:
+    # Shielded: this cleanup must finish even though we are being cancelled. It is a
+    # local rmtree of one clone, run to completion in a thread (never abandoned).
+    with trio.CancelScope(shield=True):
+        await trio.to_thread.run_sync(remove_tree, path)

@@ -1,0 +1,150 @@
+"""Repository URLs: validation, redaction of credentials, and safe directory names."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from urllib.parse import SplitResult, quote, unquote, urlsplit
+
+from ._errors import InvalidURLError
+
+__all__ = ["RepoURL", "parse_repo_url", "redact"]
+
+NETWORK_SCHEMES = frozenset({"https", "http", "git", "ssh"})
+_SCHEME_ALIASES = {"git+ssh": "ssh", "ssh+git": "ssh"}
+_DEFAULT_PORTS = {"https": 443, "http": 80, "git": 9418, "ssh": 22}
+# user@host:path, as git understands it: no scheme, and a colon before any slash.
+_SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[^:/\s]+):(?P<path>[^/].*|/.*)$")
+_USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s]+)@")
+_UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def redact(text: str) -> str:
+    """Replace the user-info part of every URL inside ``text`` with ``***``.
+
+    Used on every message, log line and exception text that may quote a URL.
+    """
+    return _USERINFO_IN_TEXT.sub(r"\1***@", text)
+
+
+@dataclass(frozen=True, slots=True)
+class RepoURL:
+    """A validated repository location. ``str()`` and ``repr()`` never show secrets."""
+
+    scheme: str  # https, http, git, ssh or file
+    host: str  # lower-case; empty for file
+    port: int | None
+    path: str
+    username: str | None = field(default=None, repr=False)
+    password: str | None = field(default=None, repr=False)
+    scp_like: bool = False
+
+    @property
+    def redacted(self) -> str:
+        """The URL for people and logs: credentials replaced by ``***``."""
+        if self.scheme in ("https", "http") and self.username is not None:
+            return self._format("***")
+        if self.password is not None:
+            return self._format(f"{self.username}:***")
+        return self._format(self.username)
+
+    @property
+    def without_credentials(self) -> str:
+        """The URL to connect to and to record as ``origin``: no user name, no password.
+
+        For ssh the user name is a login, not a secret, and is kept.
+        """
+        return self._format(self.username if self.scheme == "ssh" else None)
+
+    @property
+    def key(self) -> str:
+        """The identity of the repository: two URLs with the same key clone the same thing.
+
+        Scheme and host are case-insensitive, the default port is implied, and a
+        trailing ``/`` or ``.git`` does not matter; credentials do not count.
+        """
+        path = self.path.rstrip("/")
+        path = path.removesuffix(".git").rstrip("/")
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        port = "" if self.port in (None, _DEFAULT_PORTS.get(self.scheme)) else f":{self.port}"
+        return f"{self.scheme}://{host}{port}/{path.lstrip('/')}"
+
+    @property
+    def directory_name(self) -> str:
+        """A directory name from the URL: one safe path component, unique per :attr:`key`."""
+        tail = PurePosixPath(self.path.rstrip("/")).name.removesuffix(".git")
+        readable = _UNSAFE_NAME_CHARS.sub("-", f"{self.host}-{tail}").strip(".-")[:64]
+        digest = hashlib.sha256(self.key.encode()).hexdigest()[:10]
+        return f"{readable or 'repository'}-{digest}"
+
+    def __str__(self) -> str:
+        return self.redacted
+
+    def _format(self, userinfo: str | None) -> str:
+        user = f"{userinfo}@" if userinfo is not None else ""
+        if self.scp_like:
+            return f"{user}{self.host}:{self.path}"
+        if self.scheme == "file":
+            return f"file://{quote(self.path)}"
+        host = f"[{self.host}]" if ":" in self.host else self.host  # IPv6 literal
+        port = f":{self.port}" if self.port is not None else ""
+        return f"{self.scheme}://{user}{host}{port}{quote(self.path, safe='/~:@!$&()*+,;=')}"
+
+
+def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
+    """Validate ``text`` as a repository to clone, or raise :class:`InvalidURLError`.
+
+    Accepted: ``https://``, ``http://``, ``git://``, ``ssh://`` (and ``git+ssh://``) URLs
+    and scp-like ``user@host:path``. ``file://`` URLs and local paths only when
+    ``allow_local`` (tests and the demo): they bypass the network limits that make
+    the clone limit meaningful, and a local path on a shared machine is not ours to read.
+    """
+    raw = text.strip()
+    shown = redact(raw)
+    if not raw:
+        raise InvalidURLError(shown or "''", "empty URL")
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in raw):
+        raise InvalidURLError(shown, "the URL contains whitespace or control characters")
+    if "://" not in raw:
+        scp = _SCP_LIKE.match(raw)
+        if scp and not raw.startswith(("/", ".", "~")):
+            return RepoURL(
+                scheme="ssh",
+                host=scp["host"].lower(),
+                port=None,
+                path=scp["path"],
+                username=scp["user"],
+                scp_like=True,
+            )
+        if allow_local:
+            return RepoURL(scheme="file", host="", port=None, path=raw)
+        raise InvalidURLError(shown, "not a URL (local paths are not allowed)")
+    try:
+        parts = urlsplit(raw)
+        port = parts.port
+    except ValueError as exc:
+        raise InvalidURLError(shown, f"malformed URL: {redact(str(exc))}") from None
+    scheme = _SCHEME_ALIASES.get(parts.scheme.lower(), parts.scheme.lower())
+    if scheme == "file":
+        if not allow_local:
+            raise InvalidURLError(shown, "file:// URLs are not allowed")
+        return RepoURL(scheme="file", host="", port=None, path=unquote(parts.path))
+    if scheme not in NETWORK_SCHEMES:
+        raise InvalidURLError(shown, f"unsupported scheme {parts.scheme!r}")
+    return _network_url(scheme, parts, port, shown)
+
+
+def _network_url(scheme: str, parts: SplitResult, port: int | None, shown: str) -> RepoURL:
+    host = (parts.hostname or "").lower()
+    if not host:
+        raise InvalidURLError(shown, "no host")
+    path = unquote(parts.path)
+    if not path.strip("/"):
+        raise InvalidURLError(shown, "no repository path")
+    if parts.query or parts.fragment:
+        raise InvalidURLError(shown, "a repository URL has no query or fragment")
+    username = unquote(parts.username) if parts.username is not None else None
+    password = unquote(parts.password) if parts.password is not None else None
+    return RepoURL(scheme, host, port, path, username, password)

@@ -1,0 +1,75 @@
+"""The VCS port: what the use case needs from a version-control adapter, and what it gets back."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Protocol
+
+import trio
+
+__all__ = ["VCS", "ClonedSource"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClonedSource:
+    """A repository cloned onto local disk.
+
+    Attributes:
+      url: the repository URL, credentials redacted.
+      path: the repository directory (a bare repository unless ``has_worktree``).
+      branch: the remote HEAD's branch, e.g. ``main``.
+      commit: the full hex sha of that branch's tip.
+      committed_at: the tip's commit time, with its timezone.
+      bytes_on_disk: the size of everything under ``path``.
+      has_worktree: whether the files are checked out, or only in the object store.
+      owned_root: the directory :meth:`aclose` removes (``path`` itself, or the private
+        temporary directory around it); ``None`` if the caller chose the destination.
+    """
+
+    url: str
+    path: Path
+    branch: str
+    commit: str
+    committed_at: datetime
+    bytes_on_disk: int
+    has_worktree: bool
+    owned_root: Path | None
+
+    async def aclose(self) -> None:
+        """Remove the clone from disk. Idempotent.
+
+        Removal runs in a worker thread, shielded from cancellation, and is never
+        abandoned half-way: once started, the directory is gone when this returns.
+        """
+        root = self.owned_root if self.owned_root is not None else self.path
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(remove_tree, root)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete ``path`` and everything under it, if it exists; symlinks are not followed."""
+    shutil.rmtree(path, ignore_errors=True)
+    if path.exists() or path.is_symlink():
+        shutil.rmtree(path)  # raise the real error rather than leave a silent remnant
+
+
+class VCS(Protocol):
+    """Clones one repository. Adapters hold no limit of their own (ADR 0003)."""
+
+    async def clone(
+        self,
+        url: str,
+        destination: Path | None = None,
+        *,
+        token: str | None = None,
+    ) -> ClonedSource:
+        """Clone ``url``'s default branch into ``destination`` (a new private directory if None).
+
+        Raises a :class:`clonegate.CloneError` subclass on failure, or
+        :exc:`trio.Cancelled` when the caller's scope is cancelled; in both cases
+        nothing is left on disk and no process is left running when it returns.
+        """
+        ...

@@ -1,0 +1,52 @@
+"""Shared fixtures: fixture repositories and real git servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .servers import (
+    FixtureRepo,
+    GitDaemon,
+    HttpGitServer,
+    git_daemon,
+    http_git_server,
+    make_empty_repo,
+    make_repo,
+)
+
+BIG_BLOB_BYTES = 4 * 1024 * 1024
+
+
+@pytest.fixture(scope="session")
+def repo_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("served")
+
+
+@pytest.fixture(scope="session")
+def repos(repo_root: Path) -> dict[str, FixtureRepo]:
+    made = {
+        "basic": make_repo(repo_root, "basic"),
+        "trunk": make_repo(repo_root, "trunk", commits=5, branch="trunk", other_branches=()),
+        # Random bytes do not compress: a transfer long enough to interrupt through a proxy.
+        "big": make_repo(
+            repo_root, "big", commits=2, files={"blob.bin": os.urandom(BIG_BLOB_BYTES)}
+        ),
+    }
+    make_empty_repo(repo_root, "empty")
+    return made
+
+
+@pytest.fixture(scope="session")
+def daemon(repo_root: Path, repos: dict[str, FixtureRepo]) -> Iterator[GitDaemon]:
+    with git_daemon(repo_root) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def http_server(repo_root: Path, repos: dict[str, FixtureRepo]) -> Iterator[HttpGitServer]:
+    with http_git_server(repo_root) as running:
+        yield running

@@ -1,0 +1,345 @@
+"""Real git servers on 127.0.0.1 for the tests, and the fixture repositories they serve.
+
+Everything here is started and stopped by fixtures in conftest.py: `git daemon` (git://),
+dulwich's smart-HTTP WSGI app in a threaded server (http://, optionally behind basic
+auth), a server that accepts and never answers, one that answers garbage, and a
+throttling TCP proxy that makes a transfer slow enough to interrupt.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from socketserver import ThreadingMixIn
+from typing import Any
+from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
+
+import trio
+
+TOKEN = "s3cr3t-t0ken-value"
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Fixture",
+    "GIT_AUTHOR_EMAIL": "fixture@example.invalid",
+    "GIT_COMMITTER_NAME": "Fixture",
+    "GIT_COMMITTER_EMAIL": "fixture@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
+
+
+def git(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    result = subprocess.run(
+        ["git", *args],
+        cwd=cwd,
+        env={**os.environ, **GIT_ENV, **(env or {})},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return result.stdout.strip()
+
+
+@dataclass(frozen=True)
+class FixtureRepo:
+    name: str  # served as /<name>.git
+    head: str  # sha of HEAD's branch tip
+    branch: str
+    commits: int  # on the HEAD branch
+    committed_at: int  # unix time of the tip
+
+
+def make_repo(
+    root: Path,
+    name: str,
+    *,
+    commits: int = 3,
+    branch: str = "main",
+    other_branches: Iterable[str] = ("dev",),
+    files: dict[str, bytes] | None = None,
+    epoch: int = 1_700_000_000,
+) -> FixtureRepo:
+    """Build ``root/<name>.git``: ``commits`` commits on ``branch``, side branches, a tag."""
+    work = root / f"{name}.work"
+    git("init", "-q", "-b", branch, str(work))
+    for i in range(commits):
+        (work / f"file{i}.txt").write_text(f"commit {i}\n")
+        for path, data in (files or {}).items() if i == commits - 1 else ():
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_bytes(data)
+        git("add", "-A", cwd=work)
+        stamp = f"@{epoch + i} +0200"
+        dates = {"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp}
+        git("commit", "-q", "-m", f"commit {i}", cwd=work, env=dates)
+    head = git("rev-parse", "HEAD", cwd=work)
+    for other in other_branches:
+        git("checkout", "-q", "-b", other, cwd=work)
+        (work / f"{other}.txt").write_text(other)
+        git("add", "-A", cwd=work)
+        git("commit", "-q", "-m", f"on {other}", cwd=work)
+        git("checkout", "-q", branch, cwd=work)
+    git("tag", "v1", head, cwd=work)
+    git("clone", "-q", "--bare", str(work), str(root / f"{name}.git"))
+    return FixtureRepo(name, head, branch, commits, epoch + commits - 1)
+
+
+def make_empty_repo(root: Path, name: str) -> None:
+    git("init", "-q", "--bare", "-b", "main", str(root / f"{name}.git"))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_until_listening(port: int, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)  # polling a server's readiness at start-up, not a test
+
+
+@dataclass
+class GitDaemon:
+    port: int
+    process: subprocess.Popen[bytes]
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}.git"
+
+    def kill(self) -> None:
+        # git daemon forks a child per connection, in its process group.
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+
+@contextmanager
+def git_daemon(base: Path, port: int | None = None) -> Iterator[GitDaemon]:
+    port = port or free_port()
+    process = subprocess.Popen(
+        [
+            "git",
+            "daemon",
+            f"--base-path={base}",
+            "--export-all",
+            "--reuseaddr",
+            "--listen=127.0.0.1",
+            f"--port={port}",
+            str(base),
+        ],
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    daemon = GitDaemon(port, process)
+    try:
+        wait_until_listening(port)
+        yield daemon
+    finally:
+        daemon.kill()
+
+
+class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
+    daemon_threads = True
+
+
+class _QuietHandler(WSGIRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+def _basic_auth(app: Callable[..., Any], prefix: str, token: str) -> Callable[..., Any]:
+    expected = "Basic " + base64.b64encode(f"x-access-token:{token}".encode()).decode()
+
+    def middleware(environ: dict[str, Any], start_response: Callable[..., Any]) -> Any:
+        path = environ.get("PATH_INFO", "")
+        if path.startswith(prefix):
+            if environ.get("HTTP_AUTHORIZATION") != expected:
+                start_response("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="git"')])
+                return [b"authentication required\n"]
+            environ["PATH_INFO"] = path[len(prefix) - 1 :]
+        return app(environ, start_response)
+
+    return middleware
+
+
+@dataclass
+class HttpGitServer:
+    port: int
+
+    def url(self, name: str, *, private: bool = False, userinfo: str = "") -> str:
+        at = f"{userinfo}@" if userinfo else ""
+        return f"http://{at}127.0.0.1:{self.port}/{'private/' if private else ''}{name}.git"
+
+
+@contextmanager
+def http_git_server(base: Path) -> Iterator[HttpGitServer]:
+    """dulwich's smart-HTTP app over every ``*.git`` in ``base``; ``/private/...`` needs TOKEN."""
+    from dulwich.repo import Repo
+    from dulwich.server import DictBackend
+    from dulwich.web import make_wsgi_chain
+
+    repos = {f"/{p.name}": Repo(str(p)) for p in sorted(base.glob("*.git"))}
+    app = _basic_auth(make_wsgi_chain(DictBackend(repos)), "/private/", TOKEN)  # type: ignore[arg-type]
+    server = make_server("127.0.0.1", 0, app, _ThreadingWSGIServer, _QuietHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield HttpGitServer(server.server_port)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+        for repo in repos.values():
+            repo.close()
+
+
+@contextmanager
+def raw_tcp_server(on_connect: Callable[[socket.socket], None]) -> Iterator[int]:
+    """Accept connections on 127.0.0.1 and hand each to ``on_connect`` in its own thread."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    connections: list[socket.socket] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            connections.append(conn)
+            threading.Thread(target=on_connect, args=(conn,), daemon=True).start()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield int(listener.getsockname()[1])
+    finally:
+        stop.set()
+        with contextlib.suppress(OSError):
+            listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept(); close() does not
+        listener.close()
+        thread.join()
+        for conn in connections:
+            conn.close()
+
+
+def never_answer(conn: socket.socket) -> None:
+    """Accept, read whatever comes, say nothing (the connection stays open)."""
+    try:
+        while conn.recv(65536):
+            pass
+    except OSError:
+        pass
+
+
+def answer_garbage(conn: socket.socket) -> None:
+    try:
+        conn.recv(65536)
+        conn.sendall(b"\x00\xffthis is not git\r\n" * 64)
+        conn.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+class ThrottlingProxy:
+    """A TCP proxy, run in the test's trio loop, that forwards at most ``rate`` bytes/s.
+
+    It reads from the server only as fast as it forwards, so killing the server stops
+    the transfer for real. ``forwarded`` counts bytes sent to the client;
+    ``wait_forwarded(n)`` returns once n bytes went through.
+    """
+
+    def __init__(self, upstream_port: int, rate: int = 256 * 1024, chunk: int = 16 * 1024) -> None:
+        self.upstream_port = upstream_port
+        self.rate = rate
+        self.chunk = chunk
+        self.forwarded = 0
+        self.connections = 0
+        self._progress = trio.Event()
+        self.port = 0
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._handle, listeners)
+
+    async def wait_forwarded(self, n: int) -> None:
+        while self.forwarded < n:
+            await self._progress.wait()
+
+    async def _handle(self, client: trio.SocketStream) -> None:
+        self.connections += 1
+        try:
+            server = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
+        except OSError:
+            await client.aclose()
+            return
+        async with client, server, trio.open_nursery() as nursery:
+            nursery.start_soon(self._upload, client, server)
+            nursery.start_soon(self._download, server, client, nursery.cancel_scope)
+
+    async def _upload(self, client: trio.SocketStream, server: trio.SocketStream) -> None:
+        try:
+            while data := await client.receive_some(65536):
+                await server.send_all(data)
+            await server.send_eof()  # the client may half-close after its request
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+
+    async def _download(
+        self, server: trio.SocketStream, client: trio.SocketStream, scope: trio.CancelScope
+    ) -> None:
+        try:
+            while data := await server.receive_some(self.chunk):
+                await client.send_all(data)
+                self.forwarded += len(data)
+                self._progress.set()
+                self._progress = trio.Event()
+                await trio.sleep(len(data) / self.rate)  # the throttle itself
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        scope.cancel()  # the server is done or gone: close both sides
+
+
+def spawned_worker_pids() -> set[int]:
+    """PIDs of this process's multiprocessing-spawned children (trio-parallel workers)."""
+    me = os.getpid()
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        if ppid == me and b"spawn_main" in cmdline:
+            found.add(int(entry.name))
+    return found
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"

@@ -1,0 +1,322 @@
+"""The dulwich adapter against real servers on 127.0.0.1: what a clone is, and how it fails."""
+
+from __future__ import annotations
+
+import logging
+import stat
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+import trio
+import trio_parallel
+
+from clonegate import (
+    AuthenticationError,
+    ClonedSource,
+    CloneTimeoutError,
+    DulwichVCS,
+    EmptyRepositoryError,
+    ErrorKind,
+    InvalidURLError,
+    RepositoryNotFoundError,
+    StorageError,
+    TransportError,
+)
+
+from .servers import (
+    TOKEN,
+    FixtureRepo,
+    GitDaemon,
+    HttpGitServer,
+    ThrottlingProxy,
+    answer_garbage,
+    free_port,
+    git,
+    git_daemon,
+    never_answer,
+    pid_alive,
+    raw_tcp_server,
+    spawned_worker_pids,
+)
+
+
+@pytest.fixture
+def work_dir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+def _assert_shallow_single_branch(source: ClonedSource, repo: FixtureRepo) -> None:
+    path = source.path
+    assert source.commit == repo.head
+    assert source.branch == repo.branch
+    assert git("-C", str(path), "rev-parse", "HEAD") == repo.head
+    assert git("-C", str(path), "rev-list", "--count", "HEAD") == "1"
+    assert git("-C", str(path), "for-each-ref", "--format=%(refname)").splitlines() == [
+        f"refs/heads/{repo.branch}",
+        f"refs/remotes/origin/{repo.branch}",
+    ]
+    assert git("-C", str(path), "config", "remote.origin.fetch") == (
+        f"+refs/heads/{repo.branch}:refs/remotes/origin/{repo.branch}"
+    )
+    assert (path / "shallow").read_text().strip() == repo.head
+
+
+@pytest.mark.parametrize("transport", ["git", "http"])
+async def test_shallow_single_branch_clone(
+    transport: str,
+    daemon: GitDaemon,
+    http_server: HttpGitServer,
+    repos: dict[str, FixtureRepo],
+    work_dir: Path,
+) -> None:
+    url = (daemon if transport == "git" else http_server).url("basic")
+    source = await DulwichVCS(work_dir=work_dir).clone(url)
+    try:
+        _assert_shallow_single_branch(source, repos["basic"])
+        assert source.url == url
+        assert source.committed_at == datetime.fromtimestamp(
+            repos["basic"].committed_at, timezone(timedelta(hours=2))
+        )
+        assert source.bytes_on_disk > 0
+        assert not source.has_worktree
+        assert git("-C", str(source.path), "config", "remote.origin.url") == url
+        # The clone lives in a private directory of its own.
+        assert source.owned_root is not None
+        assert source.owned_root.parent == work_dir
+        assert stat.S_IMODE(source.owned_root.stat().st_mode) == 0o700
+    finally:
+        await source.aclose()
+    assert list(work_dir.iterdir()) == []
+    await source.aclose()  # idempotent
+
+
+async def test_the_remote_heads_branch_is_followed(
+    daemon: GitDaemon, repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    source = await DulwichVCS(work_dir=work_dir).clone(daemon.url("trunk"))
+    try:
+        _assert_shallow_single_branch(source, repos["trunk"])
+    finally:
+        await source.aclose()
+
+
+async def test_full_depth_and_checkout(
+    daemon: GitDaemon, repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    vcs = DulwichVCS(depth=None, checkout=True, work_dir=work_dir)
+    source = await vcs.clone(daemon.url("trunk"))
+    try:
+        assert source.has_worktree
+        assert git("-C", str(source.path), "rev-list", "--count", "HEAD") == "5"
+        assert not (source.path / ".git" / "shallow").exists()
+        assert (source.path / "file4.txt").read_text() == "commit 4\n"
+        assert git("-C", str(source.path), "status", "--porcelain") == ""
+    finally:
+        await source.aclose()
+
+
+async def test_clone_into_a_chosen_destination(
+    daemon: GitDaemon, repos: dict[str, FixtureRepo], tmp_path: Path
+) -> None:
+    vcs = DulwichVCS()
+    destination = tmp_path / "here"
+    source = await vcs.clone(daemon.url("basic"), destination)
+    assert source.path == destination
+    assert git("-C", str(destination), "rev-parse", "HEAD") == repos["basic"].head
+    with pytest.raises(StorageError, match="already exists"):
+        await vcs.clone(daemon.url("basic"), destination)
+    assert destination.exists()  # a refused clone never touches what was there
+    await source.aclose()
+    assert not destination.exists()
+
+
+async def test_local_paths_only_when_allowed(
+    repo_root: Path, repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    local = str(repo_root / "basic.git")
+    for url in (local, f"file://{local}"):
+        with pytest.raises(InvalidURLError, match="not allowed"):
+            await DulwichVCS(work_dir=work_dir).clone(url)
+    source = await DulwichVCS(allow_local=True, work_dir=work_dir).clone(f"file://{local}")
+    try:
+        assert source.commit == repos["basic"].head
+        assert source.branch == "main"
+    finally:
+        await source.aclose()
+
+
+async def test_empty_repository(daemon: GitDaemon, work_dir: Path) -> None:
+    with pytest.raises(EmptyRepositoryError, match="no commits") as caught:
+        await DulwichVCS(work_dir=work_dir).clone(daemon.url("empty"))
+    assert caught.value.kind is ErrorKind.EMPTY
+    assert list(work_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("transport", ["git", "http"])
+async def test_missing_repository(
+    transport: str, daemon: GitDaemon, http_server: HttpGitServer, work_dir: Path
+) -> None:
+    url = (daemon if transport == "git" else http_server).url("no-such-repo")
+    with pytest.raises(RepositoryNotFoundError) as caught:
+        await DulwichVCS(work_dir=work_dir).clone(url)
+    assert str(caught.value).startswith(f"{url}: repository not found")
+    assert list(work_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("scheme", ["git", "http"])
+async def test_connection_refused(scheme: str, work_dir: Path) -> None:
+    url = f"{scheme}://127.0.0.1:{free_port()}/x.git"
+    with pytest.raises(TransportError, match="connection refused"):
+        await DulwichVCS(work_dir=work_dir).clone(url)
+    assert list(work_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("scheme", ["git", "https"])
+async def test_unknown_host(scheme: str, work_dir: Path) -> None:
+    with pytest.raises(TransportError, match="unknown host"):
+        await DulwichVCS(work_dir=work_dir).clone(f"{scheme}://no-such-host.invalid/x.git")
+    assert list(work_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("scheme", ["git", "http"])
+async def test_silent_server_times_out(scheme: str, work_dir: Path) -> None:
+    with raw_tcp_server(never_answer) as port:
+        start = trio.current_time()
+        with pytest.raises(CloneTimeoutError, match="1 s read timeout"):
+            await DulwichVCS(read_timeout=1, work_dir=work_dir).clone(
+                f"{scheme}://127.0.0.1:{port}/x.git"
+            )
+        assert trio.current_time() - start < 1 + 2
+    assert list(work_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize("scheme", ["git", "http"])
+async def test_garbage_server(scheme: str, work_dir: Path) -> None:
+    with raw_tcp_server(answer_garbage) as port, pytest.raises(TransportError) as caught:
+        await DulwichVCS(read_timeout=5, work_dir=work_dir).clone(
+            f"{scheme}://127.0.0.1:{port}/x.git"
+        )
+    assert caught.value.kind is ErrorKind.TRANSPORT
+    assert list(work_dir.iterdir()) == []
+
+
+async def test_authentication(
+    http_server: HttpGitServer,
+    repos: dict[str, FixtureRepo],
+    work_dir: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    vcs = DulwichVCS(work_dir=work_dir)
+    url = http_server.url("basic", private=True)
+    with pytest.raises(AuthenticationError, match="authentication required") as required:
+        await vcs.clone(url)
+    with pytest.raises(AuthenticationError, match="authentication failed") as failed:
+        await vcs.clone(url, token="wrong-token-value")
+    # A token inside the URL is a credential too, and is redacted wherever it is shown.
+    in_url = http_server.url("basic", private=True, userinfo=f"x-access-token:{TOKEN}x")
+    with pytest.raises(AuthenticationError) as failed_in_url:
+        await vcs.clone(in_url)
+    assert "***@" in str(failed_in_url.value)
+
+    source = await vcs.clone(url, token=TOKEN)
+    try:
+        assert source.commit == repos["basic"].head
+        config = (source.path / "config").read_text()
+        assert TOKEN not in config
+        assert f"url = {url}" in config
+    finally:
+        await source.aclose()
+    with_userinfo = http_server.url("basic", private=True, userinfo=f"x-access-token:{TOKEN}")
+    source = await vcs.clone(with_userinfo)
+    try:
+        assert TOKEN not in (source.path / "config").read_text()
+        assert TOKEN not in repr(source)
+        assert TOKEN not in source.url
+    finally:
+        await source.aclose()
+
+    for error in (required.value, failed.value, failed_in_url.value):
+        assert TOKEN not in str(error)
+        assert TOKEN not in repr(error.args)
+        assert "wrong-token-value" not in str(error)
+    assert TOKEN not in caplog.text
+    assert list(work_dir.iterdir()) == []
+
+
+async def test_server_killed_mid_clone(
+    repo_root: Path, repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    with git_daemon(repo_root) as doomed:
+        proxy = ThrottlingProxy(doomed.port)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(proxy.serve)
+
+            async def kill_when_transferring() -> None:
+                await proxy.wait_forwarded(256 * 1024)
+                doomed.kill()
+
+            nursery.start_soon(kill_when_transferring)
+            with pytest.raises(
+                TransportError, match="connection broke during the transfer"
+            ) as caught:
+                await DulwichVCS(work_dir=work_dir).clone(f"git://127.0.0.1:{proxy.port}/big.git")
+            nursery.cancel_scope.cancel()
+    assert proxy.forwarded < repos["big"].commits * 4 * 1024 * 1024  # really mid-transfer
+    assert caught.value.kind is ErrorKind.TRANSPORT
+    assert list(work_dir.iterdir()) == []
+
+
+async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
+    daemon: GitDaemon, work_dir: Path
+) -> None:
+    proxy = ThrottlingProxy(daemon.port)
+    idle_before = spawned_worker_pids()  # workers other tests left idle in the cache
+    busy: set[int] = set()
+    cancelled_at = 0.0
+    async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
+        await nursery.start(proxy.serve)
+        with trio.CancelScope() as scope:
+
+            async def cancel_when_transferring() -> None:
+                nonlocal busy, cancelled_at
+                await proxy.wait_forwarded(256 * 1024)
+                busy = spawned_worker_pids() - idle_before
+                cancelled_at = trio.current_time()
+                scope.cancel()
+
+            nursery.start_soon(cancel_when_transferring)
+            await DulwichVCS(work_dir=work_dir).clone(f"git://127.0.0.1:{proxy.port}/big.git")
+        returned_at = trio.current_time()
+        nursery.cancel_scope.cancel()
+    assert scope.cancelled_caught
+    assert returned_at - cancelled_at < 2
+    assert len(busy) == 1
+    assert not any(pid_alive(pid) for pid in busy)
+    assert list(work_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("url", "reason"),
+    [
+        ("", "empty URL"),
+        ("ftp://example.com/x.git", "unsupported scheme 'ftp'"),
+        ("https://example.com", "no repository path"),
+        ("https://example.com:99999/x", "malformed URL"),
+        ("http://exa mple.com/x", "whitespace"),
+        ("just words", "whitespace"),
+    ],
+)
+async def test_invalid_urls_fail_before_any_work(url: str, reason: str, work_dir: Path) -> None:
+    with pytest.raises(InvalidURLError, match=reason):
+        await DulwichVCS(work_dir=work_dir).clone(url)
+    assert list(work_dir.iterdir()) == []
+
+
+def test_options_are_validated() -> None:
+    for bad in ({"depth": 0}, {"depth": True}, {"read_timeout": 0}, {"connect_timeout": -1}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            DulwichVCS(**bad)
