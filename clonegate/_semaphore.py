@@ -5,6 +5,7 @@ ADR 0002 records the port and every place it departs from Go.
 
 from __future__ import annotations
 
+import itertools
 from collections import OrderedDict
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -48,11 +49,12 @@ def _checked(value: object, name: str) -> int:
 
 @final
 class _Waiter:
-    __slots__ = ("task", "weight")
+    __slots__ = ("arrival", "task", "weight")
 
-    def __init__(self, task: Task, weight: int) -> None:
+    def __init__(self, task: Task, weight: int, arrival: int) -> None:
         self.task = task
         self.weight = weight
+        self.arrival = arrival
 
 
 @final
@@ -65,9 +67,11 @@ class _Hold:
         self._semaphore = semaphore
         self._weight = weight
 
+    @enable_ki_protection
     async def __aenter__(self) -> None:
         await self._semaphore.acquire(self._weight)
 
+    @enable_ki_protection
     async def __aexit__(
         self,
         exc_type: type[BaseException] | None,
@@ -81,7 +85,7 @@ class _Hold:
 class WeightedSemaphore:
     """A semaphore of ``size`` tokens where each acquisition takes a chosen number of them.
 
-    Waiters are served strictly first in, first out, as in Go's
+    Waiters are served first in, first out, as in Go's
     ``golang.org/x/sync/semaphore.Weighted``: a release grants tokens to the head of
     the queue, then to the next, and stops at the first waiter whose weight does not
     fit. A heavy request is therefore never starved by a stream of light ones, at the
@@ -105,11 +109,12 @@ class WeightedSemaphore:
     holds ``n``.
     """
 
-    __slots__ = ("_held", "_oversized", "_queue", "_size", "_weight_waiting")
+    __slots__ = ("_arrivals", "_held", "_oversized", "_queue", "_size", "_weight_waiting")
 
     # Invariants, true whenever no method of this object is running:
     # - 0 <= _held, and _held is the sum of all tokens acquired and not released;
     # - every waiter in _queue weighs <= _size, every one in _oversized weighs > _size;
+    # - _queue is in order of arrival;
     # - the head of _queue, if any, weighs more than `available` (nobody who could be
     #   granted is left waiting);
     # - _weight_waiting == the sum of the weights in _queue and _oversized.
@@ -122,9 +127,11 @@ class WeightedSemaphore:
         self._queue: OrderedDict[_Waiter, None] = OrderedDict()
         # Requests heavier than the whole semaphore. Go lets them wait for their
         # context only; they stay out of the queue so they never block anyone, and
-        # join its back if a resize makes them fit.
+        # keep their arrival number so a resize that makes them fit puts them back
+        # where they belong.
         self._oversized: OrderedDict[_Waiter, None] = OrderedDict()
         self._weight_waiting = 0
+        self._arrivals = itertools.count()
 
     def __repr__(self) -> str:
         return (
@@ -136,12 +143,12 @@ class WeightedSemaphore:
     def size(self) -> int:
         """The number of tokens. Assigning it resizes the semaphore.
 
-        Growing grants, in FIFO order, the waiters that now fit; waiters that were
-        too heavy for the old size and fit the new one join the back of the queue.
-        Shrinking below :attr:`held` takes nothing back: holders finish, and nobody is
-        admitted until enough is released. Waiters heavier than the new size leave the
-        queue (so they do not block it) and wait for a later resize or their
-        cancellation. A negative size raises ``ValueError``. Not a checkpoint.
+        Growing grants, in FIFO order, the waiters that now fit. Shrinking below
+        :attr:`held` takes nothing back: holders finish, and nobody is admitted until
+        enough is released. Waiters heavier than the size step aside while it lasts:
+        they are neither granted nor in anyone's way, and when a resize makes them fit
+        again they wait in their order of arrival, as if never set aside. A negative
+        size raises ``ValueError``. Not a checkpoint.
         """
         return self._size
 
@@ -149,14 +156,18 @@ class WeightedSemaphore:
     @enable_ki_protection
     def size(self, new_size: int) -> None:
         self._size = _checked(new_size, "size")
-        # Only one of these two moves does anything: one for growth, one for shrinkage.
-        for waiter in [w for w in self._oversized if w.weight <= new_size]:
-            del self._oversized[waiter]
-            self._queue[waiter] = None
+        fitting = [w for w in self._oversized if w.weight <= new_size]
         for waiter in [w for w in self._queue if w.weight > new_size]:
+            # Left at the head, a waiter that can never fit would block the queue.
             del self._queue[waiter]
             self._oversized[waiter] = None
-        # Growth frees tokens; shrinkage may have removed a blocking head.
+        if fitting:
+            for waiter in fitting:
+                del self._oversized[waiter]
+            # O(n log n), but only when a resize lets set-aside waiters back in.
+            merged = sorted([*self._queue, *fitting], key=lambda w: w.arrival)
+            self._queue = OrderedDict.fromkeys(merged)
+        # Growth frees tokens; shrinkage may have set aside a blocking head.
         self._grant_from_head()
 
     @property
@@ -211,7 +222,7 @@ class WeightedSemaphore:
 
         A request heavier than :attr:`size` neither queues ahead of others nor blocks
         them: it waits until cancelled, or until a resize makes it fit, at which point
-        it joins the back of the queue.
+        it takes its place in the queue by order of arrival.
         """
         _checked(n, "n")
         # Go issue 63615: a cancellation that happened before the call wins over free tokens.
@@ -219,7 +230,7 @@ class WeightedSemaphore:
         if self._take_if_free(n):
             await trio.lowlevel.cancel_shielded_checkpoint()
             return
-        waiter = _Waiter(trio.lowlevel.current_task(), n)
+        waiter = _Waiter(trio.lowlevel.current_task(), n, next(self._arrivals))
         if n > self._size:
             self._oversized[waiter] = None
         else:

@@ -4,6 +4,8 @@ resizing, cancellation and KeyboardInterrupt protection."""
 from __future__ import annotations
 
 import dataclasses
+import sys
+from types import FrameType
 from typing import Any
 
 import pytest
@@ -155,7 +157,7 @@ async def test_no_barging_past_the_queue() -> None:
 
 async def test_head_of_line_blocking_is_fifo() -> None:
     sem = WeightedSemaphore(4)
-    await sem.acquire(3)
+    await sem.acquire(4)
     order: list[str] = []
 
     async def take(name: str, n: int) -> None:
@@ -166,9 +168,10 @@ async def test_head_of_line_blocking_is_fifo() -> None:
         for name, n in [("heavy", 3), ("light", 1)]:
             nursery.start_soon(take, name, n)
             await wait_all_tasks_blocked()
-        # One token is free and "light" would fit, but "heavy" is ahead of it.
+        sem.release(2)  # 2 free: "light" would fit, but "heavy" is ahead and does not
+        await wait_all_tasks_blocked()
         assert order == []
-        sem.release(2)  # 3 free: heavy fits, then light does not (0 left)
+        sem.release(1)  # 3 free: heavy fits, then nothing is left for light
         await wait_all_tasks_blocked()
         assert order == ["heavy"]
         sem.release(1)
@@ -338,7 +341,7 @@ async def test_too_heavy_never_blocks_others_and_waits_for_cancel() -> None:
     assert sem.statistics() == WeightedSemaphoreStatistics(2, 0, 2, 0, 0)
 
 
-async def test_growth_lets_a_too_heavy_request_join_the_back_of_the_queue() -> None:
+async def test_growth_lets_a_set_aside_request_in_at_its_place_of_arrival() -> None:
     sem = WeightedSemaphore(2)
     await sem.acquire(1)
     order: list[str] = []
@@ -348,20 +351,22 @@ async def test_growth_lets_a_too_heavy_request_join_the_back_of_the_queue() -> N
         order.append(name)
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(take, "heavy", 3)  # too heavy for size 2: parked
+        nursery.start_soon(take, "heavy", 3)  # too heavy for size 2: set aside
         await wait_all_tasks_blocked()
         nursery.start_soon(take, "two", 2)  # queued: only 1 free
         await wait_all_tasks_blocked()
-        sem.size = 3  # 2 free: "two" (queued) first; "heavy" now fits and queues behind
+        sem.size = 3  # 2 free; "heavy" fits the size now and came first, so it is the head
         await wait_all_tasks_blocked()
-        assert order == ["two"]
-        assert sem.statistics().tasks_waiting == 1
+        assert order == []
+        sem.release(1)  # 3 free: heavy, then nothing left for "two"
+        await wait_all_tasks_blocked()
+        assert order == ["heavy"]
         sem.release(3)
-    assert order == ["two", "heavy"]
-    assert sem.held == 3
+    assert order == ["heavy", "two"]
+    assert sem.held == 2
 
 
-async def test_shrinking_parks_waiters_heavier_than_the_new_size() -> None:
+async def test_shrinking_sets_aside_waiters_heavier_than_the_new_size() -> None:
     sem = WeightedSemaphore(5)
     await sem.acquire(2)
     order: list[str] = []
@@ -385,6 +390,31 @@ async def test_shrinking_parks_waiters_heavier_than_the_new_size() -> None:
         assert order == ["one"]
         sem.release(3)
     assert order == ["one", "four"]
+
+
+async def test_a_shrink_and_grow_keep_the_order_of_arrival() -> None:
+    sem = WeightedSemaphore(5)
+    await sem.acquire(4)
+    order: list[str] = []
+
+    async def take(name: str, n: int) -> None:
+        await sem.acquire(n)
+        order.append(name)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(take, "A4", 4)
+        await wait_all_tasks_blocked()
+        nursery.start_soon(take, "B1", 1)
+        await wait_all_tasks_blocked()
+        sem.size = 3  # A4 steps aside, but 0 are free: B1 still waits
+        sem.size = 5  # A4 is back, ahead of B1 where it arrived
+        await wait_all_tasks_blocked()
+        assert order == []
+        sem.release(3)  # 4 free: A4 first, then nothing left for B1
+        await wait_all_tasks_blocked()
+        assert order == ["A4"]
+        sem.release(1)
+    assert order == ["A4", "B1"]
 
 
 async def test_shrinking_below_held_admits_nobody_until_released() -> None:
@@ -437,3 +467,34 @@ def test_public_methods_run_with_keyboard_interrupt_protection(
     trio.run(main)
     assert len(seen) == 9
     assert all(seen[1:]), seen  # [0] is the constructor, which needs no protection
+
+
+def test_hold_is_protected_from_keyboard_interrupt_between_acquire_and_the_body() -> None:
+    # A KeyboardInterrupt landing after acquire() returned but before __aenter__ did
+    # would leak the tokens. Check the protection in __aenter__'s and __aexit__'s own
+    # frames, as each of them returns.
+    names = {
+        semaphore_module._Hold.__aenter__.__code__: "enter",
+        semaphore_module._Hold.__aexit__.__code__: "exit",
+    }
+    seen: dict[str, bool] = {}
+
+    def on_return(frame: FrameType, event: str, arg: object) -> Any:
+        if event == "return":
+            seen[names[frame.f_code]] = trio.lowlevel.currently_ki_protected()
+        return on_return
+
+    def tracer(frame: FrameType, event: str, arg: object) -> Any:
+        return on_return if frame.f_code in names else None
+
+    async def main() -> None:
+        sem = WeightedSemaphore(2)
+        sys.settrace(tracer)
+        try:
+            async with sem.hold(2):
+                pass
+        finally:
+            sys.settrace(None)
+
+    trio.run(main)
+    assert seen == {"enter": True, "exit": True}

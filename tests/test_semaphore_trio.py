@@ -160,23 +160,35 @@ async def test_cancelled_holder_and_waiter_leave_no_bookkeeping() -> None:
 
 
 async def test_zero_size() -> None:
-    # Like CapacityLimiter with zero total tokens: everyone waits for a resize.
+    # Adapted from test_CapacityLimiter_zero_limit_tokens: everyone waits for a resize.
     sem = WeightedSemaphore(0)
     assert not sem.try_acquire(1)
+    with pytest.raises(trio.WouldBlock):
+        sem.acquire_nowait(1)
     assert sem.try_acquire(0)
-    got = trio.Event()
+    got: list[int] = []
 
-    async def taker() -> None:
-        async with sem:
-            got.set()
+    async def taker(i: int) -> None:
+        await sem.acquire(1)
+        got.append(i)
 
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(taker)
+        for i in range(3):
+            nursery.start_soon(taker, i)
         await wait_all_tasks_blocked()
-        assert not got.is_set()
+        assert got == []
+        assert sem.statistics().tasks_waiting == 3  # set aside: heavier than size 0
+        sem.size = 2  # two fit now, granted together
+        await wait_all_tasks_blocked()
+        assert len(got) == 2
+        sem.size = 0  # shrink to zero while two tokens are held
+        assert (sem.held, sem.available) == (2, 0)
+        sem.release(2)
+        await wait_all_tasks_blocked()
+        assert len(got) == 2  # still nobody admitted at size 0
         sem.size = 1
-        await got.wait()
-    assert sem.held == 0
+    assert sorted(got) == [0, 1, 2]
+    assert sem.held == 1
 
 
 async def test_change_size() -> None:
