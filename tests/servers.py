@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -343,3 +344,40 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def make_large_repo(root: Path, name: str, *, files: int = 2000, commits: int = 500) -> str:
+    """A bare ``root/<name>.git`` of ``files`` text files and ``commits`` commits, via fast-import.
+
+    The first commit adds every file; each later one rewrites a few. Returns HEAD's sha.
+    """
+    bare = root / f"{name}.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    chunks: list[bytes] = []
+    for c in range(commits):
+        touched = range(files) if c == 0 else [(c * 7 + k * 131) % files for k in range(4)]
+        body = [
+            f"commit refs/heads/main\nmark :{c + 1}\n"
+            f"committer Fixture <fixture@example.invalid> {1_700_000_000 + c} +0000\n"
+            f"data {len(f'change {c}')}\nchange {c}\n"
+        ]
+        if c:
+            body.append(f"from :{c}\n")
+        for f in touched:
+            rng = random.Random(f * 100_003 + c)  # deterministic, and not too compressible
+            lines = (f"value_{i} = {rng.getrandbits(64):#x}" for i in range(20 + f % 60))
+            text = (f"# module {f}, revision {c}\n" + "\n".join(lines) + "\n").encode()
+            path = f"src/pkg{f % 40}/module_{f}.py"
+            body.append(f"M 644 inline {path}\ndata {len(text)}\n")
+            chunks.append("".join(body).encode() + text + b"\n")
+            body = []
+        if body:
+            chunks.append("".join(body).encode())
+    subprocess.run(
+        ["git", "-C", str(bare), "fast-import", "--quiet"],
+        input=b"".join(chunks),
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    git("-C", str(bare), "repack", "-adq")
+    return git("-C", str(bare), "rev-parse", "HEAD")

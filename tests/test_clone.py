@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import signal
 import stat
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -13,6 +15,7 @@ import trio_parallel
 
 from clonegate import (
     AuthenticationError,
+    CloneCancelledError,
     ClonedSource,
     CloneTimeoutError,
     DulwichVCS,
@@ -297,6 +300,31 @@ async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
     assert len(busy) == 1
     assert not any(pid_alive(pid) for pid in busy)
     assert list(work_dir.iterdir()) == []
+
+
+async def test_worker_killed_from_outside(daemon: GitDaemon, work_dir: Path) -> None:
+    proxy = ThrottlingProxy(daemon.port)
+    idle_before = spawned_worker_pids()
+    async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
+        await nursery.start(proxy.serve)
+
+        async def kill_the_busy_worker() -> None:
+            await proxy.wait_forwarded(256 * 1024)
+            (busy,) = spawned_worker_pids() - idle_before
+            os.kill(busy, signal.SIGKILL)
+
+        nursery.start_soon(kill_the_busy_worker)
+        with pytest.raises(CloneCancelledError, match="worker process died"):
+            await DulwichVCS(work_dir=work_dir).clone(f"git://127.0.0.1:{proxy.port}/big.git")
+        nursery.cancel_scope.cancel()
+    assert list(work_dir.iterdir()) == []
+
+
+async def test_unusable_work_dir(daemon: GitDaemon, tmp_path: Path) -> None:
+    with pytest.raises(StorageError, match="cannot create a work directory"):
+        await DulwichVCS(work_dir=tmp_path / "missing").clone(daemon.url("basic"))
+    with pytest.raises(StorageError, match="no such directory"):
+        await DulwichVCS().clone(daemon.url("basic"), tmp_path / "missing" / "here")
 
 
 @pytest.mark.parametrize(

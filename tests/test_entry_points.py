@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import clonegate
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,8 +25,15 @@ def test_console_script_and_python_m_print_the_version() -> None:
         assert result.stdout == f"clonegate {clonegate.__version__}\n"
 
 
-def test_semaphore_benchmark_runs_in_quick_mode() -> None:
-    result = _run(sys.executable, str(ROOT / "bench" / "bench_semaphore.py"), "--quick")
+@pytest.mark.parametrize(
+    ("script", "expected"),
+    [
+        ("bench_semaphore.py", "| uncontended acquire+release x2,000 |"),
+        ("bench_clone.py", "| clonegate, bare (default) |"),
+        ("bench_worker.py", "| fixed cost per clone |"),
+    ],
+)
+def test_benchmarks_run_in_quick_mode(script: str, expected: str) -> None:
+    result = _run(sys.executable, str(ROOT / "bench" / script), "--quick")
     assert result.returncode == 0, result.stderr
-    assert "| uncontended acquire+release x2,000 |" in result.stdout
-    assert "cancel scaling" in result.stdout
+    assert expected in result.stdout
