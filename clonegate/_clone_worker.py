@@ -28,6 +28,13 @@ if TYPE_CHECKING:
 # A worker whose peak memory passed this is replaced after its current job, so one
 # large repository does not leave a bloated process behind for the next ones.
 RETIRE_ABOVE_PEAK_RSS_BYTES = 512 * 1024 * 1024
+_NOT_FOUND_SIGNS = (
+    "404",
+    "not found",
+    "no such repository",
+    "not exported",
+    "does not appear to be a git repository",
+)
 _STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT})
 
 
@@ -42,6 +49,8 @@ class CloneJob:
     depth: int | None
     connect_timeout: float
     read_timeout: float
+    ssh_command: str = "ssh"
+    ca_bundle: str | None = None
 
     def __repr__(self) -> str:  # never show the password, even in a debugger
         return f"CloneJob({self.shown_url!r} -> {self.target!r})"
@@ -151,8 +160,9 @@ def _client_for(job: CloneJob) -> tuple[GitClient, str]:
         kwargs["username"] = job.username
         kwargs["password"] = job.password
     elif job.url.startswith("ssh://") or "://" not in job.url:
+        # BatchMode: never prompt (an unknown host key or a passphrase fails instead).
         kwargs["ssh_command"] = (
-            "ssh -o BatchMode=yes -o StrictHostKeyChecking=yes"
+            f"{job.ssh_command} -o BatchMode=yes"
             f" -o ConnectTimeout={max(1, round(job.connect_timeout))}"
             f" -o ServerAliveInterval={max(1, round(job.read_timeout / 3))}"
             " -o ServerAliveCountMax=3"
@@ -174,6 +184,8 @@ def _pool_manager(job: CloneJob) -> Any:
         "timeout": urllib3.Timeout(connect=job.connect_timeout, read=job.read_timeout),
         "retries": False,
     }
+    if job.ca_bundle is not None:
+        options["ca_certs"] = job.ca_bundle
     proxy = urllib.request.getproxies().get(job.url.split(":", 1)[0])
     host = job.url.split("/")[2].rsplit("@", 1)[-1].split(":")[0]
     if proxy and not urllib.request.proxy_bypass(host):
@@ -250,7 +262,17 @@ def _classify(exc: Exception, job: CloneJob, mid_transfer: bool) -> tuple[ErrorK
             return ErrorKind.STORAGE, f"cannot write the clone: {e.strerror}"
         if isinstance(e, NotGitRepository):
             return ErrorKind.NOT_FOUND, "repository not found"
-    if any(sign in text for sign in ("404", "not found", "no such repository", "not exported")):
+    if "permission denied" in text:  # ssh: the key was refused
+        return ErrorKind.AUTHENTICATION, "authentication failed (ssh: permission denied)"
+    if "host key verification failed" in text:
+        return ErrorKind.TRANSPORT, "ssh host key verification failed (unknown or changed host key)"
+    if "could not resolve hostname" in text:
+        return ErrorKind.TRANSPORT, "unknown host"
+    if "connection refused" in text:
+        return ErrorKind.TRANSPORT, "connection refused"
+    if "certificate verify failed" in text:
+        return ErrorKind.TRANSPORT, "TLS certificate verification failed"
+    if any(sign in text for sign in _NOT_FOUND_SIGNS):
         return ErrorKind.NOT_FOUND, "repository not found"
     broken = (HangupException, ConnectionError, GitProtocolError)
     if mid_transfer and any(isinstance(e, broken) for e in chain):

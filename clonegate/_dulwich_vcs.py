@@ -41,6 +41,10 @@ class DulwichVCS:
       allow_local: accept ``file://`` URLs and local paths (tests, the demo).
       work_dir: where private temporary clone directories are made (default: the
         system's temporary directory).
+      ssh_command: the ssh program and options of your own (an identity file, a
+        known-hosts file); clonegate appends ``BatchMode=yes`` and its timeouts.
+      ca_bundle: a PEM file of certificate authorities to trust for https, instead of
+        the system's (an internal CA).
 
     Each clone runs in a trio-parallel worker process, reused between clones. The
     caller's cancel scope is the overall deadline: on cancellation the worker is
@@ -58,6 +62,8 @@ class DulwichVCS:
         read_timeout: float = 120.0,
         allow_local: bool = False,
         work_dir: Path | None = None,
+        ssh_command: str = "ssh",
+        ca_bundle: Path | None = None,
     ) -> None:
         if depth is not None and (
             isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
@@ -69,6 +75,8 @@ class DulwichVCS:
         self._read_timeout = _positive("read_timeout", read_timeout)
         self._allow_local = allow_local
         self._work_dir = work_dir
+        self._ssh_command = ssh_command
+        self._ca_bundle = ca_bundle
 
     async def clone(
         self,
@@ -99,6 +107,8 @@ class DulwichVCS:
             depth=self._depth,
             connect_timeout=self._connect_timeout,
             read_timeout=self._read_timeout,
+            ssh_command=self._ssh_command,
+            ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
         )
         try:
             outcome = await trio_parallel.run_sync(

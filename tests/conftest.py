@@ -12,10 +12,13 @@ from .servers import (
     FixtureRepo,
     GitDaemon,
     HttpGitServer,
+    SshServer,
     git_daemon,
     http_git_server,
+    https_git_server,
     make_empty_repo,
     make_repo,
+    ssh_server,
 )
 
 BIG_BLOB_BYTES = 4 * 1024 * 1024
@@ -50,3 +53,29 @@ def daemon(repo_root: Path, repos: dict[str, FixtureRepo]) -> Iterator[GitDaemon
 def http_server(repo_root: Path, repos: dict[str, FixtureRepo]) -> Iterator[HttpGitServer]:
     with http_git_server(repo_root) as running:
         yield running
+
+
+@pytest.fixture(scope="session")
+def https_server(
+    repo_root: Path, repos: dict[str, FixtureRepo], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[HttpGitServer, Path]]:
+    with https_git_server(repo_root, tmp_path_factory.mktemp("tls")) as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def sshd(
+    repos: dict[str, FixtureRepo], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SshServer]:
+    try:
+        server = ssh_server(tmp_path_factory.mktemp("sshd"))
+        running = server.__enter__()
+    except FileNotFoundError as exc:
+        # .ci/run installs openssh-server and sets this, so CI never skips silently.
+        if os.environ.get("CLONEGATE_REQUIRE_ALL_SERVERS"):
+            pytest.fail(str(exc))
+        pytest.skip(str(exc))
+    try:
+        yield running
+    finally:
+        server.__exit__(None, None, None)

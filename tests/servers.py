@@ -14,6 +14,7 @@ import os
 import random
 import signal
 import socket
+import ssl
 import subprocess
 import threading
 import time
@@ -183,14 +184,16 @@ def _basic_auth(app: Callable[..., Any], prefix: str, token: str) -> Callable[..
 @dataclass
 class HttpGitServer:
     port: int
+    scheme: str = "http"
 
     def url(self, name: str, *, private: bool = False, userinfo: str = "") -> str:
         at = f"{userinfo}@" if userinfo else ""
-        return f"http://{at}127.0.0.1:{self.port}/{'private/' if private else ''}{name}.git"
+        where = f"{self.scheme}://{at}127.0.0.1:{self.port}"
+        return f"{where}/{'private/' if private else ''}{name}.git"
 
 
 @contextmanager
-def http_git_server(base: Path) -> Iterator[HttpGitServer]:
+def http_git_server(base: Path, tls: ssl.SSLContext | None = None) -> Iterator[HttpGitServer]:
     """dulwich's smart-HTTP app over every ``*.git`` in ``base``; ``/private/...`` needs TOKEN."""
     from dulwich.repo import Repo
     from dulwich.server import DictBackend
@@ -199,10 +202,12 @@ def http_git_server(base: Path) -> Iterator[HttpGitServer]:
     repos = {f"/{p.name}": Repo(str(p)) for p in sorted(base.glob("*.git"))}
     app = _basic_auth(make_wsgi_chain(DictBackend(repos)), "/private/", TOKEN)  # type: ignore[arg-type]
     server = make_server("127.0.0.1", 0, app, _ThreadingWSGIServer, _QuietHandler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield HttpGitServer(server.server_port)
+        yield HttpGitServer(server.server_port, "https" if tls else "http")
     finally:
         server.shutdown()
         server.server_close()
@@ -381,3 +386,71 @@ def make_large_repo(root: Path, name: str, *, files: int = 2000, commits: int = 
     )
     git("-C", str(bare), "repack", "-adq")
     return git("-C", str(bare), "rev-parse", "HEAD")
+
+
+@dataclass
+class SshServer:
+    port: int
+    ssh_command: str  # what a client needs: its key and the server's known host key
+
+    def url(self, base: Path, name: str) -> str:
+        return f"ssh://root@127.0.0.1:{self.port}{base}/{name}.git"
+
+
+@contextmanager
+def ssh_server(workdir: Path) -> Iterator[SshServer]:
+    """OpenSSH's sshd on 127.0.0.1, accepting one generated client key; git runs through it."""
+    sshd = Path("/usr/sbin/sshd")
+    if not sshd.exists():
+        raise FileNotFoundError("sshd is not installed (Debian package openssh-server)")
+    workdir.mkdir(parents=True, exist_ok=True)
+    host_key, client_key = workdir / "host_ed25519", workdir / "client_ed25519"
+    for key in (host_key, client_key):
+        subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
+    (workdir / "authorized_keys").write_text(client_key.with_suffix(".pub").read_text())
+    port = free_port()
+    host_pub = host_key.with_suffix(".pub").read_text().split()
+    (workdir / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
+    config = workdir / "sshd_config"
+    config.write_text(
+        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\n"
+        f"AuthorizedKeysFile {workdir / 'authorized_keys'}\nPidFile none\nStrictModes no\n"
+        "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
+        "PermitRootLogin prohibit-password\n"
+    )
+    Path("/run/sshd").mkdir(exist_ok=True)  # privilege separation directory
+    process = subprocess.Popen(
+        [str(sshd), "-D", "-e", "-f", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_until_listening(port)
+        yield SshServer(
+            port,
+            f"ssh -i {client_key} -o UserKnownHostsFile={workdir / 'known_hosts'}"
+            " -o IdentitiesOnly=yes",
+        )
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@contextmanager
+def https_git_server(base: Path, workdir: Path) -> Iterator[tuple[HttpGitServer, Path]]:
+    """The smart-HTTP server behind TLS, with a certificate from a throwaway CA.
+
+    Yields the server and the CA bundle a client must trust.
+    """
+    import trustme
+
+    ca = trustme.CA()
+    cert = ca.issue_cert("127.0.0.1", "localhost")
+    ca_file = workdir / "ca.pem"
+    workdir.mkdir(parents=True, exist_ok=True)
+    ca.cert_pem.write_to_path(str(ca_file))
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    cert.configure_cert(context)
+    with http_git_server(base, tls=context) as server:
+        yield server, ca_file

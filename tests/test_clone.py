@@ -32,6 +32,7 @@ from .servers import (
     FixtureRepo,
     GitDaemon,
     HttpGitServer,
+    SshServer,
     ThrottlingProxy,
     answer_garbage,
     free_port,
@@ -348,3 +349,45 @@ def test_options_are_validated() -> None:
     for bad in ({"depth": 0}, {"depth": True}, {"read_timeout": 0}, {"connect_timeout": -1}):
         with pytest.raises(ValueError, match=next(iter(bad))):
             DulwichVCS(**bad)
+
+
+async def test_https_with_a_private_ca(
+    https_server: tuple[HttpGitServer, Path], repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    server, ca_bundle = https_server
+    url = server.url("basic", private=True)
+    with pytest.raises(TransportError, match="certificate verification failed"):
+        await DulwichVCS(work_dir=work_dir).clone(url, token=TOKEN)
+    source = await DulwichVCS(ca_bundle=ca_bundle, work_dir=work_dir).clone(url, token=TOKEN)
+    try:
+        _assert_shallow_single_branch(source, repos["basic"])
+        assert TOKEN not in (source.path / "config").read_text()
+    finally:
+        await source.aclose()
+    assert list(work_dir.iterdir()) == []
+
+
+async def test_ssh(
+    sshd: SshServer, repo_root: Path, repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    vcs = DulwichVCS(ssh_command=sshd.ssh_command, work_dir=work_dir)
+    source = await vcs.clone(sshd.url(repo_root, "trunk"))
+    try:
+        _assert_shallow_single_branch(source, repos["trunk"])
+    finally:
+        await source.aclose()
+    with pytest.raises(RepositoryNotFoundError):
+        await vcs.clone(sshd.url(repo_root, "no-such-repo"))
+    # No key the server accepts, and BatchMode: a clear failure, never a prompt.
+    stranger = DulwichVCS(
+        ssh_command=sshd.ssh_command.replace("client_ed25519", "no-such-key"), work_dir=work_dir
+    )
+    with pytest.raises(AuthenticationError, match="permission denied"):
+        await stranger.clone(sshd.url(repo_root, "trunk"))
+    # An unknown host key is refused, not accepted blindly.
+    trusting_nobody = DulwichVCS(
+        ssh_command=sshd.ssh_command.replace("known_hosts", "empty_known_hosts"), work_dir=work_dir
+    )
+    with pytest.raises(TransportError, match="host key verification failed"):
+        await trusting_nobody.clone(sshd.url(repo_root, "trunk"))
+    assert list(work_dir.iterdir()) == []
