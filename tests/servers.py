@@ -12,6 +12,7 @@ import base64
 import contextlib
 import os
 import random
+import shutil
 import signal
 import socket
 import ssl
@@ -454,3 +455,30 @@ def https_git_server(base: Path, workdir: Path) -> Iterator[tuple[HttpGitServer,
     cert.configure_cert(context)
     with http_git_server(base, tls=context) as server:
         yield server, ca_file
+
+
+def commit_tree(
+    source: Path, root: Path, name: str, *, extra: Callable[[Path], None] | None = None
+) -> str:
+    """Commit a copy of the directory ``source`` as the bare repository ``root/<name>.git``.
+
+    ``extra`` may add files the fixture cannot hold in git itself (symlinks, huge files).
+    Returns HEAD's sha.
+    """
+    work = root / f"{name}.work"
+    shutil.copytree(source, work, symlinks=True)
+    if extra is not None:
+        extra(work)
+    git("init", "-q", "-b", "main", str(work))
+    git("add", "-A", "-f", cwd=work)
+    stamp = "@1700000000 +0000"
+    git(
+        "commit",
+        "-q",
+        "-m",
+        "fixture",
+        cwd=work,
+        env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp},
+    )
+    git("clone", "-q", "--bare", str(work), str(root / f"{name}.git"))
+    return git("rev-parse", "HEAD", cwd=work)

@@ -1,0 +1,1 @@
+"""The test-inventory analyzer: an adapter behind the domain's ``Analyzer`` port."""

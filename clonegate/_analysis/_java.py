@@ -1,0 +1,85 @@
+"""JUnit 4 and 5 files, read with tree-sitter: annotated test methods in (nested) classes."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .._inventory import TestStatus
+from ._outline import Outline
+from ._syntax import Captures, text
+
+TEST_ANNOTATIONS = frozenset(
+    {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
+)
+SKIP_ANNOTATIONS = frozenset({"Disabled", "Ignore"})
+
+
+def java_imports(captures: Captures) -> set[str]:
+    """Imported names, e.g. ``org.junit.jupiter.api.Test`` or ``org.junit.Assert.*``."""
+    found = set()
+    for node in captures.get("import", ()):
+        words = text(node).removeprefix("import").removesuffix(";").split()
+        if words:
+            found.add(words[-1])
+    return found
+
+
+def outline_java(captures: Captures) -> Outline:
+    """Each class with tests is a suite (inner classes nest); each test method a test.
+
+    Tests: methods annotated ``@Test``, ``@ParameterizedTest`` (once, whatever its
+    sources), ``@RepeatedTest``, ``@TestFactory``, ``@TestTemplate``; in a JUnit 3
+    ``TestCase`` subclass, ``public void test*()`` methods. ``@Disabled`` and
+    ``@Ignore`` on a method or a class mark it skipped.
+    """
+    outline = Outline()
+    suites: dict[int, Outline] = {}
+    for cls in captures.get("class", ()):
+        container = _enclosing(cls, captures["class"], suites, outline)
+        marker = TestStatus.SKIPPED if _annotations(cls) & SKIP_ANNOTATIONS else None
+        name = text(cls.child_by_field_name("name"))
+        suites[cls.id] = container.suite(name, cls.start_point[0] + 1, marker)
+    for method in captures.get("method", ()):
+        owner = _innermost(method, captures.get("class", []))
+        if owner is None:
+            continue
+        annotations = _annotations(method)
+        name = text(method.child_by_field_name("name"))
+        junit3 = name.startswith("test") and "TestCase" in text(
+            owner.child_by_field_name("superclass")
+        )
+        if annotations & TEST_ANNOTATIONS or junit3:
+            marker = TestStatus.SKIPPED if annotations & SKIP_ANNOTATIONS else None
+            suites[owner.id].test(name, method.start_point[0] + 1, marker)
+    _prune(outline)
+    return outline
+
+
+def _annotations(node: Node) -> set[str]:
+    modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+    if modifiers is None:
+        return set()
+    names = set()
+    for child in modifiers.named_children:
+        if child.type in ("marker_annotation", "annotation"):
+            names.add(text(child.child_by_field_name("name")).split(".")[-1])
+    return names
+
+
+def _innermost(node: Node, classes: list[Node]) -> Node | None:
+    owners = [c for c in classes if c.start_byte < node.start_byte and node.end_byte <= c.end_byte]
+    return max(owners, key=lambda c: c.start_byte, default=None)
+
+
+def _enclosing(
+    cls: Node, classes: list[Node], suites: dict[int, Outline], root: Outline
+) -> Outline:
+    owner = _innermost(cls, classes)
+    return suites[owner.id] if owner is not None else root
+
+
+def _prune(outline: Outline) -> None:
+    """Drop classes without tests (helpers, builders) so they do not show as empty suites."""
+    outline.suites = [s for s in outline.suites if not s.is_empty()]
+    for suite in outline.suites:
+        _prune(suite)

@@ -1,0 +1,120 @@
+"""pytest and unittest files, read with the standard library's ``ast``."""
+
+from __future__ import annotations
+
+import ast
+
+from .._inventory import TestStatus
+from ._outline import Outline
+
+SKIP_MARKERS = frozenset({"skip", "skipif", "skipIf", "skipUnless"})
+XFAIL_MARKERS = frozenset({"xfail", "expectedFailure"})
+TEST_MODULES = frozenset({"pytest", "unittest", "mark"})
+
+
+def python_imports(tree: ast.Module) -> set[str]:
+    """Top-level module names the file imports (``import a.b`` and ``from a.b import c`` give a)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def has_testcase_class(tree: ast.Module) -> bool:
+    return any(isinstance(n, ast.ClassDef) and _is_testcase(n) for n in ast.walk(tree))
+
+
+def outline_python(tree: ast.Module) -> Outline:
+    """Suites and tests as pytest collects them (unittest classes included).
+
+    Module-level ``test*`` functions are tests; ``Test*`` classes without ``__init__``
+    and ``unittest.TestCase`` subclasses are suites, nested classes nested suites, and
+    their ``test*`` methods tests. Fixtures are not tests. Markers: ADR 0005.
+    """
+    imported_markers = _names_imported_from_test_modules(tree)
+    root = Outline()
+    root.marker = _pytestmark(tree.body, imported_markers)
+    _collect(tree.body, root, imported_markers, in_class=False)
+    return root
+
+
+def _collect(body: list[ast.stmt], into: Outline, imported: set[str], in_class: bool) -> None:
+    for node in body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            if node.name.startswith("test") and not _is_fixture(node):
+                into.test(node.name, node.lineno, _marker(node.decorator_list, imported))
+        elif isinstance(node, ast.ClassDef) and _is_test_class(node):
+            marker = _marker(node.decorator_list, imported) or _pytestmark(node.body, imported)
+            suite = into.suite(node.name, node.lineno, marker)
+            _collect(node.body, suite, imported, in_class=True)
+
+
+def _is_test_class(node: ast.ClassDef) -> bool:
+    if _is_testcase(node):
+        return True
+    has_init = any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body)
+    return node.name.startswith("Test") and not has_init
+
+
+def _is_testcase(node: ast.ClassDef) -> bool:
+    return any(_dotted(base).endswith("TestCase") for base in node.bases)
+
+
+def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(_dotted(d).split(".")[-1] == "fixture" for d in node.decorator_list)
+
+
+def _marker(decorators: list[ast.expr], imported: set[str]) -> TestStatus | None:
+    status: TestStatus | None = None
+    for decorator in decorators:
+        parts = _dotted(decorator).split(".")
+        if len(parts) == 1 and parts[0] not in imported:
+            continue  # a bare name that did not come from pytest or unittest
+        if len(parts) > 1 and parts[0] not in TEST_MODULES:
+            continue
+        if parts[-1] in SKIP_MARKERS:
+            return TestStatus.SKIPPED  # skip wins over anything else on the same test
+        if parts[-1] in XFAIL_MARKERS:
+            status = TestStatus.XFAIL
+    return status
+
+
+def _pytestmark(body: list[ast.stmt], imported: set[str]) -> TestStatus | None:
+    """``pytestmark = pytest.mark.skip`` (or a list of marks) at module or class level."""
+    for node in body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "pytestmark" for t in node.targets
+        ):
+            value = node.value
+            marks = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
+            return _marker(list(marks), imported)
+    return None
+
+
+def _names_imported_from_test_modules(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.split(".")[0] in ("pytest", "unittest")
+        ):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
+
+
+def _dotted(node: ast.expr) -> str:
+    """``pytest.mark.skip(reason=...)`` -> ``pytest.mark.skip``; anything else -> ``""``."""
+    if isinstance(node, ast.Call):
+        node = node.func
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return ""

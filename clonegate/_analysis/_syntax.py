@@ -1,0 +1,136 @@
+"""tree-sitter plumbing: one parser and one compiled query per language, made once per process."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+from tree_sitter import Language, Node, Parser, Query, QueryCursor
+
+Captures = dict[str, list[Node]]
+
+
+class SyntaxKit:
+    """A language's parser and its query; :meth:`capture` gives the captures in source order."""
+
+    def __init__(self, language: Language, query: str) -> None:
+        self._parser = Parser(language)
+        self._query = Query(language, query)
+
+    def parse(self, source: bytes) -> Node:
+        """The root node; ``SyntaxError`` names the first line tree-sitter could not parse."""
+        root = self._parser.parse(source).root_node
+        if root.has_error:
+            raise SyntaxError(f"syntax error at line {_first_error_line(root)}")
+        return root
+
+    def capture(self, root: Node) -> Captures:
+        found = QueryCursor(self._query).captures(root)
+        return {name: sorted(nodes, key=lambda n: n.start_byte) for name, nodes in found.items()}
+
+
+def _first_error_line(node: Node) -> int:
+    while True:
+        if node.is_error or node.is_missing:
+            return node.start_point[0] + 1
+        child = next((c for c in node.children if c.has_error or c.is_missing), None)
+        if child is None:
+            return node.start_point[0] + 1
+        node = child
+
+
+def string_value(node: Node) -> str | None:
+    """The text of a string or template literal without its quotes; None for anything else."""
+    if node.type in (
+        "string",
+        "template_string",
+        "interpreted_string_literal",
+        "raw_string_literal",
+        "string_literal",
+    ):
+        text = (node.text or b"").decode("utf-8", "replace")
+        return text[1:-1] if len(text) >= 2 else text
+    return None
+
+
+def text(node: Node | None) -> str:
+    return (node.text or b"").decode("utf-8", "replace") if node is not None else ""
+
+
+@functools.cache
+def kit(language: str) -> SyntaxKit:
+    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java`` or ``rust``."""
+    make, query = _LANGUAGES[language]
+    return SyntaxKit(Language(make()), query)
+
+
+def _javascript() -> object:
+    import tree_sitter_javascript
+
+    return tree_sitter_javascript.language()
+
+
+def _typescript() -> object:
+    import tree_sitter_typescript
+
+    return tree_sitter_typescript.language_typescript()
+
+
+def _tsx() -> object:
+    import tree_sitter_typescript
+
+    return tree_sitter_typescript.language_tsx()
+
+
+def _go() -> object:
+    import tree_sitter_go
+
+    return tree_sitter_go.language()
+
+
+def _java() -> object:
+    import tree_sitter_java
+
+    return tree_sitter_java.language()
+
+
+def _rust() -> object:
+    import tree_sitter_rust
+
+    return tree_sitter_rust.language()
+
+
+JS_QUERY = """
+(import_statement source: (string) @source)
+(call_expression
+  function: (identifier) @_require (#eq? @_require "require")
+  arguments: (arguments . (string) @source))
+(call_expression function: (_)) @call
+"""
+
+GO_QUERY = """
+(import_spec path: (_) @import)
+(function_declaration) @function
+(call_expression
+  function: (selector_expression field: (field_identifier) @_run (#eq? @_run "Run"))) @run
+"""
+
+JAVA_QUERY = """
+(import_declaration) @import
+(class_declaration) @class
+(method_declaration) @method
+"""
+
+RUST_QUERY = """
+(function_item) @function
+(mod_item) @module
+"""
+
+_LANGUAGES: dict[str, tuple[Callable[[], object], str]] = {
+    "javascript": (_javascript, JS_QUERY),
+    "typescript": (_typescript, JS_QUERY),
+    "tsx": (_tsx, JS_QUERY),
+    "go": (_go, GO_QUERY),
+    "java": (_java, JAVA_QUERY),
+    "rust": (_rust, RUST_QUERY),
+}

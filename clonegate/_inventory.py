@@ -1,0 +1,144 @@
+"""The test inventory of a repository: test files, their suites and tests, and totals."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Protocol
+
+from ._vcs import ClonedSource
+
+__all__ = [
+    "AnalysisReport",
+    "Analyzer",
+    "Inventory",
+    "RepositoryFacts",
+    "ScanError",
+    "TestCase",
+    "TestFile",
+    "TestStatus",
+    "TestSuite",
+]
+
+
+class TestStatus(StrEnum):
+    """How a test would run. ADR 0005 says which marker gives which status."""
+
+    __test__ = False  # not a pytest test class
+
+    ACTIVE = "active"
+    SKIPPED = "skipped"
+    TODO = "todo"
+    FOCUSED = "focused"
+    XFAIL = "xfail"
+
+
+@dataclass(frozen=True, slots=True)
+class TestCase:
+    """One test as written in the source; a parametrized test counts once."""
+
+    __test__ = False
+
+    name: str
+    line: int  # 1-based
+    status: TestStatus = TestStatus.ACTIVE
+
+
+@dataclass(frozen=True, slots=True)
+class TestSuite:
+    """A group of tests: a describe block, a test class, a Go test with subtests, a Rust module."""
+
+    __test__ = False
+
+    name: str
+    line: int
+    suites: tuple[TestSuite, ...] = ()
+    tests: tuple[TestCase, ...] = ()
+
+    def all_tests(self) -> Iterator[TestCase]:
+        yield from self.tests
+        for suite in self.suites:
+            yield from suite.all_tests()
+
+
+@dataclass(frozen=True, slots=True)
+class TestFile:
+    """A file with tests, relative to the repository root (POSIX separators)."""
+
+    __test__ = False
+
+    path: str
+    framework: str  # pytest, unittest, jest, vitest, mocha, go-testing, junit4, junit5, rust
+    language: str  # python, javascript, typescript, tsx, go, java, rust
+    suites: tuple[TestSuite, ...] = ()
+    tests: tuple[TestCase, ...] = ()
+
+    def all_tests(self) -> Iterator[TestCase]:
+        yield from self.tests
+        for suite in self.suites:
+            yield from suite.all_tests()
+
+
+@dataclass(frozen=True, slots=True)
+class ScanError:
+    """A file the analyzer could not take in; the rest of the repository still was."""
+
+    path: str
+    phase: str  # read, parse
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class Inventory:
+    files: tuple[TestFile, ...] = ()
+    errors: tuple[ScanError, ...] = ()
+
+    @property
+    def test_files(self) -> int:
+        return len(self.files)
+
+    @property
+    def tests(self) -> int:
+        return sum(1 for f in self.files for _ in f.all_tests())
+
+    def by_framework(self) -> dict[str, int]:
+        """Tests per framework."""
+        return dict(sorted(Counter(f.framework for f in self.files for _ in f.all_tests()).items()))
+
+    def by_language(self) -> dict[str, int]:
+        """Tests per language."""
+        return dict(sorted(Counter(f.language for f in self.files for _ in f.all_tests()).items()))
+
+    def by_status(self) -> dict[str, int]:
+        """Tests per status; every status is present, zero or not."""
+        counts = Counter(t.status for f in self.files for t in f.all_tests())
+        return {status.value: counts[status] for status in TestStatus}
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryFacts:
+    """Basic facts about the analyzed commit."""
+
+    branch: str
+    commit: str
+    committed_at: datetime
+    files_scanned: int  # regular files in the commit's tree (not symlinks, not submodules)
+    bytes_on_disk: int  # the clone's size
+    bytes_read: int  # what the analyzer read: the candidate test files
+    files_per_language: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisReport:
+    facts: RepositoryFacts
+    inventory: Inventory
+    analyzer_version: str
+
+
+class Analyzer(Protocol):
+    """Takes the test inventory of a cloned repository."""
+
+    async def analyze(self, source: ClonedSource) -> AnalysisReport: ...
