@@ -482,3 +482,84 @@ def commit_tree(
     )
     git("clone", "-q", "--bare", str(work), str(root / f"{name}.git"))
     return git("rev-parse", "HEAD", cwd=work)
+
+
+_TEMPLATES = {
+    "python": (
+        "tests/pkg{d}/test_module_{i}.py",
+        "import pytest\n\n\n{body}",
+        "@pytest.mark.parametrize('n', [1, 2])\ndef test_case_{i}_{k}(n):\n"
+        "    value = {k} * n\n    assert value == {k} * n\n\n\n",
+    ),
+    "jest": (
+        "src/feature{d}/module_{i}.test.js",
+        "const {{ run }} = require('../run');\n\ndescribe('module {i}', () => {{\n{body}}});\n",
+        "  it('case {k}', () => {{\n    expect(run({k})).toBe({k});\n  }});\n",
+    ),
+    "vitest": (
+        "web/feature{d}/module_{i}.spec.ts",
+        "import {{ describe, it, expect }} from 'vitest';\n"
+        "\ndescribe('module {i}', () => {{\n{body}}});\n",
+        "  it.skip('case {k}', () => {{\n    const v: number = {k};\n"
+        "    expect(v).toBe({k});\n  }});\n",
+    ),
+    "go": (
+        "pkg/feature{d}/module_{i}_test.go",
+        'package feature\n\nimport "testing"\n\n{body}',
+        'func TestCase{i}_{k}(t *testing.T) {{\n\tt.Run("sub", func(t *testing.T) {{\n'
+        '\t\tif {k} != {k} {{\n\t\t\tt.Fatal("no")\n\t\t}}\n\t}})\n}}\n\n',
+    ),
+    "junit5": (
+        "src/test/java/feature{d}/Module{i}Test.java",
+        "package feature;\n\nimport org.junit.jupiter.api.Test;\n\nclass Module{i}Test {{\n"
+        "{body}}}\n",
+        "    @Test\n    void case{k}() {{\n        int v = {k};\n    }}\n\n",
+    ),
+    "rust": (
+        "crates/feature{d}/tests/module_{i}.rs",
+        "use std::fmt;\n\n{body}",
+        "#[test]\nfn case_{i}_{k}() {{\n    assert_eq!({k}, {k});\n}}\n\n",
+    ),
+}
+
+
+def make_test_suite_repo(
+    root: Path,
+    name: str,
+    *,
+    test_files: int = 2000,
+    tests_per_file: int = 6,
+    other_files: int = 1000,
+) -> str:
+    """A bare repository with ``test_files`` test files across six frameworks, via fast-import.
+
+    Every file is unique (its index is in every name), so git cannot share blobs and
+    the analyzer really reads and parses each one. Returns HEAD's sha.
+    """
+    bare = root / f"{name}.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    kinds = list(_TEMPLATES.values())
+    blobs = []
+    for i in range(test_files):
+        path, outer, inner = kinds[i % len(kinds)]
+        body = "".join(inner.format(i=i, k=k) for k in range(tests_per_file))
+        blobs.append((path.format(d=i % 50, i=i), outer.format(i=i, body=body)))
+    for i in range(other_files):
+        blobs.append((f"src/lib/part{i % 50}/util_{i}.py", f"def util_{i}():\n    return {i}\n"))
+    blobs.append(("package.json", '{"devDependencies": {"jest": "^29"}}\n'))
+    stream = [
+        "commit refs/heads/main\ncommitter Fixture <fixture@example.invalid> "
+        "1700000000 +0000\ndata 7\nfixture\n"
+    ]
+    for path, text in blobs:
+        data = text.encode()
+        stream.append(f"M 644 inline {path}\ndata {len(data)}\n")
+        stream.append(text + "\n")
+    subprocess.run(
+        ["git", "-C", str(bare), "fast-import", "--quiet"],
+        input="".join(stream).encode(),
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    git("-C", str(bare), "repack", "-adq")
+    return git("-C", str(bare), "rev-parse", "HEAD")

@@ -31,6 +31,7 @@ def test_console_script_and_python_m_print_the_version() -> None:
         ("bench_semaphore.py", "| uncontended acquire+release x2,000 |"),
         ("bench_clone.py", "| clonegate, bare (default) |"),
         ("bench_worker.py", "| fixed cost per clone |"),
+        ("bench_analyzer.py", "files per second per core"),
     ],
 )
 def test_benchmarks_run_in_quick_mode(script: str, expected: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from .._inventory import TestStatus
 from ._outline import Outline
@@ -12,10 +13,25 @@ XFAIL_MARKERS = frozenset({"xfail", "expectedFailure"})
 TEST_MODULES = frozenset({"pytest", "unittest", "mark"})
 
 
+def statements(tree: ast.Module) -> Iterator[ast.stmt]:
+    """Every statement, at any depth, without visiting expressions (most of a tree's nodes)."""
+    stack: list[ast.stmt] = list(reversed(tree.body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            children = getattr(node, name, None)
+            if children:
+                for child in reversed(children):
+                    # except handlers and match cases hold statements in their own body
+                    is_statement = isinstance(child, ast.stmt)
+                    stack.extend([child] if is_statement else reversed(child.body))
+
+
 def python_imports(tree: ast.Module) -> set[str]:
     """Top-level module names the file imports (``import a.b`` and ``from a.b import c`` give a)."""
     found: set[str] = set()
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if isinstance(node, ast.Import):
             found.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -24,7 +40,7 @@ def python_imports(tree: ast.Module) -> set[str]:
 
 
 def has_testcase_class(tree: ast.Module) -> bool:
-    return any(isinstance(n, ast.ClassDef) and _is_testcase(n) for n in ast.walk(tree))
+    return any(isinstance(n, ast.ClassDef) and _is_testcase(n) for n in statements(tree))
 
 
 def outline_python(tree: ast.Module) -> Outline:
@@ -96,7 +112,7 @@ def _pytestmark(body: list[ast.stmt], imported: set[str]) -> TestStatus | None:
 
 def _names_imported_from_test_modules(tree: ast.Module) -> set[str]:
     names: set[str] = set()
-    for node in ast.walk(tree):
+    for node in statements(tree):
         if (
             isinstance(node, ast.ImportFrom)
             and node.module
