@@ -14,6 +14,8 @@ from ._errors import (
     StorageError,
     TransportError,
 )
+from ._events import Event, EventKind
+from ._gate import CloneGateStatistics, GateEntry
 from ._inventory import (
     AnalysisReport,
     Analyzer,
@@ -25,8 +27,32 @@ from ._inventory import (
     TestStatus,
     TestSuite,
 )
+from ._options import (
+    Option,
+    UseCaseConfig,
+    with_analysis_timeout,
+    with_clone_depth,
+    with_clone_timeout,
+    with_clone_weight,
+    with_event_hook,
+    with_max_concurrent_analyses,
+    with_max_concurrent_clones,
+    with_stuck_threshold,
+    with_token,
+    with_work_dir,
+)
+from ._reports import (
+    AnalysisTotals,
+    BatchSummary,
+    RefInfo,
+    ReportError,
+    RepositoryReport,
+    RepositoryStatus,
+    Timings,
+)
 from ._semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
 from ._urls import RepoURL, parse_repo_url, redact
+from ._usecase import AnalyzeUseCase, Batch
 from ._vcs import VCS, ClonedSource
 from ._version import __version__
 
@@ -34,20 +60,33 @@ __all__ = [
     "ANALYZER_VERSION",
     "VCS",
     "AnalysisReport",
+    "AnalysisTotals",
+    "AnalyzeUseCase",
     "Analyzer",
     "AuthenticationError",
+    "Batch",
+    "BatchSummary",
     "CloneCancelledError",
     "CloneError",
+    "CloneGateStatistics",
     "CloneTimeoutError",
     "ClonedSource",
     "DulwichVCS",
     "EmptyRepositoryError",
     "ErrorKind",
+    "Event",
+    "EventKind",
+    "GateEntry",
     "InvalidURLError",
     "Inventory",
+    "Option",
+    "RefInfo",
     "RepoURL",
+    "ReportError",
     "RepositoryFacts",
     "RepositoryNotFoundError",
+    "RepositoryReport",
+    "RepositoryStatus",
     "ScanError",
     "StorageError",
     "TestCase",
@@ -55,10 +94,22 @@ __all__ = [
     "TestInventoryAnalyzer",
     "TestStatus",
     "TestSuite",
+    "Timings",
     "TransportError",
+    "UseCaseConfig",
     "WeightedSemaphore",
     "WeightedSemaphoreStatistics",
     "__version__",
     "parse_repo_url",
     "redact",
+    "with_analysis_timeout",
+    "with_clone_depth",
+    "with_clone_timeout",
+    "with_clone_weight",
+    "with_event_hook",
+    "with_max_concurrent_analyses",
+    "with_max_concurrent_clones",
+    "with_stuck_threshold",
+    "with_token",
+    "with_work_dir",
 ]

@@ -1,0 +1,26 @@
+"""Events the use case emits as repositories move through the pipeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+__all__ = ["Event", "EventKind"]
+
+
+class EventKind(StrEnum):
+    QUEUED = "queued"  # waiting for a clone slot
+    CLONING = "cloning"  # holds a slot
+    CLONED = "cloned"  # slot released
+    ANALYZING = "analyzing"
+    DONE = "done"  # a report exists; see ``status``
+    STUCK = "stuck"  # a clone has run longer than the stuck threshold
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: EventKind
+    url: str  # redacted
+    index: int
+    elapsed: float = 0.0  # seconds in this phase so far (for STUCK, the clone's)
+    status: str = ""  # for DONE: the report's status

@@ -1,0 +1,113 @@
+"""What the use case reports: one report per input repository, and a batch summary."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+
+from ._inventory import AnalysisReport, Inventory
+
+__all__ = [
+    "AnalysisTotals",
+    "BatchSummary",
+    "RefInfo",
+    "ReportError",
+    "RepositoryReport",
+    "RepositoryStatus",
+    "Timings",
+]
+
+
+class RepositoryStatus(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportError:
+    phase: str  # clone or analyze
+    kind: str  # an ErrorKind value, or analysis_error
+    message: str  # credentials redacted
+
+
+@dataclass(frozen=True, slots=True)
+class RefInfo:
+    branch: str
+    commit: str
+    committed_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Timings:
+    """Seconds spent waiting for a clone slot, cloning, and analyzing."""
+
+    waited: float = 0.0
+    clone: float = 0.0
+    analysis: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class AnalysisTotals:
+    """The inventory's totals: what every report keeps, even when the details are dropped."""
+
+    test_files: int
+    tests: int
+    by_framework: dict[str, int]
+    by_language: dict[str, int]
+    by_status: dict[str, int]
+    scan_errors: int
+    files_scanned: int
+    analyzer_version: str
+
+    @classmethod
+    def of(cls, report: AnalysisReport) -> AnalysisTotals:
+        inventory = report.inventory
+        return cls(
+            test_files=inventory.test_files,
+            tests=inventory.tests,
+            by_framework=inventory.by_framework(),
+            by_language=inventory.by_language(),
+            by_status=inventory.by_status(),
+            scan_errors=len(inventory.errors),
+            files_scanned=report.facts.files_scanned,
+            analyzer_version=report.analyzer_version,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RepositoryReport:
+    """The outcome for one input line.
+
+    ``inventory`` holds every test file, suite and test; it is present on the first
+    report of a repository only. A later line naming the same repository (after
+    normalization) gets ``duplicate_of`` (the first line's index) and the same totals.
+    ``path`` is where the clone was kept, if clones are kept.
+    """
+
+    url: str
+    index: int
+    status: RepositoryStatus
+    error: ReportError | None = None
+    ref: RefInfo | None = None
+    timings: Timings = field(default_factory=Timings)
+    analysis: AnalysisTotals | None = None
+    inventory: Inventory | None = None
+    duplicate_of: int | None = None
+    path: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BatchSummary:
+    repositories: int = 0
+    ok: int = 0
+    failed: int = 0
+    timeout: int = 0
+    cancelled: int = 0
+    duplicates: int = 0
+    test_files: int = 0
+    tests: int = 0
+    elapsed: float = 0.0

@@ -1,0 +1,372 @@
+"""``AnalyzeUseCase``: clone under the gate, then analyze outside it (seed 004, ADR 0006)."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import math
+from collections.abc import AsyncIterator, Iterable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import final
+
+import trio
+import trio_parallel
+
+from ._analysis._analyzer import TestInventoryAnalyzer
+from ._clone_worker import retire_if_bloated
+from ._dulwich_vcs import DulwichVCS
+from ._errors import CloneError, CloneTimeoutError, ErrorKind, InvalidURLError
+from ._events import Event, EventKind
+from ._gate import CloneGate, CloneGateStatistics
+from ._inventory import Analyzer
+from ._options import Option, UseCaseConfig
+from ._reports import (
+    AnalysisTotals,
+    BatchSummary,
+    RefInfo,
+    ReportError,
+    RepositoryReport,
+    RepositoryStatus,
+    Timings,
+)
+from ._urls import parse_repo_url, redact
+from ._vcs import VCS, ClonedSource
+
+__all__ = ["AnalyzeUseCase", "Batch"]
+
+logger = logging.getLogger("clonegate")
+
+_STATUS_OF_KIND = {
+    ErrorKind.TIMEOUT: RepositoryStatus.TIMEOUT,
+    ErrorKind.CANCELLED: RepositoryStatus.CANCELLED,
+}
+
+
+@dataclass
+class _First:
+    """The first line naming a repository; later lines wait for its report."""
+
+    index: int
+    done: trio.Event = field(default_factory=trio.Event)
+    slim: RepositoryReport | None = None  # the report without its inventory
+
+
+@dataclass
+class _BatchState:
+    firsts: dict[str, _First] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    duplicates: int = 0
+    test_files: int = 0
+    tests: int = 0
+    started: float = 0.0
+    finished: float | None = None
+
+    def count(self, report: RepositoryReport) -> None:
+        self.counts[report.status] = self.counts.get(report.status, 0) + 1
+        if report.duplicate_of is not None:
+            self.duplicates += 1
+        if report.analysis is not None:
+            self.test_files += report.analysis.test_files
+            self.tests += report.analysis.tests
+
+
+@final
+class Batch:
+    """The reports of :meth:`AnalyzeUseCase.analyze_many`, in the order repositories finish.
+
+    Iterate it with ``async for``; once iteration has ended, :attr:`summary` is final.
+    """
+
+    def __init__(self, receive: trio.MemoryReceiveChannel[RepositoryReport], state: _BatchState):
+        self._receive = receive
+        self._state = state
+
+    def __aiter__(self) -> AsyncIterator[RepositoryReport]:
+        return self._receive.__aiter__()
+
+    @property
+    def summary(self) -> BatchSummary:
+        state = self._state
+        end = state.finished if state.finished is not None else trio.current_time()
+        return BatchSummary(
+            repositories=sum(state.counts.values()),
+            ok=state.counts.get(RepositoryStatus.OK, 0),
+            failed=state.counts.get(RepositoryStatus.FAILED, 0),
+            timeout=state.counts.get(RepositoryStatus.TIMEOUT, 0),
+            cancelled=state.counts.get(RepositoryStatus.CANCELLED, 0),
+            duplicates=state.duplicates,
+            test_files=state.test_files,
+            tests=state.tests,
+            elapsed=end - state.started,
+        )
+
+
+@final
+class AnalyzeUseCase:
+    """Clone repositories under a hard, fair limit and take each one's test inventory.
+
+    The limit is a :class:`WeightedSemaphore` owned here, in the use case, and it
+    guards the clone only: a repository waits for a slot in FIFO order, clones, gives
+    the slot back, and only then is analyzed, under a separate limit on concurrent
+    analyses. Configure it with options::
+
+        uc = AnalyzeUseCase(with_max_concurrent_clones(4), with_analysis_timeout(15 * 60))
+        uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=fake_vcs, analyzer=fake)
+
+    ``vcs`` and ``analyzer`` default to :class:`DulwichVCS` and
+    :class:`TestInventoryAnalyzer`, built from the options.
+    """
+
+    def __init__(
+        self, *options: Option, vcs: VCS | None = None, analyzer: Analyzer | None = None
+    ) -> None:
+        config = UseCaseConfig()
+        for option in options:
+            config = option(config)
+        self.config = config
+        self._vcs: VCS = vcs or DulwichVCS(
+            depth=config.clone_depth, checkout=config.keep_clones, work_dir=config.work_dir
+        )
+        self._analyzer: Analyzer = analyzer or TestInventoryAnalyzer()
+        self._gate = CloneGate(config.max_concurrent_clones)
+        # Made on first use: trio primitives need a running trio, and a use case may be
+        # built before trio.run (at import time, in a fixture).
+        self._analyses: trio.CapacityLimiter | None = None
+
+    def clone_gate_statistics(self) -> CloneGateStatistics:
+        """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
+        return self._gate.statistics()
+
+    async def execute(self, url: str) -> RepositoryReport:
+        """Clone and analyze one repository, like Go's ``Execute``; never raises a CloneError.
+
+        Failures are in the report. Cancellation of the caller propagates, after the
+        clone (if any) is stopped and removed. Stuck-clone warnings come from batches
+        (:meth:`analyze_many`) only.
+        """
+        return await self._run_one(0, url)
+
+    @asynccontextmanager
+    async def analyze_many(self, urls: Iterable[str]) -> AsyncIterator[Batch]:
+        """Analyze every URL of ``urls``; yields a :class:`Batch` of reports as they finish.
+
+        ``urls`` is read lazily and only a bounded number of repositories is in flight,
+        so memory does not grow with the number of URLs (beyond one small entry per
+        distinct repository, kept to report duplicates). One repository's failure never
+        stops the others. Leaving the block early, or cancelling it, stops everything:
+        clones are killed and removed, worker processes end with the block.
+        """
+        send, receive = trio.open_memory_channel[RepositoryReport](0)
+        state = _BatchState(started=trio.current_time())
+        workers = trio_parallel.cache_scope(retire=retire_if_bloated)
+        async with workers, trio.open_nursery() as nursery:
+            nursery.start_soon(self._feed, urls, send, state)
+            try:
+                async with receive:
+                    yield Batch(receive, state)
+            finally:
+                nursery.cancel_scope.cancel()
+
+    async def _feed(
+        self,
+        urls: Iterable[str],
+        send: trio.MemorySendChannel[RepositoryReport],
+        state: _BatchState,
+    ) -> None:
+        config = self.config
+        limit = min(1024, 2 * (config.max_concurrent_clones + config.max_concurrent_analyses))
+        in_flight = trio.Semaphore(limit)
+        async with send, trio.open_nursery() as watchdog:
+            watchdog.start_soon(self._watch_for_stuck)
+            async with trio.open_nursery() as nursery:
+                for index, url in enumerate(urls):
+                    await in_flight.acquire()
+                    nursery.start_soon(self._one_of_batch, index, url, send, state, in_flight)
+            watchdog.cancel_scope.cancel()
+        state.finished = trio.current_time()
+
+    async def _one_of_batch(
+        self,
+        index: int,
+        url: str,
+        send: trio.MemorySendChannel[RepositoryReport],
+        state: _BatchState,
+        in_flight: trio.Semaphore,
+    ) -> None:
+        try:
+            key = _key(url)
+            first = state.firsts.get(key) if key is not None else None
+            if first is None:
+                if key is not None:
+                    first = state.firsts[key] = _First(index)
+                report = await self._run_one(index, url)
+                if first is not None:
+                    first.slim = dataclasses.replace(report, inventory=None)
+                    first.done.set()
+            else:
+                await first.done.wait()
+                assert first.slim is not None
+                report = dataclasses.replace(
+                    first.slim, url=_shown(url), index=index, duplicate_of=first.index
+                )
+            state.count(report)
+            await send.send(report)
+        finally:
+            in_flight.release()
+
+    async def _run_one(self, index: int, url: str) -> RepositoryReport:
+        shown = _shown(url)
+        started = trio.current_time()
+        try:
+            parse_repo_url(url, allow_local=True)  # the VCS applies its own policy later
+            weight = self._weight(url, shown)
+        except InvalidURLError as exc:
+            return self._done(_failed(shown, index, "clone", exc.kind, str(exc)))
+        timings = Timings()
+        phase = "waiting for a clone slot"
+        source: ClonedSource | None = None
+        clone_started: float | None = None
+        with trio.move_on_after(self.config.analysis_timeout):
+            try:
+                self._emit(EventKind.QUEUED, shown, index)
+                async with self._gate.slot(index, shown, weight):
+                    phase = "cloning"
+                    clone_started = trio.current_time()
+                    timings = Timings(waited=clone_started - started)
+                    self._emit(EventKind.CLONING, shown, index, timings.waited)
+                    source = await self._clone(url, shown)
+                timings = dataclasses.replace(timings, clone=trio.current_time() - clone_started)
+                self._emit(EventKind.CLONED, shown, index, timings.clone)
+            except CloneError as exc:
+                if clone_started is not None:
+                    timings = dataclasses.replace(
+                        timings, clone=trio.current_time() - clone_started
+                    )
+                status = _STATUS_OF_KIND.get(exc.kind, RepositoryStatus.FAILED)
+                return self._done(
+                    _failed(shown, index, "clone", exc.kind, str(exc), status, timings)
+                )
+            phase = "analyzing"
+            assert source is not None
+            try:
+                return self._done(await self._analyze(source, index, shown, timings))
+            except Exception as exc:  # an analyzer bug or a dead worker: this repository only
+                logger.exception("analysis of %s failed", shown)
+                message = _message(shown, exc)
+                return self._done(
+                    _failed(shown, index, "analyze", "analysis_error", message, timings=timings)
+                )
+            finally:
+                if not self.config.keep_clones:
+                    await source.aclose()
+        # The repository's deadline passed: the clone or analysis was stopped and cleaned up.
+        return self._done(
+            _failed(
+                shown,
+                index,
+                "analyze" if phase == "analyzing" else "clone",
+                ErrorKind.TIMEOUT,
+                f"{shown}: no result within the {self.config.analysis_timeout:g} s "
+                f"repository timeout (while {phase})",
+                RepositoryStatus.TIMEOUT,
+                timings,
+            )
+        )
+
+    async def _clone(self, url: str, shown: str) -> ClonedSource:
+        timeout = self.config.clone_timeout
+        with trio.move_on_after(timeout if timeout is not None else math.inf):
+            return await self._vcs.clone(url, token=self.config.token)
+        assert timeout is not None
+        raise CloneTimeoutError(shown, f"the clone took longer than {timeout:g} s")
+
+    async def _watch_for_stuck(self) -> None:
+        """Warn once about each clone that has held its slot longer than the threshold."""
+        threshold = self.config.stuck_threshold
+        warned: set[tuple[int, str]] = set()
+        while True:
+            await trio.sleep(min(threshold / 4, 1.0))
+            for entry in self._gate.statistics().active:
+                if entry.seconds >= threshold and (entry.index, entry.url) not in warned:
+                    warned.add((entry.index, entry.url))
+                    logger.warning("clone of %s has run for more than %g s", entry.url, threshold)
+                    self._emit(EventKind.STUCK, entry.url, entry.index, entry.seconds)
+
+    async def _analyze(
+        self, source: ClonedSource, index: int, shown: str, timings: Timings
+    ) -> RepositoryReport:
+        if self._analyses is None:
+            self._analyses = trio.CapacityLimiter(self.config.max_concurrent_analyses)
+        async with self._analyses:
+            self._emit(EventKind.ANALYZING, shown, index)
+            analysis_started = trio.current_time()
+            report = await self._analyzer.analyze(source)
+        timings = dataclasses.replace(timings, analysis=trio.current_time() - analysis_started)
+        return RepositoryReport(
+            url=shown,
+            index=index,
+            status=RepositoryStatus.OK,
+            ref=RefInfo(source.branch, source.commit, source.committed_at),
+            timings=timings,
+            analysis=AnalysisTotals.of(report),
+            inventory=report.inventory,
+            path=source.path if self.config.keep_clones else None,
+        )
+
+    def _weight(self, url: str, shown: str) -> int:
+        weight = self.config.clone_weight(url)
+        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
+            raise InvalidURLError(shown, f"clone weight must be an int >= 0, got {weight!r}")
+        if weight > self._gate.size:
+            # Go would let it wait until its deadline; nothing can ever make it fit.
+            raise InvalidURLError(
+                shown, f"clone weight {weight} exceeds the clone limit {self._gate.size}"
+            )
+        return weight
+
+    def _done(self, report: RepositoryReport) -> RepositoryReport:
+        self._emit(EventKind.DONE, report.url, report.index, status=report.status)
+        return report
+
+    def _emit(
+        self, kind: EventKind, url: str, index: int, elapsed: float = 0.0, status: str = ""
+    ) -> None:
+        if self.config.event_hook is not None:
+            self.config.event_hook(Event(kind, url, index, elapsed, status))
+
+
+def _shown(url: str) -> str:
+    try:
+        return parse_repo_url(url, allow_local=True).redacted
+    except InvalidURLError:
+        return redact(url.strip())
+
+
+def _key(url: str) -> str | None:
+    try:
+        return parse_repo_url(url, allow_local=True).key
+    except InvalidURLError:
+        return None
+
+
+def _message(shown: str, exc: BaseException) -> str:
+    return f"{shown}: {redact(f'{type(exc).__name__}: {exc}')}"
+
+
+def _failed(
+    url: str,
+    index: int,
+    phase: str,
+    kind: str,
+    message: str,
+    status: RepositoryStatus = RepositoryStatus.FAILED,
+    timings: Timings | None = None,
+) -> RepositoryReport:
+    return RepositoryReport(
+        url=url,
+        index=index,
+        status=status,
+        error=ReportError(phase, str(kind), message),
+        timings=timings or Timings(),
+    )

@@ -1,0 +1,455 @@
+"""AnalyzeUseCase with a fake VCS and analyzer that block on events and count what runs."""
+
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+from trio.testing import wait_all_tasks_blocked
+
+from clonegate import (
+    ANALYZER_VERSION,
+    AnalysisReport,
+    AnalyzeUseCase,
+    ClonedSource,
+    Event,
+    EventKind,
+    Inventory,
+    RepositoryFacts,
+    RepositoryNotFoundError,
+    RepositoryReport,
+    RepositoryStatus,
+    TestCase,
+    TestFile,
+    with_analysis_timeout,
+    with_clone_depth,
+    with_clone_timeout,
+    with_clone_weight,
+    with_event_hook,
+    with_max_concurrent_analyses,
+    with_max_concurrent_clones,
+    with_stuck_threshold,
+    with_token,
+    with_work_dir,
+)
+
+WHEN = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def url(i: int) -> str:
+    return f"https://git.example/org/repo{i}.git"
+
+
+class FakeVCS:
+    """Counts clones in flight; each clone waits for its URL's event if ``blocking``."""
+
+    def __init__(self, tmp: Path, *, blocking: bool = False, delay: float = 0.0) -> None:
+        self.tmp = tmp
+        self.blocking = blocking
+        self.delay = delay
+        self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
+        self.failures: dict[str, Exception] = {}
+        self.calls: list[str] = []
+        self.tokens: list[str | None] = []
+        self.in_flight = 0
+        self.peak = 0
+        self.made = 0
+
+    async def clone(
+        self, url: str, destination: Path | None = None, *, token: str | None = None
+    ) -> ClonedSource:
+        self.calls.append(url)
+        self.tokens.append(token)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            if self.blocking:
+                await self.release[url].wait()
+            else:
+                await trio.sleep(self.delay)
+            if url in self.failures:
+                raise self.failures[url]
+            self.made += 1
+            path = self.tmp / f"clone{self.made}"
+            path.mkdir()
+            return ClonedSource(url, path, "main", "a" * 40, WHEN, 10, False, path)
+        finally:
+            self.in_flight -= 1
+
+
+class FakeAnalyzer:
+    def __init__(self, *, blocking: bool = False) -> None:
+        self.blocking = blocking
+        self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
+        self.in_flight = 0
+        self.peak = 0
+        self.seen: list[str] = []
+
+    async def analyze(self, source: ClonedSource) -> AnalysisReport:
+        self.seen.append(source.url)
+        self.in_flight += 1
+        self.peak = max(self.peak, self.in_flight)
+        try:
+            if self.blocking:
+                await self.release[source.url].wait()
+            else:
+                await trio.lowlevel.checkpoint()
+        finally:
+            self.in_flight -= 1
+        tests = (TestCase("test_a", 1), TestCase("test_b", 2))
+        inventory = Inventory((TestFile("test_x.py", "pytest", "python", (), tests),))
+        facts = RepositoryFacts(source.branch, source.commit, WHEN, 3, 10, 5)
+        return AnalysisReport(facts, inventory, ANALYZER_VERSION)
+
+
+async def collect(uc: AnalyzeUseCase, urls: list[str]) -> list[RepositoryReport]:
+    async with uc.analyze_many(urls) as batch:
+        return [report async for report in batch]
+
+
+@pytest.mark.parametrize("limit", [None, 1, 3])
+async def test_never_more_clones_than_the_limit(
+    limit: int | None, tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path, delay=1.0)
+    options = [] if limit is None else [with_max_concurrent_clones(limit)]
+    # Clones are kept: removing them runs in a thread, and the autojump clock would
+    # count time passing while a thread works.
+    keep = with_work_dir(tmp_path, keep_clones=True)
+    uc = AnalyzeUseCase(*options, keep, vcs=vcs, analyzer=FakeAnalyzer())
+    async with uc.analyze_many([url(i) for i in range(10)]) as batch:
+        reports = [r async for r in batch]
+        finished = trio.current_time()
+    expected = 2 if limit is None else limit
+    assert vcs.peak == expected  # reached, never passed
+    assert sorted(r.index for r in reports) == list(range(10))
+    assert all(r.status is RepositoryStatus.OK for r in reports)
+    # Ten one-second clones, `expected` at a time, back to back: no idle slot.
+    assert finished == pytest.approx(-(-10 // expected))
+
+
+async def test_slots_are_granted_in_fifo_order(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path, blocking=True)
+    queued: list[str] = []
+
+    def hook(event: Event) -> None:
+        if event.kind is EventKind.QUEUED:
+            queued.append(event.url)
+
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(1), with_event_hook(hook), vcs=vcs, analyzer=FakeAnalyzer()
+    )
+    urls = [url(i) for i in range(6)]
+    async with uc.analyze_many(urls) as batch, trio.open_nursery() as nursery:
+
+        async def drain() -> None:
+            async for _ in batch:
+                pass
+
+        nursery.start_soon(drain)
+        for _ in urls:
+            await wait_all_tasks_blocked()
+            running = [u for u in vcs.calls if not vcs.release[u].is_set()]
+            assert running == [vcs.calls[-1]]  # exactly one clone at a time
+            vcs.release[vcs.calls[-1]].set()
+    assert vcs.calls == queued  # clones started in the order repositories reached the gate
+    assert sorted(vcs.calls) == sorted(urls)
+
+
+async def test_no_slot_is_held_during_analysis(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path)
+    analyzer = FakeAnalyzer(blocking=True)
+    uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=vcs, analyzer=analyzer)
+    async with uc.analyze_many([url(0), url(1)]) as batch:
+        await wait_all_tasks_blocked()
+        # Both cloned, one slot: the first released its slot before being analyzed.
+        assert len(vcs.calls) == 2
+        assert analyzer.in_flight == 2
+        assert uc.clone_gate_statistics().held == 0
+        for u in (url(0), url(1)):
+            analyzer.release[u].set()
+        reports = [r async for r in batch]
+    assert [r.status for r in reports] == [RepositoryStatus.OK] * 2
+
+
+async def test_analyses_have_their_own_limit(tmp_path: Path) -> None:
+    analyzer = FakeAnalyzer(blocking=True)
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(4),
+        with_max_concurrent_analyses(1),
+        vcs=FakeVCS(tmp_path),
+        analyzer=analyzer,
+    )
+    async with uc.analyze_many([url(i) for i in range(3)]) as batch:
+        await wait_all_tasks_blocked()
+        assert analyzer.in_flight == 1
+        for _ in range(3):
+            for u in list(analyzer.release):
+                analyzer.release[u].set()
+            await wait_all_tasks_blocked()
+        reports = [r async for r in batch]
+    assert analyzer.peak == 1
+    assert len(reports) == 3
+
+
+async def test_deadline_while_queued_never_calls_the_vcs(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path, blocking=True)  # the first clone never ends
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(1), with_analysis_timeout(5), vcs=vcs, analyzer=FakeAnalyzer()
+    )
+    reports = await collect(uc, [url(0), url(1)])
+    assert vcs.calls == [url(0)]
+    by_index = {r.index: r for r in reports}
+    waiting = by_index[1]
+    assert waiting.status is RepositoryStatus.TIMEOUT
+    assert waiting.error is not None
+    assert (waiting.error.phase, waiting.error.kind) == ("clone", "timeout")
+    assert "while waiting for a clone slot" in waiting.error.message
+    cloning = by_index[0]
+    assert cloning.status is RepositoryStatus.TIMEOUT
+    assert cloning.error is not None
+    assert "while cloning" in cloning.error.message
+    assert trio.current_time() == 5
+    stats = uc.clone_gate_statistics()
+    assert (stats.acquired, stats.released, stats.held, stats.failed) == (1, 1, 0, 1)
+
+
+async def test_clone_timeout_is_a_clone_failure_caused_by_the_timeout(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path, blocking=True)
+    uc = AnalyzeUseCase(with_clone_timeout(3), vcs=vcs, analyzer=FakeAnalyzer())
+    report = await uc.execute(url(0))
+    assert report.status is RepositoryStatus.TIMEOUT
+    assert report.error is not None
+    assert (report.error.phase, report.error.kind) == ("clone", "timeout")
+    assert "the clone took longer than 3 s" in report.error.message
+    assert report.timings.clone == 3
+
+
+async def test_deadline_while_analyzing_closes_the_clone(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path)
+    uc = AnalyzeUseCase(with_analysis_timeout(60), vcs=vcs, analyzer=FakeAnalyzer(blocking=True))
+    report = await uc.execute(url(0))
+    assert report.status is RepositoryStatus.TIMEOUT
+    assert report.error is not None
+    assert report.error.phase == "analyze"
+    assert "while analyzing" in report.error.message
+    assert not (tmp_path / "clone1").exists()
+
+
+async def test_outer_cancellation_stops_everything(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path, blocking=True)
+    uc = AnalyzeUseCase(vcs=vcs, analyzer=FakeAnalyzer())
+    received = []
+    with trio.CancelScope() as scope:
+        async with uc.analyze_many([url(i) for i in range(5)]) as batch:
+            await wait_all_tasks_blocked()
+            assert len(vcs.calls) == 2
+            scope.cancel()
+            async for report in batch:
+                received.append(report)
+    assert scope.cancelled_caught
+    assert received == []
+    assert vcs.in_flight == 0
+    stats = uc.clone_gate_statistics()
+    assert (stats.held, stats.queued, stats.active) == (0, (), ())
+    assert stats.acquired == stats.released == 2
+
+
+async def test_leaving_the_batch_early_stops_the_rest(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path)
+    uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=vcs, analyzer=FakeAnalyzer())
+    async with uc.analyze_many(url(i) for i in range(1000)) as batch:
+        async for _report in batch:
+            break
+    assert len(vcs.calls) < 10
+    assert vcs.in_flight == 0
+
+
+async def test_a_failing_clone_releases_its_slot_and_the_rest_finish(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path)
+    vcs.failures[url(0)] = RepositoryNotFoundError(url(0), "repository not found")
+    uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=vcs, analyzer=FakeAnalyzer())
+    reports = {r.index: r for r in await collect(uc, [url(i) for i in range(4)])}
+    failed = reports[0]
+    assert failed.status is RepositoryStatus.FAILED
+    assert failed.error is not None
+    assert (failed.error.phase, failed.error.kind) == ("clone", "not_found")
+    assert failed.error.message == f"{url(0)}: repository not found"
+    assert all(reports[i].status is RepositoryStatus.OK for i in (1, 2, 3))
+    stats = uc.clone_gate_statistics()
+    assert (stats.acquired, stats.released, stats.done, stats.failed) == (4, 4, 3, 1)
+
+
+async def test_a_failing_analysis_fails_only_its_repository(tmp_path: Path) -> None:
+    class Exploding(FakeAnalyzer):
+        async def analyze(self, source: ClonedSource) -> AnalysisReport:
+            if source.url == url(1):
+                raise RuntimeError("parser crashed")
+            return await super().analyze(source)
+
+    uc = AnalyzeUseCase(vcs=FakeVCS(tmp_path), analyzer=Exploding())
+    reports = {r.index: r for r in await collect(uc, [url(0), url(1), url(2)])}
+    broken = reports[1]
+    assert broken.status is RepositoryStatus.FAILED
+    assert broken.error is not None
+    assert (broken.error.phase, broken.error.kind) == ("analyze", "analysis_error")
+    assert "RuntimeError: parser crashed" in broken.error.message
+    assert reports[0].status is reports[2].status is RepositoryStatus.OK
+    assert list(tmp_path.iterdir()) == []  # every clone removed, the failed one too
+
+
+async def test_duplicates_are_cloned_once_and_reported_for_every_line(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path)
+    uc = AnalyzeUseCase(vcs=vcs, analyzer=FakeAnalyzer())
+    urls = [
+        "https://Git.Example/org/repo0.git",
+        "HTTPS://git.example/org/repo0/",
+        "https://git.example/org/repo0",
+        "https://git.example/org/repo1",
+    ]
+    async with uc.analyze_many(urls) as batch:
+        reports = {r.index: r async for r in batch}
+        summary = batch.summary
+    assert len(vcs.calls) == 2
+    first = reports[0]
+    assert first.inventory is not None
+    assert first.duplicate_of is None
+    for i in (1, 2):
+        assert reports[i].duplicate_of == 0
+        assert reports[i].analysis == first.analysis
+        assert reports[i].inventory is None  # the details stay with the first report
+        assert reports[i].status is RepositoryStatus.OK
+    assert reports[1].url == "https://git.example/org/repo0/"
+    assert (summary.repositories, summary.ok, summary.duplicates, summary.tests) == (4, 4, 2, 8)
+
+
+async def test_invalid_urls_and_impossible_weights_fail_without_cloning(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path)
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(10),
+        with_clone_weight(lambda u: 11 if "heavy" in u else 1),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    reports = {
+        r.index: r for r in await collect(uc, ["ftp://x/y", "https://x/heavy.git", url(0), ""])
+    }
+    assert vcs.calls == [url(0)]
+    for i, words in ((0, "unsupported scheme"), (1, "exceeds the clone limit 10"), (3, "empty")):
+        error = reports[i].error
+        assert error is not None
+        assert (error.phase, error.kind) == ("clone", "invalid_url")
+        assert words in error.message
+
+
+async def test_weights_budget_the_gate(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path, delay=1)
+    sizes = {url(0): 600, url(1): 600, url(2): 900, url(3): 100}
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(1024),
+        with_clone_weight(sizes.__getitem__),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    await collect(uc, list(sizes))
+    assert vcs.peak <= 2  # 600 + 600 > 1024: never the two 600s together with another
+    assert len(vcs.calls) == 4
+
+
+async def test_token_reaches_the_vcs_but_no_report(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path)
+    uc = AnalyzeUseCase(with_token("s3cr3t"), vcs=vcs, analyzer=FakeAnalyzer())
+    report = await uc.execute("https://user:pw@git.example/org/repo.git")
+    assert vcs.tokens == ["s3cr3t"]
+    assert report.url == "https://***@git.example/org/repo.git"
+    assert "s3cr3t" not in repr(uc.config)
+    assert "s3cr3t" not in repr(report)
+    assert "pw@" not in repr(report)
+
+
+async def test_events_statistics_and_stuck_warning(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    events: list[tuple[EventKind, int]] = []
+    vcs = FakeVCS(tmp_path, blocking=True)
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(1),
+        with_stuck_threshold(30),
+        with_event_hook(lambda e: events.append((e.kind, e.index))),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    async with uc.analyze_many([url(0), url(1)]) as batch:
+        await trio.sleep(45)
+        stats = uc.clone_gate_statistics()
+        assert [(e.index, e.seconds) for e in stats.active] == [(0, 45)]
+        assert [(e.index, e.seconds) for e in stats.queued] == [(1, 45)]
+        assert stats.acquired == stats.released + len(stats.active)
+        assert (EventKind.STUCK, 0) in events
+        assert "has run for more than 30 s" in caplog.text
+        vcs.release[url(0)].set()
+        vcs.release[url(1)].set()
+        reports = [r async for r in batch]
+    assert len(reports) == 2
+    first = [kind for kind, index in events if index == 0]
+    assert first == [
+        EventKind.QUEUED,
+        EventKind.CLONING,
+        EventKind.STUCK,
+        EventKind.CLONED,
+        EventKind.ANALYZING,
+        EventKind.DONE,
+    ]
+    stats = uc.clone_gate_statistics()
+    assert (stats.acquired, stats.released, stats.done) == (2, 2, 2)
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [
+        (with_max_concurrent_clones, 0),
+        (with_max_concurrent_clones, -1),
+        (with_max_concurrent_clones, True),
+        (with_max_concurrent_clones, "2"),
+        (with_max_concurrent_analyses, 0),
+        (with_analysis_timeout, 0),
+        (with_analysis_timeout, -5),
+        (with_clone_timeout, 0),
+        (with_clone_depth, 0),
+        (with_stuck_threshold, 0),
+        (with_token, ""),
+        (with_token, "has space"),
+        (with_clone_weight, 3),
+        (with_event_hook, None),
+    ],
+)
+def test_options_are_validated_when_built(option: object, value: object) -> None:
+    assert callable(option)
+    with pytest.raises(ValueError, match=r"must|callable|function"):
+        option(value)
+
+
+def test_defaults() -> None:
+    uc = AnalyzeUseCase(with_work_dir(Path("/tmp"), keep_clones=True), with_clone_depth(None))
+    config = uc.config
+    assert config.max_concurrent_clones == 2
+    assert config.analysis_timeout == 15 * 60
+    assert (config.clone_depth, config.keep_clones) == (None, True)
+    assert uc.clone_gate_statistics().size == 2
+
+
+def test_logging_is_quiet_by_default() -> None:
+    assert logging.getLogger("clonegate").level == logging.NOTSET

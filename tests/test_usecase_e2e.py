@@ -1,0 +1,73 @@
+"""AnalyzeUseCase with its real adapters against a loopback git daemon."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import trio
+
+from clonegate import (
+    AnalyzeUseCase,
+    RepositoryStatus,
+    with_max_concurrent_clones,
+    with_work_dir,
+)
+
+from .servers import FixtureRepo, GitDaemon, commit_tree, git_daemon, spawned_worker_pids
+from .test_analyzer import FIXTURE
+
+
+async def test_batch_against_a_loopback_git_daemon(
+    daemon: GitDaemon, repos: dict[str, FixtureRepo], tmp_path: Path
+) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    served = tmp_path / "served"
+    served.mkdir()
+    inventory_head = commit_tree(FIXTURE, served, "inventory")
+    idle_before = spawned_worker_pids()
+    with git_daemon(served) as second:
+        urls = [
+            daemon.url("basic"),
+            second.url("inventory"),
+            daemon.url("trunk"),
+            daemon.url("no-such-repo"),
+            f"GIT://127.0.0.1:{daemon.port}/basic/",  # the same repository, written differently
+            daemon.url("empty"),
+            "not a url",
+        ]
+        uc = AnalyzeUseCase(with_max_concurrent_clones(2), with_work_dir(work))
+        async with uc.analyze_many(urls) as batch:
+            reports = {r.index: r async for r in batch}
+            summary = batch.summary
+    assert reports[0].status is RepositoryStatus.OK
+    assert reports[0].ref is not None
+    assert reports[0].ref.commit == repos["basic"].head
+    inventory = reports[1]
+    assert inventory.status is RepositoryStatus.OK
+    assert inventory.ref is not None
+    assert inventory.ref.commit == inventory_head
+    assert inventory.analysis is not None
+    assert (inventory.analysis.test_files, inventory.analysis.tests) == (11, 58)
+    assert inventory.timings.clone > 0
+    assert inventory.timings.analysis > 0
+    assert reports[2].ref is not None
+    assert reports[2].ref.branch == "trunk"
+    missing = reports[3]
+    assert missing.status is RepositoryStatus.FAILED
+    assert missing.error is not None
+    assert (missing.error.phase, missing.error.kind) == ("clone", "not_found")
+    assert reports[4].duplicate_of == 0
+    empty = reports[5].error
+    assert empty is not None
+    assert empty.kind == "empty_repository"
+    invalid = reports[6].error
+    assert invalid is not None
+    assert invalid.kind == "invalid_url"
+    assert (summary.repositories, summary.ok, summary.failed, summary.duplicates) == (7, 4, 3, 1)
+    # Nothing left behind: no clone directory, and the batch's worker processes are gone.
+    assert list(work.iterdir()) == []
+    await trio.lowlevel.checkpoint()
+    assert spawned_worker_pids() <= idle_before
+    stats = uc.clone_gate_statistics()
+    assert stats.acquired == stats.released == 5  # the invalid URL and the duplicate took none
