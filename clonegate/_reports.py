@@ -82,10 +82,12 @@ class AnalysisTotals:
 class RepositoryReport:
     """The outcome for one input line.
 
-    ``inventory`` holds every test file, suite and test; it is present on the first
-    report of a repository only. A later line naming the same repository (after
-    normalization) gets ``duplicate_of`` (the first line's index) and the same totals.
-    ``path`` is where the clone was kept, if clones are kept.
+    A later line naming the same repository as an earlier one (after normalizing
+    scheme and host case, a trailing ``.git`` and ``/``) is not cloned again: its
+    report has the first line's ``status`` and ``duplicate_of`` (the first line's
+    index), and no details; those are in the first line's report (ADR 0006).
+    ``inventory`` holds every test file, suite and test. ``path`` is where the clone
+    was kept, if clones are kept.
     """
 
     url: str

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import logging
 import math
 from collections.abc import AsyncIterator, Iterable
@@ -43,18 +44,16 @@ _STATUS_OF_KIND = {
 }
 
 
-@dataclass
-class _First:
-    """The first line naming a repository; later lines wait for its report."""
-
-    index: int
-    done: trio.Event = field(default_factory=trio.Event)
-    slim: RepositoryReport | None = None  # the report without its inventory
+_STATUSES = list(RepositoryStatus)
+_RUNNING = 7  # the status code of a first line still in flight
 
 
 @dataclass
 class _BatchState:
-    firsts: dict[str, _First] = field(default_factory=dict)
+    # One small entry per distinct repository, so memory stays flat in the number of
+    # URLs: a 16-byte digest of the normalized URL -> first index * 8 + status code.
+    seen: dict[bytes, int] = field(default_factory=dict)
+    running: dict[int, trio.Event] = field(default_factory=dict)  # first lines in flight
     counts: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
     test_files: int = 0
@@ -196,20 +195,24 @@ class AnalyzeUseCase:
     ) -> None:
         try:
             key = _key(url)
-            first = state.firsts.get(key) if key is not None else None
-            if first is None:
-                if key is not None:
-                    first = state.firsts[key] = _First(index)
+            digest = hashlib.blake2b(key.encode(), digest_size=16).digest() if key else b""
+            packed = state.seen.get(digest) if digest else None
+            if packed is None:
+                if digest:
+                    state.seen[digest] = index * 8 + _RUNNING
+                    state.running[index] = trio.Event()
                 report = await self._run_one(index, url)
-                if first is not None:
-                    first.slim = dataclasses.replace(report, inventory=None)
-                    first.done.set()
+                if digest:
+                    state.seen[digest] = index * 8 + _STATUSES.index(report.status)
+                    state.running.pop(index).set()
             else:
-                await first.done.wait()
-                assert first.slim is not None
-                report = dataclasses.replace(
-                    first.slim, url=_shown(url), index=index, duplicate_of=first.index
-                )
+                first = packed >> 3
+                if packed & 7 == _RUNNING:
+                    await state.running[first].wait()
+                    packed = state.seen[digest]
+                status = _STATUSES[packed & 7]
+                report = RepositoryReport(_shown(url), index, status, duplicate_of=first)
+                self._emit(EventKind.DONE, report.url, index, status=status)
             state.count(report)
             await send.send(report)
         finally:
