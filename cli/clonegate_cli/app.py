@@ -1,16 +1,57 @@
-"""The Typer application behind the ``clonegate`` command."""
+"""The Typer application behind the ``clonegate`` command (ADR 0007)."""
 
 from __future__ import annotations
 
+import enum
+import logging
+import signal
+import sys
+import tempfile
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, TextIO
+
+import trio
 import typer
+from rich.console import Console
 
 import clonegate
+from clonegate import (
+    AnalyzeUseCase,
+    InvalidURLError,
+    Option,
+    RepositoryReport,
+    RepositoryStatus,
+    parse_repo_url,
+    with_analysis_timeout,
+    with_clone_depth,
+    with_clone_timeout,
+    with_event_hook,
+    with_max_concurrent_clones,
+    with_token,
+    with_work_dir,
+)
+
+from . import _demo
+from ._output import write_json, write_jsonl, write_table
+from ._progress import Progress
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
 
 app = typer.Typer(
     name="clonegate",
-    help="Clone many git repositories under a hard, fair limit, and analyze each clone.",
+    help="Clone many git repositories under a hard, fair limit, and take each one's test "
+    "inventory.",
     no_args_is_help=True,
+    pretty_exceptions_enable=False,
 )
+
+
+class Format(enum.StrEnum):
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
 
 
 def _print_version(value: bool) -> None:
@@ -21,17 +62,237 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(
-        False,
-        "--version",
-        callback=_print_version,
-        is_eager=True,
-        help="Print the version and exit.",
-    ),
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version."
+        ),
+    ] = False,
 ) -> None:
     """clonegate: clone many git repositories under a hard, fair limit."""
+
+
+def _usage_error(message: str) -> typer.Exit:
+    typer.echo(f"clonegate: error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def _read_urls(urls: list[str], from_file: str | None) -> list[str]:
+    lines = list(urls)
+    if from_file is not None:
+        try:
+            text = sys.stdin.read() if from_file == "-" else Path(from_file).read_text()
+        except OSError as exc:
+            raise _usage_error(f"cannot read {from_file}: {exc.strerror}") from None
+        for line in text.splitlines():
+            line = line.strip()
+            if line and not line.startswith("#"):
+                lines.append(line)
+    if not lines:
+        raise _usage_error("no repository URLs given (arguments, or --from-file PATH or -)")
+    invalid = []
+    for position, url in enumerate(lines, 1):
+        try:
+            parse_repo_url(url)
+        except InvalidURLError as exc:
+            invalid.append(f"  URL {position}: {exc}")
+    if invalid:
+        raise _usage_error("invalid repository URLs, nothing was cloned:\n" + "\n".join(invalid))
+    return lines
+
+
+@app.command()
+def analyze(
+    urls: Annotated[
+        list[str] | None, typer.Argument(help="Repository URLs.", show_default=False)
+    ] = None,
+    from_file: Annotated[
+        str | None,
+        typer.Option(
+            "--from-file",
+            help="Read URLs from PATH, or - for stdin: one per line; "
+            "blank lines and # comments are ignored.",
+            metavar="PATH",
+        ),
+    ] = None,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "-j",
+            "--max-concurrent-clones",
+            envvar="CLONEGATE_MAX_CONCURRENT_CLONES",
+            min=1,
+            help="Clones at once.",
+        ),
+    ] = 2,
+    timeout: Annotated[
+        float, typer.Option(min=0.001, help="Seconds per repository: wait, clone and analysis.")
+    ] = 15 * 60.0,
+    clone_timeout: Annotated[
+        float | None, typer.Option(min=0.001, help="Seconds for the clone alone.")
+    ] = None,
+    depth: Annotated[int, typer.Option(min=0, help="Commits of history; 0 for all.")] = 1,
+    token: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CLONEGATE_TOKEN",
+            show_default=False,
+            help="Token for https remotes (prefer the CLONEGATE_TOKEN variable: "
+            "arguments are visible to other users). Never printed.",
+        ),
+    ] = None,
+    output_format: Annotated[
+        Format | None,
+        typer.Option("--format", help="table on a terminal, jsonl otherwise.", show_default=False),
+    ] = None,
+    output: Annotated[
+        Path | None, typer.Option(help="Write results to FILE instead of stdout.", metavar="FILE")
+    ] = None,
+    keep: Annotated[
+        Path | None,
+        typer.Option(help="Keep the clones (with a working tree) in DIR.", metavar="DIR"),
+    ] = None,
+    verbose: Annotated[bool, typer.Option("--verbose", help="Log each step to stderr.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", help="No progress, only errors.")] = False,
+) -> None:
+    """Clone each repository (at most -j at once) and report its test inventory.
+
+    Exit status: 0 all repositories ok, 1 some failed, 2 usage error, 130 interrupted.
+    """
+    lines = _read_urls(urls or [], from_file)
+    options: list[Option] = [
+        with_max_concurrent_clones(jobs),
+        with_analysis_timeout(timeout),
+        with_clone_depth(depth or None),
+    ]
+    if clone_timeout is not None:
+        options.append(with_clone_timeout(clone_timeout))
+    if token is not None:
+        try:
+            options.append(with_token(token))
+        except ValueError as exc:
+            raise _usage_error(str(exc)) from None
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        options.append(with_work_dir(keep, keep_clones=True))
+    raise typer.Exit(_run_batch(lines, options, output_format, output, verbose, quiet))
+
+
+@app.command()
+def demo(
+    repositories: Annotated[int, typer.Option(min=1, max=len(_demo.SAMPLES))] = len(_demo.SAMPLES),
+    rate: Annotated[int, typer.Option(min=1, help="Server send rate, KiB/s per clone.")] = 256,
+    output_format: Annotated[Format | None, typer.Option("--format", show_default=False)] = None,
+    quiet: Annotated[bool, typer.Option("--quiet")] = False,
+) -> None:
+    """Serve sample repositories on 127.0.0.1 and analyze them, two clones at a time."""
+    with tempfile.TemporaryDirectory(prefix="clonegate-demo-") as root:
+        names = list(_demo.SAMPLES)[:repositories]
+        for name in names:
+            _demo.build_repository(Path(root) / f"{name}.git", _demo.SAMPLES[name])
+        with _demo.serve(Path(root), rate * 1024) as port:
+            urls = [f"git://127.0.0.1:{port}/{name}.git" for name in names]
+            if not quiet:
+                Console(stderr=True).print(
+                    f"serving {len(urls)} sample repositories on git://127.0.0.1:{port}/ "
+                    "(in this process); clone limit 2"
+                )
+            code = _run_batch(
+                urls, [with_max_concurrent_clones(2)], output_format, None, False, quiet
+            )
+    raise typer.Exit(code)
+
+
+def _run_batch(
+    urls: list[str],
+    options: list[Option],
+    output_format: Format | None,
+    output: Path | None,
+    verbose: bool,
+    quiet: bool,
+) -> int:
+    stderr = Console(stderr=True)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    with _results_stream(output) as stream:
+        interactive = output is None and sys.stdout.isatty()
+        fmt = output_format or (Format.table if interactive else Format.jsonl)
+        progress = Progress(stderr, live=stderr.is_terminal and not quiet, verbose=verbose)
+        try:
+            return trio.run(_analyze_all, urls, options, fmt, stream, progress)
+        except BaseException as exc:
+            if _only(exc, KeyboardInterrupt):
+                stderr.print("clonegate: interrupted; every clone was stopped and removed")
+                return EXIT_INTERRUPTED
+            raise
+
+
+async def _analyze_all(
+    urls: list[str], options: list[Option], fmt: Format, stream: TextIO, progress: Progress
+) -> int:
+    uc = AnalyzeUseCase(*options, with_event_hook(progress.on_event))
+    reports: list[RepositoryReport] = []
+    terminated = False
+
+    async def on_sigterm(cancel: Callable[[], None]) -> None:
+        nonlocal terminated
+        with trio.open_signal_receiver(signal.SIGTERM) as signals:
+            async for _ in signals:
+                terminated = True
+                cancel()
+                return
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(on_sigterm, nursery.cancel_scope.cancel)
+        if progress.live:
+            nursery.start_soon(progress.run, uc)
+        async with uc.analyze_many(urls) as batch:
+            async for report in batch:
+                if fmt is Format.jsonl:
+                    write_jsonl(stream, report)
+                else:
+                    reports.append(report)
+            summary = batch.summary
+        nursery.cancel_scope.cancel()
+    if terminated:
+        progress.console.print("clonegate: terminated; every clone was stopped and removed")
+        return EXIT_TERMINATED
+    if fmt is Format.json:
+        write_json(stream, reports, summary)
+    elif fmt is Format.table:
+        write_table(Console(file=stream), reports, summary)
+    all_ok = summary.repositories == summary.ok
+    return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
+
+
+@contextmanager
+def _results_stream(output: Path | None) -> Iterator[TextIO]:
+    if output is None:
+        yield sys.stdout
+        return
+    try:
+        stream = output.open("w")
+    except OSError as exc:
+        raise _usage_error(f"cannot write {output}: {exc.strerror}") from None
+    with stream:
+        yield stream
+
+
+def _only(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` is ``kind``, or a group of nothing but ``kind`` and cancellations."""
+    if isinstance(exc, kind):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only(e, kind) or isinstance(e, trio.Cancelled) for e in exc.exceptions)
+    return False
 
 
 def main() -> None:
     """Console-script entry point."""
     app()
+
+
+__all__ = ["RepositoryStatus", "app", "main"]
