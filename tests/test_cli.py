@@ -1,0 +1,315 @@
+"""The command line: options, formats, exit codes, and signals, against loopback servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from typer.testing import CliRunner
+
+from clonegate_cli.app import app
+
+from .servers import (
+    TOKEN,
+    FixtureRepo,
+    GitDaemon,
+    HttpGitServer,
+    ThrottlingProxy,
+    git,
+    never_answer,
+    raw_tcp_server,
+)
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def tmpdir_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Private clone directories go here, so a test can see that none is left."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    monkeypatch.setenv("TMPDIR", str(work))
+    return work
+
+
+def lines(output: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in output.splitlines() if line.strip()]
+
+
+def clonegate(*args: str, **kwargs: Any) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "clonegate", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kwargs,
+    )
+
+
+def test_jsonl_when_piped(
+    runner: CliRunner, daemon: GitDaemon, repos: dict[str, FixtureRepo], tmpdir_env: Path
+) -> None:
+    result = runner.invoke(app, ["analyze", daemon.url("basic"), daemon.url("trunk")])
+    assert result.exit_code == 0, result.output
+    reports = sorted(lines(result.stdout), key=lambda r: r["index"])
+    assert [r["status"] for r in reports] == ["ok", "ok"]
+    basic = reports[0]
+    assert basic["url"] == daemon.url("basic")
+    assert basic["error"] is None
+    assert basic["ref"]["branch"] == "main"
+    assert basic["ref"]["commit"] == repos["basic"].head
+    assert basic["ref"]["committed_at"] == "2023-11-15T00:13:22+02:00"
+    assert set(basic["analysis"]) >= {"test_files", "tests", "by_framework", "by_status"}
+    assert reports[1]["ref"]["branch"] == "trunk"
+    assert list(tmpdir_env.iterdir()) == []
+
+
+def test_json_document_and_table(runner: CliRunner, daemon: GitDaemon, tmpdir_env: Path) -> None:
+    result = runner.invoke(app, ["analyze", "--format", "json", daemon.url("basic")])
+    assert result.exit_code == 0
+    document = json.loads(result.stdout)
+    assert set(document) == {"repositories", "summary"}
+    assert document["summary"]["ok"] == 1
+    assert document["repositories"][0]["status"] == "ok"
+    table = runner.invoke(app, ["analyze", "--format", "table", daemon.url("basic")])
+    assert table.exit_code == 0
+    assert "1 repositories: 1 ok" in table.stdout
+
+
+def test_from_file_and_stdin_skip_blanks_and_comments(
+    runner: CliRunner, daemon: GitDaemon, tmp_path: Path, tmpdir_env: Path
+) -> None:
+    listing = f"# repositories\n\n{daemon.url('basic')}\n   \n  {daemon.url('trunk')}  \n"
+    path = tmp_path / "urls.txt"
+    path.write_text(listing)
+    from_file = runner.invoke(app, ["analyze", "--from-file", str(path)])
+    assert from_file.exit_code == 0
+    assert len(lines(from_file.stdout)) == 2
+    from_stdin = runner.invoke(app, ["analyze", "--from-file", "-"], input=listing)
+    assert from_stdin.exit_code == 0
+    assert len(lines(from_stdin.stdout)) == 2
+
+
+def test_some_failed_exits_1_and_duplicates_are_reported(
+    runner: CliRunner, daemon: GitDaemon, tmpdir_env: Path
+) -> None:
+    urls = [
+        daemon.url("basic"),
+        daemon.url("no-such-repo"),
+        daemon.url("basic").upper()[:0] + f"GIT://127.0.0.1:{daemon.port}/basic/",
+    ]
+    result = runner.invoke(app, ["analyze", *urls])
+    assert result.exit_code == 1
+    reports = {r["index"]: r for r in lines(result.stdout)}
+    assert reports[1]["status"] == "failed"
+    assert reports[1]["error"] == {
+        "phase": "clone",
+        "kind": "not_found",
+        "message": reports[1]["error"]["message"],
+    }
+    assert "repository not found" in reports[1]["error"]["message"]
+    assert reports[2]["duplicate_of"] == 0
+    assert reports[2]["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "message"),
+    [
+        ([], None, "no repository URLs"),
+        (["--from-file", "-"], "# only a comment\n\n", "no repository URLs"),
+        (["ftp://example.com/x.git"], None, "unsupported scheme 'ftp'"),
+        (["not a url"], None, "invalid repository URLs"),
+        (["https://example.com"], None, "no repository path"),
+        (["-j", "0", "git://127.0.0.1/x.git"], None, ""),
+        (["--depth", "-1", "git://127.0.0.1/x.git"], None, ""),
+        (["--format", "xml", "git://127.0.0.1/x.git"], None, ""),
+        (["--from-file", "/no/such/file"], None, "cannot read /no/such/file"),
+    ],
+)
+def test_usage_errors_exit_2_before_anything_is_cloned(
+    runner: CliRunner, args: list[str], stdin: str | None, message: str, tmpdir_env: Path
+) -> None:
+    result = runner.invoke(app, ["analyze", *args], input=stdin)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert result.stdout == "" or "Usage" in result.stdout or message in result.stdout
+    assert list(tmpdir_env.iterdir()) == []
+
+
+def test_an_invalid_url_among_good_ones_stops_everything(
+    runner: CliRunner, daemon: GitDaemon, tmpdir_env: Path
+) -> None:
+    result = runner.invoke(app, ["analyze", daemon.url("basic"), "svn://host/repo"])
+    assert result.exit_code == 2
+    assert "URL 2: svn://host/repo: unsupported scheme 'svn'" in result.output
+    assert "nothing was cloned" in result.output
+
+
+def test_environment_variables(
+    runner: CliRunner, http_server: HttpGitServer, daemon: GitDaemon, tmpdir_env: Path
+) -> None:
+    bad = runner.invoke(
+        app, ["analyze", daemon.url("basic")], env={"CLONEGATE_MAX_CONCURRENT_CLONES": "0"}
+    )
+    assert bad.exit_code == 2
+    private = http_server.url("basic", private=True)
+    denied = runner.invoke(app, ["analyze", private])
+    assert denied.exit_code == 1
+    assert lines(denied.stdout)[0]["error"]["kind"] == "authentication"
+    allowed = runner.invoke(
+        app,
+        ["analyze", "--verbose", private],
+        env={"CLONEGATE_TOKEN": TOKEN, "CLONEGATE_MAX_CONCURRENT_CLONES": "1"},
+    )
+    assert allowed.exit_code == 0, allowed.output
+    flag = runner.invoke(app, ["analyze", "--verbose", "--token", TOKEN, private])
+    assert flag.exit_code == 0
+    for result in (denied, allowed, flag):
+        assert TOKEN not in result.output
+        assert TOKEN not in result.stdout
+
+
+def test_output_file_keep_and_depth(
+    runner: CliRunner, daemon: GitDaemon, repos: dict[str, FixtureRepo], tmp_path: Path
+) -> None:
+    out = tmp_path / "results.jsonl"
+    keep = tmp_path / "kept"
+    result = runner.invoke(
+        app,
+        [
+            "analyze",
+            "--output",
+            str(out),
+            "--keep",
+            str(keep),
+            "--depth",
+            "0",
+            "--quiet",
+            daemon.url("trunk"),
+        ],
+    )
+    assert result.exit_code == 0
+    assert result.stdout == ""
+    (report,) = lines(out.read_text())
+    kept = Path(report["path"])
+    assert kept.is_relative_to(keep)
+    assert git("-C", str(kept), "rev-list", "--count", "HEAD") == str(repos["trunk"].commits)
+    assert (kept / "file0.txt").exists()  # kept clones have a working tree
+
+
+def test_timeouts(runner: CliRunner, tmpdir_env: Path) -> None:
+    with raw_tcp_server(never_answer) as port:
+        url = f"http://127.0.0.1:{port}/silent.git"
+        result = runner.invoke(app, ["analyze", "--timeout", "1", url])
+        clone_only = runner.invoke(app, ["analyze", "--clone-timeout", "1", url])
+    for outcome in (result, clone_only):
+        assert outcome.exit_code == 1
+        (report,) = lines(outcome.stdout)
+        assert report["status"] == "timeout"
+        assert (report["error"]["phase"], report["error"]["kind"]) == ("clone", "timeout")
+    assert list(tmpdir_env.iterdir()) == []
+
+
+def test_table_on_a_terminal(daemon: GitDaemon, tmpdir_env: Path) -> None:
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "clonegate", "analyze", daemon.url("basic")],
+        stdout=follower,
+        stderr=follower,
+        env={**os.environ, "COLUMNS": "160"},
+    )
+    os.close(follower)
+    captured = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        captured += chunk
+    assert process.wait(timeout=60) == 0
+    os.close(leader)
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", captured.decode(errors="replace"))
+    assert "1 repositories: 1 ok" in text
+    assert "repository" in text  # the table's header
+    assert '"status"' not in text  # no JSON on a terminal
+
+
+def test_demo_runs(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["demo", "--rate", "4096"])
+    assert result.exit_code == 0, result.output
+    reports = lines(result.stdout)
+    assert len(reports) == 6
+    assert all(r["status"] == "ok" for r in reports)
+    frameworks = set().union(*(r["analysis"]["by_framework"] for r in reports))
+    assert frameworks == {
+        "cargo-test",
+        "go-testing",
+        "jest",
+        "junit5",
+        "pytest",
+        "unittest",
+        "vitest",
+    }
+
+
+def _processes_with(marker: bytes) -> set[int]:
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "cmdline").read_bytes():
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.fixture
+def slow_proxy(daemon: GitDaemon) -> ThrottlingProxy:
+    return ThrottlingProxy(daemon.port, rate=64 * 1024)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+async def test_signal_during_a_run_shuts_down_cleanly(
+    sig: signal.Signals, code: int, slow_proxy: ThrottlingProxy, tmpdir_env: Path
+) -> None:
+    workers_before = _processes_with(b"spawn_main")
+    async with trio.open_nursery() as nursery:
+        await nursery.start(slow_proxy.serve)
+        url = f"git://127.0.0.1:{slow_proxy.port}/big.git"
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "clonegate", "analyze", url, url.replace("big", "basic")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        await slow_proxy.wait_forwarded(128 * 1024)  # a clone is mid-transfer
+        assert list(tmpdir_env.iterdir())  # its directory exists
+        process.send_signal(sig)
+        signalled = trio.current_time()
+        with trio.fail_after(10):
+            returncode = await process.wait()
+        elapsed = trio.current_time() - signalled
+        nursery.cancel_scope.cancel()
+    assert process.stderr is not None
+    assert returncode == code
+    assert elapsed < 2
+    assert list(tmpdir_env.iterdir()) == []  # no partial clone directory
+    assert _processes_with(b"spawn_main") <= workers_before  # no worker left behind
