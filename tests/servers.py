@@ -279,6 +279,9 @@ class ThrottlingProxy:
         self.chunk = chunk
         self.forwarded = 0
         self.connections = 0
+        self.active = 0
+        self.max_active = 0
+        self.timeline: list[tuple[float, int]] = []  # (trio time, connections open after)
         self._progress = trio.Event()
         self.port = 0
 
@@ -294,14 +297,23 @@ class ThrottlingProxy:
 
     async def _handle(self, client: trio.SocketStream) -> None:
         self.connections += 1
+        self._count(+1)
         try:
-            server = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
-        except OSError:
-            await client.aclose()
-            return
-        async with client, server, trio.open_nursery() as nursery:
-            nursery.start_soon(self._upload, client, server)
-            nursery.start_soon(self._download, server, client, nursery.cancel_scope)
+            try:
+                server = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
+            except OSError:
+                await client.aclose()
+                return
+            async with client, server, trio.open_nursery() as nursery:
+                nursery.start_soon(self._upload, client, server)
+                nursery.start_soon(self._download, server, client, nursery.cancel_scope)
+        finally:
+            self._count(-1)
+
+    def _count(self, change: int) -> None:
+        self.active += change
+        self.max_active = max(self.max_active, self.active)
+        self.timeline.append((trio.current_time(), self.active))
 
     async def _upload(self, client: trio.SocketStream, server: trio.SocketStream) -> None:
         try:
@@ -316,11 +328,11 @@ class ThrottlingProxy:
     ) -> None:
         try:
             while data := await server.receive_some(self.chunk):
+                await trio.sleep(len(data) / self.rate)  # the throttle itself
                 await client.send_all(data)
                 self.forwarded += len(data)
                 self._progress.set()
                 self._progress = trio.Event()
-                await trio.sleep(len(data) / self.rate)  # the throttle itself
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         scope.cancel()  # the server is done or gone: close both sides

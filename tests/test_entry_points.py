@@ -33,6 +33,7 @@ def test_console_script_and_python_m_print_the_version() -> None:
         ("bench_worker.py", "| fixed cost per clone |"),
         ("bench_analyzer.py", "files per second per core"),
         ("bench_usecase.py", "repositories/s"),
+        ("bench_load.py", "peak RSS"),
     ],
 )
 def test_benchmarks_run_in_quick_mode(script: str, expected: str) -> None:
