@@ -10,6 +10,7 @@ from typing import final
 import trio
 import trio_parallel
 
+from ._checks import positive_int, positive_seconds
 from ._clone_worker import CloneJob, clone_in_worker
 from ._errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
 from ._urls import RepoURL, parse_repo_url
@@ -18,12 +19,6 @@ from ._vcs import ClonedSource, remove_tree
 __all__ = ["DulwichVCS"]
 
 TOKEN_USERNAME = "x-access-token"
-
-
-def _positive(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"{name} must be a number > 0, got {value!r}")
-    return value
 
 
 @final
@@ -65,14 +60,10 @@ class DulwichVCS:
         ssh_command: str = "ssh",
         ca_bundle: Path | None = None,
     ) -> None:
-        if depth is not None and (
-            isinstance(depth, bool) or not isinstance(depth, int) or depth < 1
-        ):
-            raise ValueError(f"depth must be an int >= 1 or None for full history, got {depth!r}")
-        self._depth = depth
+        self._depth = positive_int("depth", depth) if depth is not None else None
         self._checkout = checkout
-        self._connect_timeout = _positive("connect_timeout", connect_timeout)
-        self._read_timeout = _positive("read_timeout", read_timeout)
+        self._connect_timeout = positive_seconds("connect_timeout", connect_timeout)
+        self._read_timeout = positive_seconds("read_timeout", read_timeout)
         self._allow_local = allow_local
         self._work_dir = work_dir
         self._ssh_command = ssh_command

@@ -59,9 +59,7 @@ class TestSuite:
     tests: tuple[TestCase, ...] = ()
 
     def all_tests(self) -> Iterator[TestCase]:
-        yield from self.tests
-        for suite in self.suites:
-            yield from suite.all_tests()
+        return _all_tests(self.tests, self.suites)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,9 +75,14 @@ class TestFile:
     tests: tuple[TestCase, ...] = ()
 
     def all_tests(self) -> Iterator[TestCase]:
-        yield from self.tests
-        for suite in self.suites:
-            yield from suite.all_tests()
+        return _all_tests(self.tests, self.suites)
+
+
+def _all_tests(tests: tuple[TestCase, ...], suites: tuple[TestSuite, ...]) -> Iterator[TestCase]:
+    """Direct tests first, then each suite's, depth first: the order of the file."""
+    yield from tests
+    for suite in suites:
+        yield from suite.all_tests()
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._checks import positive_int, positive_seconds
 from ._events import Event
 
 __all__ = [
@@ -50,49 +51,37 @@ class UseCaseConfig:
 Option = Callable[[UseCaseConfig], UseCaseConfig]
 
 
-def _positive_int(name: str, value: object) -> int:
-    # Go's WithMaxConcurrentClones ignores n <= 0 and keeps the default. A silent
-    # fallback turns a typo into a surprise at 3 a.m.; we refuse it when built (ADR 0006).
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{name} must be an int >= 1, got {value!r}")
-    return value
-
-
-def _positive_seconds(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
-        raise ValueError(f"{name} must be a number of seconds > 0, got {value!r}")
-    return float(value)
-
-
 def with_max_concurrent_clones(n: int) -> Option:
     """At most ``n`` clones at once (default 2). With :func:`with_clone_weight`, a budget."""
-    n = _positive_int("max_concurrent_clones", n)
+    # Go's WithMaxConcurrentClones ignores n <= 0 and keeps the default. A silent
+    # fallback turns a typo into a surprise at 3 a.m.; we refuse it when built (ADR 0006).
+    n = positive_int("max_concurrent_clones", n)
     return lambda config: dataclasses.replace(config, max_concurrent_clones=n)
 
 
 def with_analysis_timeout(seconds: float) -> Option:
     """The deadline per repository, covering the wait for a slot, the clone and the
     analysis, as in Go (default 15 minutes)."""
-    value = _positive_seconds("analysis_timeout", seconds)
+    value = positive_seconds("analysis_timeout", seconds)
     return lambda config: dataclasses.replace(config, analysis_timeout=value)
 
 
 def with_clone_timeout(seconds: float) -> Option:
     """A deadline for the clone alone, from the moment it holds a slot."""
-    value = _positive_seconds("clone_timeout", seconds)
+    value = positive_seconds("clone_timeout", seconds)
     return lambda config: dataclasses.replace(config, clone_timeout=value)
 
 
 def with_clone_depth(depth: int | None) -> Option:
     """Commits of history per clone: 1 (the default) is shallow, None the whole branch."""
     if depth is not None:
-        depth = _positive_int("clone_depth", depth)
+        depth = positive_int("clone_depth", depth)
     return lambda config: dataclasses.replace(config, clone_depth=depth)
 
 
 def with_max_concurrent_analyses(n: int) -> Option:
     """At most ``n`` analyses at once (default: the number of CPUs)."""
-    n = _positive_int("max_concurrent_analyses", n)
+    n = positive_int("max_concurrent_analyses", n)
     return lambda config: dataclasses.replace(config, max_concurrent_analyses=n)
 
 
@@ -122,7 +111,7 @@ def with_clone_weight(weigh: Callable[[str], int]) -> Option:
 
 def with_stuck_threshold(seconds: float) -> Option:
     """Warn (log and event) when a clone has run longer than this (default 10 minutes)."""
-    value = _positive_seconds("stuck_threshold", seconds)
+    value = positive_seconds("stuck_threshold", seconds)
     return lambda config: dataclasses.replace(config, stuck_threshold=value)
 
 

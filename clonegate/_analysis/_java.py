@@ -6,7 +6,7 @@ from tree_sitter import Node
 
 from .._inventory import TestStatus
 from ._outline import Outline
-from ._syntax import Captures, text
+from ._syntax import Captures, innermost, text
 
 TEST_ANNOTATIONS = frozenset(
     {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
@@ -40,7 +40,7 @@ def outline_java(captures: Captures) -> Outline:
         name = text(cls.child_by_field_name("name"))
         suites[cls.id] = container.suite(name, cls.start_point[0] + 1, marker)
     for method in captures.get("method", ()):
-        owner = _innermost(method, captures.get("class", []))
+        owner = innermost(method, captures.get("class", []))
         if owner is None:
             continue
         annotations = _annotations(method)
@@ -51,7 +51,7 @@ def outline_java(captures: Captures) -> Outline:
         if annotations & TEST_ANNOTATIONS or junit3:
             marker = TestStatus.SKIPPED if annotations & SKIP_ANNOTATIONS else None
             suites[owner.id].test(name, method.start_point[0] + 1, marker)
-    _prune(outline)
+    outline.drop_empty_suites()
     return outline
 
 
@@ -66,20 +66,8 @@ def _annotations(node: Node) -> set[str]:
     return names
 
 
-def _innermost(node: Node, classes: list[Node]) -> Node | None:
-    owners = [c for c in classes if c.start_byte < node.start_byte and node.end_byte <= c.end_byte]
-    return max(owners, key=lambda c: c.start_byte, default=None)
-
-
 def _enclosing(
     cls: Node, classes: list[Node], suites: dict[int, Outline], root: Outline
 ) -> Outline:
-    owner = _innermost(cls, classes)
+    owner = innermost(cls, classes)
     return suites[owner.id] if owner is not None else root
-
-
-def _prune(outline: Outline) -> None:
-    """Drop classes without tests (helpers, builders) so they do not show as empty suites."""
-    outline.suites = [s for s in outline.suites if not s.is_empty()]
-    for suite in outline.suites:
-        _prune(suite)

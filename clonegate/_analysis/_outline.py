@@ -33,6 +33,12 @@ class Outline:
     def is_empty(self) -> bool:
         return not self.tests and all(s.is_empty() for s in self.suites)
 
+    def drop_empty_suites(self) -> None:
+        """Forget suites without tests (helper classes, modules of plain code)."""
+        self.suites = [s for s in self.suites if not s.is_empty()]
+        for suite in self.suites:
+            suite.drop_empty_suites()
+
     def freeze(self) -> tuple[tuple[TestSuite, ...], tuple[TestCase, ...]]:
         """The top-level suites and tests, with every test's effective status."""
         return self._freeze_children(())

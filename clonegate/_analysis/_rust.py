@@ -6,7 +6,7 @@ from tree_sitter import Node
 
 from .._inventory import TestStatus
 from ._outline import Outline
-from ._syntax import Captures, text
+from ._syntax import Captures, innermost, text
 
 TEST_ATTRIBUTES = frozenset({"test", "tokio::test"})
 
@@ -20,7 +20,7 @@ def outline_rust(captures: Captures) -> Outline:
     modules = captures.get("module", [])
     suites: dict[int, Outline] = {}
     for module in modules:
-        owner = _innermost(module, modules)
+        owner = innermost(module, modules)
         container = suites[owner.id] if owner is not None else outline
         name = text(module.child_by_field_name("name"))
         suites[module.id] = container.suite(name, module.start_point[0] + 1)
@@ -28,13 +28,13 @@ def outline_rust(captures: Captures) -> Outline:
         attributes = _attributes(function)
         if not attributes & TEST_ATTRIBUTES:
             continue
-        owner = _innermost(function, modules)
+        owner = innermost(function, modules)
         container = suites[owner.id] if owner is not None else outline
         marker = TestStatus.SKIPPED if "ignore" in attributes else None
         container.test(
             text(function.child_by_field_name("name")), function.start_point[0] + 1, marker
         )
-    _prune(outline)
+    outline.drop_empty_suites()
     return outline
 
 
@@ -49,14 +49,3 @@ def _attributes(function: Node) -> set[str]:
                 names.add(text(attribute.named_children[0]))
         node = node.prev_named_sibling
     return names
-
-
-def _innermost(node: Node, modules: list[Node]) -> Node | None:
-    owners = [m for m in modules if m.start_byte < node.start_byte and node.end_byte <= m.end_byte]
-    return max(owners, key=lambda m: m.start_byte, default=None)
-
-
-def _prune(outline: Outline) -> None:
-    outline.suites = [s for s in outline.suites if not s.is_empty()]
-    for suite in outline.suites:
-        _prune(suite)

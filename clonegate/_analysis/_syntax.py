@@ -39,6 +39,14 @@ def _first_error_line(node: Node) -> int:
         node = child
 
 
+def innermost(node: Node, containers: list[Node]) -> Node | None:
+    """The innermost of ``containers`` (classes, modules) that encloses ``node``."""
+    owners = [
+        c for c in containers if c.start_byte < node.start_byte and node.end_byte <= c.end_byte
+    ]
+    return max(owners, key=lambda c: c.start_byte, default=None)
+
+
 def string_value(node: Node) -> str | None:
     """The text of a string or template literal without its quotes; None for anything else."""
     if node.type in (
