@@ -313,3 +313,32 @@ async def test_signal_during_a_run_shuts_down_cleanly(
     assert elapsed < 2
     assert list(tmpdir_env.iterdir()) == []  # no partial clone directory
     assert _processes_with(b"spawn_main") <= workers_before  # no worker left behind
+
+
+def test_verbose_quiet_and_completion(daemon: GitDaemon, tmpdir_env: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmpdir_env)}
+    verbose = subprocess.run(
+        [sys.executable, "-m", "clonegate", "analyze", "--verbose", daemon.url("basic")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert verbose.returncode == 0
+    assert len(lines(verbose.stdout)) == 1  # stdout: results only
+    for step in ("queued", "cloning", "cloned", "analyzing", "done ok"):
+        assert f" {step} {daemon.url('basic')}" in verbose.stderr
+    quiet = subprocess.run(
+        [sys.executable, "-m", "clonegate", "analyze", "--quiet", daemon.url("no-such-repo")],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert quiet.returncode == 1
+    assert quiet.stderr == ""
+    assert lines(quiet.stdout)[0]["error"]["kind"] == "not_found"
+    helped = subprocess.run(
+        [sys.executable, "-m", "clonegate", "--help"], capture_output=True, text=True, check=False
+    )
+    assert "--install-completion" in helped.stdout
