@@ -78,9 +78,9 @@ class DulwichVCS:
     ) -> ClonedSource:
         """Clone ``url`` into ``destination`` (must not exist yet) or a private temporary directory.
 
-        ``token`` authenticates https as ``x-access-token:<token>`` (ignored by other
-        transports); a user name and password inside the URL work too. Neither is
-        ever written to ``.git/config`` nor shown in any message.
+        ``token`` authenticates https as ``x-access-token:<token>`` (never sent over
+        plain http or other transports); a user name and password inside the URL work
+        too. Neither is ever written to ``.git/config`` nor shown in any message.
 
         Raises :exc:`clonegate.CloneError` subclasses; see :class:`clonegate.ErrorKind`.
         """
@@ -153,7 +153,10 @@ class DulwichVCS:
 def _credentials(repo: RepoURL, token: str | None) -> tuple[str | None, str | None]:
     if repo.scheme not in ("https", "http"):
         return None, None
-    if token is not None:
+    # The batch-wide token goes over TLS only: sent to an http:// remote it would cross
+    # the network in clear text. Credentials written into an http URL are the user's
+    # own explicit choice for that one remote.
+    if token is not None and repo.scheme == "https":
         if not token or any(ch.isspace() for ch in token):
             raise InvalidURLError(repo.redacted, "the token is empty or contains whitespace")
         return TOKEN_USERNAME, token

@@ -17,7 +17,8 @@ _SCHEME_ALIASES = {"git+ssh": "ssh", "ssh+git": "ssh"}
 _DEFAULT_PORTS = {"https": 443, "http": 80, "git": 9418, "ssh": 22}
 # user@host:path, as git understands it: no scheme, and a colon before any slash.
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[^:/\s]+):(?P<path>[^/].*|/.*)$")
-_USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)([^/@\s]+)@")
+# Up to the first "@" after "scheme://": a raw password may hold "/" (base64 does).
+_USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^@\s]+@")
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -27,6 +28,17 @@ def redact(text: str) -> str:
     Used on every message, log line and exception text that may quote a URL.
     """
     return _USERINFO_IN_TEXT.sub(r"\1***@", text)
+
+
+def _mask(raw: str) -> str:
+    """``raw`` for an error message about a URL that did not parse: everything before its
+    last ``@`` that could be user-info (spaces and slashes included) becomes ``***``."""
+    scheme, sep, rest = raw.partition("://")
+    if not sep:
+        scheme, rest = "", raw
+    if "@" not in rest:
+        return raw
+    return f"{scheme}{sep}***@{rest.rsplit('@', 1)[1]}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +114,7 @@ def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
     the clone limit meaningful, and a local path on a shared machine is not ours to read.
     """
     raw = text.strip()
-    shown = redact(raw)
+    shown = _mask(raw)
     if not raw:
         raise InvalidURLError(shown or "''", "empty URL")
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in raw):
@@ -110,12 +122,14 @@ def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
     if "://" not in raw:
         scp = _SCP_LIKE.match(raw)
         if scp and not raw.startswith(("/", ".", "~")):
+            user, _, password = (scp["user"] or "").partition(":")
             return RepoURL(
                 scheme="ssh",
                 host=scp["host"].lower(),
                 port=None,
                 path=scp["path"],
-                username=scp["user"],
+                username=user or None,
+                password=password or None,
                 scp_like=True,
             )
         if allow_local:
@@ -124,8 +138,11 @@ def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
     try:
         parts = urlsplit(raw)
         port = parts.port
-    except ValueError as exc:
-        raise InvalidURLError(shown, f"malformed URL: {redact(str(exc))}") from None
+    except ValueError:
+        # urllib's message may quote the user-info (a password read as a port).
+        raise InvalidURLError(
+            shown, "malformed URL: the host, port or user-info is unreadable"
+        ) from None
     scheme = _SCHEME_ALIASES.get(parts.scheme.lower(), parts.scheme.lower())
     if scheme == "file":
         if not allow_local:

@@ -159,13 +159,20 @@ def test_an_invalid_url_among_good_ones_stops_everything(
 
 
 def test_environment_variables(
-    runner: CliRunner, http_server: HttpGitServer, daemon: GitDaemon, tmpdir_env: Path
+    runner: CliRunner,
+    https_server: tuple[HttpGitServer, Path],
+    daemon: GitDaemon,
+    tmpdir_env: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     bad = runner.invoke(
         app, ["analyze", daemon.url("basic")], env={"CLONEGATE_MAX_CONCURRENT_CLONES": "0"}
     )
     assert bad.exit_code == 2
-    private = http_server.url("basic", private=True)
+    server, ca_bundle = https_server
+    # Worker processes start with this environment: they trust the test CA.
+    monkeypatch.setenv("SSL_CERT_FILE", str(ca_bundle))
+    private = server.url("basic", private=True)
     denied = runner.invoke(app, ["analyze", private])
     assert denied.exit_code == 1
     assert lines(denied.stdout)[0]["error"]["kind"] == "authentication"

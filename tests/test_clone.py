@@ -25,6 +25,7 @@ from clonegate import (
     RepositoryNotFoundError,
     StorageError,
     TransportError,
+    parse_repo_url,
 )
 
 from .servers import (
@@ -208,23 +209,28 @@ async def test_garbage_server(scheme: str, work_dir: Path) -> None:
 
 
 async def test_authentication(
+    https_server: tuple[HttpGitServer, Path],
     http_server: HttpGitServer,
     repos: dict[str, FixtureRepo],
     work_dir: Path,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.DEBUG)
-    vcs = DulwichVCS(work_dir=work_dir)
-    url = http_server.url("basic", private=True)
+    server, ca_bundle = https_server
+    vcs = DulwichVCS(work_dir=work_dir, ca_bundle=ca_bundle)
+    url = server.url("basic", private=True)
     with pytest.raises(AuthenticationError, match="authentication required") as required:
         await vcs.clone(url)
     with pytest.raises(AuthenticationError, match="authentication failed") as failed:
         await vcs.clone(url, token="wrong-token-value")
     # A token inside the URL is a credential too, and is redacted wherever it is shown.
-    in_url = http_server.url("basic", private=True, userinfo=f"x-access-token:{TOKEN}x")
+    in_url = server.url("basic", private=True, userinfo=f"x-access-token:{TOKEN}x")
     with pytest.raises(AuthenticationError) as failed_in_url:
         await vcs.clone(in_url)
     assert "***@" in str(failed_in_url.value)
+    # The token is never sent in clear text: over http:// the server does not get it.
+    with pytest.raises(AuthenticationError, match="authentication required"):
+        await vcs.clone(http_server.url("basic", private=True), token=TOKEN)
 
     source = await vcs.clone(url, token=TOKEN)
     try:
@@ -234,7 +240,7 @@ async def test_authentication(
         assert f"url = {url}" in config
     finally:
         await source.aclose()
-    with_userinfo = http_server.url("basic", private=True, userinfo=f"x-access-token:{TOKEN}")
+    with_userinfo = server.url("basic", private=True, userinfo=f"x-access-token:{TOKEN}")
     source = await vcs.clone(with_userinfo)
     try:
         assert TOKEN not in (source.path / "config").read_text()
@@ -249,6 +255,27 @@ async def test_authentication(
         assert "wrong-token-value" not in str(error)
     assert TOKEN not in caplog.text
     assert list(work_dir.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://bob:s3cr3t/with/slashes@git.example/org/r.git",
+        "https://bob:s3cr3t@git.example:99999/org/r.git",
+        "git://bob:s3cr3t with space@host/r.git",
+        "https://bob:s3cr3t@",
+    ],
+)
+async def test_secrets_in_invalid_urls_are_not_shown(url: str, work_dir: Path) -> None:
+    with pytest.raises(InvalidURLError) as caught:
+        await DulwichVCS(work_dir=work_dir).clone(url)
+    assert "s3cr3t" not in str(caught.value)
+
+
+def test_scp_like_passwords_are_redacted() -> None:
+    repo = parse_repo_url("bob:s3cr3t@github.com:org/r.git")
+    assert repo.redacted == "bob:***@github.com:org/r.git"
+    assert repo.without_credentials == "bob@github.com:org/r.git"
 
 
 async def test_server_killed_mid_clone(
