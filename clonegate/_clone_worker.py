@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import resource
+import shutil
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -161,8 +162,11 @@ def _client_for(job: CloneJob) -> tuple[GitClient, str]:
         kwargs["password"] = job.password
     elif job.url.startswith("ssh://") or "://" not in job.url:
         # BatchMode: never prompt (an unknown host key or a passphrase fails instead).
+        # setpriv --pdeathsig: if this worker is killed (a cancelled clone), the kernel
+        # kills the ssh child too, instead of leaving it to run on as an orphan.
+        guard = "setpriv --pdeathsig KILL -- " if shutil.which("setpriv") else ""
         kwargs["ssh_command"] = (
-            f"{job.ssh_command} -o BatchMode=yes"
+            f"{guard}{job.ssh_command} -o BatchMode=yes"
             f" -o ConnectTimeout={max(1, round(job.connect_timeout))}"
             f" -o ServerAliveInterval={max(1, round(job.read_timeout / 3))}"
             " -o ServerAliveCountMax=3"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import logging
 import math
@@ -44,6 +43,32 @@ _STATUS_OF_KIND = {
 }
 
 
+@dataclass
+class _Stopwatch:
+    """When a repository reached each step; its Timings at any moment, finished or not."""
+
+    started: float
+    slot_at: float | None = None
+    cloned_at: float | None = None
+    analysis_at: float | None = None
+
+    def phase(self) -> str:
+        if self.analysis_at is not None:
+            return "analyzing"
+        if self.cloned_at is not None:
+            return "waiting for an analysis slot"
+        return "cloning" if self.slot_at is not None else "waiting for a clone slot"
+
+    def timings(self, now: float) -> Timings:
+        slot = self.slot_at if self.slot_at is not None else now
+        cloned = self.cloned_at if self.cloned_at is not None else now
+        return Timings(
+            waited=slot - self.started,
+            clone=cloned - slot if self.slot_at is not None else 0.0,
+            analysis=now - self.analysis_at if self.analysis_at is not None else 0.0,
+        )
+
+
 _STATUSES = list(RepositoryStatus)
 _RUNNING = 7  # the status code of a first line still in flight
 
@@ -53,7 +78,9 @@ class _BatchState:
     # One small entry per distinct repository, so memory stays flat in the number of
     # URLs: a 16-byte digest of the normalized URL -> first index * 8 + status code.
     seen: dict[bytes, int] = field(default_factory=dict)
-    running: dict[int, trio.Event] = field(default_factory=dict)  # first lines in flight
+    # Later lines naming a repository whose first line is still in flight: (index, URL).
+    # They hold no task and no in-flight permit, so they cannot starve other repositories.
+    waiting: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
     counts: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
     test_files: int = 0
@@ -159,13 +186,21 @@ class AnalyzeUseCase:
         send, receive = trio.open_memory_channel[RepositoryReport](0)
         state = _BatchState(started=trio.current_time())
         workers = trio_parallel.cache_scope(retire=retire_if_bloated)
+        raised: BaseException | None = None
         async with workers, trio.open_nursery() as nursery:
             nursery.start_soon(self._feed, urls, send, state)
             try:
                 async with receive:
                     yield Batch(receive, state)
+            except BaseException as exc:
+                # Re-raised below, outside the nursery: the caller's own exception
+                # (a broken pipe, a bug in its loop) must not come back as an
+                # ExceptionGroup of ours.
+                raised = exc
             finally:
                 nursery.cancel_scope.cancel()
+        if raised is not None:
+            raise raised
 
     async def _feed(
         self,
@@ -180,8 +215,25 @@ class AnalyzeUseCase:
             watchdog.start_soon(self._watch_for_stuck)
             async with trio.open_nursery() as nursery:
                 for index, url in enumerate(urls):
+                    digest = _digest(url)
+                    packed = state.seen.get(digest) if digest else None
+                    if packed is not None:  # a repository seen on an earlier line
+                        first = packed >> 3
+                        if packed & 7 == _RUNNING:
+                            state.waiting[first].append((index, _shown(url)))
+                        else:
+                            status = _STATUSES[packed & 7]
+                            await self._send_duplicate(
+                                send, state, index, _shown(url), first, status
+                            )
+                        continue
+                    if digest:
+                        state.seen[digest] = index * 8 + _RUNNING
+                        state.waiting[index] = []
                     await in_flight.acquire()
-                    nursery.start_soon(self._one_of_batch, index, url, send, state, in_flight)
+                    nursery.start_soon(
+                        self._one_of_batch, index, url, digest, send, state, in_flight
+                    )
             watchdog.cancel_scope.cancel()
         state.finished = trio.current_time()
 
@@ -189,93 +241,108 @@ class AnalyzeUseCase:
         self,
         index: int,
         url: str,
+        digest: bytes,
         send: trio.MemorySendChannel[RepositoryReport],
         state: _BatchState,
         in_flight: trio.Semaphore,
     ) -> None:
         try:
-            key = _key(url)
-            digest = hashlib.blake2b(key.encode(), digest_size=16).digest() if key else b""
-            packed = state.seen.get(digest) if digest else None
-            if packed is None:
-                if digest:
-                    state.seen[digest] = index * 8 + _RUNNING
-                    state.running[index] = trio.Event()
-                report = await self._run_one(index, url)
-                if digest:
-                    state.seen[digest] = index * 8 + _STATUSES.index(report.status)
-                    state.running.pop(index).set()
-            else:
-                first = packed >> 3
-                if packed & 7 == _RUNNING:
-                    await state.running[first].wait()
-                    packed = state.seen[digest]
-                status = _STATUSES[packed & 7]
-                report = RepositoryReport(_shown(url), index, status, duplicate_of=first)
-                self._emit(EventKind.DONE, report.url, index, status=status)
+            report = await self._run_one(index, url)
+            duplicates: list[tuple[int, str]] = []
+            if digest:
+                state.seen[digest] = index * 8 + _STATUSES.index(report.status)
+                duplicates = state.waiting.pop(index)
             state.count(report)
             await send.send(report)
+            for duplicate, shown in duplicates:
+                await self._send_duplicate(send, state, duplicate, shown, index, report.status)
         finally:
             in_flight.release()
 
+    async def _send_duplicate(
+        self,
+        send: trio.MemorySendChannel[RepositoryReport],
+        state: _BatchState,
+        index: int,
+        shown: str,
+        first: int,
+        status: RepositoryStatus,
+    ) -> None:
+        report = RepositoryReport(shown, index, status, duplicate_of=first)
+        self._emit(EventKind.DONE, shown, index, status=status)
+        state.count(report)
+        await send.send(report)
+
     async def _run_one(self, index: int, url: str) -> RepositoryReport:
+        # A checkpoint on every path, the early failures below included.
+        await trio.lowlevel.checkpoint()
         shown = _shown(url)
-        started = trio.current_time()
+        watch = _Stopwatch(trio.current_time())
         try:
             parse_repo_url(url, allow_local=True)  # the VCS applies its own policy later
-            weight = self._weight(url, shown)
         except InvalidURLError as exc:
             return self._done(_failed(shown, index, "clone", exc.kind, str(exc)))
-        timings = Timings()
-        phase = "waiting for a clone slot"
+        try:
+            weight = self._weight(url)
+        except ValueError as exc:
+            return self._done(_failed(shown, index, "clone", "invalid_weight", f"{shown}: {exc}"))
         source: ClonedSource | None = None
-        clone_started: float | None = None
         with trio.move_on_after(self.config.analysis_timeout):
             try:
                 self._emit(EventKind.QUEUED, shown, index)
                 async with self._gate.slot(index, shown, weight):
-                    phase = "cloning"
-                    clone_started = trio.current_time()
-                    timings = Timings(waited=clone_started - started)
-                    self._emit(EventKind.CLONING, shown, index, timings.waited)
+                    watch.slot_at = trio.current_time()
+                    self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
                     source = await self._clone(url, shown)
-                timings = dataclasses.replace(timings, clone=trio.current_time() - clone_started)
-                self._emit(EventKind.CLONED, shown, index, timings.clone)
-            except CloneError as exc:
-                if clone_started is not None:
-                    timings = dataclasses.replace(
-                        timings, clone=trio.current_time() - clone_started
+                    watch.cloned_at = trio.current_time()
+                self._emit(EventKind.CLONED, shown, index, watch.cloned_at - watch.slot_at)
+            except Exception as exc:
+                if isinstance(exc, CloneError):
+                    kind: str = exc.kind
+                    status = _STATUS_OF_KIND.get(exc.kind, RepositoryStatus.FAILED)
+                    message = str(exc)
+                else:  # a VCS of the user's that broke its contract: this repository only
+                    logger.exception("clone of %s failed", shown)
+                    kind, status, message = (
+                        "clone_error",
+                        RepositoryStatus.FAILED,
+                        _message(shown, exc),
                     )
-                status = _STATUS_OF_KIND.get(exc.kind, RepositoryStatus.FAILED)
-                return self._done(
-                    _failed(shown, index, "clone", exc.kind, str(exc), status, timings)
-                )
-            phase = "analyzing"
-            assert source is not None
+                if source is not None:  # cloned, then a hook or the bookkeeping failed
+                    await self._discard(source, shown)
+                timings = watch.timings(trio.current_time())
+                return self._done(_failed(shown, index, "clone", kind, message, status, timings))
             try:
-                return self._done(await self._analyze(source, index, shown, timings))
+                return self._done(await self._analyze(source, index, shown, watch))
             except Exception as exc:  # an analyzer bug or a dead worker: this repository only
                 logger.exception("analysis of %s failed", shown)
+                timings = watch.timings(trio.current_time())
                 message = _message(shown, exc)
                 return self._done(
                     _failed(shown, index, "analyze", "analysis_error", message, timings=timings)
                 )
             finally:
                 if not self.config.keep_clones:
-                    await source.aclose()
+                    await self._discard(source, shown)
         # The repository's deadline passed: the clone or analysis was stopped and cleaned up.
         return self._done(
             _failed(
                 shown,
                 index,
-                "analyze" if phase == "analyzing" else "clone",
+                "analyze" if watch.cloned_at is not None else "clone",
                 ErrorKind.TIMEOUT,
                 f"{shown}: no result within the {self.config.analysis_timeout:g} s "
-                f"repository timeout (while {phase})",
+                f"repository timeout (while {watch.phase()})",
                 RepositoryStatus.TIMEOUT,
-                timings,
+                watch.timings(trio.current_time()),
             )
         )
+
+    async def _discard(self, source: ClonedSource, shown: str) -> None:
+        try:
+            await source.aclose()
+        except OSError as exc:
+            logger.warning("could not remove the clone of %s at %s: %s", shown, source.path, exc)
 
     async def _clone(self, url: str, shown: str) -> ClonedSource:
         timeout = self.config.clone_timeout
@@ -297,35 +364,35 @@ class AnalyzeUseCase:
                     self._emit(EventKind.STUCK, entry.url, entry.index, entry.seconds)
 
     async def _analyze(
-        self, source: ClonedSource, index: int, shown: str, timings: Timings
+        self, source: ClonedSource, index: int, shown: str, watch: _Stopwatch
     ) -> RepositoryReport:
         if self._analyses is None:
             self._analyses = trio.CapacityLimiter(self.config.max_concurrent_analyses)
         async with self._analyses:
+            watch.analysis_at = trio.current_time()
             self._emit(EventKind.ANALYZING, shown, index)
-            analysis_started = trio.current_time()
             report = await self._analyzer.analyze(source)
-        timings = dataclasses.replace(timings, analysis=trio.current_time() - analysis_started)
         return RepositoryReport(
             url=shown,
             index=index,
             status=RepositoryStatus.OK,
             ref=RefInfo(source.branch, source.commit, source.committed_at),
-            timings=timings,
+            timings=watch.timings(trio.current_time()),
             analysis=AnalysisTotals.of(report),
             inventory=report.inventory,
             path=source.path if self.config.keep_clones else None,
         )
 
-    def _weight(self, url: str, shown: str) -> int:
-        weight = self.config.clone_weight(url)
+    def _weight(self, url: str) -> int:
+        try:
+            weight = self.config.clone_weight(url)
+        except Exception as exc:
+            raise ValueError(f"the clone weight function failed: {redact(repr(exc))}") from None
         if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
-            raise InvalidURLError(shown, f"clone weight must be an int >= 0, got {weight!r}")
+            raise ValueError(f"clone weight must be an int >= 0, got {weight!r}")
         if weight > self._gate.size:
-            # Go would let it wait until its deadline; nothing can ever make it fit.
-            raise InvalidURLError(
-                shown, f"clone weight {weight} exceeds the clone limit {self._gate.size}"
-            )
+            # Go would let it wait until its deadline: nothing can ever make it fit.
+            raise ValueError(f"clone weight {weight} exceeds the clone limit {self._gate.size}")
         return weight
 
     def _done(self, report: RepositoryReport) -> RepositoryReport:
@@ -336,7 +403,10 @@ class AnalyzeUseCase:
         self, kind: EventKind, url: str, index: int, elapsed: float = 0.0, status: str = ""
     ) -> None:
         if self.config.event_hook is not None:
-            self.config.event_hook(Event(kind, url, index, elapsed, status))
+            try:
+                self.config.event_hook(Event(kind, url, index, elapsed, status))
+            except Exception:  # a broken progress display must not break a clone
+                logger.exception("the event hook failed on %s %s", kind, url)
 
 
 def _shown(url: str) -> str:
@@ -346,11 +416,13 @@ def _shown(url: str) -> str:
         return redact(url.strip())
 
 
-def _key(url: str) -> str | None:
+def _digest(url: str) -> bytes:
+    """16 bytes naming the repository (see ``RepoURL.key``); empty for an invalid URL."""
     try:
-        return parse_repo_url(url, allow_local=True).key
+        key = parse_repo_url(url, allow_local=True).key
     except InvalidURLError:
-        return None
+        return b""
+    return hashlib.blake2b(key.encode(), digest_size=16).digest()
 
 
 def _message(shown: str, exc: BaseException) -> str:

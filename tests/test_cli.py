@@ -349,3 +349,29 @@ def test_verbose_quiet_and_completion(daemon: GitDaemon, tmpdir_env: Path) -> No
         [sys.executable, "-m", "clonegate", "--help"], capture_output=True, text=True, check=False
     )
     assert "--install-completion" in helped.stdout
+
+
+def test_keep_on_a_file_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    result = runner.invoke(app, ["analyze", "--keep", str(blocker), "git://127.0.0.1/x.git"])
+    assert result.exit_code == 2
+    assert "--keep" in result.output
+
+
+def test_a_closed_pipe_stops_quietly(daemon: GitDaemon, tmpdir_env: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmpdir_env)}
+    urls = [daemon.url("basic"), daemon.url("trunk"), daemon.url("big")]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "clonegate", "analyze", "-j", "1", *urls],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert process.stdout is not None
+    process.stdout.readline()  # the first report, then the reader goes away
+    process.stdout.close()
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 141
+    assert b"Traceback" not in stderr
+    assert list(tmpdir_env.iterdir()) == []

@@ -418,3 +418,29 @@ async def test_ssh(
     with pytest.raises(TransportError, match="host key verification failed"):
         await trusting_nobody.clone(sshd.url(repo_root, "trunk"))
     assert list(work_dir.iterdir()) == []
+
+
+async def test_cancelling_an_ssh_clone_kills_the_ssh_process(
+    tmp_path: Path, work_dir: Path
+) -> None:
+    # A stand-in for ssh that reports its pid through a FIFO, then stalls forever.
+    fifo = tmp_path / "pid"
+    os.mkfifo(fifo)
+    fake_ssh = tmp_path / "fake-ssh"
+    fake_ssh.write_text(f"#!/bin/sh\necho $$ > {fifo}\nexec sleep 300\n")
+    fake_ssh.chmod(0o755)
+    vcs = DulwichVCS(ssh_command=str(fake_ssh), work_dir=work_dir)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(vcs.clone, "ssh://git@127.0.0.1/repo.git")
+        pid = int(await trio.to_thread.run_sync(fifo.read_text))
+        assert pid_alive(pid)
+        nursery.cancel_scope.cancel()
+    # The worker is dead; the kernel kills its ssh child at once (pdeathsig). A pidfd
+    # becomes readable when that process exits.
+    pidfd = os.pidfd_open(pid)
+    try:
+        with trio.fail_after(2):
+            await trio.lowlevel.wait_readable(pidfd)
+    finally:
+        os.close(pidfd)
+    assert list(work_dir.iterdir()) == []

@@ -209,6 +209,8 @@ async def test_deadline_while_queued_never_calls_the_vcs(
     by_index = {r.index: r for r in reports}
     waiting = by_index[1]
     assert waiting.status is RepositoryStatus.TIMEOUT
+    assert (waiting.timings.waited, waiting.timings.clone) == (5, 0)
+    assert by_index[0].timings.clone == 5
     assert waiting.error is not None
     assert (waiting.error.phase, waiting.error.kind) == ("clone", "timeout")
     assert "while waiting for a clone slot" in waiting.error.message
@@ -348,10 +350,14 @@ async def test_invalid_urls_and_impossible_weights_fail_without_cloning(tmp_path
         r.index: r for r in await collect(uc, ["ftp://x/y", "https://x/heavy.git", url(0), ""])
     }
     assert vcs.calls == [url(0)]
-    for i, words in ((0, "unsupported scheme"), (1, "exceeds the clone limit 10"), (3, "empty")):
+    for i, kind, words in (
+        (0, "invalid_url", "unsupported scheme"),
+        (1, "invalid_weight", "exceeds the clone limit 10"),
+        (3, "invalid_url", "empty"),
+    ):
         error = reports[i].error
         assert error is not None
-        assert (error.phase, error.kind) == ("clone", "invalid_url")
+        assert (error.phase, error.kind) == ("clone", kind)
         assert words in error.message
 
 
@@ -455,3 +461,79 @@ def test_defaults() -> None:
 
 def test_logging_is_quiet_by_default() -> None:
     assert logging.getLogger("clonegate").level == logging.NOTSET
+
+
+async def test_one_repository_breaking_a_contract_fails_only_itself(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Rude(FakeVCS):
+        async def clone(
+            self, url: str, destination: Path | None = None, *, token: str | None = None
+        ) -> ClonedSource:
+            if url == url_of(1):
+                raise KeyError("not a CloneError")
+            return await super().clone(url, destination, token=token)
+
+    def url_of(i: int) -> str:
+        return url(i)
+
+    def weigh(u: str) -> int:
+        if u == url(2):
+            raise ZeroDivisionError("bad weight")
+        return 1
+
+    def hook(event: Event) -> None:
+        if event.kind is EventKind.CLONED:
+            raise RuntimeError("progress display bug")
+
+    uc = AnalyzeUseCase(
+        with_clone_weight(weigh), with_event_hook(hook), vcs=Rude(tmp_path), analyzer=FakeAnalyzer()
+    )
+    reports = {r.index: r for r in await collect(uc, [url(i) for i in range(4)])}
+    assert reports[0].status is reports[3].status is RepositoryStatus.OK
+    assert reports[1].error is not None
+    assert (reports[1].error.phase, reports[1].error.kind) == ("clone", "clone_error")
+    assert reports[2].error is not None
+    assert reports[2].error.kind == "invalid_weight"
+    assert "ZeroDivisionError" in reports[2].error.message
+    assert "the event hook failed" in caplog.text
+    assert list(tmp_path.iterdir()) == []  # no clone left behind by the hook's failure
+
+
+async def test_waiting_duplicates_do_not_starve_other_repositories(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path, blocking=True)
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(2),
+        with_max_concurrent_analyses(1),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    urls = [url(0)] * 20 + [url(1), url(2)]
+    async with uc.analyze_many(urls) as batch:
+        await wait_all_tasks_blocked()
+        assert sorted(vcs.calls) == [url(0), url(1)]  # both slots busy despite the duplicates
+        for u in (url(0), url(1), url(2)):
+            vcs.release[u].set()
+        reports = [r async for r in batch]
+    assert len(reports) == 22
+    assert sum(r.duplicate_of == 0 for r in reports) == 19
+
+
+async def test_execute_is_a_checkpoint_even_for_an_invalid_url(tmp_path: Path) -> None:
+    uc = AnalyzeUseCase(vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
+    with trio.CancelScope() as scope:
+        scope.cancel()
+        await uc.execute("ftp://example.com/x")
+    assert scope.cancelled_caught
+
+
+async def test_an_error_in_the_callers_loop_comes_out_unwrapped(tmp_path: Path) -> None:
+    uc = AnalyzeUseCase(vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
+
+    async def consume_into_a_closed_pipe() -> None:
+        async with uc.analyze_many([url(0), url(1)]) as batch:
+            async for _ in batch:
+                raise BrokenPipeError
+
+    with pytest.raises(BrokenPipeError):
+        await consume_into_a_closed_pipe()

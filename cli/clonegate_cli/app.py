@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import os
 import signal
 import sys
 import tempfile
@@ -37,7 +38,8 @@ from . import _demo
 from ._output import write_json, write_jsonl, write_table
 from ._progress import Progress
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED = 141, 130, 143  # 128 + signal
 
 app = typer.Typer(
     name="clonegate",
@@ -173,7 +175,10 @@ def analyze(
         except ValueError as exc:
             raise _usage_error(str(exc)) from None
     if keep is not None:
-        keep.mkdir(parents=True, exist_ok=True)
+        try:
+            keep.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise _usage_error(f"--keep {keep}: {exc.strerror}") from None
         options.append(with_work_dir(keep, keep_clones=True))
     raise typer.Exit(_run_batch(lines, options, output_format, output, verbose, quiet))
 
@@ -224,6 +229,11 @@ def _run_batch(
         try:
             return trio.run(_analyze_all, urls, options, fmt, stream, progress)
         except BaseException as exc:
+            if _only(exc, BrokenPipeError):
+                # The reader went away (`| head`): stop quietly, like any Unix filter,
+                # and keep Python from complaining again when it flushes stdout at exit.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return EXIT_BROKEN_PIPE
             if _only(exc, KeyboardInterrupt):
                 stderr.print("clonegate: interrupted; every clone was stopped and removed")
                 return EXIT_INTERRUPTED
