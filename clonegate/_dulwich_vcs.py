@@ -14,7 +14,7 @@ from ._checks import positive_int, positive_seconds
 from ._clone_worker import CloneJob, clone_in_worker
 from ._errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
 from ._urls import RepoURL, parse_repo_url
-from ._vcs import ClonedSource, remove_tree
+from ._vcs import ClonedSource, discard
 
 __all__ = ["DulwichVCS"]
 
@@ -113,14 +113,14 @@ class DulwichVCS:
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
             # is dead by now (trio-parallel waits for it); remove what it left.
-            await _discard(owned_root or target)
+            await discard(owned_root or target)
             if isinstance(exc, trio_parallel.BrokenWorkerError):
                 raise CloneCancelledError(
                     shown, "the clone's worker process died before finishing"
                 ) from None
             raise
         if outcome.error_kind is not None:
-            await _discard(owned_root or target)
+            await discard(owned_root or target)
             raise ERROR_TYPES[outcome.error_kind](shown, outcome.error_reason)
         return ClonedSource(
             url=shown,
@@ -161,10 +161,3 @@ def _credentials(repo: RepoURL, token: str | None) -> tuple[str | None, str | No
             raise InvalidURLError(repo.redacted, "the token is empty or contains whitespace")
         return TOKEN_USERNAME, token
     return repo.username, repo.password
-
-
-async def _discard(path: Path) -> None:
-    # Shielded: this cleanup must finish even though we are being cancelled. It is a
-    # local rmtree of one clone, run to completion in a thread (never abandoned).
-    with trio.CancelScope(shield=True):
-        await trio.to_thread.run_sync(remove_tree, path)

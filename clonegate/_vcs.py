@@ -44,9 +44,19 @@ class ClonedSource:
         Removal runs in a worker thread, shielded from cancellation, and is never
         abandoned half-way: once started, the directory is gone when this returns.
         """
-        root = self.owned_root if self.owned_root is not None else self.path
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(remove_tree, root)
+        await discard(self.owned_root if self.owned_root is not None else self.path)
+
+
+async def discard(path: Path) -> None:
+    """Remove ``path`` and all under it, even while being cancelled.
+
+    Shielded: this cleanup must finish before a cancellation goes on, so that whoever
+    holds a limit slot around it keeps the slot until the directory is gone. It is a
+    local rmtree, run to completion in a thread (never abandoned) and it cannot hang
+    on the network.
+    """
+    with trio.CancelScope(shield=True):
+        await trio.to_thread.run_sync(remove_tree, path)
 
 
 def remove_tree(path: Path) -> None:

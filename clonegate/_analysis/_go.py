@@ -11,10 +11,6 @@ from ._syntax import Captures, string_value, text
 SKIP_CALLS = frozenset({"Skip", "SkipNow", "Skipf"})
 
 
-def go_imports(captures: Captures) -> set[str]:
-    return {v for node in captures.get("import", ()) if (v := string_value(node)) is not None}
-
-
 def outline_go(captures: Captures) -> Outline:
     """A ``TestXxx(t *testing.T)`` function is a test; with ``t.Run`` calls it is a suite of them.
 

@@ -53,11 +53,11 @@ def outline_python(tree: ast.Module) -> Outline:
     imported_markers = _names_imported_from_test_modules(tree)
     root = Outline()
     root.marker = _pytestmark(tree.body, imported_markers)
-    _collect(tree.body, root, imported_markers, in_class=False)
+    _collect(tree.body, root, imported_markers)
     return root
 
 
-def _collect(body: list[ast.stmt], into: Outline, imported: set[str], in_class: bool) -> None:
+def _collect(body: list[ast.stmt], into: Outline, imported: set[str]) -> None:
     for node in body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if node.name.startswith("test") and not _is_fixture(node):
@@ -65,7 +65,7 @@ def _collect(body: list[ast.stmt], into: Outline, imported: set[str], in_class: 
         elif isinstance(node, ast.ClassDef) and _is_test_class(node):
             marker = _marker(node.decorator_list, imported) or _pytestmark(node.body, imported)
             suite = into.suite(node.name, node.lineno, marker)
-            _collect(node.body, suite, imported, in_class=True)
+            _collect(node.body, suite, imported)
 
 
 def _is_test_class(node: ast.ClassDef) -> bool:

@@ -117,7 +117,6 @@ JS_QUERY = """
 """
 
 GO_QUERY = """
-(import_spec path: (_) @import)
 (function_declaration) @function
 (call_expression
   function: (selector_expression field: (field_identifier) @_run (#eq? @_run "Run"))) @run
