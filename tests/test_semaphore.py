@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
+from collections.abc import Awaitable, Callable
 from types import FrameType
 from typing import Any
 
@@ -19,6 +20,16 @@ from clonegate import WeightedSemaphore, WeightedSemaphoreStatistics
 
 def _state(sem: WeightedSemaphore) -> WeightedSemaphoreStatistics:
     return sem.statistics()
+
+
+def _taker(sem: WeightedSemaphore, order: list[str]) -> Callable[[str, int], Awaitable[None]]:
+    """A task body that acquires ``n`` tokens, then records ``name``: grants in order."""
+
+    async def take(name: str, n: int) -> None:
+        await sem.acquire(n)
+        order.append(name)
+
+    return take
 
 
 @pytest.mark.parametrize("bad", [1.0, "1", None, True, False])
@@ -159,10 +170,7 @@ async def test_head_of_line_blocking_is_fifo() -> None:
     sem = WeightedSemaphore(4)
     await sem.acquire(4)
     order: list[str] = []
-
-    async def take(name: str, n: int) -> None:
-        await sem.acquire(n)
-        order.append(name)
+    take = _taker(sem, order)
 
     async with trio.open_nursery() as nursery:
         for name, n in [("heavy", 3), ("light", 1)]:
@@ -182,10 +190,7 @@ async def test_zero_weight_waits_its_turn() -> None:
     sem = WeightedSemaphore(1)
     await sem.acquire(1)
     order: list[str] = []
-
-    async def take(name: str, n: int) -> None:
-        await sem.acquire(n)
-        order.append(name)
+    take = _taker(sem, order)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(take, "one", 1)
@@ -345,10 +350,7 @@ async def test_growth_lets_a_set_aside_request_in_at_its_place_of_arrival() -> N
     sem = WeightedSemaphore(2)
     await sem.acquire(1)
     order: list[str] = []
-
-    async def take(name: str, n: int) -> None:
-        await sem.acquire(n)
-        order.append(name)
+    take = _taker(sem, order)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(take, "heavy", 3)  # too heavy for size 2: set aside
@@ -370,10 +372,7 @@ async def test_shrinking_sets_aside_waiters_heavier_than_the_new_size() -> None:
     sem = WeightedSemaphore(5)
     await sem.acquire(2)
     order: list[str] = []
-
-    async def take(name: str, n: int) -> None:
-        await sem.acquire(n)
-        order.append(name)
+    take = _taker(sem, order)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(take, "four", 4)  # head: needs 4, 3 free
@@ -396,10 +395,7 @@ async def test_a_shrink_and_grow_keep_the_order_of_arrival() -> None:
     sem = WeightedSemaphore(5)
     await sem.acquire(4)
     order: list[str] = []
-
-    async def take(name: str, n: int) -> None:
-        await sem.acquire(n)
-        order.append(name)
+    take = _taker(sem, order)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(take, "A4", 4)
