@@ -46,6 +46,12 @@ class TestCase:
     line: int  # 1-based
     status: TestStatus = TestStatus.ACTIVE
 
+    # Inventories are pickled back from the analyzer's worker processes, tens of
+    # thousands of objects at a time: rebuilding from positional fields costs a third
+    # of the slots dataclass's own state protocol (bench/README.md).
+    def __reduce__(self) -> tuple[type[TestCase], tuple[str, int, TestStatus]]:
+        return TestCase, (self.name, self.line, self.status)
+
 
 @dataclass(frozen=True, slots=True)
 class TestSuite:
@@ -60,6 +66,9 @@ class TestSuite:
 
     def all_tests(self) -> Iterator[TestCase]:
         return _all_tests(self.tests, self.suites)
+
+    def __reduce__(self) -> tuple[type[TestSuite], tuple[object, ...]]:  # see TestCase
+        return TestSuite, (self.name, self.line, self.suites, self.tests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +85,9 @@ class TestFile:
 
     def all_tests(self) -> Iterator[TestCase]:
         return _all_tests(self.tests, self.suites)
+
+    def __reduce__(self) -> tuple[type[TestFile], tuple[object, ...]]:  # see TestCase
+        return TestFile, (self.path, self.framework, self.language, self.suites, self.tests)
 
 
 def _all_tests(tests: tuple[TestCase, ...], suites: tuple[TestSuite, ...]) -> Iterator[TestCase]:

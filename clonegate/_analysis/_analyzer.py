@@ -1,40 +1,58 @@
-"""``TestInventoryAnalyzer``: scans a cloned repository in a worker process."""
+"""``TestInventoryAnalyzer``: scans a cloned repository in worker processes."""
 
 from __future__ import annotations
 
-from typing import final
+import functools
+from collections.abc import Awaitable, Callable
+from typing import TypeVar, final
 
 import trio
 import trio_parallel
 
 from .._inventory import AnalysisReport, RepositoryFacts
 from .._vcs import ClonedSource
-from ._scan import scan_commit
+from ._scan import Listing, Part, PartResult, ScanResult, list_commit, scan_part
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
 ANALYZER_VERSION = "clonegate-analyzer/1"
+
+# Below this many candidate files per part, another process costs more than it saves:
+# each part opens the repository and its pack index again (bench/README.md).
+MIN_FILES_PER_PART = 100
+
+T = TypeVar("T")
 
 
 @final
 class TestInventoryAnalyzer:
     """Takes the test inventory of a :class:`clonegate.ClonedSource`.
 
-    Parsing is CPU-bound and the GIL would serialize it, so each analysis runs in a
-    trio-parallel worker process (the same pool as the clones). Cancelling the caller
-    kills the worker. The adapter has no limit of its own: the use case decides how
-    many analyses run at once.
+    Parsing is CPU-bound and the GIL would serialize it, so it runs in trio-parallel
+    worker processes: one job lists the commit's tree, then the candidate files are
+    split into parts scanned side by side, so that one large repository uses every
+    CPU. The parts wait on trio-parallel's default limiter (one token per CPU,
+    :func:`trio_parallel.current_default_worker_limiter`), which every analysis
+    shares: however many analyses the caller runs at once, at most that many
+    processes parse. Lower its ``total_tokens`` to use fewer.
+
+    Cancelling the caller kills the workers. The report does not depend on how the
+    files were split.
     """
 
     __test__ = False  # not a pytest test class
 
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
-        result = await trio_parallel.run_sync(
-            scan_commit,
-            str(source.path),
-            source.commit,
-            kill_on_cancel=True,
-            limiter=trio.CapacityLimiter(1),
+        path = str(source.path)
+        listing: Listing = await _in_worker(list_commit, path, source.commit)
+        cpus = trio_parallel.current_default_worker_limiter()
+        parts = split(listing.candidates, int(cpus.total_tokens))
+        results = await _all(
+            [
+                functools.partial(_in_worker, scan_part, path, part, listing.scopes, limiter=cpus)
+                for part in parts
+            ]
         )
+        result = ScanResult.merge(listing, results)
         facts = RepositoryFacts(
             branch=source.branch,
             commit=source.commit,
@@ -45,3 +63,54 @@ class TestInventoryAnalyzer:
             files_per_language=result.files_per_language,
         )
         return AnalysisReport(facts, result.inventory, ANALYZER_VERSION)
+
+
+def split(candidates: Part, processes: int, min_files: int = MIN_FILES_PER_PART) -> list[Part]:
+    """At most ``processes`` parts of at least ``min_files`` files each (one part if fewer).
+
+    Files are dealt out in turn, not cut into runs: candidates are in path order, so
+    a run would give one part all the Go files and another all the Python ones, and
+    the languages do not cost the same to parse.
+    """
+    count = max(1, min(processes, len(candidates) // min_files))
+    return [candidates[i::count] for i in range(count)]
+
+
+async def _in_worker(
+    function: Callable[..., T], *args: object, limiter: trio.CapacityLimiter | None = None
+) -> T:
+    # The listing job takes a fresh limiter: it is short, and it must not queue behind
+    # another analysis's parts before this analysis can even start splitting.
+    result: T = await trio_parallel.run_sync(
+        function,
+        *args,
+        kill_on_cancel=True,
+        limiter=limiter if limiter is not None else trio.CapacityLimiter(1),
+    )
+    return result
+
+
+async def _all(jobs: list[Callable[[], Awaitable[PartResult]]]) -> list[PartResult]:
+    """Run ``jobs`` side by side; the first failure cancels (kills) the rest and is raised.
+
+    The caller sees the job's own exception, not an ExceptionGroup: the use case turns
+    any analyzer exception into one repository's failure and carries on.
+    """
+    results: list[PartResult | None] = [None] * len(jobs)
+    failure: Exception | None = None
+
+    async def run(index: int, job: Callable[[], Awaitable[PartResult]]) -> None:
+        nonlocal failure
+        try:
+            results[index] = await job()
+        except Exception as exc:
+            if failure is None:
+                failure = exc
+            nursery.cancel_scope.cancel()
+
+    async with trio.open_nursery() as nursery:
+        for index, job in enumerate(jobs):
+            nursery.start_soon(run, index, job)
+    if failure is not None:
+        raise failure
+    return [r for r in results if r is not None]

@@ -102,42 +102,43 @@ def is_candidate(path: str) -> bool:
 
 
 class ConfigScopes:
-    """Framework config files by directory; the nearest one above a file decides (ADR 0004)."""
+    """Framework config files by directory; the nearest one above a file decides (ADR 0004).
+
+    Every config file is read once, when the scopes are made, so the scopes hold plain
+    data: they are pickled to the worker processes that scan parts of one commit.
+    """
 
     def __init__(self, paths: Iterable[str], read: Callable[[str], bytes]) -> None:
-        self._by_directory: dict[str, list[str]] = {}
-        self._read = read
-        self._content_cache: dict[str, list[str]] = {}
-        for path in paths:
+        # directory -> frameworks its config files name, in the order of their paths
+        self._by_directory: dict[str, tuple[str, ...]] = {}
+        for path in sorted(paths):
             name = posixpath.basename(path)
             if name in CONFIG_FILES or name in CONFIG_CONTENT:
-                self._by_directory.setdefault(posixpath.dirname(path), []).append(path)
+                directory = posixpath.dirname(path)
+                found = self._by_directory.get(directory, ()) + _frameworks_of(path, read)
+                self._by_directory[directory] = found
 
     def framework_for(self, path: str, choices: frozenset[str]) -> str | None:
         """The framework of the nearest config, among ``choices``, in ``path``'s directories."""
         directory = posixpath.dirname(path)
         while True:
-            for config in sorted(self._by_directory.get(directory, ())):
-                for framework in self._frameworks_of(config):
-                    if framework in choices:
-                        return framework
+            for framework in self._by_directory.get(directory, ()):
+                if framework in choices:
+                    return framework
             if not directory:
                 return None
             directory = posixpath.dirname(directory)
 
-    def _frameworks_of(self, config: str) -> list[str]:
-        name = posixpath.basename(config)
-        if name in CONFIG_FILES:
-            return [CONFIG_FILES[name]]
-        if config not in self._content_cache:
-            try:
-                content = self._read(config)
-            except (OSError, KeyError, ValueError):
-                content = b""
-            self._content_cache[config] = [
-                fw for sign, fw in CONFIG_CONTENT[name] if sign in content
-            ]
-        return self._content_cache[config]
+
+def _frameworks_of(config: str, read: Callable[[str], bytes]) -> tuple[str, ...]:
+    name = posixpath.basename(config)
+    if name in CONFIG_FILES:
+        return (CONFIG_FILES[name],)
+    try:
+        content = read(config)
+    except (OSError, KeyError, ValueError):  # unreadable: names no framework
+        return ()
+    return tuple(fw for sign, fw in CONFIG_CONTENT[name] if sign in content)
 
 
 def js_framework_from_imports(imports: set[str]) -> str | None:

@@ -10,6 +10,12 @@ from ._syntax import Captures, string_value, text
 
 SKIP_CALLS = frozenset({"Skip", "SkipNow", "Skipf"})
 
+QUERY = """
+(function_declaration) @function
+(call_expression
+  function: (selector_expression field: (field_identifier) @_run (#eq? @_run "Run"))) @run
+"""
+
 
 def outline_go(captures: Captures) -> Outline:
     """A ``TestXxx(t *testing.T)`` function is a test; with ``t.Run`` calls it is a suite of them.

@@ -13,6 +13,12 @@ TEST_ANNOTATIONS = frozenset(
 )
 SKIP_ANNOTATIONS = frozenset({"Disabled", "Ignore"})
 
+QUERY = """
+(import_declaration) @import
+(class_declaration) @class
+(method_declaration) @method
+"""
+
 
 def java_imports(captures: Captures) -> set[str]:
     """Imported names, e.g. ``org.junit.jupiter.api.Test`` or ``org.junit.Assert.*``."""

@@ -10,6 +10,22 @@ from ._syntax import Captures, string_value, text
 
 SUITE_CALLS = frozenset({"describe", "context", "suite", "fdescribe", "xdescribe", "xcontext"})
 TEST_CALLS = frozenset({"it", "test", "specify", "fit", "xit", "xtest", "xspecify"})
+# Call roots that name a framework when imports and config files do not (ADR 0004).
+FRAMEWORK_CALLS = frozenset(
+    {"vi", "jest", "suite", "suiteSetup", "suiteTeardown", "setup", "teardown", "context"}
+)
+CALL_ROOTS = SUITE_CALLS | TEST_CALLS | FRAMEWORK_CALLS
+
+# Only the identifiers that can start a test, suite or framework call are captured:
+# capturing every call (``expect(...)``, ``.toBe(...)``) and sorting them out in
+# Python cost more than the rest of a file's analysis.
+QUERY = f"""
+(import_statement source: (string) @source)
+(call_expression
+  function: (identifier) @_require (#eq? @_require "require")
+  arguments: (arguments . (string) @source))
+((identifier) @root (#any-of? @root {" ".join(f'"{name}"' for name in sorted(CALL_ROOTS))}))
+"""
 MODIFIER_STATUS = {
     "skip": TestStatus.SKIPPED,
     "skipIf": TestStatus.SKIPPED,  # vitest: conditionally skipped counts as skipped
@@ -33,14 +49,7 @@ def outline_javascript(captures: Captures, root: Node) -> Outline:
     """
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
-    for call in captures.get("call", ()):  # in source order: parents before children
-        parent = call.parent
-        if (
-            parent is not None
-            and parent.type == "call_expression"
-            and parent.child_by_field_name("function") == call
-        ):
-            continue
+    for call in _calls(captures):  # in source order: parents before children
         kind = _callee(call.child_by_field_name("function"))
         if kind is None:
             continue
@@ -63,16 +72,35 @@ def outline_javascript(captures: Captures, root: Node) -> Outline:
 
 
 def callee_roots(captures: Captures) -> set[str]:
-    """The identifiers calls start from: ``vi`` in ``vi.fn()``, ``jest`` in ``jest.mock()``."""
-    roots = set()
-    for call in captures.get("call", ()):
-        node = call.child_by_field_name("function")
-        while node is not None and node.type in ("member_expression", "call_expression"):
-            field = "object" if node.type == "member_expression" else "function"
-            node = node.child_by_field_name(field)
-        if node is not None and node.type == "identifier":
-            roots.add(text(node))
-    return roots
+    """The names calls start from, among :data:`CALL_ROOTS`: ``vi`` in ``vi.fn()``."""
+    return {text(node) for node in captures.get("root", ()) if _call_of(node) is not None}
+
+
+def _calls(captures: Captures) -> list[Node]:
+    calls = (_call_of(node) for node in captures.get("root", ()))
+    return [c for c in calls if c is not None]
+
+
+def _call_of(identifier: Node) -> Node | None:
+    """The call ``identifier`` starts, through modifiers and factories, if it starts one.
+
+    ``it`` in ``it.skip.each(t)('name', fn)`` gives the outermost call, while ``it`` in
+    ``it('name', fn).timeout(5)`` gives ``it(...)``: a method of the result is not a
+    modifier. ``describe`` as an argument or a variable starts no call.
+    """
+    node, call = identifier, None
+    while (parent := node.parent) is not None:
+        # An object or callee is its parent's first child, so the two start together;
+        # an argument or a property starts later. (A file with errors is never here.)
+        if parent.start_byte != node.start_byte:
+            break
+        if parent.type == "call_expression":
+            node = call = parent
+        elif parent.type == "member_expression" and node.type != "call_expression":
+            node = parent
+        else:
+            break
+    return call
 
 
 def _callee(function: Node | None) -> tuple[str, list[str]] | None:

@@ -10,6 +10,11 @@ from ._syntax import Captures, innermost, text
 
 TEST_ATTRIBUTES = frozenset({"test", "tokio::test"})
 
+QUERY = """
+(function_item) @function
+(mod_item) @module
+"""
+
 
 def outline_rust(captures: Captures) -> Outline:
     """Test functions are tests; a ``mod`` that contains tests is a suite. ``#[ignore]`` skips.

@@ -10,10 +10,12 @@ from __future__ import annotations
 import ast
 import stat
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from .._inventory import Inventory, ScanError, TestFile
+from . import _go, _java, _javascript, _rust
 from ._detect import (
     JS_LANGUAGES,
     MAX_FILE_BYTES,
@@ -24,15 +26,40 @@ from ._detect import (
     language_of,
     skipped_directory,
 )
-from ._go import outline_go
-from ._java import java_imports, outline_java
-from ._javascript import callee_roots, js_imports, outline_javascript
 from ._outline import Outline
 from ._python import has_testcase_class, outline_python, python_imports
-from ._rust import outline_rust
 from ._syntax import kit
 
+if TYPE_CHECKING:  # dulwich is imported in the worker processes only
+    from dulwich.object_store import BaseObjectStore
+    from dulwich.objects import ObjectID
+    from dulwich.pack import Pack
+
+BLOB = 3  # git's object type number for a blob
 JS_FRAMEWORKS = frozenset({"jest", "vitest", "mocha"})
+
+
+Part = tuple[tuple[str, bytes], ...]  # (path, blob sha), in path order
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """One pass over a commit's tree: the files to parse, and what decides their framework.
+
+    Plain data, pickled to the worker processes that each scan a part of the candidates.
+    """
+
+    candidates: Part
+    scopes: ConfigScopes
+    files_scanned: int
+    files_per_language: dict[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class PartResult:
+    files: tuple[TestFile, ...]
+    errors: tuple[ScanError, ...]
+    bytes_read: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +69,28 @@ class ScanResult:
     bytes_read: int
     files_per_language: dict[str, int]
 
+    @classmethod
+    def merge(cls, listing: Listing, parts: Iterable[PartResult]) -> ScanResult:
+        """Parts scanned in any order give the inventory one scan would: files in path order."""
+        results = list(parts)
+        files = sorted((f for r in results for f in r.files), key=lambda f: f.path)
+        errors = sorted((e for r in results for e in r.errors), key=lambda e: e.path)
+        return cls(
+            inventory=Inventory(tuple(files), tuple(errors)),
+            files_scanned=listing.files_scanned,
+            bytes_read=sum(r.bytes_read for r in results),
+            files_per_language=listing.files_per_language,
+        )
+
 
 def scan_commit(repo_path: str, commit: str) -> ScanResult:
-    """The inventory of ``commit`` in the repository at ``repo_path`` (bare or not)."""
+    """The inventory of ``commit`` in the repository at ``repo_path`` (bare or not), in one go."""
+    listing = list_commit(repo_path, commit)
+    return ScanResult.merge(listing, [scan_part(repo_path, listing.candidates, listing.scopes)])
+
+
+def list_commit(repo_path: str, commit: str) -> Listing:
+    """The candidate test files of ``commit``, and the config scopes that apply to them."""
     from dulwich.repo import Repo
 
     with Repo(repo_path) as repo:
@@ -56,25 +102,54 @@ def scan_commit(repo_path: str, commit: str) -> ScanResult:
                 continue
             if stat.S_ISREG(entry.mode):  # not symlinks (S_IFLNK) nor submodules (gitlinks)
                 blobs[entry.path.decode("utf-8", "surrogateescape")] = entry.sha
+        read = _blob_reader(store)
+        per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
+        visible = [p for p in sorted(blobs) if not skipped_directory(p)]
+        return Listing(
+            candidates=tuple((p, blobs[p]) for p in visible if is_candidate(p)),
+            scopes=ConfigScopes(visible, lambda path: read(blobs[path])),
+            files_scanned=len(blobs),
+            files_per_language=dict(sorted(per_language.items())),
+        )
 
-        def read(path: str) -> bytes:
-            return store[blobs[path]].as_raw_string()  # type: ignore[index]
 
-        return _scan(blobs, read)
+def scan_part(repo_path: str, part: Part, scopes: ConfigScopes) -> PartResult:
+    """Read and parse the files of ``part``; a file that fails becomes a :class:`ScanError`."""
+    from dulwich.repo import Repo
+
+    with Repo(repo_path) as repo:
+        return _scan(part, _blob_reader(repo.object_store), scopes)
 
 
-def _scan(blobs: dict[str, bytes], read: Callable[[str], bytes]) -> ScanResult:
-    per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
-    visible = [p for p in sorted(blobs) if not skipped_directory(p)]
-    scopes = ConfigScopes(visible, read)
+def _blob_reader(store: BaseObjectStore) -> Callable[[bytes], bytes]:
+    """Reads a blob by its hex sha, from the packs first (a fresh clone is one pack).
+
+    Asking the pack directly costs a third of the store's lookup, which hashes every
+    object again to check it: the clone already did that when it indexed the pack.
+    """
+    packs: list[Pack] = list(getattr(store, "packs", ()))
+
+    def read(sha: bytes) -> bytes:
+        for pack in packs:
+            try:
+                kind, data = pack.get_raw(cast("ObjectID", sha))
+            except KeyError:
+                continue
+            if kind != BLOB:
+                raise ValueError(f"object {sha.decode()} is not a blob")
+            return data
+        return store[sha].as_raw_string()  # type: ignore[index]
+
+    return read
+
+
+def _scan(part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes) -> PartResult:
     files: list[TestFile] = []
     errors: list[ScanError] = []
     bytes_read = 0
-    for path in visible:
-        if not is_candidate(path):
-            continue
+    for path, sha in part:
         try:
-            data = read(path)
+            data = read(sha)
         except Exception as exc:  # a corrupt object must not stop the scan
             errors.append(ScanError(path, "read", f"{type(exc).__name__}: {exc}"))
             continue
@@ -89,12 +164,7 @@ def _scan(blobs: dict[str, bytes], read: Callable[[str], bytes]) -> ScanResult:
             continue
         if found is not None:
             files.append(found)
-    return ScanResult(
-        inventory=Inventory(tuple(files), tuple(errors)),
-        files_scanned=len(blobs),
-        bytes_read=bytes_read,
-        files_per_language=dict(sorted(per_language.items())),
-    )
+    return PartResult(tuple(files), tuple(errors), bytes_read)
 
 
 def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | None:
@@ -120,30 +190,31 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
             framework = "unittest" if testcases else "pytest"
         outline = outline_python(tree)
     elif language in JS_LANGUAGES:
-        syntax = kit(language)
+        syntax = kit(language, _javascript.QUERY)
         root = syntax.parse(data)
         captures = syntax.capture(root)
         framework = (
-            js_framework_from_imports(js_imports(captures))
+            js_framework_from_imports(_javascript.js_imports(captures))
             or scopes.framework_for(path, JS_FRAMEWORKS)
-            or _js_framework_from_calls(callee_roots(captures))
+            or _js_framework_from_calls(_javascript.callee_roots(captures))
         )
-        outline = outline_javascript(captures, root)
+        outline = _javascript.outline_javascript(captures, root)
     elif language == "go":
-        syntax = kit("go")
-        framework, outline = "go-testing", outline_go(syntax.capture(syntax.parse(data)))
+        syntax = kit("go", _go.QUERY)
+        framework, outline = "go-testing", _go.outline_go(syntax.capture(syntax.parse(data)))
     elif language == "java":
-        syntax = kit("java")
+        syntax = kit("java", _java.QUERY)
         captures = syntax.capture(syntax.parse(data))
-        framework = java_framework_from_imports(java_imports(captures))
+        framework = java_framework_from_imports(_java.java_imports(captures))
         if framework is None:
             return None  # no JUnit import: a helper, or another framework (TestNG...)
-        outline = outline_java(captures)
+        outline = _java.outline_java(captures)
     elif language == "rust":
         if b"test" not in data:
             return None  # no #[test] / #[tokio::test]: nothing to parse for
-        syntax = kit("rust")
-        framework, outline = "cargo-test", outline_rust(syntax.capture(syntax.parse(data)))
+        syntax = kit("rust", _rust.QUERY)
+        captures = syntax.capture(syntax.parse(data))
+        framework, outline = "cargo-test", _rust.outline_rust(captures)
     else:
         return None
     suites, tests = outline.freeze()

@@ -66,10 +66,9 @@ def text(node: Node | None) -> str:
 
 
 @functools.cache
-def kit(language: str) -> SyntaxKit:
+def kit(language: str, query: str) -> SyntaxKit:
     """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java`` or ``rust``."""
-    make, query = _LANGUAGES[language]
-    return SyntaxKit(Language(make()), query)
+    return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
 def _javascript() -> object:
@@ -108,36 +107,11 @@ def _rust() -> object:
     return tree_sitter_rust.language()
 
 
-JS_QUERY = """
-(import_statement source: (string) @source)
-(call_expression
-  function: (identifier) @_require (#eq? @_require "require")
-  arguments: (arguments . (string) @source))
-(call_expression function: (_)) @call
-"""
-
-GO_QUERY = """
-(function_declaration) @function
-(call_expression
-  function: (selector_expression field: (field_identifier) @_run (#eq? @_run "Run"))) @run
-"""
-
-JAVA_QUERY = """
-(import_declaration) @import
-(class_declaration) @class
-(method_declaration) @method
-"""
-
-RUST_QUERY = """
-(function_item) @function
-(mod_item) @module
-"""
-
-_LANGUAGES: dict[str, tuple[Callable[[], object], str]] = {
-    "javascript": (_javascript, JS_QUERY),
-    "typescript": (_typescript, JS_QUERY),
-    "tsx": (_tsx, JS_QUERY),
-    "go": (_go, GO_QUERY),
-    "java": (_java, JAVA_QUERY),
-    "rust": (_rust, RUST_QUERY),
+_LANGUAGES: dict[str, Callable[[], object]] = {
+    "javascript": _javascript,
+    "typescript": _typescript,
+    "tsx": _tsx,
+    "go": _go,
+    "java": _java,
+    "rust": _rust,
 }

@@ -1,0 +1,194 @@
+"""One analysis split across worker processes: same report, every CPU, nothing left running."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Awaitable, Callable, Iterator
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+import trio_parallel
+
+from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer
+from clonegate._analysis._analyzer import _all, split
+from clonegate._analysis._scan import PartResult, ScanResult, list_commit, scan_commit, scan_part
+
+from .servers import (
+    GitDaemon,
+    commit_tree,
+    git_daemon,
+    make_test_suite_repo,
+    pid_alive,
+    spawned_worker_pids,
+)
+from .test_analyzer import FIXTURE, _add_hazards
+
+
+@pytest.fixture(scope="module")
+def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    root = tmp_path_factory.mktemp("inventory")
+    head = commit_tree(FIXTURE, root, "inventory", extra=_add_hazards)
+    return str(root / "inventory.git"), head
+
+
+@pytest.fixture(scope="module")
+def suite_daemon(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
+    # Large enough that each of two parts parses for a good fraction of a second.
+    root = tmp_path_factory.mktemp("suite")
+    make_test_suite_repo(root, "suite", test_files=4000, other_files=10)
+    with git_daemon(root) as daemon:
+        yield daemon
+
+
+def test_split_deals_files_out_in_turn() -> None:
+    candidates = tuple((f"f{i:03}", b"%03d" % i) for i in range(450))
+    halves = split(candidates, 2)
+    assert [len(p) for p in halves] == [225, 225]
+    assert halves[0][:2] == (candidates[0], candidates[2])
+    assert halves[1][:2] == (candidates[1], candidates[3])
+    assert sorted(halves[0] + halves[1]) == list(candidates)
+    assert len(split(candidates, 8)) == 4  # at least 100 files a part
+    assert split(candidates[:150], 8) == [candidates[:150]]
+    assert split(candidates, 1) == [candidates]
+    assert split((), 4) == [()]
+
+
+@pytest.mark.parametrize("parts", [1, 2, 3, 7])
+def test_the_report_does_not_depend_on_the_split(fixture_repo: tuple[str, str], parts: int) -> None:
+    path, head = fixture_repo
+    listing = list_commit(path, head)
+    results = [
+        scan_part(path, part, listing.scopes)
+        for part in reversed(split(listing.candidates, parts, min_files=1))
+    ]
+    assert len(results) == parts
+    assert ScanResult.merge(listing, results) == scan_commit(path, head)
+
+
+def test_inventories_survive_pickling(fixture_repo: tuple[str, str]) -> None:
+    # Reports cross a process boundary; TestCase, TestSuite and TestFile pickle
+    # themselves positionally, which must keep every field and type.
+    inventory = scan_commit(*fixture_repo).inventory
+    copy = pickle.loads(pickle.dumps(inventory, protocol=pickle.HIGHEST_PROTOCOL))
+    assert copy == inventory
+    assert copy.by_status() == inventory.by_status()
+    assert [type(t.status) for f in copy.files for t in f.all_tests()] == [
+        type(t.status) for f in inventory.files for t in f.all_tests()
+    ]
+
+
+async def _clone(daemon: GitDaemon, work: Path) -> ClonedSource:
+    return await DulwichVCS(work_dir=work).clone(daemon.url("suite"))
+
+
+async def _max_borrowed_while(
+    limiter: trio.CapacityLimiter, work: Callable[[], Awaitable[object]]
+) -> int:
+    """Run ``work`` and report the most tokens of ``limiter`` seen in use meanwhile."""
+    most = 0
+    async with trio.open_nursery() as nursery:
+
+        async def watch() -> None:
+            nonlocal most
+            while True:
+                # Wakes whenever every task is blocked, i.e. the parts are in workers.
+                await trio.testing.wait_all_tasks_blocked(cushion=0.005)
+                most = max(most, limiter.statistics().borrowed_tokens)
+
+        nursery.start_soon(watch)
+        await work()
+        nursery.cancel_scope.cancel()
+    return most
+
+
+async def test_one_analysis_uses_every_cpu_and_gives_the_single_process_report(
+    suite_daemon: GitDaemon, tmp_path: Path
+) -> None:
+    cpus = trio_parallel.current_default_worker_limiter()
+    cpus.total_tokens = 2  # as on the two-core machines CI runs on, whatever this one has
+    source = await _clone(suite_daemon, tmp_path)
+    analyzer = TestInventoryAnalyzer()
+    reports = []
+
+    async def analyze() -> None:
+        reports.append(await analyzer.analyze(source))
+
+    try:
+        assert await _max_borrowed_while(cpus, analyze) == 2
+        cpus.total_tokens = 1
+        assert await _max_borrowed_while(cpus, analyze) == 1
+    finally:
+        await source.aclose()
+    split_report, single_report = reports
+    assert split_report == single_report
+    assert split_report.inventory.test_files == 4000
+    assert split_report.inventory.tests == 24000
+    assert [f.path for f in split_report.inventory.files] == sorted(
+        f.path for f in split_report.inventory.files
+    )
+
+
+async def test_cancelling_an_analysis_kills_every_part(
+    suite_daemon: GitDaemon, tmp_path: Path
+) -> None:
+    cpus = trio_parallel.current_default_worker_limiter()
+    cpus.total_tokens = 2
+    source = await _clone(suite_daemon, tmp_path)
+    idle_before = spawned_worker_pids()
+    busy: set[int] = set()
+    try:
+        async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
+            with trio.CancelScope() as scope:
+
+                async def cancel_when_both_parts_run() -> None:
+                    nonlocal busy
+                    while cpus.statistics().borrowed_tokens < 2:
+                        await trio.testing.wait_all_tasks_blocked(cushion=0.005)
+                    busy = spawned_worker_pids() - idle_before
+                    scope.cancel()
+
+                nursery.start_soon(cancel_when_both_parts_run)
+                await TestInventoryAnalyzer().analyze(source)
+            # Checked inside the cache scope: leaving it would stop idle workers anyway.
+            assert scope.cancelled_caught
+            assert len(busy) == 2
+            assert not any(pid_alive(pid) for pid in busy)
+    finally:
+        await source.aclose()
+
+
+async def test_a_failing_part_stops_the_others_and_raises_its_own_error() -> None:
+    stopped = trio.Event()
+
+    async def fails() -> PartResult:
+        await trio.testing.wait_all_tasks_blocked()
+        raise ValueError("part 2 broke")
+
+    async def runs_forever() -> PartResult:
+        try:
+            await trio.sleep_forever()
+        finally:
+            stopped.set()
+        raise AssertionError("unreachable")
+
+    with pytest.raises(ValueError, match="part 2 broke"):  # not an ExceptionGroup
+        await _all([runs_forever, fails, runs_forever])
+    assert stopped.is_set()
+
+
+async def test_parts_come_back_in_their_own_order() -> None:
+    finished = [trio.Event() for _ in range(6)]
+    finished[5].set()
+
+    def job(index: int) -> Callable[[], Awaitable[PartResult]]:
+        async def part() -> PartResult:  # each waits for the next: they end last to first
+            await finished[index + 1].wait()
+            finished[index].set()
+            return PartResult((), (), index)
+
+        return part
+
+    results = await _all([job(i) for i in range(5)])
+    assert [r.bytes_read for r in results] == [0, 1, 2, 3, 4]
