@@ -23,7 +23,8 @@ from clonegate import (
     TestStatus,
     TestSuite,
 )
-from clonegate._analysis._scan import scan_commit
+from clonegate._analysis._detect import ConfigScopes
+from clonegate._analysis._scan import analyze_file, scan_commit
 
 from .servers import commit_tree, git_daemon
 
@@ -274,3 +275,25 @@ async def test_analyzer_end_to_end_in_a_worker(
             assert report.inventory.tests == 58
             assert report.inventory.by_status()["skipped"] == 21
             assert len(report.inventory.errors) == 3
+
+
+def test_javascript_call_chains() -> None:
+    source = b"""
+const { expect } = require('chai');
+describe('chains', function () {
+  it('slow', function () {}).timeout(5000);
+  it.each([1, 2])('each %i', (n) => {});
+  describe.skip.each([1])('table %i', () => { test('inner', () => {}); });
+  helpers.it('not a test', () => {});
+  register(describe, it);
+  const test = makeTest();
+});
+"""
+    scopes = ConfigScopes(["package.json"], lambda _: b'{"devDependencies": {"mocha": "^10"}}')
+    found = analyze_file("test/chains.spec.js", source, scopes)
+    assert found is not None
+    assert found.framework == "mocha"
+    (chains,) = found.suites
+    assert [(t.name, t.line) for t in chains.tests] == [("slow", 4), ("each %i", 5)]
+    (table,) = chains.suites
+    assert (table.name, _statuses(iter(table.tests))) == ("table %i", [("inner", S)])
