@@ -130,6 +130,32 @@ async def test_one_analysis_uses_every_cpu_and_gives_the_single_process_report(
     )
 
 
+async def test_analyses_at_once_share_the_cpus(suite_daemon: GitDaemon, tmp_path: Path) -> None:
+    cpus = trio_parallel.current_default_worker_limiter()
+    cpus.total_tokens = 2
+    source = await _clone(suite_daemon, tmp_path)
+    reports = []
+
+    async def three_at_once() -> None:
+        async def analyze() -> None:
+            reports.append(await TestInventoryAnalyzer().analyze(source))
+
+        async with trio.open_nursery() as nursery:
+            for _ in range(3):
+                nursery.start_soon(analyze)
+
+    idle_before = spawned_worker_pids()
+    try:
+        async with trio_parallel.cache_scope():  # a fresh pool: new workers are ours
+            # Three listings and six parts want a process; two at a time get one.
+            assert await _max_borrowed_while(cpus, three_at_once) == 2
+            assert len(spawned_worker_pids() - idle_before) == 2
+    finally:
+        await source.aclose()
+    assert len(reports) == 3
+    assert reports[0] == reports[1] == reports[2]
+
+
 async def test_cancelling_an_analysis_kills_every_part(
     suite_daemon: GitDaemon, tmp_path: Path
 ) -> None:

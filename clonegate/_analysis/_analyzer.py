@@ -30,10 +30,10 @@ class TestInventoryAnalyzer:
     Parsing is CPU-bound and the GIL would serialize it, so it runs in trio-parallel
     worker processes: one job lists the commit's tree, then the candidate files are
     split into parts scanned side by side, so that one large repository uses every
-    CPU. The parts wait on trio-parallel's default limiter (one token per CPU,
-    :func:`trio_parallel.current_default_worker_limiter`), which every analysis
-    shares: however many analyses the caller runs at once, at most that many
-    processes parse. Lower its ``total_tokens`` to use fewer.
+    CPU. Every job waits on trio-parallel's default limiter (one token per CPU,
+    :func:`trio_parallel.current_default_worker_limiter`), which all analyses share:
+    however many analyses the caller runs at once, at most that many processes
+    parse, and memory stays bounded. Lower its ``total_tokens`` to use fewer.
 
     Cancelling the caller kills the workers. The report does not depend on how the
     files were split.
@@ -43,12 +43,12 @@ class TestInventoryAnalyzer:
 
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
         path = str(source.path)
-        listing: Listing = await _in_worker(list_commit, path, source.commit)
         cpus = trio_parallel.current_default_worker_limiter()
+        listing: Listing = await _in_worker(cpus, list_commit, path, source.commit)
         parts = split(listing.candidates, int(cpus.total_tokens))
         results = await _all(
             [
-                functools.partial(_in_worker, scan_part, path, part, listing.scopes, limiter=cpus)
+                functools.partial(_in_worker, cpus, scan_part, path, part, listing.scopes)
                 for part in parts
             ]
         )
@@ -76,17 +76,8 @@ def split(candidates: Part, processes: int, min_files: int = MIN_FILES_PER_PART)
     return [candidates[i::count] for i in range(count)]
 
 
-async def _in_worker(
-    function: Callable[..., T], *args: object, limiter: trio.CapacityLimiter | None = None
-) -> T:
-    # The listing job takes a fresh limiter: it is short, and it must not queue behind
-    # another analysis's parts before this analysis can even start splitting.
-    result: T = await trio_parallel.run_sync(
-        function,
-        *args,
-        kill_on_cancel=True,
-        limiter=limiter if limiter is not None else trio.CapacityLimiter(1),
-    )
+async def _in_worker(limiter: trio.CapacityLimiter, function: Callable[..., T], *args: object) -> T:
+    result: T = await trio_parallel.run_sync(function, *args, kill_on_cancel=True, limiter=limiter)
     return result
 
 
