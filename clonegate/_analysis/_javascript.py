@@ -11,9 +11,10 @@ from ._syntax import Captures, string_value, text
 SUITE_CALLS = frozenset({"describe", "context", "suite", "fdescribe", "xdescribe", "xcontext"})
 TEST_CALLS = frozenset({"it", "test", "specify", "fit", "xit", "xtest", "xspecify"})
 # Call roots that name a framework when imports and config files do not (ADR 0004).
-FRAMEWORK_CALLS = frozenset(
-    {"vi", "jest", "suite", "suiteSetup", "suiteTeardown", "setup", "teardown", "context"}
+MOCHA_TDD_CALLS = frozenset(
+    {"suite", "suiteSetup", "suiteTeardown", "setup", "teardown", "context"}
 )
+FRAMEWORK_CALLS = frozenset({"vi", "jest"}) | MOCHA_TDD_CALLS
 CALL_ROOTS = SUITE_CALLS | TEST_CALLS | FRAMEWORK_CALLS
 
 # Only the identifiers that can start a test, suite or framework call are captured:
@@ -41,7 +42,25 @@ def js_imports(captures: Captures) -> set[str]:
     return {v for node in captures.get("source", ()) if (v := string_value(node)) is not None}
 
 
-def outline_javascript(captures: Captures, root: Node) -> Outline:
+def calls(captures: Captures) -> list[tuple[str, Node]]:
+    """Each captured root name that starts a call, with that call, in source order."""
+    found = ((text(node), _call_of(node)) for node in captures.get("root", ()))
+    return [(name, call) for name, call in found if call is not None]
+
+
+def framework_from_calls(calls: list[tuple[str, Node]]) -> str | None:
+    """The framework the call roots point to: ``vi`` in ``vi.fn()``, ``jest.mock()``, ``suite``."""
+    roots = {name for name, _ in calls}
+    if "vi" in roots:
+        return "vitest"
+    if "jest" in roots:
+        return "jest"
+    if roots & MOCHA_TDD_CALLS:
+        return "mocha"
+    return None
+
+
+def outline_javascript(calls: list[tuple[str, Node]], root: Node) -> Outline:
     """Every ``describe``/``it``/``test`` call site with a name; nesting from the source.
 
     A call whose result is called again (``it.each(table)``) is the factory, not the
@@ -49,7 +68,7 @@ def outline_javascript(captures: Captures, root: Node) -> Outline:
     """
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
-    for call in _calls(captures):  # in source order: parents before children
+    for _, call in calls:  # in source order: parents before children
         kind = _callee(call.child_by_field_name("function"))
         if kind is None:
             continue
@@ -69,16 +88,6 @@ def outline_javascript(captures: Captures, root: Node) -> Outline:
         else:
             container.test(name, line, marker)
     return outline
-
-
-def callee_roots(captures: Captures) -> set[str]:
-    """The names calls start from, among :data:`CALL_ROOTS`: ``vi`` in ``vi.fn()``."""
-    return {text(node) for node in captures.get("root", ()) if _call_of(node) is not None}
-
-
-def _calls(captures: Captures) -> list[Node]:
-    calls = (_call_of(node) for node in captures.get("root", ()))
-    return [c for c in calls if c is not None]
 
 
 def _call_of(identifier: Node) -> Node | None:

@@ -193,12 +193,13 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
         syntax = kit(language, _javascript.QUERY)
         root = syntax.parse(data)
         captures = syntax.capture(root)
+        calls = _javascript.calls(captures)
         framework = (
             js_framework_from_imports(_javascript.js_imports(captures))
             or scopes.framework_for(path, JS_FRAMEWORKS)
-            or _js_framework_from_calls(_javascript.callee_roots(captures))
+            or _javascript.framework_from_calls(calls)
         )
-        outline = _javascript.outline_javascript(captures, root)
+        outline = _javascript.outline_javascript(calls, root)
     elif language == "go":
         syntax = kit("go", _go.QUERY)
         framework, outline = "go-testing", _go.outline_go(syntax.capture(syntax.parse(data)))
@@ -222,16 +223,6 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
         return None
     assert language is not None
     return TestFile(path, framework or "unknown", language, suites, tests)
-
-
-def _js_framework_from_calls(roots: set[str]) -> str | None:
-    if "vi" in roots:
-        return "vitest"
-    if "jest" in roots:
-        return "jest"
-    if roots & {"suite", "suiteSetup", "suiteTeardown", "setup", "teardown", "context"}:
-        return "mocha"
-    return None
 
 
 def _describe(exc: BaseException) -> str:
