@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -47,8 +48,15 @@ WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 
 class InstantVCS:
     async def clone(
-        self, url: str, destination: Path | None = None, *, token: str | None = None
+        self,
+        url: str,
+        destination: Path | None = None,
+        *,
+        token: str | None = None,
+        on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
+        if on_ready is not None:
+            on_ready()
         await trio.lowlevel.checkpoint()
         return ClonedSource(url, Path("/nonexistent"), "main", "a" * 40, WHEN, 0, False, None)
 

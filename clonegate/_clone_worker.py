@@ -80,6 +80,10 @@ def retire_if_bloated() -> bool:
     return peak_kib * 1024 > RETIRE_ABOVE_PEAK_RSS_BYTES
 
 
+def worker_ready() -> None:
+    """A job that does nothing: running it starts a worker process if none is idle."""
+
+
 def clone_in_worker(job: CloneJob) -> CloneOutcome:
     """Clone ``job.url``'s remote HEAD branch into ``job.target``; never raises."""
     secrets = [s for s in (job.password, job.username) if s and len(s) >= 4]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 from typing import final
@@ -11,7 +12,7 @@ import trio
 import trio_parallel
 
 from ._checks import positive_int, positive_seconds
-from ._clone_worker import CloneJob, clone_in_worker
+from ._clone_worker import CloneJob, clone_in_worker, worker_ready
 from ._errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
 from ._urls import RepoURL, parse_repo_url
 from ._vcs import ClonedSource, discard
@@ -75,8 +76,13 @@ class DulwichVCS:
         destination: Path | None = None,
         *,
         token: str | None = None,
+        on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
         """Clone ``url`` into ``destination`` (must not exist yet) or a private temporary directory.
+
+        ``on_ready`` is called once a worker process is running, right before the clone
+        job is handed to it: starting a worker (spawning a Python interpreter and
+        importing dulwich) is set-up, not clone time.
 
         ``token`` authenticates https as ``x-access-token:<token>`` (never sent over
         plain http or other transports); a user name and password inside the URL work
@@ -102,13 +108,16 @@ class DulwichVCS:
             ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
         )
         try:
+            # Start a worker, or find an idle one, with a job that does nothing...
+            await trio_parallel.run_sync(worker_ready, kill_on_cancel=True, limiter=_NO_LIMIT)
+            if on_ready is not None:
+                on_ready()
+            # ...then hand the clone to that same worker. trio-parallel puts a worker
+            # back on top of its LIFO cache before run_sync returns, and takes one from
+            # the top before its first checkpoint; nothing here checkpoints in between
+            # (_NO_LIMIT does not), so no other task can take the worker just started.
             outcome = await trio_parallel.run_sync(
-                clone_in_worker,
-                job,
-                kill_on_cancel=True,
-                # A fresh limiter per call: the use case's semaphore is the only limit,
-                # and trio-parallel's default (one per CPU) must not add a hidden one.
-                limiter=trio.CapacityLimiter(1),
+                clone_in_worker, job, kill_on_cancel=True, limiter=_NO_LIMIT
             )
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
@@ -148,6 +157,24 @@ class DulwichVCS:
                 repo.redacted, f"cannot create a work directory: {exc.strerror}"
             ) from None
         return root, root / repo.directory_name
+
+
+class _NoLimit:
+    """A trio-parallel limiter that never waits and, unlike a CapacityLimiter, never yields.
+
+    The use case's gate is the only clone limit: trio-parallel's default limiter (one
+    per CPU) must not add a hidden one. Not yielding keeps a started worker for its
+    clone (see :meth:`DulwichVCS.clone`).
+    """
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        return None
+
+
+_NO_LIMIT = _NoLimit()
 
 
 def _credentials(repo: RepoURL, token: str | None) -> tuple[str | None, str | None]:

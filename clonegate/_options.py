@@ -67,7 +67,11 @@ def with_analysis_timeout(seconds: float) -> Option:
 
 
 def with_clone_timeout(seconds: float) -> Option:
-    """A deadline for the clone alone, from the moment it holds a slot."""
+    """A deadline for the clone alone, from the moment the VCS is ready to clone.
+
+    The VCS's set-up once the slot is held (starting a worker process) does not count;
+    the report shows it as ``timings.setup``.
+    """
     value = positive_seconds("clone_timeout", seconds)
     return lambda config: dataclasses.replace(config, clone_timeout=value)
 

@@ -43,9 +43,14 @@ class RefInfo:
 
 @dataclass(frozen=True, slots=True)
 class Timings:
-    """Seconds spent waiting for a clone slot, cloning, and analyzing."""
+    """Seconds spent waiting for a clone slot, setting up, cloning, and analyzing.
+
+    ``setup`` is the VCS's own preparation once the slot is held (starting a worker
+    process); ``clone`` starts after it, and so does the clone timeout.
+    """
 
     waited: float = 0.0
+    setup: float = 0.0
     clone: float = 0.0
     analysis: float = 0.0
 

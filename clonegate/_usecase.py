@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import math
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -49,6 +48,7 @@ class _Stopwatch:
 
     started: float
     slot_at: float | None = None
+    ready_at: float | None = None  # the VCS's set-up done, the clone itself begins
     cloned_at: float | None = None
     analysis_at: float | None = None
 
@@ -61,10 +61,12 @@ class _Stopwatch:
 
     def timings(self, now: float) -> Timings:
         slot = self.slot_at if self.slot_at is not None else now
+        ready = self.ready_at if self.ready_at is not None else slot
         cloned = self.cloned_at if self.cloned_at is not None else now
         return Timings(
             waited=slot - self.started,
-            clone=cloned - slot if self.slot_at is not None else 0.0,
+            setup=ready - slot if self.ready_at is not None else 0.0,
+            clone=cloned - ready if self.slot_at is not None else 0.0,
             analysis=now - self.analysis_at if self.analysis_at is not None else 0.0,
         )
 
@@ -293,7 +295,7 @@ class AnalyzeUseCase:
                 async with self._gate.slot(index, shown, weight):
                     watch.slot_at = trio.current_time()
                     self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
-                    source = await self._clone(url, shown)
+                    source = await self._clone(url, shown, watch)
                     watch.cloned_at = trio.current_time()
                 self._emit(EventKind.CLONED, shown, index, watch.cloned_at - watch.slot_at)
             except Exception as exc:
@@ -344,10 +346,18 @@ class AnalyzeUseCase:
         except OSError as exc:
             logger.warning("could not remove the clone of %s at %s: %s", shown, source.path, exc)
 
-    async def _clone(self, url: str, shown: str) -> ClonedSource:
+    async def _clone(self, url: str, shown: str, watch: _Stopwatch) -> ClonedSource:
         timeout = self.config.clone_timeout
-        with trio.move_on_after(timeout if timeout is not None else math.inf):
-            return await self._vcs.clone(url, token=self.config.token)
+        # The clone timeout runs from the VCS's on_ready: its set-up (starting a worker
+        # process, which takes seconds on a busy machine) is not the clone.
+        with trio.CancelScope() as clone_scope:
+
+            def ready() -> None:
+                watch.ready_at = trio.current_time()
+                if timeout is not None:
+                    clone_scope.deadline = watch.ready_at + timeout
+
+            return await self._vcs.clone(url, token=self.config.token, on_ready=ready)
         assert timeout is not None
         raise CloneTimeoutError(shown, f"the clone took longer than {timeout:g} s")
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -75,8 +76,15 @@ class VCS(Protocol):
         destination: Path | None = None,
         *,
         token: str | None = None,
+        on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
         """Clone ``url``'s default branch into ``destination`` (a new private directory if None).
+
+        ``on_ready``, when given, must be called once, with no arguments, when the
+        adapter's own set-up is done (for :class:`DulwichVCS`, a worker process is
+        running) and the clone itself begins; an adapter with no set-up calls it first.
+        The use case starts the clone timeout there, so that set-up never counts
+        against it, and reports the set-up time on its own (``Timings.setup``).
 
         Raises a :class:`clonegate.CloneError` subclass on failure, or
         :exc:`trio.Cancelled` when the caller's scope is cancelled; in both cases

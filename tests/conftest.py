@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from .servers import (
+    BIG_BLOB_BYTES,
     FixtureRepo,
     GitDaemon,
     HttpGitServer,
@@ -20,8 +21,6 @@ from .servers import (
     make_repo,
     ssh_server,
 )
-
-BIG_BLOB_BYTES = 4 * 1024 * 1024
 
 
 @pytest.fixture(scope="session")

@@ -30,6 +30,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 import trio
 
 TOKEN = "s3cr3t-t0ken-value"
+BIG_BLOB_BYTES = 4 * 1024 * 1024  # the "big" fixture repository's random blob
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Fixture",
     "GIT_AUTHOR_EMAIL": "fixture@example.invalid",

@@ -24,6 +24,7 @@ from .servers import (
     spawned_worker_pids,
 )
 from .test_analyzer import FIXTURE, _add_hazards
+from .worker_gate import WorkerGate
 
 
 @pytest.fixture(scope="module")
@@ -83,26 +84,6 @@ async def _clone(daemon: GitDaemon, work: Path) -> ClonedSource:
     return await DulwichVCS(work_dir=work).clone(daemon.url("suite"))
 
 
-async def _max_borrowed_while(
-    limiter: trio.CapacityLimiter, work: Callable[[], Awaitable[object]]
-) -> int:
-    """Run ``work`` and report the most tokens of ``limiter`` seen in use meanwhile."""
-    most = 0
-    async with trio.open_nursery() as nursery:
-
-        async def watch() -> None:
-            nonlocal most
-            while True:
-                # Wakes whenever every task is blocked, i.e. the parts are in workers.
-                await trio.testing.wait_all_tasks_blocked(cushion=0.005)
-                most = max(most, limiter.statistics().borrowed_tokens)
-
-        nursery.start_soon(watch)
-        await work()
-        nursery.cancel_scope.cancel()
-    return most
-
-
 async def test_one_analysis_uses_every_cpu_and_gives_the_single_process_report(
     suite_daemon: GitDaemon, tmp_path: Path
 ) -> None:
@@ -110,18 +91,28 @@ async def test_one_analysis_uses_every_cpu_and_gives_the_single_process_report(
     cpus.total_tokens = 2  # as on the two-core machines CI runs on, whatever this one has
     source = await _clone(suite_daemon, tmp_path)
     analyzer = TestInventoryAnalyzer()
-    reports = []
-
-    async def analyze() -> None:
-        reports.append(await analyzer.analyze(source))
-
+    gate = WorkerGate()
     try:
-        assert await _max_borrowed_while(cpus, analyze) == 2
-        cpus.total_tokens = 1
-        assert await _max_borrowed_while(cpus, analyze) == 1
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gate.serve)
+            async with trio_parallel.cache_scope(init=gate.init), trio.open_nursery() as inner:
+                reports = []
+
+                async def analyze() -> None:
+                    reports.append(await analyzer.analyze(source))
+
+                inner.start_soon(analyze)
+                # Both parts are inside workers at the same time, in two processes.
+                pids = await gate.wait_checked_in(2)
+                assert len(set(pids)) == 2
+                await gate.open()
+            nursery.cancel_scope.cancel()
+        cpus.total_tokens = 1  # one part, in the default (ungated) workers
+        single_report = await analyzer.analyze(source)
     finally:
         await source.aclose()
-    split_report, single_report = reports
+    (split_report,) = reports
+    assert gate.checked_in == pids  # two parts, no more
     assert split_report == single_report
     assert split_report.inventory.test_files == 4000
     assert split_report.inventory.tests == 24000
@@ -135,23 +126,36 @@ async def test_analyses_at_once_share_the_cpus(suite_daemon: GitDaemon, tmp_path
     cpus.total_tokens = 2
     source = await _clone(suite_daemon, tmp_path)
     reports = []
-
-    async def three_at_once() -> None:
-        async def analyze() -> None:
-            reports.append(await TestInventoryAnalyzer().analyze(source))
-
-        async with trio.open_nursery() as nursery:
-            for _ in range(3):
-                nursery.start_soon(analyze)
-
+    gate = WorkerGate()
     idle_before = spawned_worker_pids()
     try:
-        async with trio_parallel.cache_scope():  # a fresh pool: new workers are ours
-            # Three listings and six parts want a process; two at a time get one.
-            assert await _max_borrowed_while(cpus, three_at_once) == 2
-            assert len(spawned_worker_pids() - idle_before) == 2
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gate.serve)
+            # A fresh pool: new workers are ours.
+            async with trio_parallel.cache_scope(init=gate.init):
+                async with trio.open_nursery() as inner:
+
+                    async def analyze() -> None:
+                        reports.append(await TestInventoryAnalyzer().analyze(source))
+
+                    for _ in range(3):
+                        inner.start_soon(analyze)
+                    # Three listings and six parts want a process. Two parts hold both CPU
+                    # tokens, held in their workers; whatever else is left (parts, or the
+                    # listings that make them) waits for a token.
+                    await gate.wait_checked_in(2)
+                    await trio.testing.wait_all_tasks_blocked()
+                    stats = cpus.statistics()
+                    assert stats.borrowed_tokens == 2
+                    assert stats.tasks_waiting >= 1
+                    assert len(gate.checked_in) == 2
+                    await gate.open()
+                assert len(spawned_worker_pids() - idle_before) == 2
+            nursery.cancel_scope.cancel()
     finally:
         await source.aclose()
+    assert len(gate.checked_in) == 6
+    assert len(set(gate.checked_in)) == 2  # six parts, only ever two processes
     assert len(reports) == 3
     assert reports[0] == reports[1] == reports[2]
 
@@ -162,25 +166,25 @@ async def test_cancelling_an_analysis_kills_every_part(
     cpus = trio_parallel.current_default_worker_limiter()
     cpus.total_tokens = 2
     source = await _clone(suite_daemon, tmp_path)
-    idle_before = spawned_worker_pids()
-    busy: set[int] = set()
+    gate = WorkerGate()
     try:
-        async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
-            with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            await nursery.start(gate.serve)
+            async with trio_parallel.cache_scope(init=gate.init), trio.open_nursery() as inner:
+                with trio.CancelScope() as scope:
 
-                async def cancel_when_both_parts_run() -> None:
-                    nonlocal busy
-                    while cpus.statistics().borrowed_tokens < 2:
-                        await trio.testing.wait_all_tasks_blocked(cushion=0.005)
-                    busy = spawned_worker_pids() - idle_before
-                    scope.cancel()
+                    async def cancel_when_both_parts_run() -> None:
+                        await gate.wait_checked_in(2)  # both parts are in their workers
+                        scope.cancel()
 
-                nursery.start_soon(cancel_when_both_parts_run)
-                await TestInventoryAnalyzer().analyze(source)
-            # Checked inside the cache scope: leaving it would stop idle workers anyway.
-            assert scope.cancelled_caught
-            assert len(busy) == 2
-            assert not any(pid_alive(pid) for pid in busy)
+                    inner.start_soon(cancel_when_both_parts_run)
+                    await TestInventoryAnalyzer().analyze(source)
+                # Checked inside the cache scope: leaving it would stop idle workers anyway.
+                assert scope.cancelled_caught
+                busy = set(gate.checked_in)
+                assert len(busy) == 2
+                assert not any(pid_alive(pid) for pid in busy)
+            nursery.cancel_scope.cancel()
     finally:
         await source.aclose()
 

@@ -20,6 +20,7 @@ from typer.testing import CliRunner
 from clonegate_cli.app import app
 
 from .servers import (
+    BIG_BLOB_BYTES,
     TOKEN,
     FixtureRepo,
     GitDaemon,
@@ -310,14 +311,19 @@ async def test_signal_during_a_run_shuts_down_cleanly(
         await slow_proxy.wait_forwarded(128 * 1024)  # a clone is mid-transfer
         assert list(tmpdir_env.iterdir())  # its directory exists
         process.send_signal(sig)
-        signalled = trio.current_time()
-        with trio.fail_after(10):
+        # A generous bound that only turns a hang into a failure; how fast clonegate
+        # stops is measured in bench/bench_clone.py.
+        with trio.fail_after(60):
             returncode = await process.wait()
-        elapsed = trio.current_time() - signalled
+        forwarded_at_exit = slow_proxy.forwarded
         nursery.cancel_scope.cancel()
     assert process.stderr is not None
+    stderr = b""
+    while chunk := await process.stderr.receive_some():
+        stderr += chunk
     assert returncode == code
-    assert elapsed < 2
+    assert b"Traceback" not in stderr
+    assert forwarded_at_exit < BIG_BLOB_BYTES  # the clone was stopped, not waited for
     assert list(tmpdir_env.iterdir()) == []  # no partial clone directory
     assert _processes_with(b"spawn_main") <= workers_before  # no worker left behind
 

@@ -29,6 +29,7 @@ from clonegate import (
 )
 
 from .servers import (
+    BIG_BLOB_BYTES,
     TOKEN,
     FixtureRepo,
     GitDaemon,
@@ -188,13 +189,16 @@ async def test_unknown_host(scheme: str, work_dir: Path) -> None:
 
 @pytest.mark.parametrize("scheme", ["git", "http"])
 async def test_silent_server_times_out(scheme: str, work_dir: Path) -> None:
-    with raw_tcp_server(never_answer) as port:
-        start = trio.current_time()
-        with pytest.raises(CloneTimeoutError, match="1 s read timeout"):
-            await DulwichVCS(read_timeout=1, work_dir=work_dir).clone(
-                f"{scheme}://127.0.0.1:{port}/x.git"
-            )
-        assert trio.current_time() - start < 1 + 2
+    # The message proves the read timeout fired, not some other limit; the generous
+    # bound only turns a hang (no read timeout at all) into a failure.
+    with (
+        raw_tcp_server(never_answer) as port,
+        trio.fail_after(60),
+        pytest.raises(CloneTimeoutError, match="1 s read timeout"),
+    ):
+        await DulwichVCS(read_timeout=1, work_dir=work_dir).clone(
+            f"{scheme}://127.0.0.1:{port}/x.git"
+        )
     assert list(work_dir.iterdir()) == []
 
 
@@ -296,9 +300,36 @@ async def test_server_killed_mid_clone(
             ) as caught:
                 await DulwichVCS(work_dir=work_dir).clone(f"git://127.0.0.1:{proxy.port}/big.git")
             nursery.cancel_scope.cancel()
-    assert proxy.forwarded < repos["big"].commits * 4 * 1024 * 1024  # really mid-transfer
+    assert proxy.forwarded < BIG_BLOB_BYTES  # really mid-transfer
     assert caught.value.kind is ErrorKind.TRANSPORT
     assert list(work_dir.iterdir()) == []
+
+
+async def test_on_ready_comes_after_the_worker_starts_and_before_the_clone(
+    daemon: GitDaemon, repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    proxy = ThrottlingProxy(daemon.port)
+    at_ready: list[tuple[set[int], int]] = []
+    # A cache of its own, empty: the clone has to start a worker.
+    async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
+        await nursery.start(proxy.serve)
+        before = spawned_worker_pids()
+
+        def ready() -> None:
+            at_ready.append((spawned_worker_pids() - before, proxy.connections))
+
+        source = await DulwichVCS(work_dir=work_dir).clone(
+            f"git://127.0.0.1:{proxy.port}/basic.git", on_ready=ready
+        )
+        after = spawned_worker_pids() - before
+        await source.aclose()
+        nursery.cancel_scope.cancel()
+    ((workers, connections),) = at_ready  # called once
+    assert len(workers) == 1  # a worker was running when the clone began,
+    assert connections == 0  # the clone had not connected yet,
+    assert after == workers  # and it ran in that worker: none started after on_ready.
+    assert source.commit == repos["basic"].head
+    assert proxy.connections == 1
 
 
 async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
@@ -307,24 +338,24 @@ async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
     proxy = ThrottlingProxy(daemon.port)
     idle_before = spawned_worker_pids()  # workers other tests left idle in the cache
     busy: set[int] = set()
-    cancelled_at = 0.0
     async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
         await nursery.start(proxy.serve)
-        with trio.CancelScope() as scope:
+        with trio.fail_after(60), trio.CancelScope() as scope:
 
             async def cancel_when_transferring() -> None:
-                nonlocal busy, cancelled_at
+                nonlocal busy
                 await proxy.wait_forwarded(256 * 1024)
                 busy = spawned_worker_pids() - idle_before
-                cancelled_at = trio.current_time()
                 scope.cancel()
 
             nursery.start_soon(cancel_when_transferring)
             await DulwichVCS(work_dir=work_dir).clone(f"git://127.0.0.1:{proxy.port}/big.git")
-        returned_at = trio.current_time()
+        forwarded_at_return = proxy.forwarded
         nursery.cancel_scope.cancel()
     assert scope.cancelled_caught
-    assert returned_at - cancelled_at < 2
+    # Cancelling stopped the transfer: it did not wait for the clone to finish. (How
+    # fast it returns is measured in bench/bench_clone.py, not asserted here.)
+    assert forwarded_at_return < BIG_BLOB_BYTES
     assert len(busy) == 1
     assert not any(pid_alive(pid) for pid in busy)
     assert list(work_dir.iterdir()) == []

@@ -230,13 +230,23 @@ class SemaphoreMachine(RuleBasedStateMachine):
         self._run(cancel_all)
 
 
+def machine_in(nursery: trio.Nursery, token: trio.lowlevel.TrioToken) -> type[SemaphoreMachine]:
+    """A SemaphoreMachine class bound to this run: hypothesis builds machines with no arguments."""
+
+    class BoundMachine(SemaphoreMachine):
+        def __init__(self) -> None:
+            super().__init__(nursery, token)
+
+    return BoundMachine
+
+
 async def test_semaphore_matches_reference_model() -> None:
     token = trio.lowlevel.current_trio_token()
     async with trio.open_nursery() as nursery:
 
         def run_machine() -> None:
-            run_state_machine_as_test(  # type: ignore[no-untyped-call]
-                lambda: SemaphoreMachine(nursery, token),
+            run_state_machine_as_test(
+                machine_in(nursery, token),
                 settings=settings(
                     max_examples=300,
                     stateful_step_count=40,

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,6 +28,7 @@ from clonegate import (
     RepositoryStatus,
     TestCase,
     TestFile,
+    UseCaseConfig,
     with_analysis_timeout,
     with_clone_depth,
     with_clone_timeout,
@@ -48,10 +51,13 @@ def url(i: int) -> str:
 class FakeVCS:
     """Counts clones in flight; each clone waits for its URL's event if ``blocking``."""
 
-    def __init__(self, tmp: Path, *, blocking: bool = False, delay: float = 0.0) -> None:
+    def __init__(
+        self, tmp: Path, *, blocking: bool = False, delay: float = 0.0, setup: float = 0.0
+    ) -> None:
         self.tmp = tmp
         self.blocking = blocking
         self.delay = delay
+        self.setup = setup  # seconds of set-up before on_ready, like starting a worker
         self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
         self.failures: dict[str, Exception] = {}
         self.calls: list[str] = []
@@ -59,15 +65,25 @@ class FakeVCS:
         self.in_flight = 0
         self.peak = 0
         self.made = 0
+        self.started: dict[str, float] = {}  # when each clone began (after its set-up)
 
     async def clone(
-        self, url: str, destination: Path | None = None, *, token: str | None = None
+        self,
+        url: str,
+        destination: Path | None = None,
+        *,
+        token: str | None = None,
+        on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
         self.calls.append(url)
         self.tokens.append(token)
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:
+            await trio.sleep(self.setup)
+            self.started[url] = trio.current_time()
+            if on_ready is not None:
+                on_ready()
             if self.blocking:
                 await self.release[url].wait()
             else:
@@ -236,6 +252,27 @@ async def test_clone_timeout_is_a_clone_failure_caused_by_the_timeout(
     assert report.timings.clone == 3
 
 
+@pytest.mark.parametrize(("clone_seconds", "status"), [(2, "ok"), (5, "timeout")])
+async def test_clone_timeout_starts_when_the_vcs_is_ready(
+    clone_seconds: float,
+    status: str,
+    tmp_path: Path,
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Ten seconds of set-up (a worker starting on a busy machine), then the clone.
+    vcs = FakeVCS(tmp_path, setup=10, delay=clone_seconds)
+    uc = AnalyzeUseCase(
+        with_clone_timeout(3),
+        with_work_dir(tmp_path, keep_clones=True),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    report = await uc.execute(url(0))
+    assert report.status == status
+    assert report.timings.setup == 10  # reported on its own...
+    assert report.timings.clone == min(clone_seconds, 3)  # ...and never counted as the clone
+
+
 async def test_deadline_while_analyzing_closes_the_clone(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
@@ -373,8 +410,10 @@ async def test_weights_budget_the_gate(
         analyzer=FakeAnalyzer(),
     )
     await collect(uc, list(sizes))
-    assert vcs.peak <= 2  # 600 + 600 > 1024: never the two 600s together with another
-    assert len(vcs.calls) == 4
+    # FIFO by weight: 600 + 600 > 1024, so the second 600 waits for the first, and the
+    # 100 waits behind them although it would fit (no barging); then 900 + 100 fit.
+    assert vcs.started == {url(0): 0, url(1): 1, url(2): 2, url(3): 2}
+    assert vcs.peak == 2
 
 
 async def test_token_reaches_the_vcs_but_no_report(tmp_path: Path) -> None:
@@ -425,38 +464,60 @@ async def test_events_statistics_and_stuck_warning(
     assert (stats.acquired, stats.released, stats.done) == (2, 2, 2)
 
 
+def _hook(event: Event) -> None:
+    pass
+
+
 @pytest.mark.parametrize(
-    ("option", "value"),
+    ("option", "bad", "good", "field"),
     [
-        (with_max_concurrent_clones, 0),
-        (with_max_concurrent_clones, -1),
-        (with_max_concurrent_clones, True),
-        (with_max_concurrent_clones, "2"),
-        (with_max_concurrent_analyses, 0),
-        (with_analysis_timeout, 0),
-        (with_analysis_timeout, -5),
-        (with_clone_timeout, 0),
-        (with_clone_depth, 0),
-        (with_stuck_threshold, 0),
-        (with_token, ""),
-        (with_token, "has space"),
-        (with_clone_weight, 3),
-        (with_event_hook, None),
+        (with_max_concurrent_clones, 0, 5, "max_concurrent_clones"),
+        (with_max_concurrent_clones, -1, 5, "max_concurrent_clones"),
+        (with_max_concurrent_clones, True, 5, "max_concurrent_clones"),
+        (with_max_concurrent_clones, "2", 5, "max_concurrent_clones"),
+        (with_max_concurrent_analyses, 0, 3, "max_concurrent_analyses"),
+        (with_analysis_timeout, 0, 7.5, "analysis_timeout"),
+        (with_analysis_timeout, -5, 7.5, "analysis_timeout"),
+        (with_clone_timeout, 0, 4, "clone_timeout"),
+        (with_clone_depth, 0, 10, "clone_depth"),
+        (with_stuck_threshold, 0, 12, "stuck_threshold"),
+        (with_token, "", "t0ken", "token"),
+        (with_token, "has space", "t0ken", "token"),
+        (with_clone_weight, 3, len, "clone_weight"),
+        (with_event_hook, None, _hook, "event_hook"),
     ],
 )
-def test_options_are_validated_when_built(option: object, value: object) -> None:
-    assert callable(option)
+def test_options_refuse_bad_values_and_apply_good_ones(
+    option: Callable[[object], Callable[[UseCaseConfig], UseCaseConfig]],
+    bad: object,
+    good: object,
+    field: str,
+) -> None:
     with pytest.raises(ValueError, match=r"must|callable|function"):
-        option(value)
+        option(bad)
+    default = UseCaseConfig()
+    assert getattr(default, field) != good
+    assert getattr(option(good)(default), field) == good
 
 
 def test_defaults() -> None:
-    uc = AnalyzeUseCase(with_work_dir(Path("/tmp"), keep_clones=True), with_clone_depth(None))
+    uc = AnalyzeUseCase()  # no option at all: every value below is the default
     config = uc.config
-    assert config.max_concurrent_clones == 2
+    assert config.max_concurrent_clones == 2  # seed 004's default
     assert config.analysis_timeout == 15 * 60
-    assert (config.clone_depth, config.keep_clones) == (None, True)
+    assert config.clone_timeout is None  # only the repository timeout applies
+    assert config.clone_depth == 1
+    assert (config.work_dir, config.keep_clones) == (None, False)
+    assert config.token is None
+    assert config.max_concurrent_analyses == (os.cpu_count() or 1)
+    assert config.clone_weight("https://x/y.git") == 1
     assert uc.clone_gate_statistics().size == 2
+
+
+def test_options_override_the_defaults() -> None:
+    uc = AnalyzeUseCase(with_work_dir(Path("/tmp"), keep_clones=True), with_clone_depth(None))
+    assert (uc.config.work_dir, uc.config.keep_clones) == (Path("/tmp"), True)
+    assert uc.config.clone_depth is None
 
 
 def test_logging_is_quiet_by_default() -> None:
@@ -468,11 +529,16 @@ async def test_one_repository_breaking_a_contract_fails_only_itself(
 ) -> None:
     class Rude(FakeVCS):
         async def clone(
-            self, url: str, destination: Path | None = None, *, token: str | None = None
+            self,
+            url: str,
+            destination: Path | None = None,
+            *,
+            token: str | None = None,
+            on_ready: Callable[[], object] | None = None,
         ) -> ClonedSource:
             if url == url_of(1):
                 raise KeyError("not a CloneError")
-            return await super().clone(url, destination, token=token)
+            return await super().clone(url, destination, token=token, on_ready=on_ready)
 
     def url_of(i: int) -> str:
         return url(i)

@@ -33,6 +33,7 @@ def report_dict(report: RepositoryReport) -> dict[str, Any]:
         },
         "timings": {
             "waited": round(report.timings.waited, 3),
+            "setup": round(report.timings.setup, 3),
             "clone": round(report.timings.clone, 3),
             "analysis": round(report.timings.analysis, 3),
         },
