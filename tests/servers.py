@@ -12,6 +12,7 @@ import base64
 import contextlib
 import os
 import random
+import re
 import shutil
 import signal
 import socket
@@ -271,19 +272,34 @@ class ThrottlingProxy:
 
     It reads from the server only as fast as it forwards, so killing the server stops
     the transfer for real. ``forwarded`` counts bytes sent to the client;
-    ``wait_forwarded(n)`` returns once n bytes went through.
+    ``wait_forwarded(n)`` returns once n bytes went through. ``log`` records, in order,
+    when each git:// request (by repository path) was sent and when its connection
+    closed; ``timeline`` the number of open connections after each change.
+
+    With ``hold=(limit, total)``, the server's answers flow only while ``limit``
+    connections are open, or once ``total`` connections have been made (nothing is
+    left to come): a client that leaves a slot idle while work is queued stalls.
     """
 
-    def __init__(self, upstream_port: int, rate: int = 256 * 1024, chunk: int = 16 * 1024) -> None:
+    def __init__(
+        self,
+        upstream_port: int,
+        rate: int = 256 * 1024,
+        chunk: int = 16 * 1024,
+        hold: tuple[int, int] | None = None,
+    ) -> None:
         self.upstream_port = upstream_port
         self.rate = rate
         self.chunk = chunk
+        self.hold = hold
         self.forwarded = 0
         self.connections = 0
         self.active = 0
         self.max_active = 0
         self.timeline: list[tuple[float, int]] = []  # (trio time, connections open after)
+        self.log: list[tuple[str, str]] = []  # ("request" | "closed", repository path)
         self._progress = trio.Event()
+        self._changed = trio.Event()
         self.port = 0
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -299,6 +315,7 @@ class ThrottlingProxy:
     async def _handle(self, client: trio.SocketStream) -> None:
         self.connections += 1
         self._count(+1)
+        path = ["?"]  # filled in by _upload from the request
         try:
             try:
                 server = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
@@ -306,19 +323,35 @@ class ThrottlingProxy:
                 await client.aclose()
                 return
             async with client, server, trio.open_nursery() as nursery:
-                nursery.start_soon(self._upload, client, server)
+                nursery.start_soon(self._upload, client, server, path)
                 nursery.start_soon(self._download, server, client, nursery.cancel_scope)
         finally:
+            self.log.append(("closed", path[0]))
             self._count(-1)
 
     def _count(self, change: int) -> None:
         self.active += change
         self.max_active = max(self.max_active, self.active)
         self.timeline.append((trio.current_time(), self.active))
+        self._changed.set()
+        self._changed = trio.Event()
 
-    async def _upload(self, client: trio.SocketStream, server: trio.SocketStream) -> None:
+    async def _flowing(self) -> None:
+        if self.hold is not None:
+            limit, total = self.hold
+            while self.active < limit and self.connections < total:
+                await self._changed.wait()
+
+    async def _upload(
+        self, client: trio.SocketStream, server: trio.SocketStream, path: list[str]
+    ) -> None:
         try:
             while data := await client.receive_some(65536):
+                if path[0] == "?":
+                    # A git:// request: pkt-line "git-upload-pack /name.git\0host=...\0".
+                    found = re.search(rb"git-upload-pack (\S+?)\x00", data)
+                    path[0] = found.group(1).decode() if found else "-"
+                    self.log.append(("request", path[0]))
                 await server.send_all(data)
             await server.send_eof()  # the client may half-close after its request
         except (trio.BrokenResourceError, trio.ClosedResourceError):
@@ -329,6 +362,7 @@ class ThrottlingProxy:
     ) -> None:
         try:
             while data := await server.receive_some(self.chunk):
+                await self._flowing()
                 await trio.sleep(len(data) / self.rate)  # the throttle itself
                 await client.send_all(data)
                 self.forwarded += len(data)

@@ -131,7 +131,10 @@ def analyze(
         float, typer.Option(min=0.001, help="Seconds per repository: wait, clone and analysis.")
     ] = 15 * 60.0,
     clone_timeout: Annotated[
-        float | None, typer.Option(min=0.001, help="Seconds for the clone alone.")
+        float | None,
+        typer.Option(
+            min=0.001, help="Seconds for the clone alone, once its worker process is running."
+        ),
     ] = None,
     depth: Annotated[int, typer.Option(min=0, help="Commits of history; 0 for all.")] = 1,
     token: Annotated[
