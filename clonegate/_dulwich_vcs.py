@@ -116,6 +116,10 @@ class DulwichVCS:
             # back on top of its LIFO cache before run_sync returns, and takes one from
             # the top before its first checkpoint; nothing here checkpoints in between
             # (_NO_LIMIT does not), so no other task can take the worker just started.
+            # (Checked for trio-parallel 1.3 by test_on_ready_comes_after_the_worker_
+            # starts_and_before_the_clone. In a caller's context whose workers end
+            # after every job, retire=lambda: True or idle_timeout=0, the clone gets a
+            # new worker and its start counts as clone time; clonegate's own do neither.)
             outcome = await trio_parallel.run_sync(
                 clone_in_worker, job, kill_on_cancel=True, limiter=_NO_LIMIT
             )

@@ -46,13 +46,14 @@ class Timings:
     """Seconds spent waiting for a clone slot, setting up, cloning, and analyzing.
 
     ``setup`` is the VCS's own preparation once the slot is held (starting a worker
-    process); ``clone`` starts after it, and so does the clone timeout.
+    process); ``clone`` starts after it, and so does the clone timeout. (``setup`` is
+    the last field so that positional construction keeps its meaning.)
     """
 
     waited: float = 0.0
-    setup: float = 0.0
     clone: float = 0.0
     analysis: float = 0.0
+    setup: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -57,16 +57,21 @@ class _Stopwatch:
             return "analyzing"
         if self.cloned_at is not None:
             return "waiting for an analysis slot"
-        return "cloning" if self.slot_at is not None else "waiting for a clone slot"
+        if self.slot_at is None:
+            return "waiting for a clone slot"
+        return "cloning" if self.ready_at is not None else "starting the clone"
 
     def timings(self, now: float) -> Timings:
         slot = self.slot_at if self.slot_at is not None else now
-        ready = self.ready_at if self.ready_at is not None else slot
         cloned = self.cloned_at if self.cloned_at is not None else now
+        if self.ready_at is not None:
+            ready = self.ready_at
+        else:  # still setting up (or failed to); a VCS that never said is all clone
+            ready = slot if self.cloned_at is not None else cloned
         return Timings(
             waited=slot - self.started,
-            setup=ready - slot if self.ready_at is not None else 0.0,
-            clone=cloned - ready if self.slot_at is not None else 0.0,
+            setup=ready - slot,
+            clone=cloned - ready,
             analysis=now - self.analysis_at if self.analysis_at is not None else 0.0,
         )
 
@@ -353,6 +358,8 @@ class AnalyzeUseCase:
         with trio.CancelScope() as clone_scope:
 
             def ready() -> None:
+                if watch.ready_at is not None:
+                    return  # once: a second call must not push the deadline back
                 watch.ready_at = trio.current_time()
                 if timeout is not None:
                     clone_scope.deadline = watch.ready_at + timeout

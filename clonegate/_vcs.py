@@ -80,9 +80,10 @@ class VCS(Protocol):
     ) -> ClonedSource:
         """Clone ``url``'s default branch into ``destination`` (a new private directory if None).
 
-        ``on_ready``, when given, must be called once, with no arguments, when the
-        adapter's own set-up is done (for :class:`DulwichVCS`, a worker process is
-        running) and the clone itself begins; an adapter with no set-up calls it first.
+        ``on_ready``, when given, must be called once, from the calling task, with no
+        arguments, when the adapter's own set-up is done (for :class:`DulwichVCS`, a
+        worker process is running) and the clone itself begins; an adapter with no
+        set-up calls it first.
         The use case starts the clone timeout there, so that set-up never counts
         against it, and reports the set-up time on its own (``Timings.setup``).
 

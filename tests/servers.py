@@ -267,14 +267,31 @@ def answer_garbage(conn: socket.socket) -> None:
         pass
 
 
+@dataclass
+class _Connection:
+    client: trio.SocketStream
+    path: str = "?"  # the repository, once the client's request has been read
+    request: bytes = b""
+    asked_all: bool = False  # the client half-closed: no request will follow
+    gone: bool = False  # the server finished answering, or a side broke the connection
+
+
 class ThrottlingProxy:
     """A TCP proxy, run in the test's trio loop, that forwards at most ``rate`` bytes/s.
 
     It reads from the server only as fast as it forwards, so killing the server stops
     the transfer for real. ``forwarded`` counts bytes sent to the client;
-    ``wait_forwarded(n)`` returns once n bytes went through. ``log`` records, in order,
-    when each git:// request (by repository path) was sent and when its connection
-    closed; ``timeline`` the number of open connections after each change.
+    ``wait_forwarded(n)`` returns once n bytes went through.
+
+    What happened is recorded in order. A connection counts as open (``active``,
+    ``max_active``, ``timeline``) from its accept until the server has finished
+    answering (or either side broke it); ``log`` has ("request", path) for each
+    git:// request and ("closed", path) for each end. Once the client has half-closed
+    (git clients do, after their last request), the proxy holds back the latest chunk
+    of the answer until the next one or the server's end of file: the close is
+    recorded before the client can have the whole answer, so a client cannot finish
+    its clone, and let the next one start, before its close is on record, however
+    the event loop orders its tasks.
 
     With ``hold=(limit, total)``, the server's answers flow only while ``limit``
     connections are open, or once ``total`` connections have been made (nothing is
@@ -313,9 +330,9 @@ class ThrottlingProxy:
             await self._progress.wait()
 
     async def _handle(self, client: trio.SocketStream) -> None:
+        connection = _Connection(client)
         self.connections += 1
         self._count(+1)
-        path = ["?"]  # filled in by _upload from the request
         try:
             try:
                 server = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
@@ -323,10 +340,15 @@ class ThrottlingProxy:
                 await client.aclose()
                 return
             async with client, server, trio.open_nursery() as nursery:
-                nursery.start_soon(self._upload, client, server, path)
-                nursery.start_soon(self._download, server, client, nursery.cancel_scope)
+                nursery.start_soon(self._upload, connection, server)
+                nursery.start_soon(self._download, server, connection, nursery.cancel_scope)
         finally:
-            self.log.append(("closed", path[0]))
+            self._gone(connection)
+
+    def _gone(self, connection: _Connection) -> None:
+        if not connection.gone:
+            connection.gone = True
+            self.log.append(("closed", connection.path))
             self._count(-1)
 
     def _count(self, change: int) -> None:
@@ -342,35 +364,53 @@ class ThrottlingProxy:
             while self.active < limit and self.connections < total:
                 await self._changed.wait()
 
-    async def _upload(
-        self, client: trio.SocketStream, server: trio.SocketStream, path: list[str]
-    ) -> None:
+    async def _upload(self, connection: _Connection, server: trio.SocketStream) -> None:
         try:
-            while data := await client.receive_some(65536):
-                if path[0] == "?":
-                    # A git:// request: pkt-line "git-upload-pack /name.git\0host=...\0".
-                    found = re.search(rb"git-upload-pack (\S+?)\x00", data)
-                    path[0] = found.group(1).decode() if found else "-"
-                    self.log.append(("request", path[0]))
+            while data := await connection.client.receive_some(65536):
+                if connection.path == "?":
+                    self._read_request(connection, data)
                 await server.send_all(data)
-            await server.send_eof()  # the client may half-close after its request
+            connection.asked_all = True
+            await server.send_eof()  # the client half-closes after its last request
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
 
+    def _read_request(self, connection: _Connection, data: bytes) -> None:
+        # A git:// request: pkt-line "git-upload-pack /name.git\0host=...\0".
+        connection.request += data
+        found = re.search(rb"git-upload-pack (\S+?)\x00", connection.request)
+        if found or len(connection.request) > 4096:
+            connection.path = found.group(1).decode() if found else "-"
+            self.log.append(("request", connection.path))
+
     async def _download(
-        self, server: trio.SocketStream, client: trio.SocketStream, scope: trio.CancelScope
+        self, server: trio.SocketStream, connection: _Connection, scope: trio.CancelScope
     ) -> None:
+        held = b""  # maybe the answer's last chunk: sent once the next one (or the end) came
         try:
             while data := await server.receive_some(self.chunk):
-                await self._flowing()
-                await trio.sleep(len(data) / self.rate)  # the throttle itself
-                await client.send_all(data)
-                self.forwarded += len(data)
-                self._progress.set()
-                self._progress = trio.Event()
+                if held:
+                    await self._flowing()
+                    await self._forward(connection.client, held)
+                    held = b""
+                if connection.asked_all:
+                    held = data
+                else:  # more requests may follow, waiting for this answer: no holding back
+                    await self._flowing()
+                    await self._forward(connection.client, data)
+            self._gone(connection)  # recorded before the client can have everything
+            if held:  # not held back by `hold`: this connection no longer counts
+                await self._forward(connection.client, held)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         scope.cancel()  # the server is done or gone: close both sides
+
+    async def _forward(self, client: trio.SocketStream, data: bytes) -> None:
+        await trio.sleep(len(data) / self.rate)  # the throttle itself
+        await client.send_all(data)
+        self.forwarded += len(data)
+        self._progress.set()
+        self._progress = trio.Event()
 
 
 def spawned_worker_pids() -> set[int]:

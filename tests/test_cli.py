@@ -312,7 +312,7 @@ async def test_signal_during_a_run_shuts_down_cleanly(
         assert list(tmpdir_env.iterdir())  # its directory exists
         process.send_signal(sig)
         # A generous bound that only turns a hang into a failure; how fast clonegate
-        # stops is measured in bench/bench_clone.py.
+        # stops is measured in bench/bench_stop.py.
         with trio.fail_after(60):
             returncode = await process.wait()
         forwarded_at_exit = slow_proxy.forwarded

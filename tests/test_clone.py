@@ -354,7 +354,7 @@ async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
         nursery.cancel_scope.cancel()
     assert scope.cancelled_caught
     # Cancelling stopped the transfer: it did not wait for the clone to finish. (How
-    # fast it returns is measured in bench/bench_clone.py, not asserted here.)
+    # fast it returns is measured in bench/bench_stop.py, not asserted here.)
     assert forwarded_at_return < BIG_BLOB_BYTES
     assert len(busy) == 1
     assert not any(pid_alive(pid) for pid in busy)

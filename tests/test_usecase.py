@@ -273,6 +273,42 @@ async def test_clone_timeout_starts_when_the_vcs_is_ready(
     assert report.timings.clone == min(clone_seconds, 3)  # ...and never counted as the clone
 
 
+async def test_a_second_on_ready_does_not_move_the_clone_deadline(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    class Twice(FakeVCS):
+        async def clone(
+            self,
+            url: str,
+            destination: Path | None = None,
+            *,
+            token: str | None = None,
+            on_ready: Callable[[], object] | None = None,
+        ) -> ClonedSource:
+            assert on_ready is not None
+            on_ready()
+            await trio.sleep(2)
+            return await super().clone(url, destination, token=token, on_ready=on_ready)
+
+    vcs = Twice(tmp_path, delay=2)  # calls on_ready at 0 and at 2, done at 4
+    uc = AnalyzeUseCase(with_clone_timeout(3), vcs=vcs, analyzer=FakeAnalyzer())
+    report = await uc.execute(url(0))
+    assert report.status is RepositoryStatus.TIMEOUT
+    assert (report.timings.setup, report.timings.clone) == (0, 3)
+
+
+async def test_a_deadline_during_set_up_is_reported_as_set_up(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path, setup=10)  # the worker would take 10 s to start
+    uc = AnalyzeUseCase(with_analysis_timeout(4), vcs=vcs, analyzer=FakeAnalyzer())
+    report = await uc.execute(url(0))
+    assert report.status is RepositoryStatus.TIMEOUT
+    assert report.error is not None
+    assert "while starting the clone" in report.error.message
+    assert (report.timings.setup, report.timings.clone) == (4, 0)
+
+
 async def test_deadline_while_analyzing_closes_the_clone(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:

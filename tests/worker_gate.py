@@ -62,6 +62,7 @@ class WorkerGate:
 
         The bound only turns a hang (the parts never overlap) into a failure.
         """
+        await trio.lowlevel.checkpoint()
         with trio.fail_after(120):
             while len(self.checked_in) < count:
                 await self._changed.wait()
@@ -69,6 +70,7 @@ class WorkerGate:
 
     async def open(self) -> None:
         """Let every held part go, and every later one through at once."""
+        await trio.lowlevel.checkpoint()
         self.opened = True
         held, self._held = self._held, []
         for stream in held:
@@ -83,13 +85,13 @@ class WorkerGate:
                 return
             line += chunk
         self.checked_in.append(int(line))
-        if self.opened:
-            await stream.send_all(b"g")
-        else:
+        if not self.opened:
             self._held.append(stream)
         self._changed.set()
         self._changed = trio.Event()
-        # Keep the connection until the worker ends it (it finished, or was killed).
-        with contextlib.suppress(trio.BrokenResourceError):
+        with contextlib.suppress(trio.BrokenResourceError):  # the worker was killed
+            if self.opened:
+                await stream.send_all(b"g")
+            # Keep the connection until the worker ends it (it finished, or was killed).
             while await stream.receive_some(64):
                 pass
