@@ -134,9 +134,9 @@ def test_some_failed_exits_1_and_duplicates_are_reported(
         (["ftp://example.com/x.git"], None, "unsupported scheme 'ftp'"),
         (["not a url"], None, "invalid repository URLs"),
         (["https://example.com"], None, "no repository path"),
-        (["-j", "0", "git://127.0.0.1/x.git"], None, ""),
-        (["--depth", "-1", "git://127.0.0.1/x.git"], None, ""),
-        (["--format", "xml", "git://127.0.0.1/x.git"], None, ""),
+        (["-j", "0", "git://127.0.0.1/x.git"], None, "Invalid value for '-j'"),
+        (["--depth", "-1", "git://127.0.0.1/x.git"], None, "Invalid value for '--depth'"),
+        (["--format", "xml", "git://127.0.0.1/x.git"], None, "Invalid value for '--format'"),
         (["--from-file", "/no/such/file"], None, "cannot read /no/such/file"),
     ],
 )
