@@ -74,6 +74,7 @@ def test_jsonl_when_piped(
     assert basic["ref"]["commit"] == repos["basic"].head
     assert basic["ref"]["committed_at"] == "2023-11-15T00:13:22+02:00"
     assert set(basic["analysis"]) >= {"test_files", "tests", "by_framework", "by_status"}
+    assert set(basic["timings"]) == {"waited", "setup", "clone", "analysis"}
     assert reports[1]["ref"]["branch"] == "trunk"
     assert list(tmpdir_env.iterdir()) == []
 

@@ -49,6 +49,7 @@ async def test_batch_against_a_loopback_git_daemon(
     assert inventory.ref.commit == inventory_head
     assert inventory.analysis is not None
     assert (inventory.analysis.test_files, inventory.analysis.tests) == (11, 58)
+    assert inventory.timings.setup > 0  # DulwichVCS said when its worker was ready
     assert inventory.timings.clone > 0
     assert inventory.timings.analysis > 0
     assert reports[2].ref is not None
