@@ -66,7 +66,7 @@ class _Stopwatch:
         cloned = self.cloned_at if self.cloned_at is not None else now
         if self.ready_at is not None:
             ready = self.ready_at
-        else:  # still setting up (or failed to); a VCS that never said is all clone
+        else:  # unfinished: still setting up; finished by a VCS that never said: all clone
             ready = slot if self.cloned_at is not None else cloned
         return Timings(
             waited=slot - self.started,

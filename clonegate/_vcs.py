@@ -83,9 +83,9 @@ class VCS(Protocol):
         ``on_ready``, when given, must be called once, from the calling task, with no
         arguments, when the adapter's own set-up is done (for :class:`DulwichVCS`, a
         worker process is running) and the clone itself begins; an adapter with no
-        set-up calls it first.
-        The use case starts the clone timeout there, so that set-up never counts
-        against it, and reports the set-up time on its own (``Timings.setup``).
+        set-up calls it first. The use case starts the clone timeout there, so that
+        set-up never counts against it, and reports the set-up time on its own
+        (``Timings.setup``).
 
         Raises a :class:`clonegate.CloneError` subclass on failure, or
         :exc:`trio.Cancelled` when the caller's scope is cancelled; in both cases
