@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer  # noqa: E402
-from clonegate._analysis._detect import language_of  # noqa: E402
-from clonegate._analysis._scan import list_commit  # noqa: E402
-from clonegate._analysis._syntax import kit  # noqa: E402
+from clonegate._adapters.analysis.detect import language_of  # noqa: E402
+from clonegate._adapters.analysis.scan import list_commit  # noqa: E402
+from clonegate._adapters.analysis.syntax import kit  # noqa: E402
 from tests.servers import git_daemon, make_test_suite_repo  # noqa: E402
 
 

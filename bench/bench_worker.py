@@ -19,16 +19,20 @@ import time
 import trio
 import trio_parallel
 
-READY = "import dulwich.client, dulwich.repo, clonegate._clone_worker"
+READY = "import dulwich.client, dulwich.repo, clonegate._adapters.git.clone_worker"
 
 
 def ready_in_worker() -> int:
     import dulwich.client
     import dulwich.repo
 
-    import clonegate._clone_worker
+    import clonegate._adapters.git.clone_worker
 
-    return len(dulwich.client.__name__ + dulwich.repo.__name__ + clonegate._clone_worker.__name__)
+    return len(
+        dulwich.client.__name__
+        + dulwich.repo.__name__
+        + clonegate._adapters.git.clone_worker.__name__
+    )
 
 
 def busy_in_worker() -> None:

@@ -1,8 +1,9 @@
 """clonegate: clone many git repositories under a hard, fair limit, and analyze each clone."""
 
-from ._analysis._analyzer import ANALYZER_VERSION, TestInventoryAnalyzer
-from ._dulwich_vcs import DulwichVCS
-from ._errors import (
+from . import _app  # noqa: F401  (wires the default adapters into AnalyzeUseCase)
+from ._adapters.analysis.analyzer import ANALYZER_VERSION, TestInventoryAnalyzer
+from ._adapters.git.dulwich_vcs import DulwichVCS
+from ._domain.errors import (
     AuthenticationError,
     CloneCancelledError,
     CloneError,
@@ -14,9 +15,8 @@ from ._errors import (
     StorageError,
     TransportError,
 )
-from ._events import Event, EventKind
-from ._gate import CloneGateStatistics, GateEntry
-from ._inventory import (
+from ._domain.events import Event, EventKind
+from ._domain.inventory import (
     AnalysisReport,
     Analyzer,
     Inventory,
@@ -27,7 +27,21 @@ from ._inventory import (
     TestStatus,
     TestSuite,
 )
-from ._options import (
+from ._domain.reports import (
+    AnalysisTotals,
+    BatchSummary,
+    RefInfo,
+    ReportError,
+    RepositoryReport,
+    RepositoryStatus,
+    Timings,
+)
+from ._domain.semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
+from ._domain.urls import RepoURL, parse_repo_url, redact
+from ._domain.vcs import VCS, ClonedSource
+from ._usecase.analyze import AnalyzeUseCase, Batch
+from ._usecase.gate import CloneGateStatistics, GateEntry
+from ._usecase.options import (
     Option,
     UseCaseConfig,
     with_analysis_timeout,
@@ -41,19 +55,6 @@ from ._options import (
     with_token,
     with_work_dir,
 )
-from ._reports import (
-    AnalysisTotals,
-    BatchSummary,
-    RefInfo,
-    ReportError,
-    RepositoryReport,
-    RepositoryStatus,
-    Timings,
-)
-from ._semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
-from ._urls import RepoURL, parse_repo_url, redact
-from ._usecase import AnalyzeUseCase, Batch
-from ._vcs import VCS, ClonedSource
 from ._version import __version__
 
 __all__ = [

@@ -23,8 +23,8 @@ from clonegate import (
     TestStatus,
     TestSuite,
 )
-from clonegate._analysis._detect import ConfigScopes
-from clonegate._analysis._scan import analyze_file, scan_commit
+from clonegate._adapters.analysis.detect import ConfigScopes
+from clonegate._adapters.analysis.scan import analyze_file, scan_commit
 
 from .servers import commit_tree, git_daemon
 

@@ -12,8 +12,14 @@ import trio.testing
 import trio_parallel
 
 from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer
-from clonegate._analysis._analyzer import _all, split
-from clonegate._analysis._scan import PartResult, ScanResult, list_commit, scan_commit, scan_part
+from clonegate._adapters.analysis.analyzer import _all, split
+from clonegate._adapters.analysis.scan import (
+    PartResult,
+    ScanResult,
+    list_commit,
+    scan_commit,
+    scan_part,
+)
 
 from .servers import (
     GitDaemon,

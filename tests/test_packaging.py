@@ -46,10 +46,3 @@ def test_wheel_is_typed_and_has_the_console_script(wheel: Path, wheel_names: set
     with zipfile.ZipFile(wheel) as archive:
         text = archive.read(entry_points).decode()
     assert "clonegate = clonegate_cli.app:main" in text
-
-
-def test_library_never_imports_the_cli() -> None:
-    for path in (ROOT / "clonegate").rglob("*.py"):
-        if path.name == "__main__.py":
-            continue  # the `python -m clonegate` entry point, not part of the library
-        assert "clonegate_cli" not in path.read_text(), path

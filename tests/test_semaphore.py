@@ -14,7 +14,7 @@ import trio
 import trio.testing
 from trio.testing import assert_checkpoints, assert_no_checkpoints, wait_all_tasks_blocked
 
-import clonegate._semaphore as semaphore_module
+import clonegate._domain.semaphore as semaphore_module
 from clonegate import WeightedSemaphore, WeightedSemaphoreStatistics
 
 

@@ -18,12 +18,12 @@ from typing import Any
 
 import trio
 
-from clonegate._analysis import _scan
+from clonegate._adapters.analysis import scan
 
 
 def _hold_scan_parts(port: int) -> None:
     """Worker init: each ``scan_part`` checks in on 127.0.0.1:``port``, then waits for a byte."""
-    real = _scan.scan_part
+    real = scan.scan_part
 
     def held(*args: Any) -> Any:
         with socket.create_connection(("127.0.0.1", port)) as conn:
@@ -32,7 +32,7 @@ def _hold_scan_parts(port: int) -> None:
         return real(*args)
 
     # Jobs are pickled by name, so the worker resolves the name to this replacement.
-    _scan.scan_part = held  # type: ignore[assignment]
+    scan.scan_part = held  # type: ignore[assignment]
 
 
 class WorkerGate:

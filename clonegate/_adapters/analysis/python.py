@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from .._inventory import TestStatus
-from ._outline import Outline
+from ..._domain.inventory import TestStatus
+from .outline import Outline
 
 SKIP_MARKERS = frozenset({"skip", "skipif", "skipIf", "skipUnless"})
 XFAIL_MARKERS = frozenset({"xfail", "expectedFailure"})

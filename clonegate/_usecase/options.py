@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._checks import positive_int, positive_seconds
-from ._events import Event
+from .._domain.checks import positive_int, positive_seconds
+from .._domain.events import Event
 
 __all__ = [
     "Option",

@@ -7,7 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
-from ._inventory import AnalysisReport, Inventory
+from .inventory import AnalysisReport, Inventory
 
 __all__ = [
     "AnalysisTotals",

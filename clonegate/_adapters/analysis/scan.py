@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, cast
 
-from .._inventory import Inventory, ScanError, TestFile
-from . import _go, _java, _javascript, _rust
-from ._detect import (
+from ..._domain.inventory import Inventory, ScanError, TestFile
+from . import go, java, javascript, rust
+from .detect import (
     JS_LANGUAGES,
     MAX_FILE_BYTES,
     ConfigScopes,
@@ -26,9 +26,9 @@ from ._detect import (
     language_of,
     skipped_directory,
 )
-from ._outline import Outline
-from ._python import has_testcase_class, outline_python, python_imports
-from ._syntax import kit
+from .outline import Outline
+from .python import has_testcase_class, outline_python, python_imports
+from .syntax import kit
 
 if TYPE_CHECKING:  # dulwich is imported in the worker processes only
     from dulwich.object_store import BaseObjectStore
@@ -190,32 +190,32 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
             framework = "unittest" if testcases else "pytest"
         outline = outline_python(tree)
     elif language in JS_LANGUAGES:
-        syntax = kit(language, _javascript.QUERY)
+        syntax = kit(language, javascript.QUERY)
         root = syntax.parse(data)
         captures = syntax.capture(root)
-        calls = _javascript.calls(captures)
+        calls = javascript.calls(captures)
         framework = (
-            js_framework_from_imports(_javascript.js_imports(captures))
+            js_framework_from_imports(javascript.js_imports(captures))
             or scopes.framework_for(path, JS_FRAMEWORKS)
-            or _javascript.framework_from_calls(calls)
+            or javascript.framework_from_calls(calls)
         )
-        outline = _javascript.outline_javascript(calls, root)
+        outline = javascript.outline_javascript(calls, root)
     elif language == "go":
-        syntax = kit("go", _go.QUERY)
-        framework, outline = "go-testing", _go.outline_go(syntax.capture(syntax.parse(data)))
+        syntax = kit("go", go.QUERY)
+        framework, outline = "go-testing", go.outline_go(syntax.capture(syntax.parse(data)))
     elif language == "java":
-        syntax = kit("java", _java.QUERY)
+        syntax = kit("java", java.QUERY)
         captures = syntax.capture(syntax.parse(data))
-        framework = java_framework_from_imports(_java.java_imports(captures))
+        framework = java_framework_from_imports(java.java_imports(captures))
         if framework is None:
             return None  # no JUnit import: a helper, or another framework (TestNG...)
-        outline = _java.outline_java(captures)
+        outline = java.outline_java(captures)
     elif language == "rust":
         if b"test" not in data:
             return None  # no #[test] / #[tokio::test]: nothing to parse for
-        syntax = kit("rust", _rust.QUERY)
+        syntax = kit("rust", rust.QUERY)
         captures = syntax.capture(syntax.parse(data))
-        framework, outline = "cargo-test", _rust.outline_rust(captures)
+        framework, outline = "cargo-test", rust.outline_rust(captures)
     else:
         return None
     suites, tests = outline.freeze()

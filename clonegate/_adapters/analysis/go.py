@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from tree_sitter import Node
 
-from .._inventory import TestStatus
-from ._outline import Outline
-from ._syntax import Captures, string_value, text
+from ..._domain.inventory import TestStatus
+from .outline import Outline
+from .syntax import Captures, string_value, text
 
 SKIP_CALLS = frozenset({"Skip", "SkipNow", "Skipf"})
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .._inventory import TestCase, TestStatus, TestSuite
+from ..._domain.inventory import TestCase, TestStatus, TestSuite
 
 
 @dataclass

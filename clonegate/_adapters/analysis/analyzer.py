@@ -9,9 +9,9 @@ from typing import TypeVar, final
 import trio
 import trio_parallel
 
-from .._inventory import AnalysisReport, RepositoryFacts
-from .._vcs import ClonedSource
-from ._scan import Listing, Part, PartResult, ScanResult, list_commit, scan_part
+from ..._domain.inventory import AnalysisReport, RepositoryFacts
+from ..._domain.vcs import ClonedSource
+from .scan import Listing, Part, PartResult, ScanResult, list_commit, scan_part
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
 ANALYZER_VERSION = "clonegate-analyzer/1"

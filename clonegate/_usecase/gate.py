@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import trio
 
-from ._semaphore import WeightedSemaphore
+from .._domain.semaphore import WeightedSemaphore
 
 __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry"]
 

@@ -5,22 +5,16 @@ from __future__ import annotations
 import hashlib
 import logging
 from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import final
+from typing import ClassVar, Protocol, final
 
 import trio
-import trio_parallel
 
-from ._analysis._analyzer import TestInventoryAnalyzer
-from ._clone_worker import retire_if_bloated
-from ._dulwich_vcs import DulwichVCS
-from ._errors import CloneError, CloneTimeoutError, ErrorKind, InvalidURLError
-from ._events import Event, EventKind
-from ._gate import CloneGate, CloneGateStatistics
-from ._inventory import Analyzer
-from ._options import Option, UseCaseConfig
-from ._reports import (
+from .._domain.errors import CloneError, CloneTimeoutError, ErrorKind, InvalidURLError
+from .._domain.events import Event, EventKind
+from .._domain.inventory import Analyzer
+from .._domain.reports import (
     AnalysisTotals,
     BatchSummary,
     RefInfo,
@@ -29,8 +23,10 @@ from ._reports import (
     RepositoryStatus,
     Timings,
 )
-from ._urls import parse_repo_url, redact
-from ._vcs import VCS, ClonedSource
+from .._domain.urls import parse_repo_url, redact
+from .._domain.vcs import VCS, ClonedSource
+from .gate import CloneGate, CloneGateStatistics
+from .options import Option, UseCaseConfig
 
 __all__ = ["AnalyzeUseCase", "Batch"]
 
@@ -135,6 +131,22 @@ class Batch:
         )
 
 
+class Wiring(Protocol):
+    """What a use case built without adapters runs; provided by the composition root."""
+
+    def vcs(self, config: UseCaseConfig) -> VCS:
+        """The VCS for ``config`` (its depth, work directory, whether clones are kept)."""
+        ...
+
+    def analyzer(self, config: UseCaseConfig) -> Analyzer:
+        """The analyzer for ``config``."""
+        ...
+
+    def batch_scope(self) -> AbstractAsyncContextManager[object]:
+        """Entered around a whole batch: the adapters' shared resources (worker processes)."""
+        ...
+
+
 @final
 class AnalyzeUseCase:
     """Clone repositories under a hard, fair limit and take each one's test inventory.
@@ -148,8 +160,13 @@ class AnalyzeUseCase:
         uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=fake_vcs, analyzer=fake)
 
     ``vcs`` and ``analyzer`` default to :class:`DulwichVCS` and
-    :class:`TestInventoryAnalyzer`, built from the options.
+    :class:`TestInventoryAnalyzer`, built from the options by the composition root
+    (:attr:`wiring`): the use case itself knows only the ports.
     """
+
+    # Set once by clonegate._app when clonegate is imported: the layers point inward,
+    # so the use case names no adapter and the composition root hands them in.
+    wiring: ClassVar[Wiring | None] = None
 
     def __init__(
         self, *options: Option, vcs: VCS | None = None, analyzer: Analyzer | None = None
@@ -158,10 +175,14 @@ class AnalyzeUseCase:
         for option in options:
             config = option(config)
         self.config = config
-        self._vcs: VCS = vcs or DulwichVCS(
-            depth=config.clone_depth, checkout=config.keep_clones, work_dir=config.work_dir
-        )
-        self._analyzer: Analyzer = analyzer or TestInventoryAnalyzer()
+        if vcs is None or analyzer is None:
+            wiring = type(self).wiring
+            if wiring is None:
+                raise TypeError("no vcs= or analyzer= given, and no default adapters are wired")
+            vcs = vcs if vcs is not None else wiring.vcs(config)
+            analyzer = analyzer if analyzer is not None else wiring.analyzer(config)
+        self._vcs: VCS = vcs
+        self._analyzer: Analyzer = analyzer
         self._gate = CloneGate(config.max_concurrent_clones)
         # Made on first use: trio primitives need a running trio, and a use case may be
         # built before trio.run (at import time, in a fixture).
@@ -192,7 +213,8 @@ class AnalyzeUseCase:
         """
         send, receive = trio.open_memory_channel[RepositoryReport](0)
         state = _BatchState(started=trio.current_time())
-        workers = trio_parallel.cache_scope(retire=retire_if_bloated)
+        wiring = type(self).wiring
+        workers = wiring.batch_scope() if wiring is not None else nullcontext()
         raised: BaseException | None = None
         async with workers, trio.open_nursery() as nursery:
             nursery.start_soon(self._feed, urls, send, state)

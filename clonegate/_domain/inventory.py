@@ -9,7 +9,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Protocol
 
-from ._vcs import ClonedSource
+from .vcs import ClonedSource
 
 __all__ = [
     "AnalysisReport",

@@ -21,8 +21,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._errors import ErrorKind
-from ._urls import redact
+from ..._domain.errors import ErrorKind
+from ..._domain.urls import redact
 
 if TYPE_CHECKING:
     from dulwich.client import GitClient

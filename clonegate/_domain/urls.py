@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from urllib.parse import SplitResult, quote, unquote, urlsplit
 
-from ._errors import InvalidURLError
+from .errors import InvalidURLError
 
 __all__ = ["RepoURL", "parse_repo_url", "redact"]
 

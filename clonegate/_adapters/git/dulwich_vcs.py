@@ -11,11 +11,11 @@ from typing import final
 import trio
 import trio_parallel
 
-from ._checks import positive_int, positive_seconds
-from ._clone_worker import CloneJob, clone_in_worker, worker_ready
-from ._errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
-from ._urls import RepoURL, parse_repo_url
-from ._vcs import ClonedSource, discard
+from ..._domain.checks import positive_int, positive_seconds
+from ..._domain.errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
+from ..._domain.urls import RepoURL, parse_repo_url
+from ..._domain.vcs import ClonedSource, discard
+from .clone_worker import CloneJob, clone_in_worker, worker_ready
 
 __all__ = ["DulwichVCS"]
 
