@@ -39,7 +39,8 @@ from ._domain.reports import (
 from ._domain.semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
 from ._domain.urls import RepoURL, parse_repo_url, redact
 from ._domain.vcs import VCS, ClonedSource
-from ._usecase.analyze import AnalyzeUseCase, Batch
+from ._usecase.analyze import AnalyzeUseCase
+from ._usecase.batch import Batch
 from ._usecase.gate import CloneGateStatistics, GateEntry
 from ._usecase.options import (
     Option,

@@ -40,6 +40,7 @@ from clonegate import (
     with_token,
     with_work_dir,
 )
+from clonegate._usecase.duplicates import DuplicateIndex, repository_key
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -639,3 +640,22 @@ async def test_an_error_in_the_callers_loop_comes_out_unwrapped(tmp_path: Path) 
 
     with pytest.raises(BrokenPipeError):
         await consume_into_a_closed_pipe()
+
+
+def test_the_duplicate_index_remembers_first_lines_and_who_waits() -> None:
+    index = DuplicateIndex()
+    first, same, other = (
+        repository_key(u)
+        for u in ("https://git.example/org/a.git", "HTTPS://Git.Example/org/a/", url(9))
+    )
+    assert first == same != other
+    assert repository_key("not a url") == b""  # never a duplicate of anything
+    assert index.first_of(first) is None
+    index.start(first, 0)
+    assert index.first_of(same) == (0, None)  # in flight
+    index.wait_for(0, 3, "https://git.example/org/a/")
+    index.start(other, 1)
+    assert index.finish(first, 0, RepositoryStatus.FAILED) == [(3, "https://git.example/org/a/")]
+    assert index.first_of(first) == (0, RepositoryStatus.FAILED)
+    assert index.finish(other, 1, RepositoryStatus.OK) == []
+    assert index.finish(b"", 2, RepositoryStatus.OK) == []

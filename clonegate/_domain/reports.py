@@ -107,6 +107,33 @@ class RepositoryReport:
     duplicate_of: int | None = None
     path: Path | None = None
 
+    @classmethod
+    def failure(
+        cls,
+        url: str,
+        index: int,
+        phase: str,
+        kind: str,
+        message: str,
+        status: RepositoryStatus = RepositoryStatus.FAILED,
+        timings: Timings | None = None,
+    ) -> RepositoryReport:
+        """A repository that failed (or timed out) in ``phase``: clone or analyze."""
+        return cls(
+            url=url,
+            index=index,
+            status=status,
+            error=ReportError(phase, str(kind), message),
+            timings=timings or Timings(),
+        )
+
+    @classmethod
+    def duplicate(
+        cls, url: str, index: int, first: int, status: RepositoryStatus
+    ) -> RepositoryReport:
+        """Line ``index`` names the repository of line ``first``, which ended ``status``."""
+        return cls(url, index, status, duplicate_of=first)
+
 
 @dataclass(frozen=True, slots=True)
 class BatchSummary:

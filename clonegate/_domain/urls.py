@@ -10,7 +10,7 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from .errors import InvalidURLError
 
-__all__ = ["RepoURL", "parse_repo_url", "redact"]
+__all__ = ["RepoURL", "parse_repo_url", "redact", "shown_url"]
 
 NETWORK_SCHEMES = frozenset({"https", "http", "git", "ssh"})
 _SCHEME_ALIASES = {"git+ssh": "ssh", "ssh+git": "ssh"}
@@ -151,6 +151,14 @@ def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
     if scheme not in NETWORK_SCHEMES:
         raise InvalidURLError(shown, f"unsupported scheme {parts.scheme!r}")
     return _network_url(scheme, parts, port, shown)
+
+
+def shown_url(url: str) -> str:
+    """``url`` as reports show it: parsed and redacted, or, if it does not parse, redacted."""
+    try:
+        return parse_repo_url(url, allow_local=True).redacted
+    except InvalidURLError:
+        return redact(url.strip())
 
 
 def _network_url(scheme: str, parts: SplitResult, port: int | None, shown: str) -> RepoURL:

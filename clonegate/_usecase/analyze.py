@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar, Protocol, final
 
 import trio
@@ -16,19 +15,18 @@ from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
 from .._domain.reports import (
     AnalysisTotals,
-    BatchSummary,
     RefInfo,
-    ReportError,
     RepositoryReport,
     RepositoryStatus,
     Timings,
 )
-from .._domain.urls import parse_repo_url, redact
+from .._domain.urls import parse_repo_url, redact, shown_url
 from .._domain.vcs import VCS, ClonedSource
-from .gate import CloneGate, CloneGateStatistics
+from .batch import Batch, BatchState, Pipeline
+from .gate import CloneGate, CloneGateStatistics, GateEntry
 from .options import Option, UseCaseConfig
 
-__all__ = ["AnalyzeUseCase", "Batch"]
+__all__ = ["AnalyzeUseCase", "Wiring"]
 
 logger = logging.getLogger("clonegate")
 
@@ -69,65 +67,6 @@ class _Stopwatch:
             setup=ready - slot,
             clone=cloned - ready,
             analysis=now - self.analysis_at if self.analysis_at is not None else 0.0,
-        )
-
-
-_STATUSES = list(RepositoryStatus)
-_RUNNING = 7  # the status code of a first line still in flight
-
-
-@dataclass
-class _BatchState:
-    # One small entry per distinct repository, so memory stays flat in the number of
-    # URLs: a 16-byte digest of the normalized URL -> first index * 8 + status code.
-    seen: dict[bytes, int] = field(default_factory=dict)
-    # Later lines naming a repository whose first line is still in flight: (index, URL).
-    # They hold no task and no in-flight permit, so they cannot starve other repositories.
-    waiting: dict[int, list[tuple[int, str]]] = field(default_factory=dict)
-    counts: dict[str, int] = field(default_factory=dict)
-    duplicates: int = 0
-    test_files: int = 0
-    tests: int = 0
-    started: float = 0.0
-    finished: float | None = None
-
-    def count(self, report: RepositoryReport) -> None:
-        self.counts[report.status] = self.counts.get(report.status, 0) + 1
-        if report.duplicate_of is not None:
-            self.duplicates += 1
-        if report.analysis is not None:
-            self.test_files += report.analysis.test_files
-            self.tests += report.analysis.tests
-
-
-@final
-class Batch:
-    """The reports of :meth:`AnalyzeUseCase.analyze_many`, in the order repositories finish.
-
-    Iterate it with ``async for``; once iteration has ended, :attr:`summary` is final.
-    """
-
-    def __init__(self, receive: trio.MemoryReceiveChannel[RepositoryReport], state: _BatchState):
-        self._receive = receive
-        self._state = state
-
-    def __aiter__(self) -> AsyncIterator[RepositoryReport]:
-        return self._receive.__aiter__()
-
-    @property
-    def summary(self) -> BatchSummary:
-        state = self._state
-        end = state.finished if state.finished is not None else trio.current_time()
-        return BatchSummary(
-            repositories=sum(state.counts.values()),
-            ok=state.counts.get(RepositoryStatus.OK, 0),
-            failed=state.counts.get(RepositoryStatus.FAILED, 0),
-            timeout=state.counts.get(RepositoryStatus.TIMEOUT, 0),
-            cancelled=state.counts.get(RepositoryStatus.CANCELLED, 0),
-            duplicates=state.duplicates,
-            test_files=state.test_files,
-            tests=state.tests,
-            elapsed=end - state.started,
         )
 
 
@@ -212,12 +151,12 @@ class AnalyzeUseCase:
         clones are killed and removed, worker processes end with the block.
         """
         send, receive = trio.open_memory_channel[RepositoryReport](0)
-        state = _BatchState(started=trio.current_time())
+        state = BatchState(started=trio.current_time())
         wiring = type(self).wiring
         workers = wiring.batch_scope() if wiring is not None else nullcontext()
         raised: BaseException | None = None
         async with workers, trio.open_nursery() as nursery:
-            nursery.start_soon(self._feed, urls, send, state)
+            nursery.start_soon(self._run_batch, urls, send, state)
             try:
                 async with receive:
                     yield Batch(receive, state)
@@ -231,90 +170,35 @@ class AnalyzeUseCase:
         if raised is not None:
             raise raised
 
-    async def _feed(
+    async def _run_batch(
         self,
         urls: Iterable[str],
         send: trio.MemorySendChannel[RepositoryReport],
-        state: _BatchState,
+        state: BatchState,
     ) -> None:
         config = self.config
-        limit = min(1024, 2 * (config.max_concurrent_clones + config.max_concurrent_analyses))
-        in_flight = trio.Semaphore(limit)
-        async with send, trio.open_nursery() as watchdog:
-            watchdog.start_soon(self._watch_for_stuck)
-            async with trio.open_nursery() as nursery:
-                for index, url in enumerate(urls):
-                    digest = _digest(url)
-                    packed = state.seen.get(digest) if digest else None
-                    if packed is not None:  # a repository seen on an earlier line
-                        first = packed >> 3
-                        if packed & 7 == _RUNNING:
-                            state.waiting[first].append((index, _shown(url)))
-                        else:
-                            status = _STATUSES[packed & 7]
-                            await self._send_duplicate(
-                                send, state, index, _shown(url), first, status
-                            )
-                        continue
-                    if digest:
-                        state.seen[digest] = index * 8 + _RUNNING
-                        state.waiting[index] = []
-                    await in_flight.acquire()
-                    nursery.start_soon(
-                        self._one_of_batch, index, url, digest, send, state, in_flight
-                    )
+        in_flight = min(1024, 2 * (config.max_concurrent_clones + config.max_concurrent_analyses))
+        pipeline = Pipeline(self._run_one, self._done, in_flight, send, state)
+        async with trio.open_nursery() as watchdog:
+            watchdog.start_soon(self._gate.watch_for_stuck, config.stuck_threshold, self._stuck)
+            await pipeline.feed(urls)
             watchdog.cancel_scope.cancel()
-        state.finished = trio.current_time()
-
-    async def _one_of_batch(
-        self,
-        index: int,
-        url: str,
-        digest: bytes,
-        send: trio.MemorySendChannel[RepositoryReport],
-        state: _BatchState,
-        in_flight: trio.Semaphore,
-    ) -> None:
-        try:
-            report = await self._run_one(index, url)
-            duplicates: list[tuple[int, str]] = []
-            if digest:
-                state.seen[digest] = index * 8 + _STATUSES.index(report.status)
-                duplicates = state.waiting.pop(index)
-            state.count(report)
-            await send.send(report)
-            for duplicate, shown in duplicates:
-                await self._send_duplicate(send, state, duplicate, shown, index, report.status)
-        finally:
-            in_flight.release()
-
-    async def _send_duplicate(
-        self,
-        send: trio.MemorySendChannel[RepositoryReport],
-        state: _BatchState,
-        index: int,
-        shown: str,
-        first: int,
-        status: RepositoryStatus,
-    ) -> None:
-        report = RepositoryReport(shown, index, status, duplicate_of=first)
-        self._emit(EventKind.DONE, shown, index, status=status)
-        state.count(report)
-        await send.send(report)
 
     async def _run_one(self, index: int, url: str) -> RepositoryReport:
         # A checkpoint on every path, the early failures below included.
         await trio.lowlevel.checkpoint()
-        shown = _shown(url)
+        shown = shown_url(url)
         watch = _Stopwatch(trio.current_time())
         try:
             parse_repo_url(url, allow_local=True)  # the VCS applies its own policy later
         except InvalidURLError as exc:
-            return self._done(_failed(shown, index, "clone", exc.kind, str(exc)))
+            return self._done(RepositoryReport.failure(shown, index, "clone", exc.kind, str(exc)))
         try:
             weight = self._weight(url)
         except ValueError as exc:
-            return self._done(_failed(shown, index, "clone", "invalid_weight", f"{shown}: {exc}"))
+            return self._done(
+                RepositoryReport.failure(shown, index, "clone", "invalid_weight", f"{shown}: {exc}")
+            )
         source: ClonedSource | None = None
         with trio.move_on_after(self.config.analysis_timeout):
             try:
@@ -340,7 +224,9 @@ class AnalyzeUseCase:
                 if source is not None:  # cloned, then a hook or the bookkeeping failed
                     await self._discard(source, shown)
                 timings = watch.timings(trio.current_time())
-                return self._done(_failed(shown, index, "clone", kind, message, status, timings))
+                return self._done(
+                    RepositoryReport.failure(shown, index, "clone", kind, message, status, timings)
+                )
             try:
                 return self._done(await self._analyze(source, index, shown, watch))
             except Exception as exc:  # an analyzer bug or a dead worker: this repository only
@@ -348,14 +234,16 @@ class AnalyzeUseCase:
                 timings = watch.timings(trio.current_time())
                 message = _message(shown, exc)
                 return self._done(
-                    _failed(shown, index, "analyze", "analysis_error", message, timings=timings)
+                    RepositoryReport.failure(
+                        shown, index, "analyze", "analysis_error", message, timings=timings
+                    )
                 )
             finally:
                 if not self.config.keep_clones:
                     await self._discard(source, shown)
         # The repository's deadline passed: the clone or analysis was stopped and cleaned up.
         return self._done(
-            _failed(
+            RepositoryReport.failure(
                 shown,
                 index,
                 "analyze" if watch.cloned_at is not None else "clone",
@@ -390,17 +278,11 @@ class AnalyzeUseCase:
         assert timeout is not None
         raise CloneTimeoutError(shown, f"the clone took longer than {timeout:g} s")
 
-    async def _watch_for_stuck(self) -> None:
-        """Warn once about each clone that has held its slot longer than the threshold."""
-        threshold = self.config.stuck_threshold
-        warned: set[tuple[int, str]] = set()
-        while True:
-            await trio.sleep(min(threshold / 4, 1.0))
-            for entry in self._gate.statistics().active:
-                if entry.seconds >= threshold and (entry.index, entry.url) not in warned:
-                    warned.add((entry.index, entry.url))
-                    logger.warning("clone of %s has run for more than %g s", entry.url, threshold)
-                    self._emit(EventKind.STUCK, entry.url, entry.index, entry.seconds)
+    def _stuck(self, entry: GateEntry) -> None:
+        logger.warning(
+            "clone of %s has run for more than %g s", entry.url, self.config.stuck_threshold
+        )
+        self._emit(EventKind.STUCK, entry.url, entry.index, entry.seconds)
 
     async def _analyze(
         self, source: ClonedSource, index: int, shown: str, watch: _Stopwatch
@@ -448,39 +330,5 @@ class AnalyzeUseCase:
                 logger.exception("the event hook failed on %s %s", kind, url)
 
 
-def _shown(url: str) -> str:
-    try:
-        return parse_repo_url(url, allow_local=True).redacted
-    except InvalidURLError:
-        return redact(url.strip())
-
-
-def _digest(url: str) -> bytes:
-    """16 bytes naming the repository (see ``RepoURL.key``); empty for an invalid URL."""
-    try:
-        key = parse_repo_url(url, allow_local=True).key
-    except InvalidURLError:
-        return b""
-    return hashlib.blake2b(key.encode(), digest_size=16).digest()
-
-
 def _message(shown: str, exc: BaseException) -> str:
     return f"{shown}: {redact(f'{type(exc).__name__}: {exc}')}"
-
-
-def _failed(
-    url: str,
-    index: int,
-    phase: str,
-    kind: str,
-    message: str,
-    status: RepositoryStatus = RepositoryStatus.FAILED,
-    timings: Timings | None = None,
-) -> RepositoryReport:
-    return RepositoryReport(
-        url=url,
-        index=index,
-        status=status,
-        error=ReportError(phase, str(kind), message),
-        timings=timings or Timings(),
-    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -75,6 +75,19 @@ class CloneGate:
             else:
                 self._failed += 1
             self._semaphore.release(weight)
+
+    async def watch_for_stuck(
+        self, threshold: float, on_stuck: Callable[[GateEntry], None]
+    ) -> None:
+        """Call ``on_stuck(entry)`` once for each clone that holds its slot ``threshold``
+        seconds or more. Runs until cancelled; checks at most once a second."""
+        warned: set[tuple[int, str]] = set()
+        while True:
+            await trio.sleep(min(threshold / 4, 1.0))
+            for entry in self.statistics().active:
+                if entry.seconds >= threshold and (entry.index, entry.url) not in warned:
+                    warned.add((entry.index, entry.url))
+                    on_stuck(entry)
 
     def statistics(self) -> CloneGateStatistics:
         # Entries exist only inside trio.run; an idle gate may be asked from outside.

@@ -1,0 +1,57 @@
+"""Which repositories a batch has already seen, so that a repeated one is cloned once."""
+
+from __future__ import annotations
+
+import hashlib
+
+from .._domain.errors import InvalidURLError
+from .._domain.reports import RepositoryStatus
+from .._domain.urls import parse_repo_url
+
+__all__ = ["DuplicateIndex", "repository_key"]
+
+
+def repository_key(url: str) -> bytes:
+    """16 bytes naming the repository (see ``RepoURL.key``); empty for an invalid URL."""
+    try:
+        key = parse_repo_url(url, allow_local=True).key
+    except InvalidURLError:
+        return b""
+    return hashlib.blake2b(key.encode(), digest_size=16).digest()
+
+
+class DuplicateIndex:
+    """The first line of each distinct repository of a batch, and what became of it.
+
+    Memory stays flat in the number of URLs: one 16-byte key and one small entry per
+    distinct repository, never a report (ADR 0006). Later lines that name a repository
+    whose first line is still in flight wait here, holding no task and no in-flight
+    permit, so a thousand copies of one slow repository cannot starve the others.
+    """
+
+    def __init__(self) -> None:
+        # key -> (the first line's index, its status; None while it is in flight)
+        self._first: dict[bytes, tuple[int, RepositoryStatus | None]] = {}
+        # the first line's index -> the later lines waiting for it: (index, shown URL)
+        self._waiting: dict[int, list[tuple[int, str]]] = {}
+
+    def first_of(self, key: bytes) -> tuple[int, RepositoryStatus | None] | None:
+        """The first line naming ``key`` and its status (None while in flight), if any."""
+        return self._first.get(key) if key else None
+
+    def start(self, key: bytes, index: int) -> None:
+        """Line ``index`` is the first to name ``key``; it is now in flight."""
+        if key:
+            self._first[key] = (index, None)
+            self._waiting[index] = []
+
+    def wait_for(self, first: int, index: int, shown: str) -> None:
+        """Line ``index`` names the repository of in-flight line ``first``."""
+        self._waiting[first].append((index, shown))
+
+    def finish(self, key: bytes, index: int, status: RepositoryStatus) -> list[tuple[int, str]]:
+        """First line ``index`` ended with ``status``: the lines that were waiting for it."""
+        if not key:
+            return []
+        self._first[key] = (index, status)
+        return self._waiting.pop(index)
