@@ -53,12 +53,19 @@ class FakeVCS:
     """Counts clones in flight; each clone waits for its URL's event if ``blocking``."""
 
     def __init__(
-        self, tmp: Path, *, blocking: bool = False, delay: float = 0.0, setup: float = 0.0
+        self,
+        tmp: Path,
+        *,
+        blocking: bool = False,
+        delay: float = 0.0,
+        setup: float = 0.0,
+        readies: int = 1,
     ) -> None:
         self.tmp = tmp
         self.blocking = blocking
         self.delay = delay
         self.setup = setup  # seconds of set-up before on_ready, like starting a worker
+        self.readies = readies  # calls of on_ready; a repeated one comes `delay` later
         self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
         self.failures: dict[str, Exception] = {}
         self.calls: list[str] = []
@@ -82,9 +89,12 @@ class FakeVCS:
         self.peak = max(self.peak, self.in_flight)
         try:
             await trio.sleep(self.setup)
-            self.started[url] = trio.current_time()
-            if on_ready is not None:
-                on_ready()
+            for repeat in range(self.readies):
+                if repeat:
+                    await trio.sleep(self.delay)
+                self.started.setdefault(url, trio.current_time())
+                if on_ready is not None:
+                    on_ready()
             if self.blocking:
                 await self.release[url].wait()
             else:
@@ -277,21 +287,7 @@ async def test_clone_timeout_starts_when_the_vcs_is_ready(
 async def test_a_second_on_ready_does_not_move_the_clone_deadline(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    class Twice(FakeVCS):
-        async def clone(
-            self,
-            url: str,
-            destination: Path | None = None,
-            *,
-            token: str | None = None,
-            on_ready: Callable[[], object] | None = None,
-        ) -> ClonedSource:
-            assert on_ready is not None
-            on_ready()
-            await trio.sleep(2)
-            return await super().clone(url, destination, token=token, on_ready=on_ready)
-
-    vcs = Twice(tmp_path, delay=2)  # calls on_ready at 0 and at 2, done at 4
+    vcs = FakeVCS(tmp_path, delay=2, readies=2)  # on_ready at 0 and at 2, done at 4
     uc = AnalyzeUseCase(with_clone_timeout(3), vcs=vcs, analyzer=FakeAnalyzer())
     report = await uc.execute(url(0))
     assert report.status is RepositoryStatus.TIMEOUT
