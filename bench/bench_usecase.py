@@ -39,6 +39,7 @@ from clonegate import (  # noqa: E402
     RepositoryFacts,
     RepositoryStatus,
     with_max_concurrent_clones,
+    with_keep_clones,
     with_work_dir,
 )
 from tests.servers import git_daemon, make_large_repo  # noqa: E402
@@ -73,7 +74,7 @@ def fake_run(count: int) -> dict[str, float]:
 
     async def main() -> tuple[float, int]:
         uc = AnalyzeUseCase(
-            with_work_dir(Path("/nonexistent"), keep_clones=True),
+            with_keep_clones(),
             vcs=InstantVCS(),
             analyzer=InstantAnalyzer(),
         )

@@ -22,12 +22,20 @@ class DefaultWiring:
     """DulwichVCS and TestInventoryAnalyzer, in worker processes shared by a batch."""
 
     def vcs(self, config: UseCaseConfig) -> VCS:
+        keep = config.keep_clones
         return DulwichVCS(
-            depth=config.clone_depth, checkout=config.keep_clones, work_dir=config.work_dir
+            depth=config.clone_depth,
+            checkout=keep,
+            connect_timeout=config.connect_timeout,
+            read_timeout=config.read_timeout,
+            work_dir=None if keep else config.work_dir,
+            keep_in=config.work_dir if keep else None,
+            ssh_command=config.ssh_command,
+            ca_bundle=config.ca_bundle,
         )
 
     def analyzer(self, config: UseCaseConfig) -> Analyzer:
-        return TestInventoryAnalyzer()
+        return TestInventoryAnalyzer(processes=config.max_concurrent_analyses)
 
     def batch_scope(self) -> AbstractAsyncContextManager[object]:
         return batch_workers()

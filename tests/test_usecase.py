@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -19,23 +20,32 @@ from clonegate import (
     AnalysisReport,
     AnalyzeUseCase,
     ClonedSource,
+    DulwichVCS,
     Event,
     EventKind,
     Inventory,
+    Option,
+    ReportError,
     RepositoryFacts,
     RepositoryNotFoundError,
     RepositoryReport,
     RepositoryStatus,
     TestCase,
     TestFile,
+    TestInventoryAnalyzer,
     UseCaseConfig,
     with_analysis_timeout,
+    with_ca_bundle,
     with_clone_depth,
     with_clone_timeout,
     with_clone_weight,
+    with_connect_timeout,
     with_event_hook,
+    with_keep_clones,
     with_max_concurrent_analyses,
     with_max_concurrent_clones,
+    with_read_timeout,
+    with_ssh_command,
     with_stuck_threshold,
     with_token,
     with_work_dir,
@@ -147,7 +157,7 @@ async def test_never_more_clones_than_the_limit(
     options = [] if limit is None else [with_max_concurrent_clones(limit)]
     # Clones are kept: removing them runs in a thread, and the autojump clock would
     # count time passing while a thread works.
-    keep = with_work_dir(tmp_path, keep_clones=True)
+    keep = with_keep_clones()
     uc = AnalyzeUseCase(*options, keep, vcs=vcs, analyzer=FakeAnalyzer())
     async with uc.analyze_many([url(i) for i in range(10)]) as batch:
         reports = [r async for r in batch]
@@ -204,24 +214,60 @@ async def test_no_slot_is_held_during_analysis(tmp_path: Path) -> None:
     assert [r.status for r in reports] == [RepositoryStatus.OK] * 2
 
 
-async def test_analyses_have_their_own_limit(tmp_path: Path) -> None:
+async def test_analyses_run_outside_the_clone_limit_with_no_limit_of_the_use_case(
+    tmp_path: Path,
+) -> None:
+    # One analysis limit, the analyzer's (its worker processes, ADR 0008): the use case
+    # adds none, so three analyses of a fake analyzer run at once.
     analyzer = FakeAnalyzer(blocking=True)
-    uc = AnalyzeUseCase(
-        with_max_concurrent_clones(4),
-        with_max_concurrent_analyses(1),
-        vcs=FakeVCS(tmp_path),
-        analyzer=analyzer,
-    )
+    uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=FakeVCS(tmp_path), analyzer=analyzer)
     async with uc.analyze_many([url(i) for i in range(3)]) as batch:
         await wait_all_tasks_blocked()
-        assert analyzer.in_flight == 1
-        for _ in range(3):
-            for u in list(analyzer.release):
-                analyzer.release[u].set()
-            await wait_all_tasks_blocked()
+        assert analyzer.in_flight == 3
+        for u in list(analyzer.release):
+            analyzer.release[u].set()
         reports = [r async for r in batch]
-    assert analyzer.peak == 1
     assert len(reports) == 3
+
+
+@pytest.mark.parametrize(
+    ("option", "adapter"),
+    [
+        (with_clone_depth(None), "vcs"),
+        (with_work_dir(Path("/tmp")), "vcs"),
+        (with_read_timeout(5), "vcs"),
+        (with_connect_timeout(5), "vcs"),
+        (with_ssh_command("ssh -i key"), "vcs"),
+        (with_ca_bundle(Path("ca.pem")), "vcs"),
+        (with_max_concurrent_analyses(1), "analyzer"),
+    ],
+)
+def test_options_of_a_default_adapter_are_refused_next_to_your_own(
+    tmp_path: Path, option: Option, adapter: str
+) -> None:
+    adapters: dict[str, Any] = {"vcs": FakeVCS(tmp_path), "analyzer": FakeAnalyzer()}
+    with pytest.raises(ValueError, match=f"configure the default {adapter}, and {adapter}="):
+        AnalyzeUseCase(option, **adapters)
+    del adapters[adapter]  # the default one takes the option
+    AnalyzeUseCase(option, **adapters)
+
+
+def test_the_default_adapters_are_built_from_the_options(tmp_path: Path) -> None:
+    uc = AnalyzeUseCase(
+        with_clone_depth(None),
+        with_read_timeout(7),
+        with_connect_timeout(3),
+        with_ssh_command("ssh -i key"),
+        with_ca_bundle(tmp_path / "ca.pem"),
+        with_work_dir(tmp_path, keep_clones=True),
+        with_max_concurrent_analyses(3),
+    )
+    vcs, analyzer = uc._vcs, uc._analyzer
+    assert isinstance(vcs, DulwichVCS) and isinstance(analyzer, TestInventoryAnalyzer)
+    assert (vcs._depth, vcs._read_timeout, vcs._connect_timeout) == (None, 7, 3)
+    assert (vcs._ssh_command, vcs._ca_bundle) == ("ssh -i key", tmp_path / "ca.pem")
+    assert (vcs._checkout, vcs._keep_in, vcs._work_dir) == (True, tmp_path, None)
+    assert analyzer._limiter is not None and analyzer._limiter.total_tokens == 3
 
 
 async def test_deadline_while_queued_never_calls_the_vcs(
@@ -274,7 +320,7 @@ async def test_clone_timeout_starts_when_the_vcs_is_ready(
     vcs = FakeVCS(tmp_path, setup=10, delay=clone_seconds)
     uc = AnalyzeUseCase(
         with_clone_timeout(3),
-        with_work_dir(tmp_path, keep_clones=True),
+        with_keep_clones(),
         vcs=vcs,
         analyzer=FakeAnalyzer(),
     )
@@ -509,6 +555,9 @@ def _hook(event: Event) -> None:
         (with_max_concurrent_clones, True, 5, "max_concurrent_clones"),
         (with_max_concurrent_clones, "2", 5, "max_concurrent_clones"),
         (with_max_concurrent_analyses, 0, 3, "max_concurrent_analyses"),
+        (with_read_timeout, 0, 9, "read_timeout"),
+        (with_connect_timeout, -1, 9, "connect_timeout"),
+        (with_ssh_command, " ", "ssh -p 2222", "ssh_command"),
         (with_analysis_timeout, 0, 7.5, "analysis_timeout"),
         (with_analysis_timeout, -5, 7.5, "analysis_timeout"),
         (with_clone_timeout, 0, 4, "clone_timeout"),
@@ -542,7 +591,8 @@ def test_defaults() -> None:
     assert config.clone_depth == 1
     assert (config.work_dir, config.keep_clones) == (None, False)
     assert config.token is None
-    assert config.max_concurrent_analyses == (os.cpu_count() or 1)
+    assert config.max_concurrent_analyses is None  # one analysis process per CPU
+    assert (config.read_timeout, config.connect_timeout) == (120, 30)
     assert config.clone_weight("https://x/y.git") == 1
     assert uc.clone_gate_statistics().size == 2
 
@@ -599,14 +649,32 @@ async def test_one_repository_breaking_a_contract_fails_only_itself(
     assert list(tmp_path.iterdir()) == []  # no clone left behind by the hook's failure
 
 
+async def test_a_duplicate_of_a_failed_repository_carries_its_error(tmp_path: Path) -> None:
+    vcs = FakeVCS(tmp_path, blocking=True)
+    vcs.failures[url(0)] = RepositoryNotFoundError(url(0), "repository not found")
+    uc = AnalyzeUseCase(vcs=vcs, analyzer=FakeAnalyzer())
+    # Line 1 names repository 0 while it is in flight. More repositories than the
+    # batch keeps in flight (at most 1024) come next, so the last line, repository 0
+    # again, is read only once one has finished: repository 0, the only one let go.
+    others = [url(i) for i in range(2, 1100)]
+    async with uc.analyze_many(iter([url(0), url(0), *others, url(0)])) as batch:
+        await wait_all_tasks_blocked()
+        vcs.release[url(0)].set()
+        await wait_all_tasks_blocked()
+        for other in others:
+            vcs.release[other].set()
+        reports = {r.index: r async for r in batch}
+    first, waiting, after = reports[0], reports[1], reports[len(reports) - 1]
+    assert first.error is not None and first.error.kind == "not_found"
+    for duplicate in (waiting, after):
+        assert duplicate.duplicate_of == 0
+        assert duplicate.status is RepositoryStatus.FAILED
+        assert duplicate.error == first.error
+
+
 async def test_waiting_duplicates_do_not_starve_other_repositories(tmp_path: Path) -> None:
     vcs = FakeVCS(tmp_path, blocking=True)
-    uc = AnalyzeUseCase(
-        with_max_concurrent_clones(2),
-        with_max_concurrent_analyses(1),
-        vcs=vcs,
-        analyzer=FakeAnalyzer(),
-    )
+    uc = AnalyzeUseCase(with_max_concurrent_clones(2), vcs=vcs, analyzer=FakeAnalyzer())
     urls = [url(0)] * 20 + [url(1), url(2)]
     async with uc.analyze_many(urls) as batch:
         await wait_all_tasks_blocked()
@@ -651,7 +719,8 @@ def test_the_duplicate_index_remembers_first_lines_and_who_waits() -> None:
     assert index.first_of(same) == (0, None)  # in flight
     index.wait_for(0, 3, "https://git.example/org/a/")
     index.start(other, 1)
-    assert index.finish(first, 0, RepositoryStatus.FAILED) == [(3, "https://git.example/org/a/")]
-    assert index.first_of(first) == (0, RepositoryStatus.FAILED)
-    assert index.finish(other, 1, RepositoryStatus.OK) == []
-    assert index.finish(b"", 2, RepositoryStatus.OK) == []
+    failed = (RepositoryStatus.FAILED, ReportError("clone", "not_found", "gone"))
+    assert index.finish(first, 0, failed) == [(3, "https://git.example/org/a/")]
+    assert index.first_of(first) == (0, failed)
+    assert index.finish(other, 1, (RepositoryStatus.OK, None)) == []
+    assert index.finish(b"", 2, (RepositoryStatus.OK, None)) == []

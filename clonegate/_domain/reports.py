@@ -90,8 +90,8 @@ class RepositoryReport:
 
     A later line naming the same repository as an earlier one (after normalizing
     scheme and host case, a trailing ``.git`` and ``/``) is not cloned again: its
-    report has the first line's ``status`` and ``duplicate_of`` (the first line's
-    index), and no details; those are in the first line's report (ADR 0006).
+    report has the first line's ``status`` and ``error``, and ``duplicate_of`` (the
+    first line's index); the other details are in the first line's report (ADR 0006).
     ``inventory`` holds every test file, suite and test. ``path`` is where the clone
     was kept, if clones are kept.
     """
@@ -129,10 +129,16 @@ class RepositoryReport:
 
     @classmethod
     def duplicate(
-        cls, url: str, index: int, first: int, status: RepositoryStatus
+        cls,
+        url: str,
+        index: int,
+        first: int,
+        status: RepositoryStatus,
+        error: ReportError | None = None,
     ) -> RepositoryReport:
-        """Line ``index`` names the repository of line ``first``, which ended ``status``."""
-        return cls(url, index, status, duplicate_of=first)
+        """Line ``index`` names the repository of line ``first``, which ended ``status``
+        (and, unless it succeeded, with ``error``)."""
+        return cls(url, index, status, error=error, duplicate_of=first)
 
 
 @dataclass(frozen=True, slots=True)

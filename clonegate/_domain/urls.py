@@ -91,6 +91,24 @@ class RepoURL:
         digest = hashlib.sha256(self.key.encode()).hexdigest()[:10]
         return f"{readable or 'repository'}-{digest}"
 
+    @property
+    def kept_path(self) -> PurePosixPath:
+        """Where a kept clone lives, relative to the keep directory: ``<host>/<path>``.
+
+        Readable and stable from run to run (ghorg's layout): the host (with a port
+        other than the scheme's default), then each path component with a trailing
+        ``.git`` dropped. Every component is made safe: no ``..``, no hidden names, no
+        characters outside ``[A-Za-z0-9._-]``, so no URL can point outside the keep
+        directory. Different URLs can share a path (two schemes, two spellings); the
+        VCS tells them apart by the clone's recorded origin.
+        """
+        port = "" if self.port in (None, _DEFAULT_PORTS.get(self.scheme)) else f"_{self.port}"
+        parts = [f"{self.host}{port}" if self.host else "local"]
+        parts += self.path.removesuffix("/").removesuffix(".git").split("/")
+        safe = [_UNSAFE_NAME_CHARS.sub("-", part).lstrip(".-")[:100] for part in parts]
+        kept = [part for part in safe if part]
+        return PurePosixPath(*kept, *(["repository"] if len(kept) < 2 else []))
+
     def __str__(self) -> str:
         return self.redacted
 

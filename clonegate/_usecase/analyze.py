@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
 from dataclasses import dataclass
@@ -47,10 +48,8 @@ class _Stopwatch:
     analysis_at: float | None = None
 
     def phase(self) -> str:
-        if self.analysis_at is not None:
-            return "analyzing"
         if self.cloned_at is not None:
-            return "waiting for an analysis slot"
+            return "analyzing"
         if self.slot_at is None:
             return "waiting for a clone slot"
         return "cloning" if self.ready_at is not None else "starting the clone"
@@ -92,15 +91,19 @@ class AnalyzeUseCase:
 
     The limit is a :class:`WeightedSemaphore` owned here, in the use case, and it
     guards the clone only: a repository waits for a slot in FIFO order, clones, gives
-    the slot back, and only then is analyzed, under a separate limit on concurrent
-    analyses. Configure it with options::
+    the slot back, and only then is analyzed, outside the limit (the analyzer bounds
+    its own processes). Configure it with options::
 
         uc = AnalyzeUseCase(with_max_concurrent_clones(4), with_analysis_timeout(15 * 60))
         uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=fake_vcs, analyzer=fake)
 
     ``vcs`` and ``analyzer`` default to :class:`DulwichVCS` and
     :class:`TestInventoryAnalyzer`, built from the options by the composition root
-    (:attr:`wiring`): the use case itself knows only the ports.
+    (:attr:`wiring`): the use case itself knows only the ports. Options that only
+    configure those defaults (``with_clone_depth``, ``with_work_dir``,
+    ``with_read_timeout``, ``with_max_concurrent_analyses``, ...) raise
+    :exc:`ValueError` next to a ``vcs=`` or ``analyzer=`` of your own, which would
+    silently ignore them.
     """
 
     # Set once by clonegate._app when clonegate is imported: the layers point inward,
@@ -114,6 +117,15 @@ class AnalyzeUseCase:
         for option in options:
             config = option(config)
         self.config = config
+        for given, own, name in (
+            (config.vcs_options, vcs, "vcs"),
+            (config.analyzer_options, analyzer, "analyzer"),
+        ):
+            if given and own is not None:
+                raise ValueError(
+                    f"{', '.join(sorted(given))} configure the default {name}, and {name}= "
+                    f"replaces it: configure your {name} itself instead"
+                )
         if vcs is None or analyzer is None:
             wiring = type(self).wiring
             if wiring is None:
@@ -123,9 +135,6 @@ class AnalyzeUseCase:
         self._vcs: VCS = vcs
         self._analyzer: Analyzer = analyzer
         self._gate = CloneGate(config.max_concurrent_clones)
-        # Made on first use: trio primitives need a running trio, and a use case may be
-        # built before trio.run (at import time, in a fixture).
-        self._analyses: trio.CapacityLimiter | None = None
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
@@ -177,7 +186,8 @@ class AnalyzeUseCase:
         state: BatchState,
     ) -> None:
         config = self.config
-        in_flight = min(1024, 2 * (config.max_concurrent_clones + config.max_concurrent_analyses))
+        analyses = config.max_concurrent_analyses or os.cpu_count() or 1
+        in_flight = min(1024, 2 * (config.max_concurrent_clones + analyses))
         pipeline = Pipeline(self._run_one, self._done, in_flight, send, state)
         async with trio.open_nursery() as watchdog:
             watchdog.start_soon(self._gate.watch_for_stuck, config.stuck_threshold, self._stuck)
@@ -287,12 +297,9 @@ class AnalyzeUseCase:
     async def _analyze(
         self, source: ClonedSource, index: int, shown: str, watch: _Stopwatch
     ) -> RepositoryReport:
-        if self._analyses is None:
-            self._analyses = trio.CapacityLimiter(self.config.max_concurrent_analyses)
-        async with self._analyses:
-            watch.analysis_at = trio.current_time()
-            self._emit(EventKind.ANALYZING, shown, index)
-            report = await self._analyzer.analyze(source)
+        watch.analysis_at = trio.current_time()
+        self._emit(EventKind.ANALYZING, shown, index)
+        report = await self._analyzer.analyze(source)
         return RepositoryReport(
             url=shown,
             index=index,

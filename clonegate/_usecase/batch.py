@@ -10,7 +10,7 @@ import trio
 
 from .._domain.reports import BatchSummary, RepositoryReport, RepositoryStatus
 from .._domain.urls import shown_url
-from .duplicates import DuplicateIndex, repository_key
+from .duplicates import DuplicateIndex, Outcome, repository_key
 
 __all__ = ["Batch", "BatchState", "Pipeline"]
 
@@ -107,18 +107,17 @@ class Pipeline:
     async def _one(self, index: int, url: str, key: bytes) -> None:
         try:
             report = await self._run_one(index, url)
-            waiting = self._seen.finish(key, index, report.status)
+            outcome = (report.status, report.error)
+            waiting = self._seen.finish(key, index, outcome)
             self._state.count(report)
             await self._send.send(report)
             for duplicate, shown in waiting:
-                await self._send_duplicate(duplicate, shown, index, report.status)
+                await self._send_duplicate(duplicate, shown, index, outcome)
         finally:
             self._in_flight.release()
 
-    async def _send_duplicate(
-        self, index: int, shown: str, first: int, status: RepositoryStatus
-    ) -> None:
-        report = RepositoryReport.duplicate(shown, index, first, status)
+    async def _send_duplicate(self, index: int, shown: str, first: int, outcome: Outcome) -> None:
+        report = RepositoryReport.duplicate(shown, index, first, *outcome)
         self._on_done(report)
         self._state.count(report)
         await self._send.send(report)

@@ -5,10 +5,13 @@ from __future__ import annotations
 import hashlib
 
 from .._domain.errors import InvalidURLError
-from .._domain.reports import RepositoryStatus
+from .._domain.reports import ReportError, RepositoryStatus
 from .._domain.urls import parse_repo_url
 
-__all__ = ["DuplicateIndex", "repository_key"]
+__all__ = ["DuplicateIndex", "Outcome", "repository_key"]
+
+# What a first line ended with, which its duplicates repeat: its status and its error.
+Outcome = tuple[RepositoryStatus, ReportError | None]
 
 
 def repository_key(url: str) -> bytes:
@@ -30,13 +33,13 @@ class DuplicateIndex:
     """
 
     def __init__(self) -> None:
-        # key -> (the first line's index, its status; None while it is in flight)
-        self._first: dict[bytes, tuple[int, RepositoryStatus | None]] = {}
+        # key -> (the first line's index, its outcome; None while it is in flight)
+        self._first: dict[bytes, tuple[int, Outcome | None]] = {}
         # the first line's index -> the later lines waiting for it: (index, shown URL)
         self._waiting: dict[int, list[tuple[int, str]]] = {}
 
-    def first_of(self, key: bytes) -> tuple[int, RepositoryStatus | None] | None:
-        """The first line naming ``key`` and its status (None while in flight), if any."""
+    def first_of(self, key: bytes) -> tuple[int, Outcome | None] | None:
+        """The first line naming ``key`` and its outcome (None while in flight), if any."""
         return self._first.get(key) if key else None
 
     def start(self, key: bytes, index: int) -> None:
@@ -49,9 +52,9 @@ class DuplicateIndex:
         """Line ``index`` names the repository of in-flight line ``first``."""
         self._waiting[first].append((index, shown))
 
-    def finish(self, key: bytes, index: int, status: RepositoryStatus) -> list[tuple[int, str]]:
-        """First line ``index`` ended with ``status``: the lines that were waiting for it."""
+    def finish(self, key: bytes, index: int, outcome: Outcome) -> list[tuple[int, str]]:
+        """First line ``index`` ended with ``outcome``: the lines that were waiting for it."""
         if not key:
             return []
-        self._first[key] = (index, status)
+        self._first[key] = (index, outcome)
         return self._waiting.pop(index)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .._domain.checks import positive_int, positive_seconds
 from .._domain.events import Event
@@ -15,12 +15,17 @@ __all__ = [
     "Option",
     "UseCaseConfig",
     "with_analysis_timeout",
+    "with_ca_bundle",
     "with_clone_depth",
     "with_clone_timeout",
     "with_clone_weight",
+    "with_connect_timeout",
     "with_event_hook",
+    "with_keep_clones",
     "with_max_concurrent_analyses",
     "with_max_concurrent_clones",
+    "with_read_timeout",
+    "with_ssh_command",
     "with_stuck_threshold",
     "with_token",
     "with_work_dir",
@@ -33,22 +38,45 @@ def _one_per_clone(url: str) -> int:
 
 @dataclass(frozen=True, slots=True)
 class UseCaseConfig:
-    """Everything the options set; build it with the ``with_*`` functions."""
+    """Everything the options set; build it with the ``with_*`` functions.
+
+    The first group is the use case's own. The second configures the default
+    adapters, which the composition root builds from it (``clonegate._app``);
+    ``vcs_options`` and ``analyzer_options`` name the options of that group the
+    caller gave, so that a use case given its own ``vcs=`` or ``analyzer=`` can
+    refuse settings it would otherwise silently ignore.
+    """
 
     max_concurrent_clones: int = 2
     analysis_timeout: float = 15 * 60.0
     clone_timeout: float | None = None
-    clone_depth: int | None = 1
-    max_concurrent_analyses: int = os.cpu_count() or 1
     token: str | None = dataclasses.field(default=None, repr=False)
-    work_dir: Path | None = None
     keep_clones: bool = False
     clone_weight: Callable[[str], int] = _one_per_clone
     stuck_threshold: float = 10 * 60.0
     event_hook: Callable[[Event], None] | None = None
+    # The default VCS (DulwichVCS)
+    clone_depth: int | None = 1
+    work_dir: Path | None = None
+    connect_timeout: float = 30.0
+    read_timeout: float = 120.0
+    ssh_command: str = "ssh"
+    ca_bundle: Path | None = None
+    # The default analyzer (TestInventoryAnalyzer); None: one process per CPU
+    max_concurrent_analyses: int | None = None
+    vcs_options: frozenset[str] = frozenset()
+    analyzer_options: frozenset[str] = frozenset()
 
 
 Option = Callable[[UseCaseConfig], UseCaseConfig]
+
+
+def _for_vcs(option: str, **changes: Any) -> Option:
+    def apply(config: UseCaseConfig) -> UseCaseConfig:
+        given = config.vcs_options | {option}
+        return dataclasses.replace(config, vcs_options=given, **changes)
+
+    return apply
 
 
 def with_max_concurrent_clones(n: int) -> Option:
@@ -80,13 +108,46 @@ def with_clone_depth(depth: int | None) -> Option:
     """Commits of history per clone: 1 (the default) is shallow, None the whole branch."""
     if depth is not None:
         depth = positive_int("clone_depth", depth)
-    return lambda config: dataclasses.replace(config, clone_depth=depth)
+    return _for_vcs("with_clone_depth", clone_depth=depth)
+
+
+def with_connect_timeout(seconds: float) -> Option:
+    """Seconds to establish a connection, https or ssh (default 30)."""
+    value = positive_seconds("connect_timeout", seconds)
+    return _for_vcs("with_connect_timeout", connect_timeout=value)
+
+
+def with_read_timeout(seconds: float) -> Option:
+    """Seconds without any data from the server before its clone fails (default 120);
+    on git:// it also bounds the connect."""
+    value = positive_seconds("read_timeout", seconds)
+    return _for_vcs("with_read_timeout", read_timeout=value)
+
+
+def with_ssh_command(command: str) -> Option:
+    """The ssh program and options of your own, e.g. ``ssh -i ~/.ssh/mirror_key``;
+    clonegate appends ``BatchMode=yes`` and its timeouts (default ``ssh``)."""
+    if not isinstance(command, str) or not command.strip():
+        raise ValueError("ssh_command must be a non-empty string")
+    return _for_vcs("with_ssh_command", ssh_command=command)
+
+
+def with_ca_bundle(path: Path) -> Option:
+    """A PEM file of certificate authorities to trust for https instead of the system's."""
+    return _for_vcs("with_ca_bundle", ca_bundle=Path(path))
 
 
 def with_max_concurrent_analyses(n: int) -> Option:
-    """At most ``n`` analyses at once (default: the number of CPUs)."""
+    """At most ``n`` analysis processes at once, for all analyses together (default:
+    one per CPU). The only analysis limit: the default analyzer splits a large
+    repository over these processes, and analyses queue for them (ADR 0008)."""
     n = positive_int("max_concurrent_analyses", n)
-    return lambda config: dataclasses.replace(config, max_concurrent_analyses=n)
+
+    def apply(config: UseCaseConfig) -> UseCaseConfig:
+        given = config.analyzer_options | {"with_max_concurrent_analyses"}
+        return dataclasses.replace(config, analyzer_options=given, max_concurrent_analyses=n)
+
+    return apply
 
 
 def with_token(token: str) -> Option:
@@ -97,9 +158,23 @@ def with_token(token: str) -> Option:
 
 
 def with_work_dir(path: Path, *, keep_clones: bool = False) -> Option:
-    """Where clones are made; with ``keep_clones`` they stay there after the analysis."""
+    """Where the default VCS makes clones. With ``keep_clones`` (see
+    :func:`with_keep_clones`) they stay there, with a working tree, at
+    ``<path>/<host>/<repository path>``, and a later run over the same directory
+    updates each one in place (fetch, then reset to the remote HEAD) instead of
+    cloning it again."""
     path = Path(path)
-    return lambda config: dataclasses.replace(config, work_dir=path, keep_clones=keep_clones)
+    set_dir = _for_vcs("with_work_dir", work_dir=path)
+    return (lambda config: with_keep_clones()(set_dir(config))) if keep_clones else set_dir
+
+
+def with_keep_clones() -> Option:
+    """Leave each clone on disk after its analysis; its report's ``path`` says where.
+
+    Works with any VCS. The default one then also checks out the files, into
+    temporary directories unless :func:`with_work_dir` names a place.
+    """
+    return lambda config: dataclasses.replace(config, keep_clones=True)
 
 
 def with_clone_weight(weigh: Callable[[str], int]) -> Option:

@@ -9,6 +9,7 @@ from typing import TypeVar, final
 import trio
 import trio_parallel
 
+from ..._domain.checks import positive_int
 from ..._domain.inventory import AnalysisReport, RepositoryFacts
 from ..._domain.vcs import ClonedSource
 from .scan import Listing, Part, PartResult, ScanResult, list_commit, scan_part
@@ -30,10 +31,11 @@ class TestInventoryAnalyzer:
     Parsing is CPU-bound and the GIL would serialize it, so it runs in trio-parallel
     worker processes: one job lists the commit's tree, then the candidate files are
     split into parts scanned side by side, so that one large repository uses every
-    CPU. Every job waits on trio-parallel's default limiter (one token per CPU,
-    :func:`trio_parallel.current_default_worker_limiter`), which all analyses share:
-    however many analyses the caller runs at once, at most that many processes
-    parse, and memory stays bounded. Lower its ``total_tokens`` to use fewer.
+    CPU. Every job waits on one limiter, which all analyses of this analyzer share:
+    however many analyses the caller runs at once, at most ``processes`` processes
+    parse, and memory stays bounded. The default (``None``) is trio-parallel's own
+    limiter, one token per CPU, shared with everything in the program that uses it
+    (:func:`trio_parallel.current_default_worker_limiter`).
 
     Cancelling the caller kills the workers. The report does not depend on how the
     files were split.
@@ -41,9 +43,16 @@ class TestInventoryAnalyzer:
 
     __test__ = False  # not a pytest test class
 
+    def __init__(self, *, processes: int | None = None) -> None:
+        self._limiter = (
+            trio.CapacityLimiter(positive_int("processes", processes))
+            if processes is not None
+            else None
+        )
+
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
         path = str(source.path)
-        cpus = trio_parallel.current_default_worker_limiter()
+        cpus = self._limiter or trio_parallel.current_default_worker_limiter()
         listing: Listing = await _in_worker(cpus, list_commit, path, source.commit)
         parts = split(listing.candidates, int(cpus.total_tokens))
         results = await _all(

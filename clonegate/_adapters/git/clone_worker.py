@@ -9,6 +9,7 @@ secret removed, so no traceback can carry a token out.
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import importlib
 import os
@@ -53,6 +54,9 @@ class CloneJob:
     read_timeout: float
     ssh_command: str = "ssh"
     ca_bundle: str | None = None
+    # A kept clone's stable home: cloned into ``target`` then moved here, or, if it is
+    # already there, updated in place.
+    keep_at: str | None = None
 
     def __repr__(self) -> str:  # never show the password, even in a debugger
         return f"CloneJob({self.shown_url!r} -> {self.target!r})"
@@ -64,6 +68,7 @@ class CloneOutcome:
     commit: str = ""
     committed_at: str = ""  # ISO 8601 with offset
     bytes_on_disk: int = 0
+    updated: bool = False  # an existing kept clone was fetched and reset, not cloned
     error_kind: ErrorKind | None = None
     error_reason: str = ""
 
@@ -116,49 +121,101 @@ def _clone(job: CloneJob) -> CloneOutcome:
     os.environ["GIT_TERMINAL_PROMPT"] = "0"  # nothing may ever wait on a prompt
 
     client, path = _client_for(job)
+    if job.keep_at is not None and os.path.lexists(job.keep_at):
+        return _update(job, client, path)
     Path(job.target).mkdir(mode=0o700)
     repo = Repo.init_bare(job.target) if job.bare else Repo.init(job.target)
     try:
-        heard_refs = False
-
-        def wants_head(refs: Any, depth: int | None = None) -> Any:
-            nonlocal heard_refs
-            heard_refs = True
-            head = refs.get(b"HEAD")
-            return [head] if head else []
-
-        try:
-            result: Any = client.fetch(
-                path, repo, determine_wants=wants_head, depth=job.depth, ref_prefix=[b"HEAD"]
-            )
-        except Exception as exc:
-            if not heard_refs and _is_hangup(exc) and job.url.startswith("git://"):
-                # git daemon closes the connection, without a word, on a path it
-                # does not serve.
-                raise _Failure(
-                    ErrorKind.NOT_FOUND,
-                    "repository not found (the server closed the connection before listing refs)",
-                ) from exc
-            raise _Failure(*_classify(exc, job, mid_transfer=heard_refs)) from exc
-        head = result.refs.get(b"HEAD")
-        if not head:
-            raise _Failure(ErrorKind.EMPTY, "the repository has no commits on its HEAD branch")
-        head_ref = result.symrefs.get(b"HEAD", b"")
-        branch = _record_refs(repo, job.url, head, head_ref)
+        head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
             repo.get_worktree().reset_index()
-        commit = repo[head]
-        committed_at = datetime.fromtimestamp(
-            commit.commit_time,  # type: ignore[attr-defined]
-            timezone(timedelta(seconds=commit.commit_timezone)),  # type: ignore[attr-defined]
-        )
+        outcome = _outcome(repo, head, branch, job.target)
     finally:
         repo.close()  # an unclosed Repo makes noise from __del__ at exit
+    if job.keep_at is not None:
+        # Complete, then moved into place in one rename: the stable path never holds a
+        # half-made clone, whatever stops this one.
+        os.rename(job.target, job.keep_at)
+    return outcome
+
+
+def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
+    """Bring the kept clone at ``job.keep_at`` to the remote's HEAD: fetch, then reset.
+
+    Refuses, touching nothing, a directory that is not a clone of ``job.url`` with a
+    working tree: it may be someone's work, or another repository's clone.
+    """
+    from dulwich import porcelain
+    from dulwich.errors import NotGitRepository
+    from dulwich.repo import Repo
+
+    assert job.keep_at is not None
+    try:
+        repo = Repo(job.keep_at)
+    except (NotGitRepository, OSError):
+        raise _Failure(
+            ErrorKind.STORAGE,
+            f"{job.keep_at} exists and is not a git clone; move it away or keep clones elsewhere",
+        ) from None
+    try:
+        try:
+            origin = repo.get_config().get((b"remote", b"origin"), b"url")
+        except KeyError:
+            origin = b""
+        if repo.bare or origin != job.url.encode():
+            raise _Failure(
+                ErrorKind.STORAGE,
+                f"{job.keep_at} holds a clone of another repository (or one without a "
+                "working tree); move it away or keep clones elsewhere",
+            )
+        head, branch = _fetch_head(job, client, path, repo)
+        porcelain.reset(repo, "hard", head)  # the files too, deletions included
+        outcome = _outcome(repo, head, branch, job.keep_at)
+    finally:
+        repo.close()
+    return dataclasses.replace(outcome, updated=True)
+
+
+def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple[bytes, str]:
+    """Fetch the remote HEAD's branch into ``repo`` and record its refs: (sha, branch)."""
+    heard_refs = False
+
+    def wants_head(refs: Any, depth: int | None = None) -> Any:
+        nonlocal heard_refs
+        heard_refs = True
+        head = refs.get(b"HEAD")
+        return [head] if head else []
+
+    try:
+        result: Any = client.fetch(
+            path, repo, determine_wants=wants_head, depth=job.depth, ref_prefix=[b"HEAD"]
+        )
+    except Exception as exc:
+        if not heard_refs and _is_hangup(exc) and job.url.startswith("git://"):
+            # git daemon closes the connection, without a word, on a path it
+            # does not serve.
+            raise _Failure(
+                ErrorKind.NOT_FOUND,
+                "repository not found (the server closed the connection before listing refs)",
+            ) from exc
+        raise _Failure(*_classify(exc, job, mid_transfer=heard_refs)) from exc
+    head: bytes | None = result.refs.get(b"HEAD")
+    if not head:
+        raise _Failure(ErrorKind.EMPTY, "the repository has no commits on its HEAD branch")
+    head_ref = result.symrefs.get(b"HEAD", b"")
+    return head, _record_refs(repo, job.url, head, head_ref)
+
+
+def _outcome(repo: Any, head: bytes, branch: str, where: str) -> CloneOutcome:
+    commit = repo[head]
+    committed_at = datetime.fromtimestamp(
+        commit.commit_time, timezone(timedelta(seconds=commit.commit_timezone))
+    )
     return CloneOutcome(
         branch=branch,
         commit=head.decode("ascii"),
         committed_at=committed_at.isoformat(),
-        bytes_on_disk=sum(_file_sizes(Path(job.target))),
+        bytes_on_disk=sum(_file_sizes(Path(where))),
     )
 
 

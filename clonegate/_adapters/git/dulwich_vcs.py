@@ -41,6 +41,13 @@ class DulwichVCS:
         known-hosts file); clonegate appends ``BatchMode=yes`` and its timeouts.
       ca_bundle: a PEM file of certificate authorities to trust for https, instead of
         the system's (an internal CA).
+      keep_in: keep clones made without a ``destination`` at a stable place,
+        ``<keep_in>/<host>/<path>`` (:attr:`RepoURL.kept_path`), instead of a private
+        temporary directory. Made complete beside it, then renamed into place; when
+        that place already holds this repository's clone (its ``origin`` is this
+        URL), the clone is updated in place: the remote HEAD is fetched and the
+        working tree reset to it, local changes included. Anything else there is
+        refused with a :class:`StorageError` and left untouched.
 
     Each clone runs in a trio-parallel worker process, reused between clones. The
     caller's cancel scope is the overall deadline: on cancellation the worker is
@@ -60,6 +67,7 @@ class DulwichVCS:
         work_dir: Path | None = None,
         ssh_command: str = "ssh",
         ca_bundle: Path | None = None,
+        keep_in: Path | None = None,
     ) -> None:
         self._depth = positive_int("depth", depth) if depth is not None else None
         self._checkout = checkout
@@ -69,6 +77,7 @@ class DulwichVCS:
         self._work_dir = work_dir
         self._ssh_command = ssh_command
         self._ca_bundle = ca_bundle
+        self._keep_in = keep_in
 
     async def clone(
         self,
@@ -93,7 +102,12 @@ class DulwichVCS:
         repo = parse_repo_url(url, allow_local=self._allow_local)
         shown = repo.redacted
         username, password = _credentials(repo, token)
-        owned_root, target = await trio.to_thread.run_sync(self._make_target, repo, destination)
+        keep_at = None
+        if destination is None and self._keep_in is not None:
+            keep_at = self._keep_in / repo.kept_path
+        owned_root, target = await trio.to_thread.run_sync(
+            self._make_target, repo, destination, keep_at
+        )
         job = CloneJob(
             url=repo.path if repo.scheme == "file" else repo.without_credentials,
             shown_url=shown,
@@ -106,6 +120,7 @@ class DulwichVCS:
             read_timeout=self._read_timeout,
             ssh_command=self._ssh_command,
             ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
+            keep_at=str(keep_at) if keep_at is not None else None,
         )
         try:
             # Start a worker, or find an idle one, with a job that does nothing...
@@ -135,6 +150,9 @@ class DulwichVCS:
         if outcome.error_kind is not None:
             await discard(owned_root or target)
             raise ERROR_TYPES[outcome.error_kind](shown, outcome.error_reason)
+        if keep_at is not None:
+            await discard(owned_root or target)  # the staging directory, empty by now
+            target = owned_root = keep_at
         return ClonedSource(
             url=shown,
             path=target,
@@ -146,7 +164,16 @@ class DulwichVCS:
             owned_root=owned_root or target,
         )
 
-    def _make_target(self, repo: RepoURL, destination: Path | None) -> tuple[Path | None, Path]:
+    def _make_target(
+        self, repo: RepoURL, destination: Path | None, keep_at: Path | None
+    ) -> tuple[Path | None, Path]:
+        if keep_at is not None:
+            try:
+                keep_at.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StorageError(
+                    repo.redacted, f"cannot create {keep_at.parent}: {exc.strerror}"
+                ) from None
         if destination is not None:
             if destination.exists() or destination.is_symlink():
                 raise StorageError(repo.redacted, f"the destination {destination} already exists")
@@ -155,7 +182,12 @@ class DulwichVCS:
             return None, destination
         try:
             # mkdtemp makes the directory 0700: other users cannot read private clones.
-            root = Path(tempfile.mkdtemp(prefix="clonegate-", dir=self._work_dir))
+            # A kept clone is staged beside its place, on the same file system, so that
+            # one rename puts it there (hidden there, beside the user's clones).
+            if keep_at is not None:
+                root = Path(tempfile.mkdtemp(prefix=".clonegate-", dir=keep_at.parent))
+            else:
+                root = Path(tempfile.mkdtemp(prefix="clonegate-", dir=self._work_dir))
         except OSError as exc:
             raise StorageError(
                 repo.redacted, f"cannot create a work directory: {exc.strerror}"
