@@ -38,8 +38,8 @@ from clonegate import (  # noqa: E402
     Inventory,
     RepositoryFacts,
     RepositoryStatus,
-    with_max_concurrent_clones,
     with_keep_clones,
+    with_max_concurrent_clones,
     with_work_dir,
 )
 from tests.servers import git_daemon, make_large_repo  # noqa: E402

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import pty
-import re
-import select
 import signal
 import subprocess
 import sys
@@ -30,6 +27,7 @@ from .servers import (
     never_answer,
     raw_tcp_server,
 )
+from .terminal import run_on_a_terminal
 
 
 @pytest.fixture
@@ -88,7 +86,7 @@ def test_json_document_and_table(runner: CliRunner, daemon: GitDaemon, tmpdir_en
     assert document["repositories"][0]["status"] == "ok"
     table = runner.invoke(app, ["analyze", "--format", "table", daemon.url("basic")])
     assert table.exit_code == 0
-    assert "1 repositories: 1 ok" in table.stdout
+    assert "1 repository: 1 ok" in table.stdout
 
 
 def test_from_file_and_stdin_skip_blanks_and_comments(
@@ -112,6 +110,7 @@ def test_some_failed_exits_1_and_duplicates_are_reported(
         daemon.url("basic"),
         daemon.url("no-such-repo"),
         daemon.url("basic").upper()[:0] + f"GIT://127.0.0.1:{daemon.port}/basic/",
+        daemon.url("no-such-repo"),
     ]
     result = runner.invoke(app, ["analyze", *urls])
     assert result.exit_code == 1
@@ -125,6 +124,9 @@ def test_some_failed_exits_1_and_duplicates_are_reported(
     assert "repository not found" in reports[1]["error"]["message"]
     assert reports[2]["duplicate_of"] == 0
     assert reports[2]["status"] == "ok"
+    # A duplicate of a failed repository says why, like its first line.
+    assert reports[3]["duplicate_of"] == 1
+    assert (reports[3]["status"], reports[3]["error"]) == ("failed", reports[1]["error"])
 
 
 @pytest.mark.parametrize(
@@ -135,7 +137,7 @@ def test_some_failed_exits_1_and_duplicates_are_reported(
         (["ftp://example.com/x.git"], None, "unsupported scheme 'ftp'"),
         (["not a url"], None, "invalid repository URLs"),
         (["https://example.com"], None, "no repository path"),
-        (["-j", "0", "git://127.0.0.1/x.git"], None, "Invalid value for '-j'"),
+        (["-j", "0", "git://127.0.0.1/x.git"], None, "-j/--max-concurrent-clones must be"),
         (["--depth", "-1", "git://127.0.0.1/x.git"], None, "Invalid value for '--depth'"),
         (["--format", "xml", "git://127.0.0.1/x.git"], None, "Invalid value for '--format'"),
         (["--from-file", "/no/such/file"], None, "cannot read /no/such/file"),
@@ -171,7 +173,14 @@ def test_environment_variables(
         app, ["analyze", daemon.url("basic")], env={"CLONEGATE_MAX_CONCURRENT_CLONES": "0"}
     )
     assert bad.exit_code == 2
+    # The error names where the bad value came from: here the variable, not -j.
+    assert "CLONEGATE_MAX_CONCURRENT_CLONES must be at least 1" in bad.output
+    assert "-j" not in bad.output
     server, ca_bundle = https_server
+    untrusted = runner.invoke(app, ["analyze", server.url("basic")])
+    assert lines(untrusted.stdout)[0]["error"]["message"].endswith("verification failed")
+    trusted = runner.invoke(app, ["analyze", "--ca-bundle", str(ca_bundle), server.url("basic")])
+    assert trusted.exit_code == 0, trusted.output
     # Worker processes start with this environment: they trust the test CA.
     monkeypatch.setenv("SSL_CERT_FILE", str(ca_bundle))
     private = server.url("basic", private=True)
@@ -196,27 +205,32 @@ def test_output_file_keep_and_depth(
 ) -> None:
     out = tmp_path / "results.jsonl"
     keep = tmp_path / "kept"
-    result = runner.invoke(
-        app,
-        [
-            "analyze",
-            "--output",
-            str(out),
-            "--keep",
-            str(keep),
-            "--depth",
-            "0",
-            "--quiet",
-            daemon.url("trunk"),
-        ],
-    )
-    assert result.exit_code == 0
+    # Not a clone of anything: refused, and left as it was.
+    occupied = keep / f"127.0.0.1_{daemon.port}" / "basic"
+    occupied.mkdir(parents=True)
+    (occupied / "notes.txt").write_text("mine")
+    args = ["analyze", "-o", str(out), "--keep", str(keep), "--depth", "0", "-q"]
+    urls = [daemon.url("trunk"), daemon.url("basic")]
+    result = runner.invoke(app, [*args, *urls])
+    assert result.exit_code == 1
     assert result.stdout == ""
-    (report,) = lines(out.read_text())
-    kept = Path(report["path"])
-    assert kept.is_relative_to(keep)
+    reports = {r["index"]: r for r in lines(out.read_text())}
+    kept = Path(reports[0]["path"])
+    assert kept == keep / f"127.0.0.1_{daemon.port}" / "trunk"  # <dir>/<host>/<path>
     assert git("-C", str(kept), "rev-list", "--count", "HEAD") == str(repos["trunk"].commits)
     assert (kept / "file0.txt").exists()  # kept clones have a working tree
+    assert reports[1]["error"]["kind"] == "storage"
+    assert "is not a git clone" in reports[1]["error"]["message"]
+    assert [p.name for p in occupied.iterdir()] == ["notes.txt"]
+
+    # A second run over the same directory updates the clone where it is.
+    (kept / "file0.txt").unlink()  # a local change, undone by the update
+    inode = kept.stat().st_ino
+    again = runner.invoke(app, [*args, urls[0]])
+    assert again.exit_code == 0
+    assert lines(out.read_text())[0]["path"] == str(kept)
+    assert kept.stat().st_ino == inode
+    assert (kept / "file0.txt").exists()
 
 
 def test_timeouts(runner: CliRunner, tmpdir_env: Path) -> None:
@@ -233,30 +247,9 @@ def test_timeouts(runner: CliRunner, tmpdir_env: Path) -> None:
 
 
 def test_table_on_a_terminal(daemon: GitDaemon, tmpdir_env: Path) -> None:
-    leader, follower = pty.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "clonegate", "analyze", daemon.url("basic")],
-        stdout=follower,
-        stderr=follower,
-        env={**os.environ, "COLUMNS": "160"},
-    )
-    os.close(follower)
-    captured = b""
-    while True:
-        ready, _, _ = select.select([leader], [], [], 60)
-        if not ready:
-            break
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the child closed the terminal
-            break
-        if not chunk:
-            break
-        captured += chunk
-    assert process.wait(timeout=60) == 0
-    os.close(leader)
-    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", captured.decode(errors="replace"))
-    assert "1 repositories: 1 ok" in text
+    code, text = run_on_a_terminal("analyze", daemon.url("basic"))
+    assert code == 0
+    assert "1 repository: 1 ok" in text
     assert "repository" in text  # the table's header
     assert '"status"' not in text  # no JSON on a terminal
 

@@ -57,7 +57,8 @@ async def test_a_kept_clone_lives_at_host_and_path_and_is_updated_in_place(
 
     assert second.path == place
     assert (second.commit, second.branch) == (new_head, "main")
-    assert place.stat().st_ino == inode and marker.exists()  # updated, not cloned again
+    assert place.stat().st_ino == inode  # updated, not cloned again
+    assert marker.exists()
     assert git("-C", str(place), "rev-parse", "HEAD") == new_head
     assert not (place / "file0.txt").exists()  # the working tree follows, deletions too
     assert (place / "file1.txt").exists()
@@ -122,9 +123,8 @@ async def test_a_failed_update_keeps_the_old_clone_and_a_failed_clone_leaves_not
         ("/srv/git/x.git", "local/srv/git/x"),
     ],
 )
-def test_the_kept_path_is_readable_and_never_leaves_the_keep_directory(
-    url: str, kept: str
-) -> None:
+def test_the_kept_path_is_readable_and_never_leaves_the_keep_directory(url: str, kept: str) -> None:
     path = parse_repo_url(url, allow_local=True).kept_path
     assert str(path) == kept
-    assert not path.is_absolute() and ".." not in path.parts
+    assert not path.is_absolute()
+    assert ".." not in path.parts

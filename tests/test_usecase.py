@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import os
 from collections import defaultdict
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -263,11 +262,13 @@ def test_the_default_adapters_are_built_from_the_options(tmp_path: Path) -> None
         with_max_concurrent_analyses(3),
     )
     vcs, analyzer = uc._vcs, uc._analyzer
-    assert isinstance(vcs, DulwichVCS) and isinstance(analyzer, TestInventoryAnalyzer)
+    assert isinstance(vcs, DulwichVCS)
+    assert isinstance(analyzer, TestInventoryAnalyzer)
     assert (vcs._depth, vcs._read_timeout, vcs._connect_timeout) == (None, 7, 3)
     assert (vcs._ssh_command, vcs._ca_bundle) == ("ssh -i key", tmp_path / "ca.pem")
     assert (vcs._checkout, vcs._keep_in, vcs._work_dir) == (True, tmp_path, None)
-    assert analyzer._limiter is not None and analyzer._limiter.total_tokens == 3
+    assert analyzer._limiter is not None
+    assert analyzer._limiter.total_tokens == 3
 
 
 async def test_deadline_while_queued_never_calls_the_vcs(
@@ -665,7 +666,8 @@ async def test_a_duplicate_of_a_failed_repository_carries_its_error(tmp_path: Pa
             vcs.release[other].set()
         reports = {r.index: r async for r in batch}
     first, waiting, after = reports[0], reports[1], reports[len(reports) - 1]
-    assert first.error is not None and first.error.kind == "not_found"
+    assert first.error is not None
+    assert first.error.kind == "not_found"
     for duplicate in (waiting, after):
         assert duplicate.duplicate_of == 0
         assert duplicate.status is RepositoryStatus.FAILED

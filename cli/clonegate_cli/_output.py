@@ -1,81 +1,59 @@
-"""Reports as JSON documents, JSON lines, or a table."""
+"""Reports as JSON documents, JSON lines, or a table; the summary line for people."""
 
 from __future__ import annotations
 
+import dataclasses
+import enum
 import json
+from datetime import datetime
+from pathlib import Path
 from typing import Any, TextIO
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from clonegate import BatchSummary, RepositoryReport, RepositoryStatus
 
-
-def report_dict(report: RepositoryReport) -> dict[str, Any]:
-    """The JSON shape of a report; field names follow the use case's report."""
-    error = report.error
-    ref = report.ref
-    analysis = report.analysis
-    return {
-        "url": report.url,
-        "index": report.index,
-        "status": str(report.status),
-        "duplicate_of": report.duplicate_of,
-        "error": None
-        if error is None
-        else {"phase": error.phase, "kind": error.kind, "message": error.message},
-        "ref": None
-        if ref is None
-        else {
-            "branch": ref.branch,
-            "commit": ref.commit,
-            "committed_at": ref.committed_at.isoformat(),
-        },
-        "timings": {
-            "waited": round(report.timings.waited, 3),
-            "setup": round(report.timings.setup, 3),
-            "clone": round(report.timings.clone, 3),
-            "analysis": round(report.timings.analysis, 3),
-        },
-        "analysis": None
-        if analysis is None
-        else {
-            "test_files": analysis.test_files,
-            "tests": analysis.tests,
-            "by_framework": analysis.by_framework,
-            "by_language": analysis.by_language,
-            "by_status": analysis.by_status,
-            "scan_errors": analysis.scan_errors,
-            "files_scanned": analysis.files_scanned,
-            "analyzer_version": analysis.analyzer_version,
-        },
-        "path": str(report.path) if report.path is not None else None,
-    }
+# Left out of every output: each file, suite and test of the inventory. Its totals
+# (``analysis``) are in every report; the library gives the whole inventory.
+_DETAILS = frozenset({"inventory"})
 
 
-def summary_dict(summary: BatchSummary) -> dict[str, Any]:
-    return {
-        "repositories": summary.repositories,
-        "ok": summary.ok,
-        "failed": summary.failed,
-        "timeout": summary.timeout,
-        "cancelled": summary.cancelled,
-        "duplicates": summary.duplicates,
-        "test_files": summary.test_files,
-        "tests": summary.tests,
-        "elapsed": round(summary.elapsed, 3),
-    }
+def as_json(value: Any) -> Any:
+    """``value`` in JSON types, read from the report types themselves: a field added to
+    a report is in the output with no edit here. Seconds are rounded to milliseconds."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: as_json(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name not in _DETAILS
+        }
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {str(k): as_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [as_json(v) for v in value]
+    return value
 
 
 def write_jsonl(stream: TextIO, report: RepositoryReport) -> None:
-    stream.write(json.dumps(report_dict(report), sort_keys=False) + "\n")
+    stream.write(json.dumps(as_json(report)) + "\n")
     stream.flush()
 
 
 def write_json(stream: TextIO, reports: list[RepositoryReport], summary: BatchSummary) -> None:
     document = {
-        "repositories": [report_dict(r) for r in sorted(reports, key=lambda r: r.index)],
-        "summary": summary_dict(summary),
+        "repositories": [as_json(r) for r in sorted(reports, key=lambda r: r.index)],
+        "summary": as_json(summary),
     }
     stream.write(json.dumps(document, indent=2) + "\n")
 
@@ -89,31 +67,56 @@ _STATUS_STYLE = {
 
 
 def write_table(console: Console, reports: list[RepositoryReport], summary: BatchSummary) -> None:
-    table = Table(title="clonegate", show_lines=False)
-    for column in ("#", "repository", "status", "branch", "commit", "files", "tests", "detail"):
-        table.add_column(column, overflow="fold")
+    """One entry per input line, numbered from 1 like the lines of a file: the URL on a
+    line of its own, whole (it breaks only if the terminal is narrower than it), then
+    what was found or what went wrong.
+
+    Every cell is a plain ``Text``: nothing a server sent (an error message, a branch
+    name) is ever read as rich markup.
+    """
+    table = Table(box=box.SIMPLE_HEAD, title="clonegate", title_justify="left", pad_edge=False)
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    table.add_column("repository", overflow="fold", ratio=1)
     for r in sorted(reports, key=lambda r: r.index):
-        detail = ""
-        if r.error is not None:
-            detail = r.error.message
-        elif r.duplicate_of is not None:
-            detail = f"same repository as #{r.duplicate_of}"
-        elif r.analysis is not None:
-            detail = ", ".join(f"{k} {v}" for k, v in r.analysis.by_framework.items())
+        entry = Text(r.url)
+        entry.append("\n")
+        entry.append(_detail(r), style="dim")
         table.add_row(
-            str(r.index),
-            r.url,
-            f"[{_STATUS_STYLE[r.status]}]{r.status}[/]",
-            r.ref.branch if r.ref else "",
-            r.ref.commit[:10] if r.ref else "",
-            str(r.analysis.test_files) if r.analysis else "",
-            str(r.analysis.tests) if r.analysis else "",
-            detail,
+            Text(str(r.index + 1)), Text(str(r.status), style=_STATUS_STYLE[r.status]), entry
         )
     console.print(table)
-    console.print(
-        f"{summary.repositories} repositories: {summary.ok} ok, {summary.failed} failed, "
-        f"{summary.timeout} timed out, {summary.cancelled} cancelled, "
-        f"{summary.duplicates} duplicates; {summary.tests} tests in "
-        f"{summary.test_files} files; {summary.elapsed:.1f} s"
+    console.print(Text(summary_line(summary)))
+
+
+def _detail(report: RepositoryReport) -> str:
+    parts = []
+    if report.duplicate_of is not None:
+        parts.append(f"same repository as #{report.duplicate_of + 1}")
+    if report.error is not None:
+        # Messages name their repository for logs; the entry already does.
+        parts.append(report.error.message.removeprefix(f"{report.url}: "))
+    if report.ref is not None:
+        parts.append(f"{report.ref.branch or '(detached)'} {report.ref.commit[:10]}")
+    if report.analysis is not None:
+        totals = report.analysis
+        parts.append(
+            f"{_count(totals.tests, 'test')} in {_count(totals.test_files, 'file')}"
+            + "".join(f", {name} {n}" for name, n in totals.by_framework.items())
+        )
+    return " · ".join(parts)
+
+
+def _count(n: int, noun: str, plural: str | None = None) -> str:
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def summary_line(summary: BatchSummary) -> str:
+    """``3 repositories: 2 ok, 1 failed, ...; 40 tests in 5 files; 1.2 s``."""
+    return (
+        f"{_count(summary.repositories, 'repository', 'repositories')}: {summary.ok} ok, "
+        f"{summary.failed} failed, {summary.timeout} timed out, "
+        f"{summary.cancelled} cancelled, {_count(summary.duplicates, 'duplicate')}; "
+        f"{_count(summary.tests, 'test')} in {_count(summary.test_files, 'file')}; "
+        f"{summary.elapsed:.1f} s"
     )

@@ -34,11 +34,16 @@ class Progress:
                 self.failed += 1
         if event.kind is EventKind.STUCK:
             self.console.print(
-                f"[yellow]warning:[/] clone of {event.url} running for {event.elapsed:.0f} s"
+                Text.assemble(
+                    ("warning:", "yellow"),
+                    f" clone of {event.url} running for {event.elapsed:.0f} s",
+                )
             )
-        elif not self.live and self.verbose:
+        elif self.verbose:
+            # On a terminal, rich prints the line above the live display.
             status = f" {event.status}" if event.status else ""
-            self.console.print(f"{time.strftime('%H:%M:%S')} {event.kind}{status} {event.url}")
+            line = f"{time.strftime('%H:%M:%S')} {event.kind}{status} {event.url}"
+            self.console.print(Text(line), highlight=False)
 
     def render(self, uc: AnalyzeUseCase) -> Group:
         stats = uc.clone_gate_statistics()

@@ -10,6 +10,7 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, TextIO
 
@@ -20,22 +21,27 @@ from rich.console import Console
 import clonegate
 from clonegate import (
     AnalyzeUseCase,
+    BatchSummary,
     InvalidURLError,
     Option,
     RepositoryReport,
     RepositoryStatus,
     parse_repo_url,
     with_analysis_timeout,
+    with_ca_bundle,
     with_clone_depth,
     with_clone_timeout,
+    with_connect_timeout,
     with_event_hook,
     with_max_concurrent_clones,
+    with_read_timeout,
+    with_ssh_command,
     with_token,
     with_work_dir,
 )
 
 from . import _demo
-from ._output import write_json, write_jsonl, write_table
+from ._output import summary_line, write_json, write_jsonl, write_table
 from ._progress import Progress
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -47,6 +53,8 @@ app = typer.Typer(
     "inventory.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -103,10 +111,20 @@ def _read_urls(urls: list[str], from_file: str | None) -> list[str]:
     return lines
 
 
-@app.command()
+_EXIT_CODES = (
+    "Exit status: 0 all repositories ok, 1 some failed, 2 usage error, 130 interrupted "
+    "(Ctrl-C), 141 output closed (a pipe), 143 terminated (SIGTERM)."
+)
+
+
+@app.command(epilog=_EXIT_CODES)
 def analyze(
+    ctx: typer.Context,
     urls: Annotated[
-        list[str] | None, typer.Argument(help="Repository URLs.", show_default=False)
+        list[str] | None,
+        # Hidden from the option list (Typer would show the type, <list[str]>); the
+        # usage line and the description say what URL is.
+        typer.Argument(show_default=False, metavar="URL", hidden=True),
     ] = None,
     from_file: Annotated[
         str | None,
@@ -123,20 +141,37 @@ def analyze(
             "-j",
             "--max-concurrent-clones",
             envvar="CLONEGATE_MAX_CONCURRENT_CLONES",
-            min=1,
-            help="Clones at once.",
+            help="Clones at once (at least 1).",
+            metavar="N",
         ),
     ] = 2,
     timeout: Annotated[
-        float, typer.Option(min=0.001, help="Seconds per repository: wait, clone and analysis.")
+        float,
+        typer.Option(
+            min=0.001, help="Seconds per repository: wait, clone and analysis.", metavar="SECONDS"
+        ),
     ] = 15 * 60.0,
     clone_timeout: Annotated[
         float | None,
         typer.Option(
-            min=0.001, help="Seconds for the clone alone, once its worker process is running."
+            min=0.001,
+            help="Seconds for the clone alone, once its worker process is running.",
+            metavar="SECONDS",
         ),
     ] = None,
-    depth: Annotated[int, typer.Option(min=0, help="Commits of history; 0 for all.")] = 1,
+    read_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.001, help="Seconds without data before a clone fails.", metavar="SECONDS"
+        ),
+    ] = 120.0,
+    connect_timeout: Annotated[
+        float,
+        typer.Option(min=0.001, help="Seconds to connect (https, ssh).", metavar="SECONDS"),
+    ] = 30.0,
+    depth: Annotated[
+        int, typer.Option(min=0, help="Commits of history; 0 for all.", metavar="N")
+    ] = 1,
     token: Annotated[
         str | None,
         typer.Option(
@@ -144,54 +179,121 @@ def analyze(
             show_default=False,
             help="Token for https remotes (prefer the CLONEGATE_TOKEN variable: "
             "arguments are visible to other users). Never printed.",
+            metavar="TOKEN",
+        ),
+    ] = None,
+    ssh_command: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CLONEGATE_SSH_COMMAND",
+            help="The ssh program and its options, e.g. 'ssh -i KEY' [default: ssh].",
+            metavar="COMMAND",
+        ),
+    ] = None,
+    ca_bundle: Annotated[
+        Path | None,
+        typer.Option(
+            help="PEM file of certificate authorities to trust for https.", metavar="FILE"
         ),
     ] = None,
     output_format: Annotated[
         Format | None,
-        typer.Option("--format", help="table on a terminal, jsonl otherwise.", show_default=False),
+        typer.Option(
+            "--format",
+            help="table on a terminal, jsonl otherwise.",
+            show_default=False,
+            metavar="table|json|jsonl",
+        ),
     ] = None,
     output: Annotated[
-        Path | None, typer.Option(help="Write results to FILE instead of stdout.", metavar="FILE")
+        Path | None,
+        typer.Option(
+            "-o", "--output", help="Write results to FILE instead of stdout.", metavar="FILE"
+        ),
     ] = None,
     keep: Annotated[
         Path | None,
-        typer.Option(help="Keep the clones (with a working tree) in DIR.", metavar="DIR"),
+        typer.Option(
+            help="Keep the clones, with their files, at DIR/<host>/<path>; "
+            "a later run updates them in place.",
+            metavar="DIR",
+        ),
     ] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", help="Log each step to stderr.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", help="No progress, only errors.")] = False,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Log each step of each repository.")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("-q", "--quiet", help="No progress or summary, only errors.")
+    ] = False,
 ) -> None:
     """Clone each repository (at most -j at once) and report its test inventory.
 
-    Exit status: 0 all repositories ok, 1 some failed, 2 usage error, 130 interrupted.
+    Each URL is https://, http://, git://, ssh:// or user@host:path.
     """
+    if jobs < 1:
+        source = ctx.get_parameter_source("jobs")
+        named = (
+            "CLONEGATE_MAX_CONCURRENT_CLONES"
+            if source is not None and source.name == "ENVIRONMENT"
+            else "-j/--max-concurrent-clones"
+        )
+        raise _usage_error(f"{named} must be at least 1, got {jobs}")
+    if verbose and quiet:
+        raise _usage_error("--verbose and --quiet contradict each other; give one")
     lines = _read_urls(urls or [], from_file)
     options: list[Option] = [
         with_max_concurrent_clones(jobs),
         with_analysis_timeout(timeout),
         with_clone_depth(depth or None),
+        with_read_timeout(read_timeout),
+        with_connect_timeout(connect_timeout),
     ]
     if clone_timeout is not None:
         options.append(with_clone_timeout(clone_timeout))
-    if token is not None:
-        try:
+    try:
+        if token is not None:
             options.append(with_token(token))
-        except ValueError as exc:
-            raise _usage_error(str(exc)) from None
+        if ssh_command is not None:
+            options.append(with_ssh_command(ssh_command))
+    except ValueError as exc:
+        raise _usage_error(str(exc)) from None
+    if ca_bundle is not None:
+        if not ca_bundle.is_file():
+            raise _usage_error(f"--ca-bundle {ca_bundle}: no such file")
+        options.append(with_ca_bundle(ca_bundle))
     if keep is not None:
         try:
             keep.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise _usage_error(f"--keep {keep}: {exc.strerror}") from None
-        options.append(with_work_dir(keep, keep_clones=True))
+        options.append(with_work_dir(keep.resolve(), keep_clones=True))
     raise typer.Exit(_run_batch(lines, options, output_format, output, verbose, quiet))
 
 
 @app.command()
 def demo(
-    repositories: Annotated[int, typer.Option(min=1, max=len(_demo.SAMPLES))] = len(_demo.SAMPLES),
-    rate: Annotated[int, typer.Option(min=1, help="Server send rate, KiB/s per clone.")] = 256,
-    output_format: Annotated[Format | None, typer.Option("--format", show_default=False)] = None,
-    quiet: Annotated[bool, typer.Option("--quiet")] = False,
+    repositories: Annotated[
+        int,
+        typer.Option(
+            min=1, max=len(_demo.SAMPLES), help="How many sample repositories.", metavar="N"
+        ),
+    ] = len(_demo.SAMPLES),
+    rate: Annotated[
+        int,
+        typer.Option(min=1, help="Server send rate, KiB/s per clone.", metavar="KIB"),
+    ] = 256,
+    output_format: Annotated[
+        Format | None,
+        typer.Option(
+            "--format",
+            help="table on a terminal, jsonl otherwise.",
+            show_default=False,
+            metavar="table|json|jsonl",
+        ),
+    ] = None,
+    quiet: Annotated[
+        bool, typer.Option("-q", "--quiet", help="No progress or summary, only errors.")
+    ] = False,
 ) -> None:
     """Serve sample repositories on 127.0.0.1 and analyze them, two clones at a time."""
     with tempfile.TemporaryDirectory(prefix="clonegate-demo-") as root:
@@ -203,7 +305,8 @@ def demo(
             if not quiet:
                 Console(stderr=True).print(
                     f"serving {len(urls)} sample repositories on git://127.0.0.1:{port}/ "
-                    "(in this process); clone limit 2"
+                    "(in this process); clone limit 2",
+                    markup=False,
                 )
             code = _run_batch(
                 urls, [with_max_concurrent_clones(2)], output_format, None, False, quiet
@@ -229,56 +332,80 @@ def _run_batch(
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         progress = Progress(stderr, live=stderr.is_terminal and not quiet, verbose=verbose)
+        run = _Run(urls, options, fmt, stream, progress, quiet)
         try:
-            return trio.run(_analyze_all, urls, options, fmt, stream, progress)
+            return trio.run(run.main)
         except BaseException as exc:
             if _only(exc, BrokenPipeError):
                 # The reader went away (`| head`): stop quietly, like any Unix filter,
                 # and keep Python from complaining again when it flushes stdout at exit.
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 return EXIT_BROKEN_PIPE
-            if _only(exc, KeyboardInterrupt):
-                stderr.print("clonegate: interrupted; every clone was stopped and removed")
+            if _only(exc, KeyboardInterrupt):  # a second Ctrl-C, during the clean-up
+                stderr.print("clonegate: interrupted", markup=False)
                 return EXIT_INTERRUPTED
             raise
 
 
-async def _analyze_all(
-    urls: list[str], options: list[Option], fmt: Format, stream: TextIO, progress: Progress
-) -> int:
-    uc = AnalyzeUseCase(*options, with_event_hook(progress.on_event))
-    reports: list[RepositoryReport] = []
-    terminated = False
+@dataclass
+class _Run:
+    """One batch from the command line: results written as they come, or at the end."""
 
-    async def on_sigterm(cancel: Callable[[], None]) -> None:
-        nonlocal terminated
-        with trio.open_signal_receiver(signal.SIGTERM) as signals:
-            async for _ in signals:
-                terminated = True
-                cancel()
-                return
+    urls: list[str]
+    options: list[Option]
+    fmt: Format
+    stream: TextIO
+    progress: Progress
+    quiet: bool
+    reports: list[RepositoryReport] = field(default_factory=list)
+    stopped_by: int | None = None  # the signal that stopped the batch
 
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(on_sigterm, nursery.cancel_scope.cancel)
-        if progress.live:
-            nursery.start_soon(progress.run, uc)
-        async with uc.analyze_many(urls) as batch:
-            async for report in batch:
-                if fmt is Format.jsonl:
-                    write_jsonl(stream, report)
-                else:
-                    reports.append(report)
-            summary = batch.summary
-        nursery.cancel_scope.cancel()
-    if terminated:
-        progress.console.print("clonegate: terminated; every clone was stopped and removed")
-        return EXIT_TERMINATED
-    if fmt is Format.json:
-        write_json(stream, reports, summary)
-    elif fmt is Format.table:
-        write_table(Console(file=stream), reports, summary)
-    all_ok = summary.repositories == summary.ok
-    return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
+    async def main(self) -> int:
+        uc = AnalyzeUseCase(*self.options, with_event_hook(self.progress.on_event))
+        summary = BatchSummary()  # if a signal comes before the batch has begun
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._on_signal, nursery.cancel_scope.cancel)
+            if self.progress.live:
+                nursery.start_soon(self.progress.run, uc)
+            async with uc.analyze_many(self.urls) as batch:
+                try:
+                    async for report in batch:
+                        if self.fmt is Format.jsonl:
+                            write_jsonl(self.stream, report)
+                        else:
+                            self.reports.append(report)
+                finally:
+                    # Read now: what finished, even when a signal cut the batch short.
+                    summary = batch.summary
+            nursery.cancel_scope.cancel()
+        # A table or a JSON document shows what finished before a signal, too.
+        if self.fmt is Format.json:
+            write_json(self.stream, self.reports, summary)
+        elif self.fmt is Format.table:
+            write_table(Console(file=self.stream), self.reports, summary)
+        elif not self.quiet:
+            self.progress.console.print(summary_line(summary), markup=False, highlight=False)
+        if self.stopped_by is not None:
+            name = "interrupted" if self.stopped_by == signal.SIGINT else "terminated"
+            self.progress.console.print(
+                f"clonegate: {name}; every clone was stopped and removed; "
+                f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
+                "not finished",
+                markup=False,
+            )
+            return EXIT_INTERRUPTED if self.stopped_by == signal.SIGINT else EXIT_TERMINATED
+        all_ok = summary.repositories == summary.ok
+        return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
+
+    async def _on_signal(self, cancel: Callable[[], None]) -> None:
+        # Ctrl-C and SIGTERM stop the batch the same way: clones killed and removed,
+        # then what finished is written. The receiver closes after the first signal,
+        # so a second Ctrl-C interrupts the clean-up itself (KeyboardInterrupt).
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                self.stopped_by = signum
+                break
+        cancel()
 
 
 @contextmanager

@@ -147,7 +147,9 @@ class AnalyzeUseCase:
         clone (if any) is stopped and removed. Stuck-clone warnings come from batches
         (:meth:`analyze_many`) only.
         """
-        return await self._run_one(0, url)
+        report = await self._run_one(0, url)
+        self._done(report)
+        return report
 
     @asynccontextmanager
     async def analyze_many(self, urls: Iterable[str]) -> AsyncIterator[Batch]:
@@ -202,12 +204,12 @@ class AnalyzeUseCase:
         try:
             parse_repo_url(url, allow_local=True)  # the VCS applies its own policy later
         except InvalidURLError as exc:
-            return self._done(RepositoryReport.failure(shown, index, "clone", exc.kind, str(exc)))
+            return RepositoryReport.failure(shown, index, "clone", exc.kind, str(exc))
         try:
             weight = self._weight(url)
         except ValueError as exc:
-            return self._done(
-                RepositoryReport.failure(shown, index, "clone", "invalid_weight", f"{shown}: {exc}")
+            return RepositoryReport.failure(
+                shown, index, "clone", "invalid_weight", f"{shown}: {exc}"
             )
         source: ClonedSource | None = None
         with trio.move_on_after(self.config.analysis_timeout):
@@ -234,35 +236,31 @@ class AnalyzeUseCase:
                 if source is not None:  # cloned, then a hook or the bookkeeping failed
                     await self._discard(source, shown)
                 timings = watch.timings(trio.current_time())
-                return self._done(
-                    RepositoryReport.failure(shown, index, "clone", kind, message, status, timings)
+                return RepositoryReport.failure(
+                    shown, index, "clone", kind, message, status, timings
                 )
             try:
-                return self._done(await self._analyze(source, index, shown, watch))
+                return await self._analyze(source, index, shown, watch)
             except Exception as exc:  # an analyzer bug or a dead worker: this repository only
                 logger.exception("analysis of %s failed", shown)
                 timings = watch.timings(trio.current_time())
                 message = _message(shown, exc)
-                return self._done(
-                    RepositoryReport.failure(
-                        shown, index, "analyze", "analysis_error", message, timings=timings
-                    )
+                return RepositoryReport.failure(
+                    shown, index, "analyze", "analysis_error", message, timings=timings
                 )
             finally:
                 if not self.config.keep_clones:
                     await self._discard(source, shown)
         # The repository's deadline passed: the clone or analysis was stopped and cleaned up.
-        return self._done(
-            RepositoryReport.failure(
-                shown,
-                index,
-                "analyze" if watch.cloned_at is not None else "clone",
-                ErrorKind.TIMEOUT,
-                f"{shown}: no result within the {self.config.analysis_timeout:g} s "
-                f"repository timeout (while {watch.phase()})",
-                RepositoryStatus.TIMEOUT,
-                watch.timings(trio.current_time()),
-            )
+        return RepositoryReport.failure(
+            shown,
+            index,
+            "analyze" if watch.cloned_at is not None else "clone",
+            ErrorKind.TIMEOUT,
+            f"{shown}: no result within the {self.config.analysis_timeout:g} s "
+            f"repository timeout (while {watch.phase()})",
+            RepositoryStatus.TIMEOUT,
+            watch.timings(trio.current_time()),
         )
 
     async def _discard(self, source: ClonedSource, shown: str) -> None:

@@ -109,15 +109,20 @@ class Pipeline:
             report = await self._run_one(index, url)
             outcome = (report.status, report.error)
             waiting = self._seen.finish(key, index, outcome)
-            self._state.count(report)
-            await self._send.send(report)
+            await self._deliver(report)
             for duplicate, shown in waiting:
                 await self._send_duplicate(duplicate, shown, index, outcome)
         finally:
             self._in_flight.release()
 
     async def _send_duplicate(self, index: int, shown: str, first: int, outcome: Outcome) -> None:
-        report = RepositoryReport.duplicate(shown, index, first, *outcome)
-        self._on_done(report)
-        self._state.count(report)
+        await self._deliver(RepositoryReport.duplicate(shown, index, first, *outcome))
+
+    async def _deliver(self, report: RepositoryReport) -> None:
+        # The channel holds nothing: once send returns, the caller has the report. Only
+        # then is it counted and announced, with no checkpoint in between, so that a
+        # batch stopped at any moment sums, and says "done" for, exactly the reports
+        # its caller received.
         await self._send.send(report)
+        self._state.count(report)
+        self._on_done(report)

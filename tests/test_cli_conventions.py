@@ -1,0 +1,137 @@
+"""The command line as people expect it: help, short flags, messages, tables, signals."""
+
+from __future__ import annotations
+
+import io
+import os
+import select
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+from typer.testing import CliRunner
+
+from clonegate import BatchSummary, RepositoryReport, RepositoryStatus
+from clonegate_cli._output import write_table
+from clonegate_cli.app import app
+
+from .servers import GitDaemon, never_answer, raw_tcp_server
+from .terminal import run_on_a_terminal
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.mark.parametrize("command", [[], ["analyze"], ["demo"]])
+def test_help_with_h_and_no_type_noise(runner: CliRunner, command: list[str]) -> None:
+    short, long = (runner.invoke(app, [*command, flag]) for flag in ("-h", "--help"))
+    assert short.exit_code == long.exit_code == 0
+    assert short.stdout == long.stdout
+    assert "Usage: clonegate" in short.stdout
+    for noise in ("<bool>", "<list[str]>", "<int", "<float", "<str>"):
+        assert noise not in short.stdout
+
+
+def test_analyze_help_has_short_flags_and_every_exit_status(runner: CliRunner) -> None:
+    text = " ".join(runner.invoke(app, ["analyze", "-h"]).stdout.split())
+    for flags in ("-o, --output", "-q, --quiet", "-v, --verbose", "-j, --max-concurrent-clones"):
+        assert flags in text
+    for status in ("0 all", "1 some failed", "2 usage", "130 interrupted", "141", "143"):
+        assert status in text
+
+
+def test_every_demo_option_says_what_it_does(runner: CliRunner) -> None:
+    text = runner.invoke(app, ["demo", "-h"]).stdout
+    options = [line.split() for line in text.splitlines() if line.lstrip().startswith("-")]
+    assert {line[0].rstrip(",") for line in options} == {
+        "--repositories",
+        "--rate",
+        "--format",
+        "-q",
+        "-h",
+    }
+    for line in options:
+        flags = [word for word in line if word.startswith("-") or word.isupper()]
+        assert len(line) > len(flags) + 1, f"no help text: {' '.join(line)}"
+
+
+def test_verbose_and_quiet_together_is_a_usage_error(runner: CliRunner) -> None:
+    result = runner.invoke(app, ["analyze", "-v", "-q", "git://127.0.0.1/x.git"])
+    assert result.exit_code == 2
+    assert "--verbose and --quiet" in result.output
+
+
+def test_verbose_logs_each_step_on_a_terminal_too(daemon: GitDaemon, tmp_path: Path) -> None:
+    url = daemon.url("basic")
+    code, text = run_on_a_terminal("analyze", "-v", url, env={"TMPDIR": str(tmp_path)})
+    assert code == 0
+    for step in ("queued", "cloning", "cloned", "analyzing", "done ok"):
+        assert f" {step} {url}" in text
+
+
+def test_piped_jsonl_ends_with_a_summary_on_stderr(daemon: GitDaemon, tmp_path: Path) -> None:
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    args = [sys.executable, "-m", "clonegate", "analyze", daemon.url("basic")]
+    piped = subprocess.run(args, capture_output=True, text=True, env=env, check=False)
+    assert piped.returncode == 0
+    assert "1 repository: 1 ok" in piped.stderr
+    assert "repository:" not in piped.stdout  # results only on stdout
+    quiet = subprocess.run([*args, "-q"], capture_output=True, text=True, env=env, check=False)
+    assert quiet.stderr == ""
+
+
+def test_ctrl_c_in_table_mode_still_shows_what_finished(daemon: GitDaemon, tmp_path: Path) -> None:
+    finished = daemon.url("basic")
+    with raw_tcp_server(never_answer) as port:
+        silent = f"git://127.0.0.1:{port}/silent.git"
+        args = ["analyze", "--format", "table", "-v", finished, silent]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "clonegate", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env={**os.environ, "TMPDIR": str(tmp_path), "COLUMNS": "200"},
+        )
+        assert process.stderr is not None
+        log = b""
+        # -v on a pipe logs one line per step: wait for the first repository's end.
+        while f"done ok {finished}".encode() not in log:
+            ready, _, _ = select.select([process.stderr], [], [], 60)
+            assert ready, log
+            line = process.stderr.readline()
+            assert line, log
+            log += line
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130
+    text = stdout.decode()
+    assert finished in text
+    assert "1 repository: 1 ok" in text
+    assert silent not in text  # never finished, so no row
+    assert b"interrupted" in stderr
+    assert b"1 of 2 repositories not finished" in stderr
+    assert b"Traceback" not in stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_table_reads_like_a_list_of_lines() -> None:
+    url = "https://git.example.org/some-organisation/a-rather-long-repository-name.git"
+    error = f"{url}: repository not found, or not yours to read"
+    first = RepositoryReport.failure(url, 0, "clone", "not_found", error)
+    assert first.error is not None
+    reports = [first, RepositoryReport.duplicate(url, 1, 0, RepositoryStatus.FAILED, first.error)]
+    summary = BatchSummary(repositories=2, failed=2, duplicates=1, elapsed=1.0)
+    out = io.StringIO()
+    write_table(Console(file=out, width=100), reports, summary)
+    text = out.getvalue()
+    assert text.count(url) == 2  # whole, on one line, once per entry: not in the detail
+    numbers = [line.split()[0] for line in text.splitlines() if line.split()[1:2] == ["failed"]]
+    assert numbers == ["1", "2"]  # numbered like lines, from 1
+    assert "same repository as #1 · repository not found, or not yours to read" in text
+    assert "2 repositories: 0 ok, 2 failed" in text
+    assert "1 duplicate;" in text
+    assert "0 tests in 0 files" in text
