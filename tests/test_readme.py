@@ -1,0 +1,73 @@
+"""Every Python block of the README runs, as a script, against a git server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from .servers import GitDaemon, git_daemon, make_repo
+
+README = Path(__file__).parents[1] / "README.md"
+_BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)
+
+
+def python_blocks() -> list[tuple[str, str]]:
+    """(the heading the block is under, its code), in README order."""
+    text = README.read_text()
+    blocks = []
+    for match in _BLOCK.finditer(text):
+        headings = re.findall(r"^#+ (.*)$", text[: match.start()], re.MULTILINE)
+        blocks.append((headings[-1], match.group(1)))
+    return blocks
+
+
+# What each example prints when its URL is the served repository below. Every block
+# needs an entry: a new example cannot go untested.
+EXPECTED = {
+    "`AnalyzeUseCase`": "{url} ok 2 tests",
+    "`WeightedSemaphore`": "size=1024",
+    "`DulwichVCS`": "{url} main ",
+    "`TestInventoryAnalyzer`": "tests/test_calc.py pytest 2",
+}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("readme-served")
+    test_file = b"def test_add():\n    assert 1 + 1 == 2\n\n\ndef test_sub():\n    pass\n"
+    make_repo(root, "calc", files={"tests/test_calc.py": test_file})
+    daemon: GitDaemon
+    with git_daemon(root) as daemon:
+        yield daemon.url("calc")
+
+
+def test_every_block_has_an_expectation() -> None:
+    headings = [heading.split(":")[0] for heading, _ in python_blocks()]
+    assert sorted(headings) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize(("heading", "code"), python_blocks(), ids=lambda v: v[:40])
+def test_the_readme_example_runs_as_written(
+    heading: str, code: str, served: str, tmp_path: Path
+) -> None:
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    result = subprocess.run(
+        [sys.executable, str(script), served],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    assert EXPECTED[heading.split(":")[0]].format(url=served) in result.stdout
+    assert [p.name for p in tmp_path.iterdir()] == ["example.py"]  # no clone left behind
