@@ -67,6 +67,24 @@ async def test_a_kept_clone_lives_at_host_and_path_and_is_updated_in_place(
     assert sorted(p.name for p in place.parent.iterdir()) == ["moving"]  # nothing staged left
 
 
+async def test_a_bare_kept_clone_is_updated_in_place_too(
+    served: tuple[GitDaemon, FixtureRepo, Path], tmp_path: Path
+) -> None:
+    daemon, _, root = served
+    vcs = DulwichVCS(keep_in=tmp_path / "keep")  # no working tree
+    first = await vcs.clone(daemon.url("moving"))
+    inode = first.path.stat().st_ino
+    new_head = push_commit_removing(root, "file1.txt")
+    second = await vcs.clone(daemon.url("moving"))
+    assert second.path == first.path
+    assert second.path.stat().st_ino == inode
+    assert git("-C", str(second.path), "rev-parse", "HEAD") == new_head
+    # A kept clone with a working tree is something else: refused, left as it is.
+    with pytest.raises(StorageError, match="not one with a working tree"):
+        await DulwichVCS(checkout=True, keep_in=tmp_path / "keep").clone(daemon.url("moving"))
+    assert git("-C", str(second.path), "rev-parse", "HEAD") == new_head
+
+
 async def test_anything_else_at_the_place_is_refused_and_left_alone(
     served: tuple[GitDaemon, FixtureRepo, Path], tmp_path: Path
 ) -> None:

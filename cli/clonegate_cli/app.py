@@ -2,29 +2,18 @@
 
 from __future__ import annotations
 
-import enum
-import logging
-import os
-import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import Annotated
 
-import trio
 import typer
 from rich.console import Console
 
 import clonegate
 from clonegate import (
-    AnalyzeUseCase,
-    BatchSummary,
     InvalidURLError,
     Option,
-    RepositoryReport,
     RepositoryStatus,
     parse_repo_url,
     with_analysis_timeout,
@@ -32,7 +21,6 @@ from clonegate import (
     with_clone_depth,
     with_clone_timeout,
     with_connect_timeout,
-    with_event_hook,
     with_max_concurrent_clones,
     with_read_timeout,
     with_ssh_command,
@@ -41,11 +29,7 @@ from clonegate import (
 )
 
 from . import _demo
-from ._output import summary_line, write_json, write_jsonl, write_table
-from ._progress import Progress
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
-EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED = 141, 130, 143  # 128 + signal
+from ._run import Format, run_batch, usage_error
 
 app = typer.Typer(
     name="clonegate",
@@ -58,10 +42,19 @@ app = typer.Typer(
 )
 
 
-class Format(enum.StrEnum):
-    table = "table"
-    json = "json"
-    jsonl = "jsonl"
+# Options that analyze and demo share.
+FormatOption = Annotated[
+    Format | None,
+    typer.Option(
+        "--format",
+        help="table on a terminal, jsonl otherwise.",
+        show_default=False,
+        metavar="table|json|jsonl",
+    ),
+]
+QuietOption = Annotated[
+    bool, typer.Option("-q", "--quiet", help="No progress or summary, only errors.")
+]
 
 
 def _print_version(value: bool) -> None:
@@ -82,24 +75,19 @@ def _root(
     """clonegate: clone many git repositories under a hard, fair limit."""
 
 
-def _usage_error(message: str) -> typer.Exit:
-    typer.echo(f"clonegate: error: {message}", err=True)
-    return typer.Exit(EXIT_USAGE)
-
-
 def _read_urls(urls: list[str], from_file: str | None) -> list[str]:
     lines = list(urls)
     if from_file is not None:
         try:
             text = sys.stdin.read() if from_file == "-" else Path(from_file).read_text()
         except OSError as exc:
-            raise _usage_error(f"cannot read {from_file}: {exc.strerror}") from None
+            raise usage_error(f"cannot read {from_file}: {exc.strerror}") from None
         for line in text.splitlines():
             line = line.strip()
             if line and not line.startswith("#"):
                 lines.append(line)
     if not lines:
-        raise _usage_error("no repository URLs given (arguments, or --from-file PATH or -)")
+        raise usage_error("no repository URLs given (arguments, or --from-file PATH or -)")
     invalid = []
     for position, url in enumerate(lines, 1):
         try:
@@ -107,7 +95,7 @@ def _read_urls(urls: list[str], from_file: str | None) -> list[str]:
         except InvalidURLError as exc:
             invalid.append(f"  URL {position}: {exc}")
     if invalid:
-        raise _usage_error("invalid repository URLs, nothing was cloned:\n" + "\n".join(invalid))
+        raise usage_error("invalid repository URLs, nothing was cloned:\n" + "\n".join(invalid))
     return lines
 
 
@@ -196,15 +184,7 @@ def analyze(
             help="PEM file of certificate authorities to trust for https.", metavar="FILE"
         ),
     ] = None,
-    output_format: Annotated[
-        Format | None,
-        typer.Option(
-            "--format",
-            help="table on a terminal, jsonl otherwise.",
-            show_default=False,
-            metavar="table|json|jsonl",
-        ),
-    ] = None,
+    output_format: FormatOption = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -222,9 +202,7 @@ def analyze(
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Log each step of each repository.")
     ] = False,
-    quiet: Annotated[
-        bool, typer.Option("-q", "--quiet", help="No progress or summary, only errors.")
-    ] = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Clone each repository (at most -j at once) and report its test inventory.
 
@@ -237,9 +215,9 @@ def analyze(
             if source is not None and source.name == "ENVIRONMENT"
             else "-j/--max-concurrent-clones"
         )
-        raise _usage_error(f"{named} must be at least 1, got {jobs}")
+        raise usage_error(f"{named} must be at least 1, got {jobs}")
     if verbose and quiet:
-        raise _usage_error("--verbose and --quiet contradict each other; give one")
+        raise usage_error("--verbose and --quiet contradict each other; give one")
     lines = _read_urls(urls or [], from_file)
     options: list[Option] = [
         with_max_concurrent_clones(jobs),
@@ -256,18 +234,18 @@ def analyze(
         if ssh_command is not None:
             options.append(with_ssh_command(ssh_command))
     except ValueError as exc:
-        raise _usage_error(str(exc)) from None
+        raise usage_error(str(exc)) from None
     if ca_bundle is not None:
         if not ca_bundle.is_file():
-            raise _usage_error(f"--ca-bundle {ca_bundle}: no such file")
+            raise usage_error(f"--ca-bundle {ca_bundle}: no such file")
         options.append(with_ca_bundle(ca_bundle))
     if keep is not None:
         try:
             keep.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise _usage_error(f"--keep {keep}: {exc.strerror}") from None
+            raise usage_error(f"--keep {keep}: {exc.strerror}") from None
         options.append(with_work_dir(keep.resolve(), keep_clones=True))
-    raise typer.Exit(_run_batch(lines, options, output_format, output, verbose, quiet))
+    raise typer.Exit(run_batch(lines, options, output_format, output, verbose, quiet))
 
 
 @app.command()
@@ -282,18 +260,8 @@ def demo(
         int,
         typer.Option(min=1, help="Server send rate, KiB/s per clone.", metavar="KIB"),
     ] = 256,
-    output_format: Annotated[
-        Format | None,
-        typer.Option(
-            "--format",
-            help="table on a terminal, jsonl otherwise.",
-            show_default=False,
-            metavar="table|json|jsonl",
-        ),
-    ] = None,
-    quiet: Annotated[
-        bool, typer.Option("-q", "--quiet", help="No progress or summary, only errors.")
-    ] = False,
+    output_format: FormatOption = None,
+    quiet: QuietOption = False,
 ) -> None:
     """Serve sample repositories on 127.0.0.1 and analyze them, two clones at a time."""
     with tempfile.TemporaryDirectory(prefix="clonegate-demo-") as root:
@@ -308,126 +276,10 @@ def demo(
                     "(in this process); clone limit 2",
                     markup=False,
                 )
-            code = _run_batch(
+            code = run_batch(
                 urls, [with_max_concurrent_clones(2)], output_format, None, False, quiet
             )
     raise typer.Exit(code)
-
-
-def _run_batch(
-    urls: list[str],
-    options: list[Option],
-    output_format: Format | None,
-    output: Path | None,
-    verbose: bool,
-    quiet: bool,
-) -> int:
-    stderr = Console(stderr=True)
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-    )
-    with _results_stream(output) as stream:
-        interactive = output is None and sys.stdout.isatty()
-        fmt = output_format or (Format.table if interactive else Format.jsonl)
-        progress = Progress(stderr, live=stderr.is_terminal and not quiet, verbose=verbose)
-        run = _Run(urls, options, fmt, stream, progress, quiet)
-        try:
-            return trio.run(run.main)
-        except BaseException as exc:
-            if _only(exc, BrokenPipeError):
-                # The reader went away (`| head`): stop quietly, like any Unix filter,
-                # and keep Python from complaining again when it flushes stdout at exit.
-                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-                return EXIT_BROKEN_PIPE
-            if _only(exc, KeyboardInterrupt):  # a second Ctrl-C, during the clean-up
-                stderr.print("clonegate: interrupted", markup=False)
-                return EXIT_INTERRUPTED
-            raise
-
-
-@dataclass
-class _Run:
-    """One batch from the command line: results written as they come, or at the end."""
-
-    urls: list[str]
-    options: list[Option]
-    fmt: Format
-    stream: TextIO
-    progress: Progress
-    quiet: bool
-    reports: list[RepositoryReport] = field(default_factory=list)
-    stopped_by: int | None = None  # the signal that stopped the batch
-
-    async def main(self) -> int:
-        uc = AnalyzeUseCase(*self.options, with_event_hook(self.progress.on_event))
-        summary = BatchSummary()  # if a signal comes before the batch has begun
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._on_signal, nursery.cancel_scope.cancel)
-            if self.progress.live:
-                nursery.start_soon(self.progress.run, uc)
-            async with uc.analyze_many(self.urls) as batch:
-                try:
-                    async for report in batch:
-                        if self.fmt is Format.jsonl:
-                            write_jsonl(self.stream, report)
-                        else:
-                            self.reports.append(report)
-                finally:
-                    # Read now: what finished, even when a signal cut the batch short.
-                    summary = batch.summary
-            nursery.cancel_scope.cancel()
-        # A table or a JSON document shows what finished before a signal, too.
-        if self.fmt is Format.json:
-            write_json(self.stream, self.reports, summary)
-        elif self.fmt is Format.table:
-            write_table(Console(file=self.stream), self.reports, summary)
-        elif not self.quiet:
-            self.progress.console.print(summary_line(summary), markup=False, highlight=False)
-        if self.stopped_by is not None:
-            name = "interrupted" if self.stopped_by == signal.SIGINT else "terminated"
-            self.progress.console.print(
-                f"clonegate: {name}; every clone was stopped and removed; "
-                f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
-                "not finished",
-                markup=False,
-            )
-            return EXIT_INTERRUPTED if self.stopped_by == signal.SIGINT else EXIT_TERMINATED
-        all_ok = summary.repositories == summary.ok
-        return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
-
-    async def _on_signal(self, cancel: Callable[[], None]) -> None:
-        # Ctrl-C and SIGTERM stop the batch the same way: clones killed and removed,
-        # then what finished is written. The receiver closes after the first signal,
-        # so a second Ctrl-C interrupts the clean-up itself (KeyboardInterrupt).
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            async for signum in signals:
-                self.stopped_by = signum
-                break
-        cancel()
-
-
-@contextmanager
-def _results_stream(output: Path | None) -> Iterator[TextIO]:
-    if output is None:
-        yield sys.stdout
-        return
-    try:
-        stream = output.open("w")
-    except OSError as exc:
-        raise _usage_error(f"cannot write {output}: {exc.strerror}") from None
-    with stream:
-        yield stream
-
-
-def _only(exc: BaseException, kind: type[BaseException]) -> bool:
-    """Whether ``exc`` is ``kind``, or a group of nothing but ``kind`` and cancellations."""
-    if isinstance(exc, kind):
-        return True
-    if isinstance(exc, BaseExceptionGroup):
-        return all(_only(e, kind) or isinstance(e, trio.Cancelled) for e in exc.exceptions)
-    return False
 
 
 def main() -> None:

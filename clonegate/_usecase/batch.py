@@ -10,7 +10,7 @@ import trio
 
 from .._domain.reports import BatchSummary, RepositoryReport, RepositoryStatus
 from .._domain.urls import shown_url
-from .duplicates import DuplicateIndex, Outcome, repository_key
+from .duplicates import DuplicateIndex, Outcome, outcome_of, repository_key
 
 __all__ = ["Batch", "BatchState", "Pipeline"]
 
@@ -107,7 +107,7 @@ class Pipeline:
     async def _one(self, index: int, url: str, key: bytes) -> None:
         try:
             report = await self._run_one(index, url)
-            outcome = (report.status, report.error)
+            outcome = outcome_of(report.status, report.error)
             waiting = self._seen.finish(key, index, outcome)
             await self._deliver(report)
             for duplicate, shown in waiting:

@@ -142,8 +142,9 @@ def _clone(job: CloneJob) -> CloneOutcome:
 def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
     """Bring the kept clone at ``job.keep_at`` to the remote's HEAD: fetch, then reset.
 
-    Refuses, touching nothing, a directory that is not a clone of ``job.url`` with a
-    working tree: it may be someone's work, or another repository's clone.
+    Refuses, touching nothing, a directory that is not a clone of ``job.url`` of the
+    same kind (bare or with a working tree): it may be someone's work, or another
+    repository's clone.
     """
     from dulwich import porcelain
     from dulwich.errors import NotGitRepository
@@ -162,14 +163,16 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
             origin = repo.get_config().get((b"remote", b"origin"), b"url")
         except KeyError:
             origin = b""
-        if repo.bare or origin != job.url.encode():
+        if origin != job.url.encode() or repo.bare != job.bare:
+            worktree = "without" if job.bare else "with"
             raise _Failure(
                 ErrorKind.STORAGE,
-                f"{job.keep_at} holds a clone of another repository (or one without a "
-                "working tree); move it away or keep clones elsewhere",
+                f"{job.keep_at} holds a clone of another repository, or not one {worktree} "
+                "a working tree; move it away or keep clones elsewhere",
             )
         head, branch = _fetch_head(job, client, path, repo)
-        porcelain.reset(repo, "hard", head)  # the files too, deletions included
+        if not job.bare:
+            porcelain.reset(repo, "hard", head)  # the files too, deletions included
         outcome = _outcome(repo, head, branch, job.keep_at)
     finally:
         repo.close()

@@ -1,0 +1,155 @@
+"""One batch from the command line: progress, results in the chosen format, signals."""
+
+from __future__ import annotations
+
+import enum
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TextIO
+
+import trio
+import typer
+from rich.console import Console
+
+from clonegate import AnalyzeUseCase, BatchSummary, Option, RepositoryReport, with_event_hook
+
+from ._output import summary_line, write_json, write_jsonl, write_table
+from ._progress import Progress
+
+__all__ = ["EXIT_USAGE", "Format", "run_batch", "usage_error"]
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED = 141, 130, 143  # 128 + signal
+
+
+class Format(enum.StrEnum):
+    table = "table"
+    json = "json"
+    jsonl = "jsonl"
+
+
+def usage_error(message: str) -> typer.Exit:
+    typer.echo(f"clonegate: error: {message}", err=True)
+    return typer.Exit(EXIT_USAGE)
+
+
+def run_batch(
+    urls: list[str],
+    options: list[Option],
+    output_format: Format | None,
+    output: Path | None,
+    verbose: bool,
+    quiet: bool,
+) -> int:
+    stderr = Console(stderr=True)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    with _results_stream(output) as stream:
+        interactive = output is None and sys.stdout.isatty()
+        fmt = output_format or (Format.table if interactive else Format.jsonl)
+        progress = Progress(stderr, live=stderr.is_terminal and not quiet, verbose=verbose)
+        run = _Run(urls, options, fmt, stream, progress, quiet)
+        try:
+            return trio.run(run.main)
+        except BaseException as exc:
+            if _only(exc, BrokenPipeError):
+                # The reader went away (`| head`): stop quietly, like any Unix filter,
+                # and keep Python from complaining again when it flushes stdout at exit.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                return EXIT_BROKEN_PIPE
+            if _only(exc, KeyboardInterrupt):  # a second Ctrl-C, during the clean-up
+                stderr.print("clonegate: interrupted", markup=False)
+                return EXIT_INTERRUPTED
+            raise
+
+
+@dataclass
+class _Run:
+    """One batch from the command line: results written as they come, or at the end."""
+
+    urls: list[str]
+    options: list[Option]
+    fmt: Format
+    stream: TextIO
+    progress: Progress
+    quiet: bool
+    reports: list[RepositoryReport] = field(default_factory=list)
+    stopped_by: int | None = None  # the signal that stopped the batch
+
+    async def main(self) -> int:
+        uc = AnalyzeUseCase(*self.options, with_event_hook(self.progress.on_event))
+        summary = BatchSummary()  # if a signal comes before the batch has begun
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._on_signal, nursery.cancel_scope.cancel)
+            if self.progress.live:
+                nursery.start_soon(self.progress.run, uc)
+            async with uc.analyze_many(self.urls) as batch:
+                try:
+                    async for report in batch:
+                        if self.fmt is Format.jsonl:
+                            write_jsonl(self.stream, report)
+                        else:
+                            self.reports.append(report)
+                finally:
+                    # Read now: what finished, even when a signal cut the batch short.
+                    summary = batch.summary
+            nursery.cancel_scope.cancel()
+        # A table or a JSON document shows what finished before a signal, too.
+        if self.fmt is Format.json:
+            write_json(self.stream, self.reports, summary)
+        elif self.fmt is Format.table:
+            write_table(Console(file=self.stream), self.reports, summary)
+        elif not self.quiet:
+            self.progress.console.print(summary_line(summary), markup=False, highlight=False)
+        if self.stopped_by is not None:
+            name = "interrupted" if self.stopped_by == signal.SIGINT else "terminated"
+            self.progress.console.print(
+                f"clonegate: {name}; every clone was stopped and removed; "
+                f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
+                "not finished",
+                markup=False,
+            )
+            return EXIT_INTERRUPTED if self.stopped_by == signal.SIGINT else EXIT_TERMINATED
+        all_ok = summary.repositories == summary.ok
+        return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
+
+    async def _on_signal(self, cancel: Callable[[], None]) -> None:
+        # Ctrl-C and SIGTERM stop the batch the same way: clones killed and removed,
+        # then what finished is written. The receiver closes after the first signal,
+        # so a second Ctrl-C interrupts the clean-up itself (KeyboardInterrupt).
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                self.stopped_by = signum
+                break
+        cancel()
+
+
+@contextmanager
+def _results_stream(output: Path | None) -> Iterator[TextIO]:
+    if output is None:
+        yield sys.stdout
+        return
+    try:
+        stream = output.open("w")
+    except OSError as exc:
+        raise usage_error(f"cannot write {output}: {exc.strerror}") from None
+    with stream:
+        yield stream
+
+
+def _only(exc: BaseException, kind: type[BaseException]) -> bool:
+    """Whether ``exc`` is ``kind``, or a group of nothing but ``kind`` and cancellations."""
+    if isinstance(exc, kind):
+        return True
+    if isinstance(exc, BaseExceptionGroup):
+        return all(_only(e, kind) or isinstance(e, trio.Cancelled) for e in exc.exceptions)
+    return False
