@@ -37,7 +37,7 @@ from ._domain.reports import (
     Timings,
 )
 from ._domain.semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
-from ._domain.urls import RepoURL, parse_repo_url, redact
+from ._domain.urls import RepoURL, parse_repo_url, redact, visible
 from ._domain.vcs import VCS, ClonedSource
 from ._usecase.analyze import AnalyzeUseCase
 from ._usecase.batch import Batch
@@ -109,6 +109,7 @@ __all__ = [
     "__version__",
     "parse_repo_url",
     "redact",
+    "visible",
     "with_analysis_timeout",
     "with_ca_bundle",
     "with_clone_depth",

@@ -158,7 +158,7 @@ def test_an_invalid_url_among_good_ones_stops_everything(
 ) -> None:
     result = runner.invoke(app, ["analyze", daemon.url("basic"), "svn://host/repo"])
     assert result.exit_code == 2
-    assert "URL 2: svn://host/repo: unsupported scheme 'svn'" in result.output
+    assert "argument 2: svn://host/repo: unsupported scheme 'svn'" in result.output
     assert "nothing was cloned" in result.output
 
 

@@ -137,7 +137,7 @@ async def test_a_failed_update_keeps_the_old_clone_and_a_failed_clone_leaves_not
         ("git@host:org/r.git", "host/org/r"),
         ("https://host/.git", "host/repository"),
         ("https://host/%2e%2e/%2e%2e/etc", "host/etc"),
-        ("https://host/a%00b/.hidden/c%20d", "host/a-b/hidden/c-d"),
+        ("https://host/a%3Bb/.hidden/c%20d", "host/a-b/hidden/c-d"),
         ("/srv/git/x.git", "local/srv/git/x"),
     ],
 )

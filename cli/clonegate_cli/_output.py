@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from clonegate import BatchSummary, RepositoryReport, RepositoryStatus
+from clonegate import BatchSummary, RepositoryReport, RepositoryStatus, visible
 
 # Left out of every output: each file, suite and test of the inventory. Its totals
 # (``analysis``) are in every report; the library gives the whole inventory.
@@ -71,17 +71,18 @@ def write_table(console: Console, reports: list[RepositoryReport], summary: Batc
     line of its own, whole (it breaks only if the terminal is narrower than it), then
     what was found or what went wrong.
 
-    Every cell is a plain ``Text``: nothing a server sent (an error message, a branch
-    name) is ever read as rich markup.
+    Every cell is a plain ``Text`` of visible characters: nothing a server sent (an
+    error message, a branch name) is read as rich markup or reaches the terminal as a
+    control character or escape sequence; those are shown escaped (``\\x1b``).
     """
     table = Table(box=box.SIMPLE_HEAD, title="clonegate", title_justify="left", pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)
     table.add_column("repository", overflow="fold", ratio=1)
     for r in sorted(reports, key=lambda r: r.index):
-        entry = Text(r.url)
+        entry = Text(visible(r.url))
         entry.append("\n")
-        entry.append(_detail(r), style="dim")
+        entry.append(visible(_detail(r)), style="dim")
         table.add_row(
             Text(str(r.index + 1)), Text(str(r.status), style=_STATUS_STYLE[r.status]), entry
         )

@@ -10,7 +10,7 @@ from rich.console import Console, Group
 from rich.live import Live
 from rich.text import Text
 
-from clonegate import AnalyzeUseCase, Event, EventKind
+from clonegate import AnalyzeUseCase, Event, EventKind, visible
 
 
 @dataclass
@@ -36,13 +36,13 @@ class Progress:
             self.console.print(
                 Text.assemble(
                     ("warning:", "yellow"),
-                    f" clone of {event.url} running for {event.elapsed:.0f} s",
+                    f" clone of {visible(event.url)} running for {event.elapsed:.0f} s",
                 )
             )
         elif self.verbose:
             # On a terminal, rich prints the line above the live display.
             status = f" {event.status}" if event.status else ""
-            line = f"{time.strftime('%H:%M:%S')} {event.kind}{status} {event.url}"
+            line = f"{time.strftime('%H:%M:%S')} {event.kind}{status} {visible(event.url)}"
             self.console.print(Text(line), highlight=False)
 
     def render(self, uc: AnalyzeUseCase) -> Group:
@@ -57,7 +57,9 @@ class Progress:
         )
         lines = [head]
         for entry in sorted(stats.active, key=lambda e: -e.seconds)[:8]:
-            lines.append(Text(f"  cloning {entry.url}  {entry.seconds:.1f} s", style="cyan"))
+            lines.append(
+                Text(f"  cloning {visible(entry.url)}  {entry.seconds:.1f} s", style="cyan")
+            )
         return Group(*lines)
 
     async def run(self, uc: AnalyzeUseCase) -> None:

@@ -17,7 +17,14 @@ import trio
 import typer
 from rich.console import Console
 
-from clonegate import AnalyzeUseCase, BatchSummary, Option, RepositoryReport, with_event_hook
+from clonegate import (
+    AnalyzeUseCase,
+    BatchSummary,
+    Option,
+    RepositoryReport,
+    visible,
+    with_event_hook,
+)
 
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._progress import Progress
@@ -48,10 +55,11 @@ def run_batch(
     quiet: bool,
 ) -> int:
     stderr = Console(stderr=True)
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
-        stream=sys.stderr,
         level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
+        handlers=[handler],
     )
     with _results_stream(output) as stream:
         interactive = output is None and sys.stdout.isatty()
@@ -70,6 +78,14 @@ def run_batch(
                 stderr.print("clonegate: interrupted", markup=False)
                 return EXIT_INTERRUPTED
             raise
+
+
+class _VisibleFormatter(logging.Formatter):
+    """Log lines with every control character and escape sequence shown escaped: a
+    message or traceback may quote what a server sent."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return "\n".join(visible(line) for line in super().format(record).split("\n"))
 
 
 @dataclass

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sys
+import os
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -12,10 +12,8 @@ from rich.console import Console
 
 import clonegate
 from clonegate import (
-    InvalidURLError,
     Option,
     RepositoryStatus,
-    parse_repo_url,
     with_analysis_timeout,
     with_ca_bundle,
     with_clone_depth,
@@ -29,6 +27,7 @@ from clonegate import (
 )
 
 from . import _demo
+from ._input import read_urls
 from ._run import Format, run_batch, usage_error
 
 app = typer.Typer(
@@ -73,30 +72,6 @@ def _root(
     ] = False,
 ) -> None:
     """clonegate: clone many git repositories under a hard, fair limit."""
-
-
-def _read_urls(urls: list[str], from_file: str | None) -> list[str]:
-    lines = list(urls)
-    if from_file is not None:
-        try:
-            text = sys.stdin.read() if from_file == "-" else Path(from_file).read_text()
-        except OSError as exc:
-            raise usage_error(f"cannot read {from_file}: {exc.strerror}") from None
-        for line in text.splitlines():
-            line = line.strip()
-            if line and not line.startswith("#"):
-                lines.append(line)
-    if not lines:
-        raise usage_error("no repository URLs given (arguments, or --from-file PATH or -)")
-    invalid = []
-    for position, url in enumerate(lines, 1):
-        try:
-            parse_repo_url(url)
-        except InvalidURLError as exc:
-            invalid.append(f"  URL {position}: {exc}")
-    if invalid:
-        raise usage_error("invalid repository URLs, nothing was cloned:\n" + "\n".join(invalid))
-    return lines
 
 
 _EXIT_CODES = (
@@ -218,7 +193,7 @@ def analyze(
         raise usage_error(f"{named} must be at least 1, got {jobs}")
     if verbose and quiet:
         raise usage_error("--verbose and --quiet contradict each other; give one")
-    lines = _read_urls(urls or [], from_file)
+    lines = read_urls(urls or [], from_file)
     options: list[Option] = [
         with_max_concurrent_clones(jobs),
         with_analysis_timeout(timeout),
@@ -231,6 +206,9 @@ def analyze(
     try:
         if token is not None:
             options.append(with_token(token))
+        # Read once, then out of the environment: worker processes, ssh and anything
+        # they start inherit it, and none of them needs it (jobs carry the token).
+        os.environ.pop("CLONEGATE_TOKEN", None)
         if ssh_command is not None:
             options.append(with_ssh_command(ssh_command))
     except ValueError as exc:

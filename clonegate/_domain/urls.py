@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -10,7 +11,7 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from .errors import InvalidURLError
 
-__all__ = ["RepoURL", "parse_repo_url", "redact", "shown_url"]
+__all__ = ["RepoURL", "parse_repo_url", "redact", "shown_url", "visible"]
 
 NETWORK_SCHEMES = frozenset({"https", "http", "git", "ssh"})
 _SCHEME_ALIASES = {"git+ssh": "ssh", "ssh+git": "ssh"}
@@ -20,6 +21,20 @@ _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[^:/\s]+):(?P<path>[^
 # Up to the first "@" after "scheme://": a raw password may hold "/" (base64 does).
 _USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^@\s]+@")
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+# A DNS name or IPv4 address: letters, digits, '-', '_' (internal names use it) and
+# dots, never starting with '-'. Anything else in a host is at best a typo and at
+# worst an option or a shell command aimed at ssh or a proxy (issue 13).
+_LABEL = r"[a-z0-9_](?:[a-z0-9_-]*[a-z0-9_])?"
+_HOST = re.compile(rf"^{_LABEL}(?:\.{_LABEL})*\.?$")
+# An ssh login: what OpenSSH and the forges accept, and nothing a shell or ssh's own
+# option parser could read as something else.
+_SSH_USER = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.+~-]*$")
+
+
+def visible(text: str) -> str:
+    """``text`` with every character that is not printable shown as an escape
+    (``\\x1b``, ``\\udcff`` for an undecodable byte): safe to show on a terminal."""
+    return "".join(ch if ch.isprintable() else ascii(ch)[1:-1] for ch in text)
 
 
 def redact(text: str) -> str:
@@ -132,18 +147,22 @@ def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
     the clone limit meaningful, and a local path on a shared machine is not ours to read.
     """
     raw = text.strip()
-    shown = _mask(raw)
+    shown = visible(_mask(raw))
     if not raw:
         raise InvalidURLError(shown or "''", "empty URL")
-    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in raw):
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in raw):  # bytes that were not UTF-8
+        raise InvalidURLError(shown, "the URL is not valid UTF-8")
+    if not raw.isprintable() or any(ch.isspace() for ch in raw):
         raise InvalidURLError(shown, "the URL contains whitespace or control characters")
     if "://" not in raw:
         scp = _SCP_LIKE.match(raw)
         if scp and not raw.startswith(("/", ".", "~")):
             user, _, password = (scp["user"] or "").partition(":")
+            host = _checked_host(scp["host"].lower(), shown)
+            _check_ssh_user(user or None, shown)
             return RepoURL(
                 scheme="ssh",
-                host=scp["host"].lower(),
+                host=host,
                 port=None,
                 path=scp["path"],
                 username=user or None,
@@ -180,14 +199,42 @@ def shown_url(url: str) -> str:
 
 
 def _network_url(scheme: str, parts: SplitResult, port: int | None, shown: str) -> RepoURL:
-    host = (parts.hostname or "").lower()
-    if not host:
-        raise InvalidURLError(shown, "no host")
+    host = _checked_host((parts.hostname or "").lower(), shown)
     path = unquote(parts.path)
     if not path.strip("/"):
         raise InvalidURLError(shown, "no repository path")
+    if not path.isprintable():  # %00, %0a, ... would reach logs and the file system
+        raise InvalidURLError(shown, "the repository path contains control characters")
     if parts.query or parts.fragment:
         raise InvalidURLError(shown, "a repository URL has no query or fragment")
     username = unquote(parts.username) if parts.username is not None else None
     password = unquote(parts.password) if parts.password is not None else None
+    if not all(part is None or part.isprintable() for part in (username, password)):
+        raise InvalidURLError(shown, "the user-info contains control characters")
+    if scheme == "ssh":
+        _check_ssh_user(username, shown)
     return RepoURL(scheme, host, port, path, username, password)
+
+
+def _checked_host(host: str, shown: str) -> str:
+    """``host`` if it is a DNS name, an IPv4 or an IPv6 address; else InvalidURLError."""
+    if not host:
+        raise InvalidURLError(shown, "no host")
+    if ":" in host:  # an IPv6 literal, from inside brackets
+        try:
+            ipaddress.IPv6Address(host.split("%", 1)[0])
+        except ValueError:
+            raise InvalidURLError(shown, "the host is not a valid IPv6 address") from None
+        return host
+    if not _HOST.match(host):
+        raise InvalidURLError(
+            shown, f"the host {host!r} is not a host name or address (letters, digits, '.', '-')"
+        )
+    return host
+
+
+def _check_ssh_user(user: str | None, shown: str) -> None:
+    if user is not None and not _SSH_USER.match(user):
+        raise InvalidURLError(
+            shown, f"the ssh user {user!r} is not a login name (it may not start with '-')"
+        )

@@ -1,0 +1,70 @@
+"""The URLs of a run: arguments and a list file (or stdin), every line checked first.
+
+A list is bytes from somewhere else: it may not be UTF-8, may start with a byte-order
+mark, may end lines with CRLF. Each line is decoded on its own, so one bad line is
+named by its line number in the file, and nothing is cloned until every line is good.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+from clonegate import InvalidURLError, parse_repo_url, visible
+
+from ._run import usage_error
+
+__all__ = ["read_urls"]
+
+_BOM = b"\xef\xbb\xbf"
+# A comment runs from a '#' at the start of a line or after whitespace; a '#' inside
+# a URL is a fragment, which parse_repo_url refuses by itself.
+_COMMENT = re.compile(r"(?:^|\s)#.*$")
+
+
+def read_urls(arguments: list[str], from_file: str | None) -> list[str]:
+    """The URLs to clone, in order; a usage error listing every bad line otherwise."""
+    lines = [(f"argument {n}", url) for n, url in enumerate(arguments, 1)]
+    problems: list[str] = []
+    if from_file is not None:
+        file_lines, problems = _read_list(from_file)
+        lines += file_lines
+    if not lines and not problems:
+        raise usage_error("no repository URLs given (arguments, or --from-file PATH or -)")
+    for where, url in lines:
+        try:
+            parse_repo_url(url)
+        except InvalidURLError as exc:
+            problems.append(f"{where}: {exc}")
+    if problems:
+        raise usage_error(
+            "invalid repository URLs, nothing was cloned:\n"
+            + "\n".join(f"  {problem}" for problem in problems)
+        )
+    return [url for _, url in lines]
+
+
+def _read_list(from_file: str) -> tuple[list[tuple[str, str]], list[str]]:
+    name = "stdin" if from_file == "-" else visible(from_file)
+    try:
+        data = sys.stdin.buffer.read() if from_file == "-" else Path(from_file).read_bytes()
+    except OSError as exc:
+        raise usage_error(f"cannot read {name}: {exc.strerror}") from None
+    lines: list[tuple[str, str]] = []
+    problems: list[str] = []
+    for number, raw in enumerate(data.removeprefix(_BOM).split(b"\n"), 1):
+        raw = raw.removesuffix(b"\r")
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            shown = visible(raw.decode("utf-8", "surrogateescape"))
+            problems.append(
+                f"{name} line {number}: not UTF-8 (byte 0x{raw[exc.start]:02x} at column "
+                f"{exc.start + 1}): {shown}"
+            )
+            continue
+        url = _COMMENT.sub("", text).strip()
+        if url:
+            lines.append((f"{name} line {number}", url))
+    return lines, problems
