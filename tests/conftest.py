@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from .servers import (
     BIG_BLOB_BYTES,
@@ -78,3 +79,17 @@ def sshd(
         yield running
     finally:
         server.__exit__(None, None, None)
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def tmpdir_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Private clone directories go here, so a test can see that none is left."""
+    work = tmp_path / "tmp"
+    work.mkdir()
+    monkeypatch.setenv("TMPDIR", str(work))
+    return work

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -28,20 +29,6 @@ from .servers import (
     raw_tcp_server,
 )
 from .terminal import run_on_a_terminal
-
-
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture
-def tmpdir_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Private clone directories go here, so a test can see that none is left."""
-    work = tmp_path / "tmp"
-    work.mkdir()
-    monkeypatch.setenv("TMPDIR", str(work))
-    return work
 
 
 def lines(output: str) -> list[dict[str, Any]]:
@@ -273,11 +260,13 @@ def test_demo_runs(runner: CliRunner) -> None:
 
 
 def _processes_with(marker: bytes) -> set[int]:
+    """Processes whose environment holds ``marker``: a run's own and everything it
+    started, inherited, and no other test session's on the same machine."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
-                if marker in (entry / "cmdline").read_bytes():
+                if marker in (entry / "environ").read_bytes():
                     found.add(int(entry.name))
             except OSError:
                 continue
@@ -293,7 +282,8 @@ def slow_proxy(daemon: GitDaemon) -> ThrottlingProxy:
 async def test_signal_during_a_run_shuts_down_cleanly(
     sig: signal.Signals, code: int, slow_proxy: ThrottlingProxy, tmpdir_env: Path
 ) -> None:
-    workers_before = _processes_with(b"spawn_main")
+    run_id = uuid.uuid4().hex
+    marker = f"CLONEGATE_TEST_RUN={run_id}".encode()
     async with trio.open_nursery() as nursery:
         await nursery.start(slow_proxy.serve)
         url = f"git://127.0.0.1:{slow_proxy.port}/big.git"
@@ -301,8 +291,10 @@ async def test_signal_during_a_run_shuts_down_cleanly(
             [sys.executable, "-m", "clonegate", "analyze", url, url.replace("big", "basic")],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
+            env={**os.environ, "CLONEGATE_TEST_RUN": run_id},
         )
         await slow_proxy.wait_forwarded(128 * 1024)  # a clone is mid-transfer
+        assert len(_processes_with(marker)) >= 2  # clonegate and its worker
         assert list(tmpdir_env.iterdir())  # its directory exists
         process.send_signal(sig)
         # A generous bound that only turns a hang into a failure; how fast clonegate
@@ -319,7 +311,7 @@ async def test_signal_during_a_run_shuts_down_cleanly(
     assert b"Traceback" not in stderr
     assert forwarded_at_exit < BIG_BLOB_BYTES  # the clone was stopped, not waited for
     assert list(tmpdir_env.iterdir()) == []  # no partial clone directory
-    assert _processes_with(b"spawn_main") <= workers_before  # no worker left behind
+    assert _processes_with(marker) == set()  # no worker left behind
 
 
 def test_verbose_quiet_and_completion(daemon: GitDaemon, tmpdir_env: Path) -> None:

@@ -22,11 +22,6 @@ from .servers import GitDaemon, never_answer, raw_tcp_server
 from .terminal import run_on_a_terminal
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
 @pytest.mark.parametrize("command", [[], ["analyze"], ["demo"]])
 def test_help_with_h_and_no_type_noise(runner: CliRunner, command: list[str]) -> None:
     short, long = (runner.invoke(app, [*command, flag]) for flag in ("-h", "--help"))

@@ -35,19 +35,6 @@ def answer_with_an_error_line(conn: socket.socket) -> None:
         pass
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
-
-
-@pytest.fixture
-def tmpdir_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    work = tmp_path / "tmp"
-    work.mkdir()
-    monkeypatch.setenv("TMPDIR", str(work))
-    return work
-
-
 @pytest.mark.parametrize("output_format", ["table", "json", "jsonl"])
 def test_a_servers_message_cannot_break_or_hijack_the_output(
     runner: CliRunner, daemon: GitDaemon, tmpdir_env: Path, output_format: str
