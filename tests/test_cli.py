@@ -174,13 +174,20 @@ def test_environment_variables(
     denied = runner.invoke(app, ["analyze", private])
     assert denied.exit_code == 1
     assert lines(denied.stdout)[0]["error"]["kind"] == "authentication"
+    host = f"127.0.0.1:{server.port}"
     allowed = runner.invoke(
         app,
         ["analyze", "--verbose", private],
-        env={"CLONEGATE_TOKEN": TOKEN, "CLONEGATE_MAX_CONCURRENT_CLONES": "1"},
+        env={
+            "CLONEGATE_TOKEN": TOKEN,
+            "CLONEGATE_TOKEN_HOST": host,
+            "CLONEGATE_MAX_CONCURRENT_CLONES": "1",
+        },
     )
     assert allowed.exit_code == 0, allowed.output
-    flag = runner.invoke(app, ["analyze", "--verbose", "--token", TOKEN, private])
+    flag = runner.invoke(
+        app, ["analyze", "--verbose", "--token", TOKEN, "--token-host", host, private]
+    )
     assert flag.exit_code == 0
     for result in (denied, allowed, flag):
         assert TOKEN not in result.output

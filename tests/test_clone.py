@@ -18,10 +18,12 @@ from clonegate import (
     CloneCancelledError,
     ClonedSource,
     CloneTimeoutError,
+    Credential,
     DulwichVCS,
     EmptyRepositoryError,
     ErrorKind,
     InvalidURLError,
+    ProtocolError,
     RepositoryNotFoundError,
     StorageError,
     TransportError,
@@ -204,11 +206,13 @@ async def test_silent_server_times_out(scheme: str, work_dir: Path) -> None:
 
 @pytest.mark.parametrize("scheme", ["git", "http"])
 async def test_garbage_server(scheme: str, work_dir: Path) -> None:
-    with raw_tcp_server(answer_garbage) as port, pytest.raises(TransportError) as caught:
+    with raw_tcp_server(answer_garbage) as port, pytest.raises(ProtocolError) as caught:
         await DulwichVCS(read_timeout=5, work_dir=work_dir).clone(
             f"{scheme}://127.0.0.1:{port}/x.git"
         )
-    assert caught.value.kind is ErrorKind.TRANSPORT
+    assert caught.value.kind is ErrorKind.PROTOCOL
+    assert "protocol" in caught.value.reason
+    assert "b'" not in caught.value.reason  # words for people, not a Python repr
     assert list(work_dir.iterdir()) == []
 
 
@@ -223,20 +227,23 @@ async def test_authentication(
     server, ca_bundle = https_server
     vcs = DulwichVCS(work_dir=work_dir, ca_bundle=ca_bundle)
     url = server.url("basic", private=True)
+    host = f"127.0.0.1:{server.port}"
+    token = Credential.token(TOKEN, host)
     with pytest.raises(AuthenticationError, match="authentication required") as required:
         await vcs.clone(url)
     with pytest.raises(AuthenticationError, match="authentication failed") as failed:
-        await vcs.clone(url, token="wrong-token-value")
+        await vcs.clone(url, credential=Credential.token("wrong-token-value", host))
     # A token inside the URL is a credential too, and is redacted wherever it is shown.
     in_url = server.url("basic", private=True, userinfo=f"x-access-token:{TOKEN}x")
     with pytest.raises(AuthenticationError) as failed_in_url:
         await vcs.clone(in_url)
     assert "***@" in str(failed_in_url.value)
-    # The token is never sent in clear text: over http:// the server does not get it.
-    with pytest.raises(AuthenticationError, match="authentication required"):
-        await vcs.clone(http_server.url("basic", private=True), token=TOKEN)
+    # A credential is for its own origin: https, that host, that port. Given for
+    # another (here plain http on another port), the adapter refuses it unsent.
+    with pytest.raises(InvalidURLError, match=r"bound to https://127\.0\.0\.1:"):
+        await vcs.clone(http_server.url("basic", private=True), credential=token)
 
-    source = await vcs.clone(url, token=TOKEN)
+    source = await vcs.clone(url, credential=token)
     try:
         assert source.commit == repos["basic"].head
         config = (source.path / "config").read_text()
@@ -414,9 +421,10 @@ async def test_https_with_a_private_ca(
 ) -> None:
     server, ca_bundle = https_server
     url = server.url("basic", private=True)
-    with pytest.raises(TransportError, match="certificate verification failed"):
-        await DulwichVCS(work_dir=work_dir).clone(url, token=TOKEN)
-    source = await DulwichVCS(ca_bundle=ca_bundle, work_dir=work_dir).clone(url, token=TOKEN)
+    token = Credential.token(TOKEN, f"127.0.0.1:{server.port}")
+    with pytest.raises(TransportError, match=r"certificate verification failed"):
+        await DulwichVCS(work_dir=work_dir).clone(url, credential=token)
+    source = await DulwichVCS(ca_bundle=ca_bundle, work_dir=work_dir).clone(url, credential=token)
     try:
         _assert_shallow_single_branch(source, repos["basic"])
         assert TOKEN not in (source.path / "config").read_text()

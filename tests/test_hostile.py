@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from clonegate_cli.app import app
 
-from .servers import GitDaemon, ThrottlingProxy, raw_tcp_server
+from .servers import GitDaemon, SshServer, ThrottlingProxy, raw_tcp_server
 
 # Markup for rich, a terminal title change (OSC), a screen clear (CSI), a bell.
 HOSTILE = "[/bold] [red]x[/red] \x1b]0;pwned\x07 \x1b[2J done"
@@ -169,9 +169,10 @@ async def test_worker_processes_do_not_inherit_the_token(
             [sys.executable, "-m", "clonegate", "analyze", f"git://127.0.0.1:{proxy.port}/big.git"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            env={**os.environ, "CLONEGATE_TOKEN": secret},
+            env={**os.environ, "CLONEGATE_TOKEN": secret, "CLONEGATE_TOKEN_HOST": "git.example"},
         )
-        await proxy.wait_forwarded(128 * 1024)  # a worker is cloning right now
+        with trio.fail_after(120):  # only turns a hang into a failure
+            await proxy.wait_forwarded(128 * 1024)  # a worker is cloning right now
         workers = _children(process.pid)
         environs = {pid: Path(f"/proc/{pid}/environ").read_bytes() for pid in workers}
         process.terminate()
@@ -180,5 +181,43 @@ async def test_worker_processes_do_not_inherit_the_token(
         nursery.cancel_scope.cancel()
     assert workers  # the clone runs in a child process...
     for environ in environs.values():  # ...which never saw the token
-        assert b"CLONEGATE_TOKEN" not in environ
+        assert b"CLONEGATE_TOKEN=" not in environ
         assert secret.encode() not in environ
+
+
+def test_an_ssh_child_gets_a_minimal_environment(
+    sshd: SshServer, repo_root: Path, tmp_path: Path
+) -> None:
+    # The ssh program is a script that records the environment it was started with,
+    # then runs the real ssh: the clone goes through, and the record is exact.
+    seen = tmp_path / "ssh-environ"
+    script = tmp_path / "recording-ssh"
+    script.write_text(f'#!/bin/sh\ncat /proc/$$/environ > {seen}\nexec {sshd.ssh_command} "$@"\n')
+    script.chmod(0o700)
+    secret = "s3cret-token-for-ssh-environ-test"
+    result = subprocess.run(
+        [
+            *(sys.executable, "-m", "clonegate", "analyze", "--format", "jsonl"),
+            *("--ssh-command", str(script), sshd.url(repo_root, "basic")),
+        ],
+        capture_output=True,
+        env={
+            **os.environ,
+            "CLONEGATE_TOKEN": secret,
+            "CLONEGATE_TOKEN_HOST": "git.example",
+            "UNRELATED_SECRET": "unrelated-value",
+            "LC_ALL": "C.UTF-8",
+        },
+        timeout=300,  # only turns a hang into a failure
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["status"] == "ok"
+    environ = dict(item.split(b"=", 1) for item in seen.read_bytes().split(b"\0") if b"=" in item)
+    assert secret.encode() not in seen.read_bytes()
+    assert b"UNRELATED_SECRET" not in environ
+    assert environ[b"LC_ALL"] == b"C.UTF-8"  # what ssh needs stays: locale, PATH, HOME
+    assert environ[b"PATH"]
+    assert environ[b"HOME"]
+    # No git configuration but the repository's own, and no prompt.
+    assert environ[b"GIT_CONFIG_NOSYSTEM"] == b"1"
+    assert environ[b"GIT_TERMINAL_PROMPT"] == b"0"

@@ -19,6 +19,7 @@ from clonegate import (
     AnalysisReport,
     AnalyzeUseCase,
     ClonedSource,
+    Credential,
     DulwichVCS,
     Event,
     EventKind,
@@ -78,7 +79,7 @@ class FakeVCS:
         self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
         self.failures: dict[str, Exception] = {}
         self.calls: list[str] = []
-        self.tokens: list[str | None] = []
+        self.credentials: list[Credential | None] = []
         self.in_flight = 0
         self.peak = 0
         self.made = 0
@@ -89,11 +90,11 @@ class FakeVCS:
         url: str,
         destination: Path | None = None,
         *,
-        token: str | None = None,
+        credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
         self.calls.append(url)
-        self.tokens.append(token)
+        self.credentials.append(credential)
         self.in_flight += 1
         self.peak = max(self.peak, self.in_flight)
         try:
@@ -496,15 +497,32 @@ async def test_weights_budget_the_gate(
     assert vcs.peak == 2
 
 
-async def test_token_reaches_the_vcs_but_no_report(tmp_path: Path) -> None:
+async def test_a_token_reaches_the_vcs_only_for_its_own_host(tmp_path: Path) -> None:
     vcs = FakeVCS(tmp_path)
-    uc = AnalyzeUseCase(with_token("s3cr3t"), vcs=vcs, analyzer=FakeAnalyzer())
-    report = await uc.execute("https://user:pw@git.example/org/repo.git")
-    assert vcs.tokens == ["s3cr3t"]
-    assert report.url == "https://***@git.example/org/repo.git"
-    assert "s3cr3t" not in repr(uc.config)
-    assert "s3cr3t" not in repr(report)
-    assert "pw@" not in repr(report)
+    uc = AnalyzeUseCase(
+        with_token("s3cr3t", "git.example"),
+        with_token("0ther", "git.example:8443"),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    urls = [
+        "https://git.example/org/a.git",  # its host: the token
+        "https://GIT.example:443/org/b.git",  # the same origin, spelled otherwise
+        "https://git.example:8443/org/c.git",  # another port: that port's token
+        "https://user:pw@git.example/org/d.git",  # user-info in the URL wins
+        "http://git.example/org/e.git",  # no credential over plain http
+        "git://git.example/org/f.git",
+        "https://other.example/org/g.git",  # a host the user did not name
+        "https://git.example.evil/org/h.git",
+    ]
+    reports = await collect(uc, urls)
+    given = dict(zip(vcs.calls, vcs.credentials, strict=True))
+    secrets = {url: c.password if c else None for url, c in given.items()}
+    assert secrets == dict(zip(urls, ["s3cr3t", "s3cr3t", "0ther", *[None] * 5], strict=True))
+    assert {r.index: r.url for r in reports}[3] == "https://***@git.example/org/d.git"
+    for text in (repr(uc.config), repr(reports), repr(vcs.credentials)):
+        assert "s3cr3t" not in text
+        assert "pw@" not in text
 
 
 async def test_events_statistics_and_stuck_warning(
@@ -564,8 +582,6 @@ def _hook(event: Event) -> None:
         (with_clone_timeout, 0, 4, "clone_timeout"),
         (with_clone_depth, 0, 10, "clone_depth"),
         (with_stuck_threshold, 0, 12, "stuck_threshold"),
-        (with_token, "", "t0ken", "token"),
-        (with_token, "has space", "t0ken", "token"),
         (with_clone_weight, 3, len, "clone_weight"),
         (with_event_hook, None, _hook, "event_hook"),
     ],
@@ -591,7 +607,7 @@ def test_defaults() -> None:
     assert config.clone_timeout is None  # only the repository timeout applies
     assert config.clone_depth == 1
     assert (config.work_dir, config.keep_clones) == (None, False)
-    assert config.token is None
+    assert config.credentials == ()
     assert config.max_concurrent_analyses is None  # one analysis process per CPU
     assert (config.read_timeout, config.connect_timeout) == (120, 30)
     assert config.clone_weight("https://x/y.git") == 1
@@ -617,12 +633,12 @@ async def test_one_repository_breaking_a_contract_fails_only_itself(
             url: str,
             destination: Path | None = None,
             *,
-            token: str | None = None,
+            credential: Credential | None = None,
             on_ready: Callable[[], object] | None = None,
         ) -> ClonedSource:
             if url == url_of(1):
                 raise KeyError("not a CloneError")
-            return await super().clone(url, destination, token=token, on_ready=on_ready)
+            return await super().clone(url, destination, credential=credential, on_ready=on_ready)
 
     def url_of(i: int) -> str:
         return url(i)

@@ -94,6 +94,8 @@ def _detail(report: RepositoryReport) -> str:
     parts = []
     if report.duplicate_of is not None:
         parts.append(f"same repository as #{report.duplicate_of + 1}")
+    if report.redirected_to is not None:
+        parts.append(f"moved to {report.redirected_to}")
     if report.error is not None:
         # Messages name their repository for logs; the entry already does.
         parts.append(report.error.message.removeprefix(f"{report.url}: "))

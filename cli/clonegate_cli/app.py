@@ -20,6 +20,7 @@ from clonegate import (
     with_clone_timeout,
     with_connect_timeout,
     with_max_concurrent_clones,
+    with_netrc,
     with_read_timeout,
     with_ssh_command,
     with_token,
@@ -140,9 +141,29 @@ def analyze(
         typer.Option(
             envvar="CLONEGATE_TOKEN",
             show_default=False,
-            help="Token for https remotes (prefer the CLONEGATE_TOKEN variable: "
-            "arguments are visible to other users). Never printed.",
+            help="Token for https on --token-host only, sent when that host asks "
+            "(prefer the CLONEGATE_TOKEN variable: arguments are visible to other "
+            "users). Never printed.",
             metavar="TOKEN",
+        ),
+    ] = None,
+    token_host: Annotated[
+        str | None,
+        typer.Option(
+            envvar="CLONEGATE_TOKEN_HOST",
+            show_default=False,
+            help="The one host (host or host:port) the token belongs to; required with a token.",
+            metavar="HOST",
+        ),
+    ] = None,
+    netrc: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="CLONEGATE_NETRC",
+            show_default=False,
+            help="netrc file of per-host credentials for https (machine HOST[:PORT] "
+            "login USER password SECRET); mode 600.",
+            metavar="FILE",
         ),
     ] = None,
     ssh_command: Annotated[
@@ -204,13 +225,24 @@ def analyze(
     if clone_timeout is not None:
         options.append(with_clone_timeout(clone_timeout))
     try:
+        if netrc is not None:
+            options.append(with_netrc(netrc))
         if token is not None:
-            options.append(with_token(token))
+            if token_host is None:
+                raise ValueError(
+                    "a token needs its host: add --token-host HOST (or CLONEGATE_TOKEN_HOST);"
+                    " clonegate sends a token to that host only"
+                )
+            options.append(with_token(token, token_host))
+        elif token_host is not None:
+            raise ValueError("--token-host names the host of a token; give the token too")
         # Read once, then out of the environment: worker processes, ssh and anything
         # they start inherit it, and none of them needs it (jobs carry the token).
         os.environ.pop("CLONEGATE_TOKEN", None)
         if ssh_command is not None:
             options.append(with_ssh_command(ssh_command))
+    except OSError as exc:
+        raise usage_error(f"--netrc {netrc}: {exc.strerror}") from None
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     if ca_bundle is not None:

@@ -11,7 +11,9 @@ __all__ = [
     "CloneTimeoutError",
     "EmptyRepositoryError",
     "ErrorKind",
+    "InvalidRepositoryError",
     "InvalidURLError",
+    "ProtocolError",
     "RepositoryNotFoundError",
     "StorageError",
     "TransportError",
@@ -19,15 +21,32 @@ __all__ = [
 
 
 class ErrorKind(StrEnum):
-    """Why a clone failed; the ``kind`` in reports."""
+    """Why a clone failed; the ``kind`` in reports (ADR 0012 lists what leads to each).
+
+    - ``invalid_url``: the text is not a URL clonegate clones; nothing was contacted.
+    - ``not_found``: the server has no such repository, or hides it.
+    - ``authentication``: the server wants credentials, or refused the ones sent.
+    - ``transport``: no conversation with the server: unknown host, connection
+      refused or reset, TLS failure, an unreachable proxy.
+    - ``protocol``: the server answered, but not as a git server should: not git,
+      dumb HTTP only, a redirect clonegate refuses, a malformed stream.
+    - ``timeout``: no data within the read timeout, or a deadline passed.
+    - ``cancelled``: the clone's worker was killed from outside clonegate.
+    - ``empty_repository``: the repository has no commit on its HEAD branch.
+    - ``invalid_repository``: what the server sent cannot be a valid repository:
+      corrupt objects, a branch name or file path git would refuse.
+    - ``storage``: the clone could not be written locally.
+    """
 
     INVALID_URL = "invalid_url"
     NOT_FOUND = "not_found"
     AUTHENTICATION = "authentication"
     TRANSPORT = "transport"
+    PROTOCOL = "protocol"
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
     EMPTY = "empty_repository"
+    INVALID_REPOSITORY = "invalid_repository"
     STORAGE = "storage"
 
 
@@ -70,9 +89,15 @@ class AuthenticationError(CloneError):
 
 
 class TransportError(CloneError):
-    """The connection failed: refused, unknown host, reset, or a server that does not speak git."""
+    """No conversation with the server: unknown host, refused, reset, TLS, proxy."""
 
     kind = ErrorKind.TRANSPORT
+
+
+class ProtocolError(CloneError):
+    """The server answered, but not as a git server: not git, dumb HTTP, a refused redirect."""
+
+    kind = ErrorKind.PROTOCOL
 
 
 class CloneTimeoutError(CloneError):
@@ -97,6 +122,13 @@ class EmptyRepositoryError(CloneError):
     kind = ErrorKind.EMPTY
 
 
+class InvalidRepositoryError(CloneError):
+    """What the server sent is not a valid repository: corrupt objects, a branch name or
+    a file path that git refuses."""
+
+    kind = ErrorKind.INVALID_REPOSITORY
+
+
 class StorageError(CloneError):
     """The clone could not be written locally: disk full, read-only, or no permission."""
 
@@ -110,9 +142,11 @@ ERROR_TYPES: dict[ErrorKind, type[CloneError]] = {
         RepositoryNotFoundError,
         AuthenticationError,
         TransportError,
+        ProtocolError,
         CloneTimeoutError,
         CloneCancelledError,
         EmptyRepositoryError,
+        InvalidRepositoryError,
         StorageError,
     )
 }

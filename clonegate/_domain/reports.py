@@ -93,7 +93,8 @@ class RepositoryReport:
     report has the first line's ``status`` and ``error``, and ``duplicate_of`` (the
     first line's index); the other details are in the first line's report (ADR 0006).
     ``inventory`` holds every test file, suite and test. ``path`` is where the clone
-    was kept, if clones are kept.
+    was kept, if clones are kept. ``redirected_to`` is the repository URL an http(s)
+    redirect led to, when the server redirected (a renamed or moved repository).
     """
 
     url: str
@@ -106,6 +107,7 @@ class RepositoryReport:
     inventory: Inventory | None = None
     duplicate_of: int | None = None
     path: Path | None = None
+    redirected_to: str | None = None
 
     @classmethod
     def failure(

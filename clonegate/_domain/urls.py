@@ -11,7 +11,7 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from .errors import InvalidURLError
 
-__all__ = ["RepoURL", "parse_repo_url", "redact", "shown_url", "visible"]
+__all__ = ["RepoURL", "check_host", "parse_repo_url", "redact", "shown_url", "visible"]
 
 NETWORK_SCHEMES = frozenset({"https", "http", "git", "ssh"})
 _SCHEME_ALIASES = {"git+ssh": "ssh", "ssh+git": "ssh"}
@@ -216,21 +216,30 @@ def _network_url(scheme: str, parts: SplitResult, port: int | None, shown: str) 
     return RepoURL(scheme, host, port, path, username, password)
 
 
-def _checked_host(host: str, shown: str) -> str:
-    """``host`` if it is a DNS name, an IPv4 or an IPv6 address; else InvalidURLError."""
+def check_host(host: str) -> str:
+    """``host`` (lower-case, IPv6 without brackets) if it is a DNS name, an IPv4 or an IPv6
+    address; else ValueError saying why. Nothing else is a host: see ``_HOST``."""
     if not host:
-        raise InvalidURLError(shown, "no host")
+        raise ValueError("no host")
     if ":" in host:  # an IPv6 literal, from inside brackets
         try:
             ipaddress.IPv6Address(host.split("%", 1)[0])
         except ValueError:
-            raise InvalidURLError(shown, "the host is not a valid IPv6 address") from None
+            raise ValueError("the host is not a valid IPv6 address") from None
         return host
     if not _HOST.match(host):
-        raise InvalidURLError(
-            shown, f"the host {host!r} is not a host name or address (letters, digits, '.', '-')"
+        raise ValueError(
+            f"the host {visible(repr(host))} is not a host name or address"
+            " (letters, digits, '.', '-')"
         )
     return host
+
+
+def _checked_host(host: str, shown: str) -> str:
+    try:
+        return check_host(host)
+    except ValueError as exc:
+        raise InvalidURLError(shown, str(exc)) from None
 
 
 def _check_ssh_user(user: str | None, shown: str) -> None:

@@ -11,6 +11,8 @@ from typing import Protocol
 
 import trio
 
+from .credentials import Credential
+
 __all__ = ["VCS", "ClonedSource"]
 
 
@@ -28,6 +30,7 @@ class ClonedSource:
       has_worktree: whether the files are checked out, or only in the object store.
       owned_root: the directory :meth:`aclose` removes (``path`` itself, or the private
         temporary directory around it); ``None`` if the caller chose the destination.
+      redirected_to: the repository URL an http(s) redirect led to, if there was one.
     """
 
     url: str
@@ -38,6 +41,7 @@ class ClonedSource:
     bytes_on_disk: int
     has_worktree: bool
     owned_root: Path | None
+    redirected_to: str | None = None
 
     async def aclose(self) -> None:
         """Remove the clone from disk. Idempotent.
@@ -75,10 +79,13 @@ class VCS(Protocol):
         url: str,
         destination: Path | None = None,
         *,
-        token: str | None = None,
+        credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
         """Clone ``url``'s default branch into ``destination`` (a new private directory if None).
+
+        ``credential``, when given, is the one bound to ``url``'s own origin
+        (:func:`clonegate.credential_for` chose it); it must go to that origin only.
 
         ``on_ready``, when given, must be called once, from the calling task, with no
         arguments, when the adapter's own set-up is done (for :class:`DulwichVCS`, a

@@ -11,6 +11,7 @@ from typing import ClassVar, Protocol, final
 
 import trio
 
+from .._domain.credentials import Credential, credential_for
 from .._domain.errors import CloneError, CloneTimeoutError, ErrorKind, InvalidURLError
 from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
@@ -202,7 +203,10 @@ class AnalyzeUseCase:
         shown = shown_url(url)
         watch = _Stopwatch(trio.current_time())
         try:
-            parse_repo_url(url, allow_local=True)  # the VCS applies its own policy later
+            # The VCS applies its own policy later; this finds the credential, if any.
+            credential = credential_for(
+                parse_repo_url(url, allow_local=True), self.config.credentials
+            )
         except InvalidURLError as exc:
             return RepositoryReport.failure(shown, index, "clone", exc.kind, str(exc))
         try:
@@ -218,7 +222,7 @@ class AnalyzeUseCase:
                 async with self._gate.slot(index, shown, weight):
                     watch.slot_at = trio.current_time()
                     self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
-                    source = await self._clone(url, shown, watch)
+                    source = await self._clone(url, shown, watch, credential)
                     watch.cloned_at = trio.current_time()
                 self._emit(EventKind.CLONED, shown, index, watch.cloned_at - watch.slot_at)
             except Exception as exc:
@@ -269,7 +273,9 @@ class AnalyzeUseCase:
         except OSError as exc:
             logger.warning("could not remove the clone of %s at %s: %s", shown, source.path, exc)
 
-    async def _clone(self, url: str, shown: str, watch: _Stopwatch) -> ClonedSource:
+    async def _clone(
+        self, url: str, shown: str, watch: _Stopwatch, credential: Credential | None
+    ) -> ClonedSource:
         timeout = self.config.clone_timeout
         # The clone timeout runs from the VCS's on_ready: its set-up (starting a worker
         # process, which takes seconds on a busy machine) is not the clone.
@@ -282,7 +288,7 @@ class AnalyzeUseCase:
                 if timeout is not None:
                     clone_scope.deadline = watch.ready_at + timeout
 
-            return await self._vcs.clone(url, token=self.config.token, on_ready=ready)
+            return await self._vcs.clone(url, credential=credential, on_ready=ready)
         assert timeout is not None
         raise CloneTimeoutError(shown, f"the clone took longer than {timeout:g} s")
 
@@ -307,6 +313,7 @@ class AnalyzeUseCase:
             analysis=AnalysisTotals.of(report),
             inventory=report.inventory,
             path=source.path if self.config.keep_clones else None,
+            redirected_to=source.redirected_to,
         )
 
     def _weight(self, url: str) -> int:

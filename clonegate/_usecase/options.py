@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .._domain.checks import positive_int, positive_seconds
+from .._domain.credentials import Credential, read_netrc
 from .._domain.events import Event
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "with_keep_clones",
     "with_max_concurrent_analyses",
     "with_max_concurrent_clones",
+    "with_netrc",
     "with_read_timeout",
     "with_ssh_command",
     "with_stuck_threshold",
@@ -50,7 +52,7 @@ class UseCaseConfig:
     max_concurrent_clones: int = 2
     analysis_timeout: float = 15 * 60.0
     clone_timeout: float | None = None
-    token: str | None = dataclasses.field(default=None, repr=False)
+    credentials: tuple[Credential, ...] = ()
     keep_clones: bool = False
     clone_weight: Callable[[str], int] = _one_per_clone
     stuck_threshold: float = 10 * 60.0
@@ -150,11 +152,31 @@ def with_max_concurrent_analyses(n: int) -> Option:
     return apply
 
 
-def with_token(token: str) -> Option:
-    """A token for https remotes (basic auth as ``x-access-token``); never shown."""
-    if not isinstance(token, str) or not token or any(ch.isspace() for ch in token):
-        raise ValueError("token must be a non-empty string without whitespace")
-    return lambda config: dataclasses.replace(config, token=token)
+def with_token(token: str, host: str) -> Option:
+    """A token for https on ``host`` only (``github.com``, ``git.example.com:8443``).
+
+    Sent as HTTP basic authentication with the user ``x-access-token``, only to that
+    host and port, only over https, and only when the server asks for it (a 401
+    answer). A URL with its own user-info uses that instead. Never shown.
+    """
+    credential = Credential.token(token, host)
+    return _with_credentials((credential,))
+
+
+def with_netrc(path: Path) -> Option:
+    """Credentials from a netrc file: each ``machine`` entry (``host`` or ``host:port``)
+    for https on that host only, under the same rules as :func:`with_token`.
+
+    Read now: raises ValueError for a file that does not parse or that other users
+    can read, OSError for one that cannot be read. The ``default`` entry is ignored.
+    """
+    return _with_credentials(read_netrc(Path(path)))
+
+
+def _with_credentials(credentials: tuple[Credential, ...]) -> Option:
+    # Later options win for the same host: the last credential bound to an origin
+    # is the one used (clonegate.credential_for).
+    return lambda config: dataclasses.replace(config, credentials=config.credentials + credentials)
 
 
 def with_work_dir(path: Path, *, keep_clones: bool = False) -> Option:

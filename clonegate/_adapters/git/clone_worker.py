@@ -10,7 +10,7 @@ secret removed, so no traceback can carry a token out.
 from __future__ import annotations
 
 import dataclasses
-import errno
+import functools
 import importlib
 import os
 import resource
@@ -23,22 +23,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._domain.errors import ErrorKind
-from ..._domain.urls import redact
+from ..._domain.urls import redact, visible
+from .worker_errors import Failure, classify
+from .worker_http import GuardedPool
 
 if TYPE_CHECKING:
     from dulwich.client import GitClient
+    from dulwich.repo import Repo
 
 # A worker whose peak memory passed this is replaced after its current job, so one
 # large repository does not leave a bloated process behind for the next ones.
 RETIRE_ABOVE_PEAK_RSS_BYTES = 512 * 1024 * 1024
-_NOT_FOUND_SIGNS = (
-    "404",
-    "not found",
-    "no such repository",
-    "not exported",
-    "does not appear to be a git repository",
+# What a clone and its ssh child need from the environment, and nothing else: no
+# token, no unrelated secret reaches a child (ssh, or anything it starts).
+_KEPT_VARIABLES = frozenset(
+    {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "SSH_AUTH_SOCK"}
+    | {"SSL_CERT_FILE", "SSL_CERT_DIR"}
+    | {f"{name}_proxy" for name in ("http", "https", "all", "no")}
+    | {f"{name}_PROXY" for name in ("HTTP", "HTTPS", "ALL", "NO")}
 )
-_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT})
+# Set for the clone: no prompt may ever wait, and no git configuration but the
+# repository's own is read (dulwich honours these as git does).
+_SET_VARIABLES = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_CONFIG_GLOBAL": os.devnull,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,15 +79,9 @@ class CloneOutcome:
     committed_at: str = ""  # ISO 8601 with offset
     bytes_on_disk: int = 0
     updated: bool = False  # an existing kept clone was fetched and reset, not cloned
+    redirected_to: str = ""  # the repository URL the server's redirect led to
     error_kind: ErrorKind | None = None
     error_reason: str = ""
-
-
-class _Failure(Exception):
-    def __init__(self, kind: ErrorKind, reason: str) -> None:
-        super().__init__(reason)
-        self.kind = kind
-        self.reason = reason
 
 
 def retire_if_bloated() -> bool:
@@ -102,8 +106,8 @@ def clone_in_worker(job: CloneJob) -> CloneOutcome:
     try:
         return _clone(job)
     except Exception as exc:  # every failure becomes data; see the module docstring
-        kind, reason = (
-            (exc.kind, exc.reason) if isinstance(exc, _Failure) else _classify(exc, job, False)
+        kind, reason = classify(
+            exc, job, has_credentials=job.username is not None, mid_transfer=False
         )
         reason = redact(reason)
         for secret in secrets:
@@ -111,24 +115,44 @@ def clone_in_worker(job: CloneJob) -> CloneOutcome:
         return CloneOutcome(error_kind=kind, error_reason=reason)
 
 
-def _clone(job: CloneJob) -> CloneOutcome:
-    from dulwich.repo import Repo
+def minimal_environment() -> None:
+    """Reduce this worker's environment to what a clone needs (``_KEPT_VARIABLES``).
 
+    Children (ssh) inherit it. This process runs one clone at a time and owns its
+    environment; the parent's is untouched.
+    """
+    kept = {k: v for k, v in os.environ.items() if k in _KEPT_VARIABLES or k.startswith("LC_")}
+    os.environ.clear()
+    os.environ.update(kept | _SET_VARIABLES)
+
+
+def _clone(job: CloneJob) -> CloneOutcome:
     # git:// and ssh have no timeout of their own in dulwich: a socket default bounds
     # the connect and every read. This process runs one clone at a time, so the
     # process-wide setting is ours alone. HTTP gets explicit urllib3 timeouts.
     socket.setdefaulttimeout(job.read_timeout)
-    os.environ["GIT_TERMINAL_PROMPT"] = "0"  # nothing may ever wait on a prompt
+    minimal_environment()
 
     client, path = _client_for(job)
     if job.keep_at is not None and os.path.lexists(job.keep_at):
-        return _update(job, client, path)
+        outcome = _update(job, client, path)
+    else:
+        outcome = _new_clone(job, client, path)
+    pool = getattr(client, "pool_manager", None)
+    if isinstance(pool, GuardedPool) and pool.redirected_to:
+        where = pool.redirected_to.split("?")[0].removesuffix("/info/refs")
+        outcome = dataclasses.replace(outcome, redirected_to=redact(where))
+    return outcome
+
+
+def _new_clone(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
+    isolated = _isolated_repo_class()
     Path(job.target).mkdir(mode=0o700)
-    repo = Repo.init_bare(job.target) if job.bare else Repo.init(job.target)
+    repo = isolated.init_bare(job.target) if job.bare else isolated.init(job.target)
     try:
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
-            repo.get_worktree().reset_index()
+            _checkout(repo.get_worktree().reset_index)
         outcome = _outcome(repo, head, branch, job.target)
     finally:
         repo.close()  # an unclosed Repo makes noise from __del__ at exit
@@ -148,13 +172,12 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
     """
     from dulwich import porcelain
     from dulwich.errors import NotGitRepository
-    from dulwich.repo import Repo
 
     assert job.keep_at is not None
     try:
-        repo = Repo(job.keep_at)
+        repo = _isolated_repo_class()(job.keep_at)
     except (NotGitRepository, OSError):
-        raise _Failure(
+        raise Failure(
             ErrorKind.STORAGE,
             f"{job.keep_at} exists and is not a git clone; move it away or keep clones elsewhere",
         ) from None
@@ -165,14 +188,15 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
             origin = b""
         if origin != job.url.encode() or repo.bare != job.bare:
             worktree = "without" if job.bare else "with"
-            raise _Failure(
+            raise Failure(
                 ErrorKind.STORAGE,
                 f"{job.keep_at} holds a clone of another repository, or not one {worktree} "
                 "a working tree; move it away or keep clones elsewhere",
             )
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
-            porcelain.reset(repo, "hard", head)  # the files too, deletions included
+            # The files too, deletions included.
+            _checkout(lambda: porcelain.reset(repo, "hard", head))
         outcome = _outcome(repo, head, branch, job.keep_at)
     finally:
         repo.close()
@@ -193,18 +217,22 @@ def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple
         result: Any = client.fetch(
             path, repo, determine_wants=wants_head, depth=job.depth, ref_prefix=[b"HEAD"]
         )
+    except Failure:
+        raise
     except Exception as exc:
         if not heard_refs and _is_hangup(exc) and job.url.startswith("git://"):
             # git daemon closes the connection, without a word, on a path it
             # does not serve.
-            raise _Failure(
+            raise Failure(
                 ErrorKind.NOT_FOUND,
                 "repository not found (the server closed the connection before listing refs)",
             ) from exc
-        raise _Failure(*_classify(exc, job, mid_transfer=heard_refs)) from exc
+        has_credentials = job.username is not None
+        kind, reason = classify(exc, job, has_credentials=has_credentials, mid_transfer=heard_refs)
+        raise Failure(kind, reason) from exc
     head: bytes | None = result.refs.get(b"HEAD")
     if not head:
-        raise _Failure(ErrorKind.EMPTY, "the repository has no commits on its HEAD branch")
+        raise Failure(ErrorKind.EMPTY, "the repository has no commits on its HEAD branch")
     head_ref = result.symrefs.get(b"HEAD", b"")
     return head, _record_refs(repo, job.url, head, head_ref)
 
@@ -228,9 +256,10 @@ def _client_for(job: CloneJob) -> tuple[GitClient, str]:
 
     kwargs: dict[str, Any] = {}
     if job.url.startswith(("http://", "https://")):
-        kwargs["pool_manager"] = _pool_manager(job)
-        kwargs["username"] = job.username
-        kwargs["password"] = job.password
+        # Credentials go to the guard, never to dulwich: it would send them unasked.
+        kwargs["pool_manager"] = GuardedPool(
+            _pool_manager(job), job.url, job.username, job.password
+        )
     elif job.url.startswith("ssh://") or "://" not in job.url:
         # BatchMode: never prompt (an unknown host key or a passphrase fails instead).
         # setpriv --pdeathsig: if this worker is killed (a cancelled clone), the kernel
@@ -261,18 +290,25 @@ def _pool_manager(job: CloneJob) -> Any:
     }
     if job.ca_bundle is not None:
         options["ca_certs"] = job.ca_bundle
-    proxy = urllib.request.getproxies().get(job.url.split(":", 1)[0])
-    host = job.url.split("/")[2].rsplit("@", 1)[-1].split(":")[0]
-    if proxy and not urllib.request.proxy_bypass(host):
+    parts = urllib3.util.parse_url(job.url)
+    proxy = urllib.request.getproxies().get(parts.scheme or "")
+    if proxy and not urllib.request.proxy_bypass(parts.host or ""):
         return urllib3.ProxyManager(proxy, **options)
     return urllib3.PoolManager(**options)
 
 
 def _record_refs(repo: Any, url: str, head: bytes, head_ref: bytes) -> str:
     """Set the refs and the config a ``git clone --single-branch`` would have."""
+    from dulwich.refs import Ref, check_ref_format
+
     if not head_ref.startswith(b"refs/heads/"):
         repo.refs[b"HEAD"] = head  # the server's HEAD is detached: so is ours
         return ""
+    if not check_ref_format(Ref(head_ref)):
+        name = visible(head_ref.decode("utf-8", "replace"))[:200]
+        raise Failure(
+            ErrorKind.INVALID_REPOSITORY, f"the server's HEAD names an invalid branch: {name}"
+        )
     branch = head_ref.removeprefix(b"refs/heads/")
     tracking = b"refs/remotes/origin/" + branch
     repo.refs[head_ref] = head
@@ -300,68 +336,51 @@ def _is_hangup(exc: BaseException) -> bool:
     return isinstance(exc, HangupException)
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        yield current
-        current = current.__cause__ or current.__context__
+def _checkout(write: Any) -> None:
+    """Write the working tree; a path git would refuse is the repository's fault."""
+    from dulwich.index import InvalidPathError
+
+    try:
+        write()
+    except InvalidPathError as exc:
+        path = visible(str(exc))[:200]
+        raise Failure(
+            ErrorKind.INVALID_REPOSITORY,
+            f"the repository holds a file path git refuses to check out ({path})",
+        ) from None
 
 
-def _classify(exc: Exception, job: CloneJob, mid_transfer: bool) -> tuple[ErrorKind, str]:
-    from dulwich.client import HTTPUnauthorized
-    from dulwich.errors import GitProtocolError, HangupException, NotGitRepository
+@functools.cache
+def _isolated_repo_class() -> type[Repo]:
+    """dulwich's Repo, blind to every git configuration but the repository's own.
 
-    chain = list(_chain(exc))
-    text = " ".join(str(e) for e in chain).lower()
-    for e in chain:
-        if isinstance(e, HTTPUnauthorized):
-            if job.username is None:
-                return ErrorKind.AUTHENTICATION, "authentication required (no credentials given)"
-            return ErrorKind.AUTHENTICATION, "authentication failed (the credentials were refused)"
-        if isinstance(e, socket.gaierror):
-            return ErrorKind.TRANSPORT, f"unknown host ({e.strerror or e})"
-        if isinstance(e, ConnectionRefusedError):
-            return ErrorKind.TRANSPORT, "connection refused"
-        if isinstance(e, TimeoutError) or type(e).__name__ in (
-            "ReadTimeoutError",
-            "ConnectTimeoutError",
-        ):
-            return ErrorKind.TIMEOUT, (
-                f"no answer within the {job.read_timeout:g} s read timeout"
-                if "connect" not in type(e).__name__.lower()
-                else f"could not connect within {job.connect_timeout:g} s"
-            )
-        if isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS:
-            return ErrorKind.STORAGE, f"cannot write the clone: {e.strerror}"
-        if isinstance(e, NotGitRepository):
-            return ErrorKind.NOT_FOUND, "repository not found"
-    if "permission denied" in text:  # ssh: the key was refused
-        return ErrorKind.AUTHENTICATION, "authentication failed (ssh: permission denied)"
-    if "host key verification failed" in text:
-        return ErrorKind.TRANSPORT, "ssh host key verification failed (unknown or changed host key)"
-    if "could not resolve hostname" in text:
-        return ErrorKind.TRANSPORT, "unknown host"
-    if "connection refused" in text:
-        return ErrorKind.TRANSPORT, "connection refused"
-    if "certificate verify failed" in text:
-        return ErrorKind.TRANSPORT, "TLS certificate verification failed"
-    if any(sign in text for sign in _NOT_FOUND_SIGNS):
-        return ErrorKind.NOT_FOUND, "repository not found"
-    broken = (HangupException, ConnectionError, GitProtocolError)
-    if mid_transfer and any(isinstance(e, broken) for e in chain):
-        # The server listed its refs, then the stream ended early or turned to noise.
-        return ErrorKind.TRANSPORT, f"the connection broke during the transfer ({exc})"
-    if any(isinstance(e, HangupException) for e in chain):
-        return ErrorKind.TRANSPORT, "the server hung up"
-    if any(isinstance(e, ConnectionError) for e in chain):
-        return ErrorKind.TRANSPORT, f"the connection broke ({exc})"
-    if any(isinstance(e, GitProtocolError) for e in chain) or type(exc).__name__ in (
-        "ProtocolError",
-        "BadStatusLine",
-        "ValueError",
-        "AssertionError",
-    ):
-        return ErrorKind.TRANSPORT, f"the server does not speak the git protocol ({exc})"
-    return ErrorKind.TRANSPORT, f"{type(exc).__name__}: {exc}"
+    A checkout reads no ``~/.gitconfig`` or ``/etc/gitconfig`` (whose filters,
+    git-lfs's among them, would run commands for the repository's files) and
+    applies no filter at all, the built-in ones (LFS downloads, line endings)
+    included: the working tree holds the blobs exactly as committed.
+    """
+    from dulwich.config import StackedConfig
+    from dulwich.repo import Repo
+
+    class IsolatedRepo(Repo):
+        def get_config_stack(self) -> StackedConfig:
+            own = self.get_config()
+            return StackedConfig([own], writable=own)
+
+        def get_blob_normalizer(self, config: Any = None, tree: Any = None) -> Any:
+            return _AS_COMMITTED
+
+    return IsolatedRepo
+
+
+class _AsCommitted:
+    """A blob normalizer that changes nothing, in or out."""
+
+    def checkin_normalize(self, blob: Any, path: bytes) -> Any:
+        return blob
+
+    def checkout_normalize(self, blob: Any, path: bytes) -> Any:
+        return blob
+
+
+_AS_COMMITTED = _AsCommitted()

@@ -12,14 +12,13 @@ import trio
 import trio_parallel
 
 from ..._domain.checks import positive_int, positive_seconds
+from ..._domain.credentials import Credential
 from ..._domain.errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, discard
 from .clone_worker import CloneJob, clone_in_worker, worker_ready
 
 __all__ = ["DulwichVCS"]
-
-TOKEN_USERNAME = "x-access-token"
 
 
 @final
@@ -84,7 +83,7 @@ class DulwichVCS:
         url: str,
         destination: Path | None = None,
         *,
-        token: str | None = None,
+        credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
         """Clone ``url`` into ``destination`` (must not exist yet) or a private temporary directory.
@@ -93,15 +92,19 @@ class DulwichVCS:
         job is handed to it: starting a worker (spawning a Python interpreter and
         importing dulwich) is set-up, not clone time.
 
-        ``token`` authenticates https as ``x-access-token:<token>`` (never sent over
-        plain http or other transports); a user name and password inside the URL work
-        too. Neither is ever written to ``.git/config`` nor shown in any message.
+        ``credential`` authenticates https on its own origin (scheme, host and port
+        of ``url``), and only in answer to the server's 401 challenge; it is refused
+        (:class:`InvalidURLError`) for a URL on any other origin. User-info written in
+        ``url`` is used as written, in the same way, and wins over ``credential``.
+        Neither is ever written to ``.git/config`` nor shown in any message, nor sent
+        after a redirect to another origin. Redirects are followed on the first
+        request only, up to 5 hops, never from https to http (ADR 0013).
 
         Raises :exc:`clonegate.CloneError` subclasses; see :class:`clonegate.ErrorKind`.
         """
         repo = parse_repo_url(url, allow_local=self._allow_local)
         shown = repo.redacted
-        username, password = _credentials(repo, token)
+        username, password = _credentials(repo, credential)
         keep_at = None
         if destination is None and self._keep_in is not None:
             keep_at = self._keep_in / repo.kept_path
@@ -162,6 +165,7 @@ class DulwichVCS:
             bytes_on_disk=outcome.bytes_on_disk,
             has_worktree=self._checkout,
             owned_root=owned_root or target,
+            redirected_to=outcome.redirected_to or None,
         )
 
     def _make_target(
@@ -213,14 +217,16 @@ class _NoLimit:
 _NO_LIMIT = _NoLimit()
 
 
-def _credentials(repo: RepoURL, token: str | None) -> tuple[str | None, str | None]:
+def _credentials(repo: RepoURL, credential: Credential | None) -> tuple[str | None, str | None]:
     if repo.scheme not in ("https", "http"):
         return None, None
-    # The batch-wide token goes over TLS only: sent to an http:// remote it would cross
-    # the network in clear text. Credentials written into an http URL are the user's
-    # own explicit choice for that one remote.
-    if token is not None and repo.scheme == "https":
-        if not token or any(ch.isspace() for ch in token):
-            raise InvalidURLError(repo.redacted, "the token is empty or contains whitespace")
-        return TOKEN_USERNAME, token
-    return repo.username, repo.password
+    if repo.username is not None or repo.password is not None:
+        # The URL's own user-info: the user's explicit choice for this one remote.
+        return repo.username, repo.password
+    if credential is None:
+        return None, None
+    if not credential.matches(repo):
+        raise InvalidURLError(
+            repo.redacted, f"the credential given is bound to {credential.origin}, not this URL"
+        )
+    return credential.username, credential.password

@@ -1,0 +1,173 @@
+"""Turning whatever a clone raised into an ``ErrorKind`` and a sentence for people.
+
+Runs in the worker. Messages are fixed phrases, with a server's own words (an
+``ERR`` line) quoted where they help; never a Python repr, an exception's class
+name or a urllib3 pool description. Every message is redacted by the caller.
+"""
+
+from __future__ import annotations
+
+import errno
+import re
+import socket
+import ssl
+from collections.abc import Iterator
+from typing import Protocol
+
+from ..._domain.errors import ErrorKind
+
+__all__ = ["Failure", "classify"]
+
+_NOT_FOUND_SIGNS = (
+    "404",
+    "not found",
+    "no such repository",
+    "not exported",
+    "does not appear to be a git repository",
+)
+_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT})
+# dulwich's names for data that cannot be part of a valid repository.
+_INVALID_DATA = frozenset(
+    {
+        "RefFormatError",
+        "InvalidPathError",
+        "ObjectFormatException",
+        "FileFormatException",
+        "ChecksumMismatch",
+        "ApplyDeltaError",
+        "ObjectMissing",
+    }
+)
+_PROTOCOL = frozenset(
+    {"GitProtocolError", "UnexpectedCommandError", "ProtocolError", "BadStatusLine"}
+)
+_TIMEOUTS = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
+# A bytes repr quoted in a message (dulwich's "Invalid pkt-line length prefix: b'..'").
+_BYTES_REPR = re.compile(r"""\s*:?\s*b(['"]).*?(?<!\\)\1""")
+
+
+class Failure(Exception):
+    """A failure already classified where it happened."""
+
+    def __init__(self, kind: ErrorKind, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+
+class Limits(Protocol):
+    @property
+    def connect_timeout(self) -> float: ...
+    @property
+    def read_timeout(self) -> float: ...
+
+
+def chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and its causes and contexts, each once."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        yield current
+        current = current.__cause__ or current.__context__
+
+
+def classify(
+    exc: BaseException, limits: Limits, *, has_credentials: bool, mid_transfer: bool
+) -> tuple[ErrorKind, str]:
+    """The kind and message for ``exc``, raised by a clone.
+
+    ``mid_transfer``: the server had listed its refs, so a broken stream is a broken
+    transfer rather than a server that does not speak git.
+    """
+    found = list(chain(exc))
+    for e in found:
+        if isinstance(e, Failure):
+            return e.kind, e.reason
+        kind = _by_type(e, limits, has_credentials)
+        if kind is not None:
+            return kind
+    text = " ".join(str(e) for e in found).lower()
+    by_text = _by_text(text)
+    if by_text is not None:
+        return by_text
+    names = {type(e).__name__ for e in found}
+    if names & _INVALID_DATA:
+        return ErrorKind.INVALID_REPOSITORY, f"the server sent invalid data ({_words(exc)})"
+    if mid_transfer and names & ({"HangupException", "ConnectionError"} | _PROTOCOL):
+        return ErrorKind.TRANSPORT, "the connection broke during the transfer"
+    if "HangupException" in names:
+        return ErrorKind.TRANSPORT, "the server hung up"
+    if any(isinstance(e, ConnectionError) for e in found):
+        return ErrorKind.TRANSPORT, "the connection broke"
+    if "GitProtocolError" in names:
+        # dulwich's own description, or the server's words (an ERR line).
+        protocol_error = next(e for e in found if type(e).__name__ == "GitProtocolError")
+        return ErrorKind.PROTOCOL, f"git protocol error: {_words(protocol_error)}"
+    if names & _PROTOCOL or any(isinstance(e, (ValueError, AssertionError)) for e in found):
+        return ErrorKind.PROTOCOL, f"the server does not speak the git protocol ({_words(exc)})"
+    return ErrorKind.TRANSPORT, f"the clone failed ({_words(exc)})"
+
+
+def _by_type(
+    e: BaseException, limits: Limits, has_credentials: bool
+) -> tuple[ErrorKind, str] | None:
+    name = type(e).__name__
+    if name == "HTTPUnauthorized":
+        if has_credentials:
+            return ErrorKind.AUTHENTICATION, "authentication failed (the credentials were refused)"
+        return ErrorKind.AUTHENTICATION, "authentication required (no credentials for this host)"
+    if name == "ProxyError":
+        return ErrorKind.TRANSPORT, "cannot connect through the proxy (check HTTPS_PROXY)"
+    if name == "SSLError" or isinstance(e, ssl.SSLError):
+        if "certificate verify failed" in str(e).lower():
+            return ErrorKind.TRANSPORT, "TLS certificate verification failed"
+        return ErrorKind.TRANSPORT, "the TLS handshake failed"
+    if isinstance(e, socket.gaierror):
+        return ErrorKind.TRANSPORT, f"unknown host ({e.strerror or 'name resolution failed'})"
+    if isinstance(e, ConnectionRefusedError):
+        return ErrorKind.TRANSPORT, "connection refused"
+    if isinstance(e, ConnectionResetError):
+        return ErrorKind.TRANSPORT, "the connection was reset by the server"
+    if name == "ConnectTimeoutError":
+        return ErrorKind.TIMEOUT, f"could not connect within {limits.connect_timeout:g} s"
+    if isinstance(e, TimeoutError) or name in _TIMEOUTS:
+        return ErrorKind.TIMEOUT, f"no answer within the {limits.read_timeout:g} s read timeout"
+    if isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS:
+        return ErrorKind.STORAGE, f"cannot write the clone: {e.strerror}"
+    if name == "NotGitRepository":
+        return ErrorKind.NOT_FOUND, "repository not found"
+    return None
+
+
+def _by_text(text: str) -> tuple[ErrorKind, str] | None:
+    # ssh and git daemon say what happened only in words.
+    if "permission denied" in text:
+        return ErrorKind.AUTHENTICATION, "authentication failed (ssh: permission denied)"
+    if "host key verification failed" in text:
+        return ErrorKind.TRANSPORT, "ssh host key verification failed (unknown or changed host key)"
+    if "could not resolve hostname" in text:
+        return ErrorKind.TRANSPORT, "unknown host"
+    if "connection refused" in text:
+        return ErrorKind.TRANSPORT, "connection refused"
+    if "certificate verify failed" in text:
+        return ErrorKind.TRANSPORT, "TLS certificate verification failed"
+    if any(sign in text for sign in _NOT_FOUND_SIGNS):
+        return ErrorKind.NOT_FOUND, "repository not found"
+    return None
+
+
+def _words(exc: BaseException) -> str:
+    """The first line of an exception's text, short, or its kind in words when it has none.
+
+    dulwich's own texts are sentences or a server's ``ERR`` line; anything that looks
+    like a Python repr (urllib3's ``('Connection aborted.', ...)``) is replaced.
+    """
+    text = _BYTES_REPR.sub("", str(exc)).strip()
+    text = text.splitlines()[0] if text else ""
+    bracketed = text[:1] + text[-1:] in ("()", "<>")
+    if not text or bracketed or "Error(" in text or "Pool(" in text:
+        name = type(exc).__name__
+        spaced = "".join(f" {c.lower()}" if c.isupper() else c for c in name).strip()
+        return spaced.removesuffix(" error").removesuffix(" exception") or "unknown"
+    return text[:200]

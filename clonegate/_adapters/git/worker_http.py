@@ -1,0 +1,149 @@
+"""The https side of a clone, in the worker: where credentials go, which redirects are followed.
+
+dulwich sends every HTTP request through the pool manager it is given; this one
+wraps urllib3's and decides, request by request (ADR 0013):
+
+- Credentials go only to the repository URL's own origin (scheme, host, port), and
+  only once that origin asked for them with a 401, as git does: a server that
+  serves the repository anonymously never sees them. After the first challenge
+  they go with every request to that origin, so a request body is never sent twice.
+- Redirects are followed on GET requests only, that is on the first request of a
+  clone (git's ``http.followRedirects=initial``): at most ``MAX_REDIRECTS`` hops,
+  never from https to http, never to a URL with user-info or a host that is not a
+  host name; a loop is an error. A redirect to another origin carries no
+  credentials, since they belong to the first one.
+- A server that answers the first request but is not a smart git server (a web
+  page, a dumb HTTP server) is told apart from an empty repository.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from ..._domain.errors import ErrorKind
+from ..._domain.urls import check_host, redact, visible
+from .worker_errors import Failure
+
+__all__ = ["MAX_REDIRECTS", "GuardedPool", "origin_of"]
+
+MAX_REDIRECTS = 5  # git's curl default is 20; forges use one or two
+_REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+_SMART_ADVERTISEMENT = "application/x-git-upload-pack-advertisement"
+
+Origin = tuple[str, str, int]
+
+
+def origin_of(url: str) -> Origin:
+    """(scheme, host, port) with the default port made explicit."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme, 0)
+
+
+class GuardedPool:
+    """A urllib3 pool manager for dulwich that applies the rules above.
+
+    Only the parts dulwich uses: ``headers`` and ``request``.
+    """
+
+    def __init__(self, pool: Any, url: str, username: str | None, password: str | None) -> None:
+        import urllib3.util
+
+        self._pool = pool
+        self._origin = origin_of(url)
+        self._authorization: str | None = None
+        if username is not None:
+            basic = urllib3.util.make_headers(basic_auth=f"{username}:{password or ''}")
+            self._authorization = basic["authorization"]
+        self._challenged = False  # the origin answered 401: send credentials from now on
+        self._first = True
+        self.redirected_to = ""  # the last redirect's target, if the first request had any
+
+    @property
+    def headers(self) -> Any:
+        return self._pool.headers
+
+    def request(
+        self, method: str, url: str, *, headers: dict[str, str] | None = None, **kwargs: Any
+    ) -> Any:
+        first, self._first = self._first, False
+        # Credentials are this object's business only; a header given by a caller is dropped.
+        clean = {k: v for k, v in (headers or {}).items() if k.lower() != "authorization"}
+        seen = [url]
+        while True:
+            response = self._send(method, url, clean, kwargs)
+            if response.status not in _REDIRECT_STATUSES:
+                break
+            if not first or method != "GET":
+                return response  # dulwich reports the status; see _follow's rules
+            url = self._follow(url, response, seen)
+            self.redirected_to = url
+        if first and response.status == 200:
+            self._check_smart(response)
+        return response
+
+    def _send(self, method: str, url: str, headers: dict[str, str], kwargs: dict[str, Any]) -> Any:
+        ours = self._authorization is not None and origin_of(url) == self._origin
+        if ours and self._challenged:
+            headers = {**headers, "Authorization": self._authorization or ""}
+        response = self._pool.request(
+            method, url, headers=headers, redirect=False, retries=False, **kwargs
+        )
+        if response.status == 401 and ours and not self._challenged:
+            # The challenge: answer it once. A second 401 means the credentials were
+            # refused, and dulwich reports it. (Request bodies are bytes: replayable.)
+            self._challenged = True
+            _discard(response)
+            return self._send(method, url, headers, kwargs)
+        return response
+
+    def _follow(self, url: str, response: Any, seen: list[str]) -> str:
+        location: str = response.headers.get("Location", "")
+        _discard(response)
+        target = urljoin(url, location)
+        shown = visible(redact(target))[:300]
+        if not location:
+            raise Failure(ErrorKind.PROTOCOL, f"HTTP {response.status} redirect with no Location")
+        parts = urlsplit(target)
+        if parts.scheme not in _DEFAULT_PORTS:
+            raise Failure(ErrorKind.PROTOCOL, f"redirect to a URL that is not http(s): {shown}")
+        if urlsplit(url).scheme == "https" and parts.scheme == "http":
+            raise Failure(ErrorKind.PROTOCOL, f"redirect from https to plain http refused: {shown}")
+        if parts.username is not None or parts.password is not None:
+            raise Failure(ErrorKind.PROTOCOL, f"redirect to a URL with user-info refused: {shown}")
+        try:
+            check_host((parts.hostname or "").lower())
+            parts.port  # noqa: B018 (raises ValueError for a port out of range)
+        except ValueError as exc:
+            raise Failure(ErrorKind.PROTOCOL, f"redirect to {shown} refused: {exc}") from None
+        if not target.isprintable():
+            raise Failure(ErrorKind.PROTOCOL, f"redirect to a URL with control characters: {shown}")
+        if target in seen:
+            raise Failure(ErrorKind.PROTOCOL, f"redirect loop (back to {shown})")
+        if len(seen) > MAX_REDIRECTS:
+            raise Failure(
+                ErrorKind.PROTOCOL, f"more than {MAX_REDIRECTS} redirects (last: {shown})"
+            )
+        seen.append(target)
+        return target
+
+    @staticmethod
+    def _check_smart(response: Any) -> None:
+        content_type = response.headers.get("Content-Type", "")
+        if content_type.split(";")[0].strip().lower() != _SMART_ADVERTISEMENT:
+            _discard(response)
+            shown = visible(content_type[:80]) or "none"
+            raise Failure(
+                ErrorKind.PROTOCOL,
+                "the server is not a smart git HTTP server (its answer's Content-Type is "
+                f"{shown}); dumb HTTP servers and web pages cannot be cloned",
+            )
+
+
+def _discard(response: Any) -> None:
+    """Drop a response we will not use: closed unread (a hostile server's body may never
+    end), then handed back so that the pool opens a fresh connection in its place."""
+    response.close()
+    response.release_conn()
