@@ -35,6 +35,7 @@ from clonegate import (  # noqa: E402
     AnalysisReport,
     AnalyzeUseCase,
     ClonedSource,
+    Credential,
     Inventory,
     RepositoryFacts,
     RepositoryStatus,
@@ -53,7 +54,7 @@ class InstantVCS:
         url: str,
         destination: Path | None = None,
         *,
-        token: str | None = None,
+        credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
         if on_ready is not None:

@@ -30,7 +30,7 @@ EXPECTED = {
     "refused": ("failed", "transport"),
     "missing": ("failed", "not_found"),
     "silent": ("timeout", "timeout"),
-    "garbage": ("failed", "transport"),
+    "garbage": ("failed", "protocol"),
 }
 
 

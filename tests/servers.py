@@ -145,6 +145,7 @@ def git_daemon(base: Path, port: int | None = None) -> Iterator[GitDaemon]:
             "--export-all",
             "--reuseaddr",
             "--listen=127.0.0.1",
+            "--listen=::1",  # IPv6 literals are URLs too (tests/test_clone.py)
             f"--port={port}",
             str(base),
         ],
@@ -498,10 +499,12 @@ def ssh_server(workdir: Path) -> Iterator[SshServer]:
     (workdir / "authorized_keys").write_text(client_key.with_suffix(".pub").read_text())
     port = free_port()
     host_pub = host_key.with_suffix(".pub").read_text().split()
-    (workdir / "known_hosts").write_text(f"[127.0.0.1]:{port} {host_pub[0]} {host_pub[1]}\n")
+    (workdir / "known_hosts").write_text(
+        "".join(f"[{ip}]:{port} {host_pub[0]} {host_pub[1]}\n" for ip in ("127.0.0.1", "::1"))
+    )
     config = workdir / "sshd_config"
     config.write_text(
-        f"Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\n"
+        f"Port {port}\nListenAddress 127.0.0.1\nListenAddress [::1]\nHostKey {host_key}\n"
         f"AuthorizedKeysFile {workdir / 'authorized_keys'}\nPidFile none\nStrictModes no\n"
         "PasswordAuthentication no\nKbdInteractiveAuthentication no\nUsePAM no\n"
         "PermitRootLogin prohibit-password\n"

@@ -221,3 +221,31 @@ def test_an_ssh_child_gets_a_minimal_environment(
     # No git configuration but the repository's own, and no prompt.
     assert environ[b"GIT_CONFIG_NOSYSTEM"] == b"1"
     assert environ[b"GIT_TERMINAL_PROMPT"] == b"0"
+
+
+def test_credentials_need_their_host(runner: CliRunner, tmp_path: Path) -> None:
+    url = "https://git.example/org/repo.git"
+    cases = {
+        ("--token", "t0ken", url): "a token needs its host: add --token-host HOST",
+        ("--token-host", "git.example", url): "--token-host names the host of a token",
+        ("--token", "t0ken", "--token-host", "https://git.example/", url): "give only host[:port]",
+        ("--token", "t0ken", "--token-host", "-oProxyCommand=x", url): "is not a host name",
+        ("--netrc", str(tmp_path / "missing"), url): "No such file or directory",
+    }
+    loose = tmp_path / "netrc"
+    loose.write_text("machine git.example login me password pw\n")
+    loose.chmod(0o644)
+    cases[("--netrc", str(loose), url)] = "other users can read this file; chmod 600 it"
+    broken = tmp_path / "broken"
+    broken.write_text("machine git.example login me secret pw\n")
+    broken.chmod(0o600)
+    cases[("--netrc", str(broken), url)] = "line 1"
+    for args, message in cases.items():
+        result = runner.invoke(app, ["analyze", *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert message in " ".join(result.output.split()), (args, result.output)
+    # From the environment too, and the token is never echoed back.
+    env = runner.invoke(app, ["analyze", url], env={"CLONEGATE_TOKEN": "t0ken-from-env"})
+    assert env.exit_code == 2
+    assert "a token needs its host" in env.output
+    assert "t0ken-from-env" not in env.output

@@ -71,6 +71,8 @@ class Credential:
 def parse_host(text: str) -> tuple[str, int]:
     """``host[:port]`` (an IPv6 address in brackets) as ``(host, port)``; ValueError if not."""
     raw = text.strip().lower()
+    if "/" in raw or "@" in raw:
+        raise ValueError(f"{text!r} is a URL or has user-info; give only host[:port]")
     port_text = ""
     if raw.startswith("["):
         host, bracket, rest = raw[1:].partition("]")
@@ -79,8 +81,6 @@ def parse_host(text: str) -> tuple[str, int]:
         port_text = rest[1:]
     else:
         host, _, port_text = raw.partition(":")
-    if "/" in host or "@" in host:
-        raise ValueError(f"{text!r} is a URL or has user-info; give only host[:port]")
     try:
         host = check_host(host)
     except ValueError as exc:

@@ -251,16 +251,20 @@ def _outcome(repo: Any, head: bytes, branch: str, where: str) -> CloneOutcome:
 
 
 def _client_for(job: CloneJob) -> tuple[GitClient, str]:
-    from dulwich.client import get_transport_and_path
+    from urllib.parse import urlsplit
+
+    from dulwich.client import Urllib3HttpGitClient, get_transport_and_path
     from dulwich.config import ConfigDict
 
     kwargs: dict[str, Any] = {}
     if job.url.startswith(("http://", "https://")):
-        # Credentials go to the guard, never to dulwich: it would send them unasked.
-        kwargs["pool_manager"] = GuardedPool(
-            _pool_manager(job), job.url, job.username, job.password
-        )
-    elif job.url.startswith("ssh://") or "://" not in job.url:
+        # Made here, not by get_transport_and_path: dulwich 1.2 drops the brackets of
+        # an IPv6 host when it rebuilds the URL. Credentials go to the guard, never
+        # to dulwich, which would send them before being asked.
+        guarded: Any = GuardedPool(_pool_manager(job), job.url, job.username, job.password)
+        http = Urllib3HttpGitClient(job.url, pool_manager=guarded, config=ConfigDict())
+        return http, urlsplit(job.url).path
+    if job.url.startswith("ssh://") or "://" not in job.url:
         # BatchMode: never prompt (an unknown host key or a passphrase fails instead).
         # setpriv --pdeathsig: if this worker is killed (a cancelled clone), the kernel
         # kills the ssh child too, instead of leaving it to run on as an orphan.
@@ -343,7 +347,9 @@ def _checkout(write: Any) -> None:
     try:
         write()
     except InvalidPathError as exc:
-        path = visible(str(exc))[:200]
+        raw = exc.args[0] if exc.args else b""
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        path = visible(text.removeprefix("invalid path ").strip("'"))[:200]
         raise Failure(
             ErrorKind.INVALID_REPOSITORY,
             f"the repository holds a file path git refuses to check out ({path})",
