@@ -110,7 +110,9 @@ def test_scan_errors_name_path_and_phase(inventory: Inventory) -> None:
     }
     assert errors["tests/test_broken.py", "parse"].startswith("syntax error at line 1")
     assert errors["src/broken.test.js", "parse"].startswith("syntax error at line")
-    assert "larger than 10485760 bytes" in errors["tests/test_huge.py", "read"]
+    assert errors["tests/test_huge.py", "read"] == (
+        "10485770 bytes, larger than the 10485760-byte file limit: skipped"
+    )
 
 
 def test_symlinks_vendored_and_non_test_files_are_not_read(inventory: Inventory) -> None:

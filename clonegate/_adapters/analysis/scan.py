@@ -12,10 +12,11 @@ import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
 from ..._domain.inventory import Inventory, ScanError, TestFile
 from . import go, java, javascript, rust
+from .blobs import BlobTooLarge, blob_reader
 from .detect import (
     JS_LANGUAGES,
     MAX_FILE_BYTES,
@@ -31,9 +32,7 @@ from .python import has_testcase_class, outline_python, python_imports
 from .syntax import kit
 
 if TYPE_CHECKING:  # dulwich is imported in the worker processes only
-    from dulwich.object_store import BaseObjectStore
-    from dulwich.objects import ObjectID
-    from dulwich.pack import Pack
+    pass
 
 BLOB = 3  # git's object type number for a blob
 JS_FRAMEWORKS = frozenset({"jest", "vitest", "mocha"})
@@ -102,7 +101,7 @@ def list_commit(repo_path: str, commit: str) -> Listing:
                 continue
             if stat.S_ISREG(entry.mode):  # not symlinks (S_IFLNK) nor submodules (gitlinks)
                 blobs[entry.path.decode("utf-8", "surrogateescape")] = entry.sha
-        read = _blob_reader(store)
+        read = blob_reader(store, MAX_FILE_BYTES)
         per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
         visible = [p for p in sorted(blobs) if not skipped_directory(p)]
         return Listing(
@@ -118,29 +117,7 @@ def scan_part(repo_path: str, part: Part, scopes: ConfigScopes) -> PartResult:
     from dulwich.repo import Repo
 
     with Repo(repo_path) as repo:
-        return _scan(part, _blob_reader(repo.object_store), scopes)
-
-
-def _blob_reader(store: BaseObjectStore) -> Callable[[bytes], bytes]:
-    """Reads a blob by its hex sha, from the packs first (a fresh clone is one pack).
-
-    Asking the pack directly costs a third of the store's lookup, which hashes every
-    object again to check it: the clone already did that when it indexed the pack.
-    """
-    packs: list[Pack] = list(getattr(store, "packs", ()))
-
-    def read(sha: bytes) -> bytes:
-        for pack in packs:
-            try:
-                kind, data = pack.get_raw(cast("ObjectID", sha))
-            except KeyError:
-                continue
-            if kind != BLOB:
-                raise ValueError(f"object {sha.decode()} is not a blob")
-            return data
-        return store[sha].as_raw_string()  # type: ignore[index]
-
-    return read
+        return _scan(part, blob_reader(repo.object_store, MAX_FILE_BYTES), scopes)
 
 
 def _scan(part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes) -> PartResult:
@@ -149,12 +126,12 @@ def _scan(part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes) -> P
     bytes_read = 0
     for path, sha in part:
         try:
-            data = read(sha)
+            data = read(sha)  # refuses a blob over the limit before inflating it
+        except BlobTooLarge as exc:
+            errors.append(ScanError(path, "read", str(exc)))
+            continue
         except Exception as exc:  # a corrupt object must not stop the scan
             errors.append(ScanError(path, "read", f"{type(exc).__name__}: {exc}"))
-            continue
-        if len(data) > MAX_FILE_BYTES:
-            errors.append(ScanError(path, "read", f"larger than {MAX_FILE_BYTES} bytes: skipped"))
             continue
         bytes_read += len(data)
         try:
