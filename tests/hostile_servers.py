@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from wsgiref.simple_server import make_server
 
-from .servers import TOKEN, _QuietHandler, _ThreadingWSGIServer, raw_tcp_server
+from .servers import TOKEN, _QuietHandler, _ThreadingWSGIServer, raw_tcp_server, serving
 
 EXPECTED = "Basic " + base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
 
@@ -107,16 +107,8 @@ def recording_https(
     server = make_server(bind, 0, app, server_class, _QuietHandler)
     server.socket = tls.wrap_socket(server.socket, server_side=True)
     server_state.port = server.server_port
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(server, repos.values()):
         yield server_state
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-        for repo in repos.values():
-            repo.close()
 
 
 def _pkt(data: bytes) -> bytes:

@@ -208,15 +208,23 @@ def http_git_server(base: Path, tls: ssl.SSLContext | None = None) -> Iterator[H
     server = make_server("127.0.0.1", 0, app, _ThreadingWSGIServer, _QuietHandler)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)
+    with serving(server, repos.values()):
+        yield HttpGitServer(server.server_port, "https" if tls else "http")
+
+
+@contextmanager
+def serving(server: Any, repos: Iterable[Any]) -> Iterator[None]:
+    """Run ``server.serve_forever`` in a thread for the block; then stop it, close it,
+    and close the dulwich ``repos`` it served."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield HttpGitServer(server.server_port, "https" if tls else "http")
+        yield
     finally:
         server.shutdown()
         server.server_close()
         thread.join()
-        for repo in repos.values():
+        for repo in repos:
             repo.close()
 
 
