@@ -11,11 +11,19 @@ from urllib.parse import SplitResult, quote, unquote, urlsplit
 
 from .errors import InvalidURLError
 
-__all__ = ["RepoURL", "check_host", "parse_repo_url", "redact", "shown_url", "visible"]
+__all__ = [
+    "DEFAULT_PORTS",
+    "RepoURL",
+    "check_host",
+    "parse_repo_url",
+    "redact",
+    "shown_url",
+    "visible",
+]
 
 NETWORK_SCHEMES = frozenset({"https", "http", "git", "ssh"})
 _SCHEME_ALIASES = {"git+ssh": "ssh", "ssh+git": "ssh"}
-_DEFAULT_PORTS = {"https": 443, "http": 80, "git": 9418, "ssh": 22}
+DEFAULT_PORTS = {"https": 443, "http": 80, "git": 9418, "ssh": 22}  # by scheme
 # user@host:path, as git understands it: no scheme, and a colon before any slash.
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[^:/\s]+):(?P<path>[^/].*|/.*)$")
 # Up to the first "@" after "scheme://": a raw password may hold "/" (base64 does).
@@ -95,7 +103,7 @@ class RepoURL:
         path = self.path.rstrip("/")
         path = path.removesuffix(".git").rstrip("/")
         host = f"[{self.host}]" if ":" in self.host else self.host
-        port = "" if self.port in (None, _DEFAULT_PORTS.get(self.scheme)) else f":{self.port}"
+        port = "" if self.port in (None, DEFAULT_PORTS.get(self.scheme)) else f":{self.port}"
         return f"{self.scheme}://{host}{port}/{path.lstrip('/')}"
 
     @property
@@ -117,7 +125,7 @@ class RepoURL:
         directory. Different URLs can share a path (two schemes, two spellings); the
         VCS tells them apart by the clone's recorded origin.
         """
-        port = "" if self.port in (None, _DEFAULT_PORTS.get(self.scheme)) else f"_{self.port}"
+        port = "" if self.port in (None, DEFAULT_PORTS.get(self.scheme)) else f"_{self.port}"
         parts = [f"{self.host}{port}" if self.host else "local"]
         parts += self.path.removesuffix("/").removesuffix(".git").split("/")
         safe = [_UNSAFE_NAME_CHARS.sub("-", part).lstrip(".-")[:100] for part in parts]

@@ -12,7 +12,6 @@ import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ..._domain.inventory import Inventory, ScanError, TestFile
 from . import go, java, javascript, rust
@@ -31,10 +30,6 @@ from .outline import Outline
 from .python import has_testcase_class, outline_python, python_imports
 from .syntax import kit
 
-if TYPE_CHECKING:  # dulwich is imported in the worker processes only
-    pass
-
-BLOB = 3  # git's object type number for a blob
 JS_FRAMEWORKS = frozenset({"jest", "vitest", "mocha"})
 
 

@@ -22,14 +22,13 @@ from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 from ..._domain.errors import ErrorKind
-from ..._domain.urls import check_host, redact, visible
+from ..._domain.urls import DEFAULT_PORTS, check_host, redact, visible
 from .worker_errors import Failure
 
 __all__ = ["MAX_REDIRECTS", "GuardedPool", "origin_of"]
 
 MAX_REDIRECTS = 5  # git's curl default is 20; forges use one or two
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
-_DEFAULT_PORTS = {"https": 443, "http": 80}
 _SMART_ADVERTISEMENT = "application/x-git-upload-pack-advertisement"
 
 Origin = tuple[str, str, int]
@@ -39,7 +38,7 @@ def origin_of(url: str) -> Origin:
     """(scheme, host, port) with the default port made explicit."""
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    return scheme, (parts.hostname or "").lower(), parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    return scheme, (parts.hostname or "").lower(), parts.port or DEFAULT_PORTS.get(scheme, 0)
 
 
 class GuardedPool:
@@ -107,7 +106,7 @@ class GuardedPool:
         if not location:
             raise Failure(ErrorKind.PROTOCOL, f"HTTP {response.status} redirect with no Location")
         parts = urlsplit(target)
-        if parts.scheme not in _DEFAULT_PORTS:
+        if parts.scheme not in ("https", "http"):
             raise Failure(ErrorKind.PROTOCOL, f"redirect to a URL that is not http(s): {shown}")
         if urlsplit(url).scheme == "https" and parts.scheme == "http":
             raise Failure(ErrorKind.PROTOCOL, f"redirect from https to plain http refused: {shown}")
