@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 import trio
-import trio_parallel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -31,6 +30,7 @@ from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer  # noqa: E
 from clonegate._adapters.analysis.detect import language_of  # noqa: E402
 from clonegate._adapters.analysis.scan import list_commit  # noqa: E402
 from clonegate._adapters.analysis.syntax import kit  # noqa: E402
+from clonegate._adapters.workers import default_worker_limiter  # noqa: E402
 from tests.servers import git_daemon, make_test_suite_repo  # noqa: E402
 
 
@@ -74,7 +74,7 @@ def parse_only(repo: str, commit: str) -> float:
 
 async def measure(url: str, work: Path, rounds: int) -> dict[str, float]:
     analyzer = TestInventoryAnalyzer()
-    cpus = trio_parallel.current_default_worker_limiter()
+    cpus = default_worker_limiter()
     all_cpus = cpus.total_tokens
     best = dict.fromkeys(
         ("clone", "git clone (with checkout)", "analysis", "analysis, one process", "parse only"),

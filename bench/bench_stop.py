@@ -23,12 +23,12 @@ import tempfile
 from pathlib import Path
 
 import trio
-import trio_parallel
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clonegate import DulwichVCS  # noqa: E402
+from clonegate._adapters.workers import open_worker_pool  # noqa: E402
 from tests.servers import BIG_BLOB_BYTES, ThrottlingProxy, git_daemon, make_repo  # noqa: E402
 
 
@@ -36,7 +36,7 @@ async def cancelled_clone(port: int, work: Path) -> float:
     """Seconds from cancelling a clone mid-transfer to ``clone()`` returning."""
     proxy = ThrottlingProxy(port)
     cancelled_at = 0.0
-    async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
+    async with open_worker_pool(), trio.open_nursery() as nursery:
         await nursery.start(proxy.serve)
         with trio.CancelScope() as scope:
 

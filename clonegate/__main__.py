@@ -1,5 +1,5 @@
 """``python -m clonegate``: the same command line as the ``clonegate`` script."""
 
-from clonegate_cli.app import main
+from clonegate_cli import main
 
 main()

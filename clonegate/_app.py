@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager
 
 from ._adapters.analysis.analyzer import TestInventoryAnalyzer
 from ._adapters.git.dulwich_vcs import DulwichVCS
-from ._adapters.workers import batch_workers
+from ._adapters.workers import open_worker_pool, set_default_preload
 from ._domain.inventory import Analyzer
 from ._domain.vcs import VCS
 from ._usecase.analyze import AnalyzeUseCase
@@ -32,13 +32,29 @@ class DefaultWiring:
             keep_in=config.work_dir if keep else None,
             ssh_command=config.ssh_command,
             ca_bundle=config.ca_bundle,
+            max_repo_size=config.max_repo_size,
+            max_memory=config.clone_memory_limit,
+            low_speed_limit=config.low_speed_limit,
+            low_speed_time=config.low_speed_time,
         )
 
     def analyzer(self, config: UseCaseConfig) -> Analyzer:
         return TestInventoryAnalyzer(processes=config.max_concurrent_analyses)
 
     def batch_scope(self) -> AbstractAsyncContextManager[object]:
-        return batch_workers()
+        return open_worker_pool()
 
 
 AnalyzeUseCase.wiring = DefaultWiring()
+# What every worker process has loaded before its job arrives (ADR 0003): the clone
+# and the scan code, with dulwich, urllib3 and the tree-sitter grammars they import.
+set_default_preload(
+    [
+        "clonegate._adapters.git.clone_worker",
+        "clonegate._adapters.analysis.scan",
+        "dulwich.client",
+        "dulwich.repo",
+        "dulwich.pack",
+        "urllib3",
+    ]
+)

@@ -30,6 +30,8 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import trio
 
+from clonegate._adapters.workers.pool import ZYGOTE_MARK
+
 TOKEN = "s3cr3t-t0ken-value"
 BIG_BLOB_BYTES = 4 * 1024 * 1024  # the "big" fixture repository's random blob
 GIT_ENV = {
@@ -422,10 +424,9 @@ class ThrottlingProxy:
         self._progress = trio.Event()
 
 
-def spawned_worker_pids() -> set[int]:
-    """PIDs of this process's multiprocessing-spawned children (trio-parallel workers)."""
-    me = os.getpid()
-    found = set()
+def _process_table() -> dict[int, tuple[int, bytes]]:
+    """Every process: pid -> (parent pid, command line)."""
+    table = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -434,10 +435,36 @@ def spawned_worker_pids() -> set[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        if ppid == me and b"spawn_main" in cmdline:
-            found.add(int(entry.name))
+        table[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), cmdline)
+    return table
+
+
+def descendant_pids(root: int | None = None) -> set[int]:
+    """Every living process below ``root`` (default: this one), at any depth."""
+    table = _process_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _cmdline) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = [os.getpid() if root is None else root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found and pid_alive(child):
+                found.add(child)
+                todo.append(child)
     return found
+
+
+def worker_pids(root: int | None = None) -> set[int]:
+    """The clonegate worker processes below ``root`` (default: this process): the
+    zygote's forks, not the zygote."""
+    table = _process_table()
+    mark = ZYGOTE_MARK.encode()
+    return {
+        pid
+        for pid in descendant_pids(root)
+        if mark in table.get(pid, (0, b""))[1] and mark in table.get(table[pid][0], (0, b""))[1]
+    }
 
 
 def pid_alive(pid: int) -> bool:

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 import trio
-import trio_parallel
 
 from clonegate import (
     AuthenticationError,
@@ -29,6 +28,7 @@ from clonegate import (
     TransportError,
     parse_repo_url,
 )
+from clonegate._adapters.workers import open_worker_pool
 
 from .servers import (
     BIG_BLOB_BYTES,
@@ -45,7 +45,7 @@ from .servers import (
     never_answer,
     pid_alive,
     raw_tcp_server,
-    spawned_worker_pids,
+    worker_pids,
 )
 
 
@@ -316,25 +316,25 @@ async def test_on_ready_comes_after_the_worker_starts_and_before_the_clone(
     daemon: GitDaemon, repos: dict[str, FixtureRepo], work_dir: Path
 ) -> None:
     proxy = ThrottlingProxy(daemon.port)
-    at_ready: list[tuple[set[int], int]] = []
-    # A cache of its own, empty: the clone has to start a worker.
-    async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
+    at_ready: list[tuple[set[int], int, int]] = []
+    # A pool of its own, not started yet: the clone has to start its zygote.
+    async with open_worker_pool() as pool, trio.open_nursery() as nursery:
         await nursery.start(proxy.serve)
-        before = spawned_worker_pids()
 
         def ready() -> None:
-            at_ready.append((spawned_worker_pids() - before, proxy.connections))
+            at_ready.append((worker_pids(), proxy.connections, pool.statistics().workers_started))
 
         source = await DulwichVCS(work_dir=work_dir).clone(
             f"git://127.0.0.1:{proxy.port}/basic.git", on_ready=ready
         )
-        after = spawned_worker_pids() - before
+        started = pool.statistics().workers_started
         await source.aclose()
         nursery.cancel_scope.cancel()
-    ((workers, connections),) = at_ready  # called once
+    ((workers, connections, started_at_ready),) = at_ready  # called once
     assert len(workers) == 1  # a worker was running when the clone began,
     assert connections == 0  # the clone had not connected yet,
-    assert after == workers  # and it ran in that worker: none started after on_ready.
+    assert started_at_ready == started == 1  # and it ran in that worker: no other started.
+    assert not any(pid_alive(pid) for pid in workers)  # it ended with its job
     assert source.commit == repos["basic"].head
     assert proxy.connections == 1
 
@@ -343,16 +343,15 @@ async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
     daemon: GitDaemon, work_dir: Path
 ) -> None:
     proxy = ThrottlingProxy(daemon.port)
-    idle_before = spawned_worker_pids()  # workers other tests left idle in the cache
     busy: set[int] = set()
-    async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
+    async with open_worker_pool(), trio.open_nursery() as nursery:
         await nursery.start(proxy.serve)
         with trio.fail_after(60), trio.CancelScope() as scope:
 
             async def cancel_when_transferring() -> None:
                 nonlocal busy
                 await proxy.wait_forwarded(256 * 1024)
-                busy = spawned_worker_pids() - idle_before
+                busy = worker_pids()
                 scope.cancel()
 
             nursery.start_soon(cancel_when_transferring)
@@ -370,13 +369,12 @@ async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
 
 async def test_worker_killed_from_outside(daemon: GitDaemon, work_dir: Path) -> None:
     proxy = ThrottlingProxy(daemon.port)
-    idle_before = spawned_worker_pids()
-    async with trio_parallel.cache_scope(), trio.open_nursery() as nursery:
+    async with open_worker_pool(), trio.open_nursery() as nursery:
         await nursery.start(proxy.serve)
 
         async def kill_the_busy_worker() -> None:
             await proxy.wait_forwarded(256 * 1024)
-            (busy,) = spawned_worker_pids() - idle_before
+            (busy,) = worker_pids()
             os.kill(busy, signal.SIGKILL)
 
         nursery.start_soon(kill_the_busy_worker)

@@ -28,6 +28,7 @@ from .servers import (
     ThrottlingProxy,
     git_daemon,
     make_large_repo,
+    worker_pids,
 )
 
 pytestmark = pytest.mark.slow
@@ -91,18 +92,6 @@ def test_a_thousand_urls_with_ten_percent_bad(tmp_path: Path, work: Path) -> Non
     assert code == 1
     assert list(work.iterdir()) == []
     print(f"\n1,000 URLs: {wall:.1f} s wall, peak RSS of the tree {peak / 2**20:.0f} MiB")
-
-
-def _children(pid: int, marker: bytes) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        with contextlib.suppress(OSError, IndexError, ValueError):
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            if ppid == pid and marker in (entry / "cmdline").read_bytes():
-                found.add(int(entry.name))
-    return found
 
 
 async def _read_reports(process: trio.Process, on_report: Any = None) -> list[dict[str, Any]]:
@@ -216,7 +205,7 @@ async def test_sigkill_of_a_clone_worker_fails_that_repository_only(
             env=cli_env(work),
         )
         await proxy.wait_forwarded(128 * 1024)
-        (worker,) = _children(process.pid, b"spawn_main")  # the one clone in flight
+        (worker,) = worker_pids(process.pid)  # the one clone in flight
         os.kill(worker, signal.SIGKILL)
         reports = {r["index"]: r for r in await _read_reports(process)}
         code = await process.wait()

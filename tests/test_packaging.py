@@ -45,4 +45,4 @@ def test_wheel_is_typed_and_has_the_console_script(wheel: Path, wheel_names: set
     (entry_points,) = (n for n in wheel_names if n.endswith("entry_points.txt"))
     with zipfile.ZipFile(wheel) as archive:
         text = archive.read(entry_points).decode()
-    assert "clonegate = clonegate_cli.app:main" in text
+    assert "clonegate = clonegate_cli:main" in text

@@ -71,3 +71,28 @@ def test_the_readme_example_runs_as_written(
     assert "Traceback" not in result.stderr
     assert EXPECTED[heading.split(":")[0]].format(url=served) in result.stdout
     assert [p.name for p in tmp_path.iterdir()] == ["example.py"]  # no clone left behind
+
+
+def test_an_unguarded_script_runs_once(served: str, tmp_path: Path) -> None:
+    """The use case example has no main guard: worker processes never import it, so its
+    top level runs once, in its own process: one report per URL, one summary."""
+    (code,) = [code for heading, code in python_blocks() if heading.startswith("`AnalyzeUseCase`")]
+    assert "__main__" not in code
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    missing = served.rsplit("/", 1)[0] + "/missing.git"
+    result = subprocess.run(
+        [sys.executable, str(script), served, missing],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3  # two reports, one summary
+    assert sorted(line.split()[0] for line in lines[:2]) == sorted([served, missing])
+    assert lines[2].startswith("BatchSummary(")

@@ -13,7 +13,7 @@ from clonegate import (
     with_work_dir,
 )
 
-from .servers import FixtureRepo, GitDaemon, commit_tree, git_daemon, spawned_worker_pids
+from .servers import FixtureRepo, GitDaemon, commit_tree, descendant_pids, git_daemon
 from .test_analyzer import FIXTURE
 
 
@@ -25,7 +25,7 @@ async def test_batch_against_a_loopback_git_daemon(
     served = tmp_path / "served"
     served.mkdir()
     inventory_head = commit_tree(FIXTURE, served, "inventory")
-    idle_before = spawned_worker_pids()
+    idle_before = descendant_pids()
     with git_daemon(served) as second:
         urls = [
             daemon.url("basic"),
@@ -69,6 +69,6 @@ async def test_batch_against_a_loopback_git_daemon(
     # Nothing left behind: no clone directory, and the batch's worker processes are gone.
     assert list(work.iterdir()) == []
     await trio.lowlevel.checkpoint()
-    assert spawned_worker_pids() <= idle_before
+    assert descendant_pids() <= idle_before  # the zygote and every worker are gone
     stats = uc.clone_gate_statistics()
     assert stats.acquired == stats.released == 5  # the invalid URL and the duplicate took none

@@ -2,9 +2,10 @@
 
 A test that must know "both parts are running in workers right now" cannot learn it by
 sampling a limiter from the parent: a busy machine can make any sample miss. Instead,
-workers started with :meth:`WorkerGate.init` replace the analyzer's ``scan_part`` with
-one that first checks in with the test over loopback (sending its pid) and then waits
-for the test's go. What the test sees is what the workers did, in the order they did it.
+a pool's zygote started with :meth:`WorkerGate.init` replaces the analyzer's
+``scan_part`` (in every worker it forks) with one that first checks in with the test
+over loopback (sending its pid) and then waits for the test's go. What the test sees
+is what the workers did, in the order they did it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from clonegate._adapters.analysis import scan
 
 
 def _hold_scan_parts(port: int) -> None:
-    """Worker init: each ``scan_part`` checks in on 127.0.0.1:``port``, then waits for a byte."""
+    """Zygote init: each ``scan_part`` checks in on 127.0.0.1:``port``, then waits for a byte."""
     real = scan.scan_part
 
     def held(*args: Any) -> Any:
@@ -47,7 +48,7 @@ class WorkerGate:
 
     @property
     def init(self) -> Callable[[], None]:
-        """The ``init`` for ``trio_parallel.cache_scope``; needs :meth:`serve` started."""
+        """The ``init`` for ``open_worker_pool``; needs :meth:`serve` started."""
         assert self.port, "start serve() first"
         return functools.partial(_hold_scan_parts, self.port)
 

@@ -14,12 +14,16 @@ import clonegate
 from clonegate import (
     Option,
     RepositoryStatus,
+    parse_size,
     with_analysis_timeout,
     with_ca_bundle,
     with_clone_depth,
+    with_clone_memory_limit,
     with_clone_timeout,
     with_connect_timeout,
+    with_low_speed_limit,
     with_max_concurrent_clones,
+    with_max_repo_size,
     with_netrc,
     with_read_timeout,
     with_ssh_command,
@@ -136,6 +140,29 @@ def analyze(
     depth: Annotated[
         int, typer.Option(min=0, help="Commits of history; 0 for all.", metavar="N")
     ] = 1,
+    max_repo_size: Annotated[
+        str,
+        typer.Option(
+            help="Most one clone may receive and write, e.g. 500M (K, M, G: binary units).",
+            metavar="SIZE",
+        ),
+    ] = "2G",
+    clone_memory: Annotated[
+        str,
+        typer.Option(help="Memory one clone may use, on top of its worker's.", metavar="SIZE"),
+    ] = "1G",
+    low_speed_limit: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="A clone receiving less than this many bytes/s over --low-speed-time fails.",
+            metavar="BYTES",
+        ),
+    ] = 1000,
+    low_speed_time: Annotated[
+        float,
+        typer.Option(min=0.001, help="The window of --low-speed-limit.", metavar="SECONDS"),
+    ] = 30.0,
     token: Annotated[
         str | None,
         typer.Option(
@@ -225,6 +252,9 @@ def analyze(
     if clone_timeout is not None:
         options.append(with_clone_timeout(clone_timeout))
     try:
+        options.append(with_max_repo_size(_size("--max-repo-size", max_repo_size)))
+        options.append(with_clone_memory_limit(_size("--clone-memory", clone_memory)))
+        options.append(with_low_speed_limit(low_speed_limit, low_speed_time))
         if netrc is not None:
             options.append(with_netrc(netrc))
         if token is not None:
@@ -290,6 +320,13 @@ def demo(
                 urls, [with_max_concurrent_clones(2)], output_format, None, False, quiet
             )
     raise typer.Exit(code)
+
+
+def _size(option: str, text: str) -> int:
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise ValueError(f"{option}: {exc}") from None
 
 
 def main() -> None:

@@ -16,6 +16,8 @@ __all__ = [
     "ProtocolError",
     "RepositoryNotFoundError",
     "StorageError",
+    "TooLargeError",
+    "TooSlowError",
     "TransportError",
 ]
 
@@ -36,6 +38,10 @@ class ErrorKind(StrEnum):
     - ``invalid_repository``: what the server sent cannot be a valid repository:
       corrupt objects, a branch name or file path git would refuse.
     - ``storage``: the clone could not be written locally.
+    - ``too_large``: the clone left its resource envelope: more pack data, refs, memory
+      or bytes on disk than its limits allow (the message gives the figure).
+    - ``too_slow``: the server sent less than the low-speed limit for its whole
+      window (a trickle), long before any timeout.
     """
 
     INVALID_URL = "invalid_url"
@@ -48,6 +54,8 @@ class ErrorKind(StrEnum):
     EMPTY = "empty_repository"
     INVALID_REPOSITORY = "invalid_repository"
     STORAGE = "storage"
+    TOO_LARGE = "too_large"
+    TOO_SLOW = "too_slow"
 
 
 class CloneError(Exception):
@@ -135,6 +143,18 @@ class StorageError(CloneError):
     kind = ErrorKind.STORAGE
 
 
+class TooLargeError(CloneError):
+    """The clone passed a limit of its envelope: pack size, refs, memory, disk."""
+
+    kind = ErrorKind.TOO_LARGE
+
+
+class TooSlowError(CloneError):
+    """The server sent less than the low-speed limit over its whole window."""
+
+    kind = ErrorKind.TOO_SLOW
+
+
 ERROR_TYPES: dict[ErrorKind, type[CloneError]] = {
     cls.kind: cls
     for cls in (
@@ -148,5 +168,7 @@ ERROR_TYPES: dict[ErrorKind, type[CloneError]] = {
         EmptyRepositoryError,
         InvalidRepositoryError,
         StorageError,
+        TooLargeError,
+        TooSlowError,
     )
 }

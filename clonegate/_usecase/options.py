@@ -18,13 +18,16 @@ __all__ = [
     "with_analysis_timeout",
     "with_ca_bundle",
     "with_clone_depth",
+    "with_clone_memory_limit",
     "with_clone_timeout",
     "with_clone_weight",
     "with_connect_timeout",
     "with_event_hook",
     "with_keep_clones",
+    "with_low_speed_limit",
     "with_max_concurrent_analyses",
     "with_max_concurrent_clones",
+    "with_max_repo_size",
     "with_netrc",
     "with_read_timeout",
     "with_ssh_command",
@@ -64,6 +67,10 @@ class UseCaseConfig:
     read_timeout: float = 120.0
     ssh_command: str = "ssh"
     ca_bundle: Path | None = None
+    max_repo_size: int = 2 << 30
+    clone_memory_limit: int = 1 << 30
+    low_speed_limit: int = 1000
+    low_speed_time: float = 30.0
     # The default analyzer (TestInventoryAnalyzer); None: one process per CPU
     max_concurrent_analyses: int | None = None
     vcs_options: frozenset[str] = frozenset()
@@ -137,6 +144,33 @@ def with_ssh_command(command: str) -> Option:
 def with_ca_bundle(path: Path) -> Option:
     """A PEM file of certificate authorities to trust for https instead of the system's."""
     return _for_vcs("with_ca_bundle", ca_bundle=Path(path))
+
+
+def with_max_repo_size(size: int) -> Option:
+    """Bytes one clone may receive, and write per file and in all (default 2 GiB).
+
+    Checked while the pack streams in: an endless pack fails ``too_large`` at the
+    limit, not when the disk is full."""
+    value = positive_int("max_repo_size", size)
+    return _for_vcs("with_max_repo_size", max_repo_size=value)
+
+
+def with_clone_memory_limit(size: int) -> Option:
+    """Bytes of memory one clone may use on top of its worker's start (default 1 GiB).
+
+    A hard cap (the worker's address-space limit): a clone that needs more fails
+    ``too_large``; the batch goes on."""
+    value = positive_int("clone_memory_limit", size)
+    return _for_vcs("with_clone_memory_limit", clone_memory_limit=value)
+
+
+def with_low_speed_limit(bytes_per_second: int, seconds: float = 30.0) -> Option:
+    """A clone that receives less than ``bytes_per_second`` on average over ``seconds``
+    fails ``too_slow`` (default 1000 bytes/s over 30 s, like git's
+    ``http.lowSpeedLimit``/``lowSpeedTime``, on every transport)."""
+    rate = positive_int("low_speed_limit", bytes_per_second)
+    window = positive_seconds("low_speed_time", seconds)
+    return _for_vcs("with_low_speed_limit", low_speed_limit=rate, low_speed_time=window)
 
 
 def with_max_concurrent_analyses(n: int) -> Option:

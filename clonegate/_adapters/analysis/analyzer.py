@@ -7,11 +7,11 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar, final
 
 import trio
-import trio_parallel
 
 from ..._domain.checks import positive_int
 from ..._domain.inventory import AnalysisReport, RepositoryFacts
 from ..._domain.vcs import ClonedSource
+from ..workers import default_worker_limiter, run_in_worker
 from .scan import Listing, Part, PartResult, ScanResult, list_commit, scan_part
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
@@ -28,14 +28,14 @@ T = TypeVar("T")
 class TestInventoryAnalyzer:
     """Takes the test inventory of a :class:`clonegate.ClonedSource`.
 
-    Parsing is CPU-bound and the GIL would serialize it, so it runs in trio-parallel
-    worker processes: one job lists the commit's tree, then the candidate files are
-    split into parts scanned side by side, so that one large repository uses every
-    CPU. Every job waits on one limiter, which all analyses of this analyzer share:
-    however many analyses the caller runs at once, at most ``processes`` processes
-    parse, and memory stays bounded. The default (``None``) is trio-parallel's own
-    limiter, one token per CPU, shared with everything in the program that uses it
-    (:func:`trio_parallel.current_default_worker_limiter`).
+    Parsing is CPU-bound and the GIL would serialize it, so it runs in worker
+    processes, a fresh one per job (ADR 0003): one job lists the commit's tree,
+    then the candidate files are split into parts scanned side by side, so that one
+    large repository uses every CPU. Every job waits on one limiter, which all
+    analyses of this analyzer share: however many analyses the caller runs at once,
+    at most ``processes`` processes parse, and memory stays bounded. The default
+    (``None``) is one limiter per ``trio.run`` with a token per CPU, shared by every
+    analyzer made with the default.
 
     Cancelling the caller kills the workers. The report does not depend on how the
     files were split.
@@ -52,7 +52,7 @@ class TestInventoryAnalyzer:
 
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
         path = str(source.path)
-        cpus = self._limiter or trio_parallel.current_default_worker_limiter()
+        cpus = self._limiter or default_worker_limiter()
         listing: Listing = await _in_worker(cpus, list_commit, path, source.commit)
         parts = split(listing.candidates, int(cpus.total_tokens))
         results = await _all(
@@ -86,8 +86,8 @@ def split(candidates: Part, processes: int, min_files: int = MIN_FILES_PER_PART)
 
 
 async def _in_worker(limiter: trio.CapacityLimiter, function: Callable[..., T], *args: object) -> T:
-    result: T = await trio_parallel.run_sync(function, *args, kill_on_cancel=True, limiter=limiter)
-    return result
+    async with limiter:
+        return await run_in_worker(function, *args)
 
 
 async def _all(jobs: list[Callable[[], Awaitable[PartResult]]]) -> list[PartResult]:

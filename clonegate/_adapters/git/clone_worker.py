@@ -1,6 +1,6 @@
 """The part of a clone that runs inside a worker process (ADR 0003).
 
-Everything here runs in a trio-parallel worker, never in the caller's process: dulwich
+Everything here runs in a worker process (one per clone), never in the caller's process: dulwich
 holds the GIL while it unpacks, and a process is the only thing that can be stopped
 for certain. Arguments and results are plain picklable data. Exceptions never cross
 the process boundary: each is classified into an ``ErrorKind`` and a message with every
@@ -10,11 +10,10 @@ secret removed, so no traceback can carry a token out.
 from __future__ import annotations
 
 import dataclasses
-import functools
-import importlib
 import os
 import resource
 import shutil
+import signal
 import socket
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -24,16 +23,14 @@ from typing import TYPE_CHECKING, Any
 
 from ..._domain.errors import ErrorKind
 from ..._domain.urls import redact, visible
+from .envelope import Breach, Envelope, TransferMeter
+from .isolation import checkout, isolated_repo_class
 from .worker_errors import Failure, classify
 from .worker_http import GuardedPool
 
 if TYPE_CHECKING:
     from dulwich.client import GitClient
-    from dulwich.repo import Repo
 
-# A worker whose peak memory passed this is replaced after its current job, so one
-# large repository does not leave a bloated process behind for the next ones.
-RETIRE_ABOVE_PEAK_RSS_BYTES = 512 * 1024 * 1024
 # What a clone and its ssh child need from the environment, and nothing else: no
 # token, no unrelated secret reaches a child (ssh, or anything it starts).
 _KEPT_VARIABLES = frozenset(
@@ -67,6 +64,15 @@ class CloneJob:
     # A kept clone's stable home: cloned into ``target`` then moved here, or, if it is
     # already there, updated in place.
     keep_at: str | None = None
+    envelope: Envelope = dataclasses.field(default_factory=Envelope)
+
+    @property
+    def max_memory(self) -> int:
+        return self.envelope.max_memory
+
+    @property
+    def max_file_size(self) -> int:
+        return self.envelope.max_repo_bytes
 
     def __repr__(self) -> str:  # never show the password, even in a debugger
         return f"CloneJob({self.shown_url!r} -> {self.target!r})"
@@ -84,27 +90,13 @@ class CloneOutcome:
     error_reason: str = ""
 
 
-def retire_if_bloated() -> bool:
-    """trio-parallel ``retire`` hook: end this worker after its job if it grew too big."""
-    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak_kib * 1024 > RETIRE_ABOVE_PEAK_RSS_BYTES
-
-
-def worker_ready() -> None:
-    """The set-up job: starts a worker process if none is idle, and loads what a clone needs.
-
-    Importing dulwich and urllib3 takes a third of a second on an idle machine; it is
-    part of starting a worker, not of the clone, so it happens here, before on_ready.
-    """
-    for module in ("dulwich.client", "dulwich.config", "dulwich.errors", "dulwich.repo", "urllib3"):
-        importlib.import_module(module)
-
-
 def clone_in_worker(job: CloneJob) -> CloneOutcome:
     """Clone ``job.url``'s remote HEAD branch into ``job.target``; never raises."""
     secrets = [s for s in (job.password, job.username) if s and len(s) >= 4]
     try:
         return _clone(job)
+    except Breach as breach:
+        return CloneOutcome(error_kind=breach.kind, error_reason=breach.reason)
     except Exception as exc:  # every failure becomes data; see the module docstring
         kind, reason = classify(
             exc, job, has_credentials=job.username is not None, mid_transfer=False
@@ -132,6 +124,11 @@ def _clone(job: CloneJob) -> CloneOutcome:
     # process-wide setting is ours alone. HTTP gets explicit urllib3 timeouts.
     socket.setdefaulttimeout(job.read_timeout)
     minimal_environment()
+    # No file of the clone may pass the repository size limit: past it, a write
+    # fails with EFBIG (SIGXFSZ, which would kill the worker, is ignored).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit = job.envelope.max_repo_bytes
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     client, path = _client_for(job)
     if job.keep_at is not None and os.path.lexists(job.keep_at):
@@ -146,16 +143,22 @@ def _clone(job: CloneJob) -> CloneOutcome:
 
 
 def _new_clone(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
-    isolated = _isolated_repo_class()
+    isolated = isolated_repo_class()
     Path(job.target).mkdir(mode=0o700)
     repo = isolated.init_bare(job.target) if job.bare else isolated.init(job.target)
     try:
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
-            _checkout(repo.get_worktree().reset_index)
+            checkout(repo.get_worktree().reset_index)
         outcome = _outcome(repo, head, branch, job.target)
     finally:
         repo.close()  # an unclosed Repo makes noise from __del__ at exit
+    if outcome.bytes_on_disk > job.envelope.max_repo_bytes:
+        raise Failure(
+            ErrorKind.TOO_LARGE,
+            f"the clone takes {outcome.bytes_on_disk} bytes on disk, more than the limit "
+            f"of {job.envelope.max_repo_bytes}",
+        )
     if job.keep_at is not None:
         # Complete, then moved into place in one rename: the stable path never holds a
         # half-made clone, whatever stops this one.
@@ -175,7 +178,7 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
 
     assert job.keep_at is not None
     try:
-        repo = _isolated_repo_class()(job.keep_at)
+        repo = isolated_repo_class()(job.keep_at)
     except (NotGitRepository, OSError):
         raise Failure(
             ErrorKind.STORAGE,
@@ -196,7 +199,7 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
             # The files too, deletions included.
-            _checkout(lambda: porcelain.reset(repo, "hard", head))
+            checkout(lambda: porcelain.reset(repo, "hard", head))
         outcome = _outcome(repo, head, branch, job.keep_at)
     finally:
         repo.close()
@@ -206,17 +209,19 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
 def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple[bytes, str]:
     """Fetch the remote HEAD's branch into ``repo`` and record its refs: (sha, branch)."""
     heard_refs = False
+    meter = TransferMeter(job.envelope)
 
     def wants_head(refs: Any, depth: int | None = None) -> Any:
         nonlocal heard_refs
         heard_refs = True
+        meter.check_refs(len(refs))
         head = refs.get(b"HEAD")
         return [head] if head else []
 
+    from .pack_intake import fetch_into
+
     try:
-        result: Any = client.fetch(
-            path, repo, determine_wants=wants_head, depth=job.depth, ref_prefix=[b"HEAD"]
-        )
+        result: Any = fetch_into(client, path, repo, wants_head, job.depth, meter)
     except Failure:
         raise
     except Exception as exc:
@@ -338,55 +343,3 @@ def _is_hangup(exc: BaseException) -> bool:
     from dulwich.errors import HangupException
 
     return isinstance(exc, HangupException)
-
-
-def _checkout(write: Any) -> None:
-    """Write the working tree; a path git would refuse is the repository's fault."""
-    from dulwich.index import InvalidPathError
-
-    try:
-        write()
-    except InvalidPathError as exc:
-        raw = exc.args[0] if exc.args else b""
-        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
-        path = visible(text.removeprefix("invalid path ").strip("'"))[:200]
-        raise Failure(
-            ErrorKind.INVALID_REPOSITORY,
-            f"the repository holds a file path git refuses to check out ({path})",
-        ) from None
-
-
-@functools.cache
-def _isolated_repo_class() -> type[Repo]:
-    """dulwich's Repo, blind to every git configuration but the repository's own.
-
-    A checkout reads no ``~/.gitconfig`` or ``/etc/gitconfig`` (whose filters,
-    git-lfs's among them, would run commands for the repository's files) and
-    applies no filter at all, the built-in ones (LFS downloads, line endings)
-    included: the working tree holds the blobs exactly as committed.
-    """
-    from dulwich.config import StackedConfig
-    from dulwich.repo import Repo
-
-    class IsolatedRepo(Repo):
-        def get_config_stack(self) -> StackedConfig:
-            own = self.get_config()
-            return StackedConfig([own], writable=own)
-
-        def get_blob_normalizer(self, config: Any = None, tree: Any = None) -> Any:
-            return _AS_COMMITTED
-
-    return IsolatedRepo
-
-
-class _AsCommitted:
-    """A blob normalizer that changes nothing, in or out."""
-
-    def checkin_normalize(self, blob: Any, path: bytes) -> Any:
-        return blob
-
-    def checkout_normalize(self, blob: Any, path: bytes) -> Any:
-        return blob
-
-
-_AS_COMMITTED = _AsCommitted()

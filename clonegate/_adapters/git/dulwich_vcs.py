@@ -9,14 +9,16 @@ from pathlib import Path
 from typing import final
 
 import trio
-import trio_parallel
 
 from ..._domain.checks import positive_int, positive_seconds
 from ..._domain.credentials import Credential
 from ..._domain.errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, discard
-from .clone_worker import CloneJob, clone_in_worker, worker_ready
+from ..workers import WorkerDied, run_in_worker
+from .clone_worker import CloneJob, clone_in_worker
+from .debris import new_clone_directory
+from .envelope import Envelope
 
 __all__ = ["DulwichVCS"]
 
@@ -40,6 +42,15 @@ class DulwichVCS:
         known-hosts file); clonegate appends ``BatchMode=yes`` and its timeouts.
       ca_bundle: a PEM file of certificate authorities to trust for https, instead of
         the system's (an internal CA).
+      max_repo_size: bytes of pack data one clone may receive, and the most it may
+        write per file and in all (default 2 GiB); past it, ``too_large``.
+      max_memory: bytes of memory one clone may use on top of its worker's start
+        (default 1 GiB), enforced as the worker's address-space limit; past it,
+        ``too_large``.
+      low_speed_limit, low_speed_time: a clone that receives less than
+        ``low_speed_limit`` bytes per second on average over ``low_speed_time``
+        seconds fails ``too_slow`` (default 1000 bytes/s over 30 s), on every
+        transport.
       keep_in: keep clones made without a ``destination`` at a stable place,
         ``<keep_in>/<host>/<path>`` (:attr:`RepoURL.kept_path`), instead of a private
         temporary directory. Made complete beside it, then renamed into place; when
@@ -48,7 +59,9 @@ class DulwichVCS:
         working tree reset to it, local changes included. Anything else there is
         refused with a :class:`StorageError` and left untouched.
 
-    Each clone runs in a trio-parallel worker process, reused between clones. The
+    Each clone runs in a worker process of its own, forked from a preloaded zygote
+    (ADR 0003), in the current worker pool (``open_worker_pool``, or one that lives
+    as long as the ``trio.run``). The
     caller's cancel scope is the overall deadline: on cancellation the worker is
     killed, the clone's directory removed, and only then does :meth:`clone` raise
     :exc:`trio.Cancelled`, so a limit slot held around the call is held until the
@@ -67,6 +80,10 @@ class DulwichVCS:
         ssh_command: str = "ssh",
         ca_bundle: Path | None = None,
         keep_in: Path | None = None,
+        max_repo_size: int = 2 << 30,
+        max_memory: int = 1 << 30,
+        low_speed_limit: int = 1000,
+        low_speed_time: float = 30.0,
     ) -> None:
         self._depth = positive_int("depth", depth) if depth is not None else None
         self._checkout = checkout
@@ -77,6 +94,12 @@ class DulwichVCS:
         self._ssh_command = ssh_command
         self._ca_bundle = ca_bundle
         self._keep_in = keep_in
+        self._envelope = Envelope(
+            max_repo_bytes=positive_int("max_repo_size", max_repo_size),
+            max_memory=positive_int("max_memory", max_memory),
+            low_speed_bytes_per_second=positive_int("low_speed_limit", low_speed_limit),
+            low_speed_seconds=positive_seconds("low_speed_time", low_speed_time),
+        )
 
     async def clone(
         self,
@@ -89,8 +112,8 @@ class DulwichVCS:
         """Clone ``url`` into ``destination`` (must not exist yet) or a private temporary directory.
 
         ``on_ready`` is called once a worker process is running, right before the clone
-        job is handed to it: starting a worker (spawning a Python interpreter and
-        importing dulwich) is set-up, not clone time.
+        job is handed to it: starting the workers' zygote (a Python interpreter that
+        imports dulwich, once per pool) is set-up, not clone time.
 
         ``credential`` authenticates https on its own origin (scheme, host and port
         of ``url``), and only in answer to the server's 401 challenge; it is refused
@@ -124,28 +147,20 @@ class DulwichVCS:
             ssh_command=self._ssh_command,
             ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
             keep_at=str(keep_at) if keep_at is not None else None,
+            envelope=self._envelope,
         )
         try:
-            # Start a worker, or find an idle one, with a job that does nothing...
-            await trio_parallel.run_sync(worker_ready, kill_on_cancel=True, limiter=_NO_LIMIT)
-            if on_ready is not None:
-                on_ready()
-            # ...then hand the clone to that same worker. trio-parallel puts a worker
-            # back on top of its LIFO cache before run_sync returns, and takes one from
-            # the top before its first checkpoint; nothing here checkpoints in between
-            # (_NO_LIMIT does not), so no other task can take the worker just started.
-            # (Checked for trio-parallel 1.3 by test_on_ready_comes_after_the_worker_
-            # starts_and_before_the_clone. In a caller's context whose workers end
-            # after every job, retire=lambda: True or idle_timeout=0, the clone gets a
-            # new worker and its start counts as clone time; clonegate's own do neither.)
-            outcome = await trio_parallel.run_sync(
-                clone_in_worker, job, kill_on_cancel=True, limiter=_NO_LIMIT
+            outcome = await run_in_worker(
+                clone_in_worker,
+                job,
+                on_ready=on_ready,
+                memory_allowance=self._envelope.max_memory,
             )
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
-            # is dead by now (trio-parallel waits for it); remove what it left.
+            # is dead by now (run_in_worker waits for it); remove what it left.
             await discard(owned_root or target)
-            if isinstance(exc, trio_parallel.BrokenWorkerError):
+            if isinstance(exc, WorkerDied):
                 raise CloneCancelledError(
                     shown, "the clone's worker process died before finishing"
                 ) from None
@@ -191,30 +206,12 @@ class DulwichVCS:
             if keep_at is not None:
                 root = Path(tempfile.mkdtemp(prefix=".clonegate-", dir=keep_at.parent))
             else:
-                root = Path(tempfile.mkdtemp(prefix="clonegate-", dir=self._work_dir))
+                root = new_clone_directory(self._work_dir)
         except OSError as exc:
             raise StorageError(
                 repo.redacted, f"cannot create a work directory: {exc.strerror}"
             ) from None
         return root, root / repo.directory_name
-
-
-class _NoLimit:
-    """A trio-parallel limiter that never waits and, unlike a CapacityLimiter, never yields.
-
-    The use case's gate is the only clone limit: trio-parallel's default limiter (one
-    per CPU) must not add a hidden one. Not yielding keeps a started worker for its
-    clone (see :meth:`DulwichVCS.clone`).
-    """
-
-    async def __aenter__(self) -> None:
-        return None
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        return None
-
-
-_NO_LIMIT = _NoLimit()
 
 
 def _credentials(repo: RepoURL, credential: Credential | None) -> tuple[str | None, str | None]:

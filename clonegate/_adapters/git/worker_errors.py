@@ -60,6 +60,10 @@ class Limits(Protocol):
     def connect_timeout(self) -> float: ...
     @property
     def read_timeout(self) -> float: ...
+    @property
+    def max_memory(self) -> int: ...
+    @property
+    def max_file_size(self) -> int: ...
 
 
 def chain(exc: BaseException) -> Iterator[BaseException]:
@@ -133,6 +137,14 @@ def _by_type(
         return ErrorKind.TIMEOUT, f"could not connect within {limits.connect_timeout:g} s"
     if isinstance(e, TimeoutError) or name in _TIMEOUTS:
         return ErrorKind.TIMEOUT, f"no answer within the {limits.read_timeout:g} s read timeout"
+    if isinstance(e, MemoryError):
+        return ErrorKind.TOO_LARGE, (
+            f"the clone needed more than its memory limit of {limits.max_memory >> 20} MiB"
+        )
+    if isinstance(e, OSError) and e.errno == errno.EFBIG:
+        return ErrorKind.TOO_LARGE, (
+            f"a file of the clone passed the size limit of {limits.max_file_size >> 20} MiB"
+        )
     if isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS:
         return ErrorKind.STORAGE, f"cannot write the clone: {e.strerror}"
     if name == "NotGitRepository":

@@ -1,0 +1,69 @@
+"""Private clone directories that name their owner, and the debris of dead runs.
+
+A clone's private directory is ``clonegate-<pid>.<start>-<random>`` in the work
+directory: the process that made it, and that process's start time (from
+``/proc``, so that a reused pid is not mistaken for the owner). A process killed
+with SIGKILL cannot remove its clones; the first clone of the next clonegate
+process in the same work directory removes every such directory whose owner is no
+longer running, and never one whose owner is (a concurrent run's). Directories
+made by anything else, or by a clonegate without owners in names, are left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+import threading
+from pathlib import Path
+
+_OWNED = re.compile(r"clonegate-(\d+)\.(\d+)-")
+_lock = threading.Lock()
+_swept: set[tuple[int, str]] = set()
+
+
+def new_clone_directory(work_dir: Path | None) -> Path:
+    """A new private (0700) directory for one clone in ``work_dir`` (default: the
+    system's temporary directory), named for this process. Blocking; call it in a
+    thread. On this process's first use of ``work_dir``, dead runs' directories there
+    are removed first."""
+    parent = Path(work_dir if work_dir is not None else tempfile.gettempdir())
+    pid = os.getpid()
+    with _lock:
+        if (pid, str(parent)) not in _swept:
+            remove_dead_runs(parent)
+            _swept.add((pid, str(parent)))
+    start = _start_time(pid)
+    return Path(tempfile.mkdtemp(prefix=f"clonegate-{pid}.{start}-", dir=parent))
+
+
+def remove_dead_runs(parent: Path) -> list[Path]:
+    """Remove the clone directories in ``parent`` whose owner process has ended."""
+    removed: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for entry in entries:
+        owner = _OWNED.match(entry.name)
+        if owner is None or not entry.is_dir() or entry.is_symlink():
+            continue
+        pid, start = int(owner[1]), int(owner[2])
+        if _start_time(pid) == start:
+            continue  # its owner is running
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+def _start_time(pid: int) -> int | None:
+    """When process ``pid`` started (clock ticks since boot), or None if it has ended."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat.rsplit(")", 1)[1].split()
+    if fields[0] in ("Z", "X"):
+        return None  # a zombie has ended; only its exit status is left
+    return int(fields[19])  # field 22 of stat

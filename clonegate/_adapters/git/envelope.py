@@ -1,0 +1,219 @@
+"""A clone's resource envelope, enforced inside its worker process (ADR 0003).
+
+Limits on what a server may make one clone receive and how slowly; the memory cap
+is the worker's ``RLIMIT_AS`` (set by the pool) and a file-size cap its
+``RLIMIT_FSIZE``. A breach stops the clone with :class:`Breach`, which the worker
+reports as the clone's ``too_large`` or ``too_slow`` failure with the figure; the
+rest of the batch goes on.
+
+Bytes are counted where they arrive: every ``recv`` of a socket (git://, and
+http(s) below TLS), and, for ssh, whatever this process reads from pipes (its
+``rchar``, which socket ``recv`` does not add to). A watchdog thread looks at the
+count a few times a second; to stop a clone blocked in a read, it signals the
+main thread, whose handler raises :class:`Breach` there: the read is interrupted
+(EINTR) and the exception unwinds the clone wherever it is.
+"""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import os
+import signal
+import socket
+import ssl
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from ..._domain.errors import ErrorKind
+
+# The watchdog looks this often: several times per low-speed window, and at least
+# four times a second, so that a breach stops a clone within a fraction of a second.
+_TICKS_PER_WINDOW = 8
+_LONGEST_TICK = 0.25
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One clone's limits (the defaults are :class:`clonegate.DulwichVCS`'s).
+
+    ``max_repo_bytes`` bounds the pack data received and every file written (and the
+    clone's total on disk, checked when it is complete); ``max_memory`` the address
+    space the clone may add to its worker's.
+    """
+
+    max_repo_bytes: int = 2 << 30
+    max_memory: int = 1 << 30
+    max_advertised_refs: int = 100_000
+    max_advertisement_bytes: int = 32 << 20
+    low_speed_bytes_per_second: int = 1000
+    low_speed_seconds: float = 30.0
+
+
+class Breach(BaseException):
+    """The clone left its envelope. A BaseException, so that no library's
+    ``except Exception`` can swallow it on the way out."""
+
+    def __init__(self, kind: ErrorKind, reason: str) -> None:
+        super().__init__(kind, reason)
+        self.kind = kind
+        self.reason = reason
+
+
+class TransferMeter:
+    """Counts a clone's received bytes and enforces :class:`Envelope`; see the module doc."""
+
+    def __init__(self, envelope: Envelope) -> None:
+        self.envelope = envelope
+        self.socket_bytes = 0
+        self.pack_bytes = 0
+        self.advertising = True  # until the client has heard every ref
+        self._pending: Breach | None = None
+        self._stop = threading.Event()
+        self._own_reads = 0  # what reading /proc/self/io itself added to rchar
+        self._rchar_at_start = 0
+
+    def received(self) -> int:
+        """Bytes received so far: on sockets, and read from pipes (ssh)."""
+        return self.socket_bytes + max(0, self._rchar() - self._rchar_at_start)
+
+    def _rchar(self) -> int:
+        """This process's ``rchar`` (bytes it read with read()), less this method's own reads."""
+        fd = os.open("/proc/self/io", os.O_RDONLY)
+        try:
+            content = os.read(fd, 4096)
+        finally:
+            os.close(fd)
+        value = next(
+            (int(line.split()[1]) for line in content.splitlines() if line.startswith(b"rchar:")), 0
+        )
+        value -= self._own_reads  # earlier reads of this file are in the value already
+        self._own_reads += len(content)
+        return value
+
+    def count_pack(self, size: int) -> None:
+        """Called with each piece of pack data; raises once past the byte limit."""
+        self.pack_bytes += size
+        limit = self.envelope.max_repo_bytes
+        if self.pack_bytes > limit:
+            raise Breach(
+                ErrorKind.TOO_LARGE,
+                f"the server sent more than {_size(limit)} of pack data (the limit per clone)",
+            )
+
+    def count_socket(self, size: int) -> None:
+        """Called with each socket read (main thread): the advertisement's cap, at once."""
+        self.socket_bytes += size
+        if self.advertising and self.socket_bytes > self.envelope.max_advertisement_bytes:
+            raise self._advertisement_too_large()
+
+    def _advertisement_too_large(self) -> Breach:
+        limit = _size(self.envelope.max_advertisement_bytes)
+        return Breach(ErrorKind.TOO_LARGE, f"the server's list of refs passed {limit} (the limit)")
+
+    def check_refs(self, count: int) -> None:
+        """Called once the advertisement is parsed: a cap on how many refs it held."""
+        self.advertising = False
+        limit = self.envelope.max_advertised_refs
+        if count > limit:
+            raise Breach(
+                ErrorKind.TOO_LARGE,
+                f"the server advertised {count} refs, more than the limit of {limit}",
+            )
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator[None]:
+        """Meter the transfer in the ``with`` block (main thread only)."""
+        self._rchar_at_start = self._rchar()
+        main = threading.get_ident()
+        previous = signal.signal(signal.SIGUSR1, self._raise_pending)
+        watchdog = threading.Thread(target=self._watch, args=(main,), daemon=True)
+        with _counting_sockets(self):
+            watchdog.start()
+            try:
+                yield
+            finally:
+                self._stop.set()
+                watchdog.join()
+                signal.signal(signal.SIGUSR1, previous)
+        if self._pending is not None:  # signalled as the block ended: still a breach
+            raise self._pending
+
+    def _raise_pending(self, signum: int, frame: Any) -> None:
+        if self._pending is not None:
+            raise self._pending
+
+    def _watch(self, main: int) -> None:
+        envelope = self.envelope
+        window = envelope.low_speed_seconds
+        samples: collections.deque[tuple[float, int]] = collections.deque()
+        start = time.monotonic()
+        while not self._stop.wait(min(window / _TICKS_PER_WINDOW, _LONGEST_TICK)):
+            now, total = time.monotonic(), self.received()
+            samples.append((now, total))
+            while samples and samples[0][0] < now - window:
+                samples.popleft()
+            breach = None
+            if self.advertising and total > envelope.max_advertisement_bytes:
+                breach = self._advertisement_too_large()
+            elif now - start >= window and samples:
+                recent = total - samples[0][1]
+                if recent < envelope.low_speed_bytes_per_second * window:
+                    breach = Breach(
+                        ErrorKind.TOO_SLOW,
+                        f"received {recent} bytes in the last {window:g} s, less than "
+                        f"{envelope.low_speed_bytes_per_second} bytes/s (the low-speed limit)",
+                    )
+            if breach is not None:
+                self._pending = breach
+                signal.pthread_kill(main, signal.SIGUSR1)
+                return
+
+
+@contextlib.contextmanager
+def _counting_sockets(meter: TransferMeter) -> Iterator[None]:
+    """Count every byte received by any socket of this process (a worker: one clone)."""
+    plain_recv, plain_recv_into = socket.socket.recv, socket.socket.recv_into
+    tls_recv, tls_recv_into = ssl.SSLSocket.recv, ssl.SSLSocket.recv_into
+
+    def recv(self: Any, *args: Any) -> bytes:
+        data: bytes = plain_recv(self, *args)
+        meter.count_socket(len(data))
+        return data
+
+    def recv_into(self: Any, *args: Any) -> int:
+        size: int = plain_recv_into(self, *args)
+        meter.count_socket(size)
+        return size
+
+    def tls_recv_(self: Any, *args: Any) -> bytes:
+        data: bytes = tls_recv(self, *args)
+        meter.count_socket(len(data))
+        return data
+
+    def tls_recv_into_(self: Any, *args: Any) -> int:
+        size: int = tls_recv_into(self, *args)
+        meter.count_socket(size)
+        return size
+
+    patches = {
+        (socket.socket, "recv"): recv,
+        (socket.socket, "recv_into"): recv_into,
+        (ssl.SSLSocket, "recv"): tls_recv_,
+        (ssl.SSLSocket, "recv_into"): tls_recv_into_,
+    }
+    originals = {key: getattr(*key) for key in patches}
+    for (cls, name), function in patches.items():
+        setattr(cls, name, function)
+    try:
+        yield
+    finally:
+        for (cls, name), function in originals.items():
+            setattr(cls, name, function)
+
+
+def _size(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB" if size >= 1 << 20 else f"{size} bytes"

@@ -1,0 +1,65 @@
+"""A checkout that runs nothing from any git configuration (ADR 0012); worker side."""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from ..._domain.errors import ErrorKind
+from ..._domain.urls import visible
+from .worker_errors import Failure
+
+if TYPE_CHECKING:
+    from dulwich.repo import Repo
+
+
+def checkout(write: Any) -> None:
+    """Write the working tree; a path git would refuse is the repository's fault."""
+    from dulwich.index import InvalidPathError
+
+    try:
+        write()
+    except InvalidPathError as exc:
+        raw = exc.args[0] if exc.args else b""
+        text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        path = visible(text.removeprefix("invalid path ").strip("'"))[:200]
+        raise Failure(
+            ErrorKind.INVALID_REPOSITORY,
+            f"the repository holds a file path git refuses to check out ({path})",
+        ) from None
+
+
+@functools.cache
+def isolated_repo_class() -> type[Repo]:
+    """dulwich's Repo, blind to every git configuration but the repository's own.
+
+    A checkout reads no ``~/.gitconfig`` or ``/etc/gitconfig`` (whose filters,
+    git-lfs's among them, would run commands for the repository's files) and
+    applies no filter at all, the built-in ones (LFS downloads, line endings)
+    included: the working tree holds the blobs exactly as committed.
+    """
+    from dulwich.config import StackedConfig
+    from dulwich.repo import Repo
+
+    class IsolatedRepo(Repo):
+        def get_config_stack(self) -> StackedConfig:
+            own = self.get_config()
+            return StackedConfig([own], writable=own)
+
+        def get_blob_normalizer(self, config: Any = None, tree: Any = None) -> Any:
+            return _AS_COMMITTED
+
+    return IsolatedRepo
+
+
+class _AsCommitted:
+    """A blob normalizer that changes nothing, in or out."""
+
+    def checkin_normalize(self, blob: Any, path: bytes) -> Any:
+        return blob
+
+    def checkout_normalize(self, blob: Any, path: bytes) -> Any:
+        return blob
+
+
+_AS_COMMITTED = _AsCommitted()

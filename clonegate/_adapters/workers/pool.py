@@ -1,0 +1,354 @@
+"""clonegate's worker processes, seen from the parent: a pool around one zygote (ADR 0003).
+
+:func:`run_in_worker` runs a function in a fresh worker process forked from the
+zygote (see :mod:`.zygote`), waits for its reply, and kills the worker if the caller
+is cancelled. A pool lives as long as an :func:`open_worker_pool` scope, or, outside
+any scope, as long as the ``trio.run`` that first needed one.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from typing import Any, TypeVar
+
+import trio
+
+from . import wire
+
+T = TypeVar("T")
+
+# How long cleanup may take, shielded: a killed worker is gone in milliseconds, and
+# the zygote needs only to kill and reap its workers.
+_CLEANUP_SECONDS = 10.0
+_BOOT = (
+    "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+    "from clonegate._adapters.workers.zygote import main; "
+    "main(int(sys.argv[2]), sys.argv[3:])"
+)
+# The ``python -c`` code of the zygote; tests find worker processes by it.
+ZYGOTE_MARK = "clonegate._adapters.workers.zygote"
+
+
+class WorkerDied(Exception):
+    """The worker process ended without a reply (killed, or crashed in native code)."""
+
+    def __init__(self, status: int | None, peak_rss_bytes: int) -> None:
+        self.signal = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
+        self.peak_rss_bytes = peak_rss_bytes
+        how = f"killed by signal {self.signal}" if self.signal else "ended without a reply"
+        super().__init__(f"the worker process was {how}")
+
+
+@dataclass(frozen=True)
+class WorkerPoolStatistics:
+    """What a pool has done: workers forked so far, those alive now, the largest peak
+    resident memory of any worker that has ended (from the kernel, at its exit), and
+    the zygote's pid."""
+
+    workers_started: int
+    workers_running: frozenset[int]
+    largest_peak_rss_bytes: int
+    zygote_pid: int | None
+
+
+@dataclass
+class _Exit:
+    done: trio.Event = field(default_factory=trio.Event)
+    status: int | None = None
+    peak_kib: int = 0
+
+
+class WorkerPool:
+    """A zygote and the workers it forked; see the module docstring."""
+
+    def __init__(self, preload: Sequence[str], init: Callable[[], object] | None = None) -> None:
+        self._preload = list(preload)
+        self._init = init
+        self._control: trio.socket.SocketType | None = None
+        self._zygote: trio.Process | None = None
+        self._started = trio.Event()
+        self._starting = False
+        self._broken: BaseException | None = None
+        self._next_request = 0
+        self._forks: dict[int, trio.MemorySendChannel[tuple[int, int, int]]] = {}
+        self._exits: dict[int, _Exit] = {}
+        self._started_count = 0
+        self._running: set[int] = set()
+        self._largest_peak_kib = 0
+
+    def statistics(self) -> WorkerPoolStatistics:
+        """A snapshot; never a checkpoint."""
+        return WorkerPoolStatistics(
+            workers_started=self._started_count,
+            workers_running=frozenset(self._running),
+            largest_peak_rss_bytes=self._largest_peak_kib * 1024,
+            zygote_pid=self._zygote.pid if self._zygote is not None else None,
+        )
+
+    async def run(
+        self,
+        function: Callable[..., T],
+        *args: object,
+        on_ready: Callable[[], object] | None = None,
+        memory_allowance: int = 0,
+    ) -> tuple[T, int]:
+        """Run ``function(*args)`` in a new worker; return its value and the worker's peak RSS.
+
+        ``on_ready`` is called once the worker is running, before the job is sent to
+        it. ``memory_allowance`` (bytes, 0 for none) caps the address space the job
+        may add to the worker's (``RLIMIT_AS``): past it, allocations fail with
+        ``MemoryError`` inside the job. The function's own exceptions are re-raised;
+        :class:`WorkerDied` if the worker ends without a reply. On cancellation the
+        worker is killed, and this returns only once it is dead.
+        """
+        await self._ensure_started()
+        pid, stream, pidfd = await self._fork(memory_allowance)
+        try:
+            if on_ready is not None:
+                on_ready()
+            await stream.send_all(wire.frame(wire.dump((function, args))))
+            payload = await _receive(stream)
+            if payload is None:
+                died = await self._exit_of(pid)
+                raise WorkerDied(died.status, died.peak_kib * 1024)
+            reply = wire.load_reply(payload)
+        except BaseException:
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + _CLEANUP_SECONDS):
+                _kill(pidfd)
+                await trio.lowlevel.wait_readable(pidfd)
+            raise
+        finally:
+            stream.socket.close()
+            os.close(pidfd)
+        if reply.error is not None:
+            raise reply.error
+        return reply.value, reply.peak_rss_bytes
+
+    async def _ensure_started(self) -> None:
+        if self._broken is not None:
+            raise RuntimeError("the worker pool is closed or broken") from self._broken
+        if not self._starting:
+            self._starting = True
+            self._nursery_start(self._serve)
+        await self._started.wait()
+        if self._broken is not None:
+            raise RuntimeError("the worker pool could not start") from self._broken
+
+    _nursery_start: Callable[[Callable[[], Any]], object]
+
+    async def _serve(self) -> None:
+        """Starts the zygote, then reads its messages until the pool closes."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            command = [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(theirs.fileno())]
+            self._zygote = await trio.lowlevel.open_process(
+                [*command, *self._preload],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.PIPE,
+            )
+            # The init goes through a pipe, not the command line, which anyone can read.
+            assert self._zygote.stdin is not None
+            async with self._zygote.stdin:
+                await self._zygote.stdin.send_all(wire.dump(self._init))
+        except BaseException as exc:
+            self._broken = exc
+            self._started.set()
+            ours.close()
+            raise
+        finally:
+            theirs.close()
+        self._control = trio.socket.from_stdlib_socket(ours)
+        try:
+            await self._read_messages()
+        except BaseException as exc:
+            self._broken = self._broken or exc
+            raise
+        finally:
+            self._started.set()
+            await self._stop_zygote()
+
+    async def _read_messages(self) -> None:
+        assert self._control is not None
+        fd_space = socket.CMSG_SPACE(2 * array.array("i").itemsize)
+        while True:
+            data, ancillary, _flags, _address = await self._control.recvmsg(64, fd_space)
+            fds = _fds(ancillary)
+            if not data:
+                for fd in fds:
+                    os.close(fd)
+                raise RuntimeError("the worker zygote ended")
+            if data[:1] == b"R":
+                self._started.set()
+            elif data[:1] == b"W":
+                _, request, pid = wire.FORKED.unpack(data)
+                self._started_count += 1
+                self._running.add(pid)
+                waiter = self._forks.pop(request, None)
+                if waiter is None or len(fds) != 2:
+                    if len(fds) == 2:
+                        _kill(fds[1])  # its requester was cancelled
+                    for fd in fds:
+                        os.close(fd)
+                    continue
+                waiter.send_nowait((pid, fds[0], fds[1]))
+            elif data[:1] == b"X":
+                _, pid, status, peak_kib = wire.EXITED.unpack(data)
+                self._running.discard(pid)
+                self._largest_peak_kib = max(self._largest_peak_kib, peak_kib)
+                ended = self._exits.setdefault(pid, _Exit())
+                ended.status, ended.peak_kib = status, peak_kib
+                ended.done.set()
+                self._forget_old_exits()
+
+    def _forget_old_exits(self) -> None:
+        # An exit is kept for a job that finds its worker's stream closed and asks why;
+        # workers that replied are never asked about, so old records are dropped.
+        if len(self._exits) > 1024:
+            for pid in [pid for pid, ended in self._exits.items() if ended.done.is_set()][:512]:
+                del self._exits[pid]
+
+    async def _fork(self, allowance: int) -> tuple[int, trio.SocketStream, int]:
+        assert self._control is not None
+        request = self._next_request = self._next_request + 1
+        send, receive = trio.open_memory_channel[tuple[int, int, int]](1)
+        self._forks[request] = send
+        try:
+            await self._control.send(wire.FORK.pack(b"F", request, allowance))
+            pid, conn_fd, pidfd = await receive.receive()
+        finally:
+            self._forks.pop(request, None)
+        stream = trio.SocketStream(trio.socket.from_stdlib_socket(socket.socket(fileno=conn_fd)))
+        return pid, stream, pidfd
+
+    async def _exit_of(self, pid: int) -> _Exit:
+        ended = self._exits.setdefault(pid, _Exit())
+        with trio.move_on_after(_CLEANUP_SECONDS):
+            await ended.done.wait()
+        return self._exits.pop(pid, ended)
+
+    async def _stop_zygote(self) -> None:
+        """Close the control socket; the zygote kills its workers and exits. Bounded."""
+        with trio.CancelScope(shield=True):
+            if self._control is not None:
+                self._control.close()
+            if self._zygote is None:
+                return
+            with trio.move_on_after(_CLEANUP_SECONDS):
+                await self._zygote.wait()
+                return
+            self._zygote.kill()  # pragma: no cover  (a zygote that does not answer)
+            await self._zygote.wait()
+
+
+def _kill(pidfd: int) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+
+
+def _fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
+    fds = array.array("i")
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+    return list(fds)
+
+
+async def _receive(stream: trio.SocketStream) -> bytes | None:
+    """One frame, or None if the worker closed its end first."""
+    buffer = bytearray()
+    needed = wire.LENGTH.size
+    header_done = False
+    while True:
+        while len(buffer) < needed:
+            chunk = await stream.receive_some(1 << 20)
+            if not chunk:
+                return None
+            buffer += chunk
+        if header_done:
+            return bytes(buffer[wire.LENGTH.size : needed])
+        needed += wire.LENGTH.unpack(buffer[: wire.LENGTH.size])[0]
+        header_done = True
+
+
+_limiter: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("clonegate_cpus")
+
+
+def default_worker_limiter() -> trio.CapacityLimiter:
+    """One token per CPU, for this ``trio.run``: how many CPU-bound jobs run at once."""
+    try:
+        return _limiter.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(os.cpu_count() or 1)
+        _limiter.set(limiter)
+        return limiter
+
+
+_current: ContextVar[WorkerPool | None] = ContextVar("clonegate_worker_pool", default=None)
+_run_pool: trio.lowlevel.RunVar[WorkerPool] = trio.lowlevel.RunVar("clonegate_run_pool")
+_preload: list[str] = []
+
+
+def set_default_preload(modules: Sequence[str]) -> None:
+    """The modules every zygote imports before forking (the composition root sets them)."""
+    _preload[:] = modules
+
+
+@asynccontextmanager
+async def open_worker_pool(
+    *, preload: Sequence[str] | None = None, init: Callable[[], object] | None = None
+) -> AsyncIterator[WorkerPool]:
+    """A pool for the tasks inside this scope (and those they start); closed at its end.
+
+    ``preload``: modules the zygote imports before forking any worker (default: the
+    composition root's list). ``init``: a picklable callable the zygote runs after
+    them, so every worker starts from its effect. The zygote starts with the first
+    job. On leaving, the zygote and every worker still running are killed and waited
+    for.
+    """
+    async with trio.open_nursery() as nursery:
+        pool = WorkerPool(_preload if preload is None else preload, init)
+        pool._nursery_start = nursery.start_soon
+        token = _current.set(pool)
+        try:
+            yield pool
+        finally:
+            _current.reset(token)
+            nursery.cancel_scope.cancel()
+
+
+def current_pool() -> WorkerPool:
+    """The innermost :func:`open_worker_pool`'s pool, or this ``trio.run``'s own."""
+    pool = _current.get()
+    if pool is not None:
+        return pool
+    try:
+        return _run_pool.get()
+    except LookupError:
+        pool = WorkerPool(_preload)
+        pool._nursery_start = trio.lowlevel.spawn_system_task
+        _run_pool.set(pool)
+        return pool
+
+
+async def run_in_worker(
+    function: Callable[..., T],
+    *args: object,
+    on_ready: Callable[[], object] | None = None,
+    memory_allowance: int = 0,
+) -> T:
+    """:meth:`WorkerPool.run` on the current pool, without the peak."""
+    value, _peak = await current_pool().run(
+        function, *args, on_ready=on_ready, memory_allowance=memory_allowance
+    )
+    return value

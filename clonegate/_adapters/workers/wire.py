@@ -1,0 +1,62 @@
+"""What crosses between clonegate and its worker processes: length-prefixed pickles.
+
+A job goes out as ``(function, args)``; a result comes back as a :class:`Reply`. The
+parent reads a reply with :class:`ReplyUnpickler`, which builds only clonegate's own
+types and plain Python values: a worker handles other people's repositories, and a
+pickle that could name any callable would make a compromised worker a compromised
+parent.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+# A frame is its length, then the pickle.
+LENGTH = struct.Struct("!Q")
+# The control channel (parent <-> zygote) carries fixed messages; see zygote.py.
+FORK = struct.Struct("!cQQ")  # b"F", request id, address-space allowance in bytes (0: none)
+FORKED = struct.Struct("!cQi")  # b"W", request id, pid; the ancillary data holds 2 fds
+EXITED = struct.Struct("!ciiq")  # b"X", pid, wait status, peak RSS in KiB
+READY = struct.Struct("!cq")  # b"R", the zygote's own address-space size in bytes
+
+# Modules whose classes a reply may name. Everything else fails to load.
+_TRUSTED_MODULES = ("builtins", "datetime", "pathlib", "collections", "copyreg", "_codecs")
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """What one job gave: its value, or the exception it raised; and the worker's peak."""
+
+    value: Any = None
+    error: BaseException | None = None
+    peak_rss_bytes: int = 0
+
+
+class ReplyUnpickler(pickle.Unpickler):
+    """Loads clonegate's types and plain values only (see the module docstring)."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if module == "clonegate" or module.startswith("clonegate.") or module in _TRUSTED_MODULES:
+            if module == "builtins" and name in {"eval", "exec", "compile", "open", "__import__"}:
+                raise pickle.UnpicklingError(f"refused: {module}.{name}")
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refused: {module}.{name}")
+
+
+def load_reply(data: bytes) -> Reply:
+    reply = ReplyUnpickler(io.BytesIO(data)).load()
+    if not isinstance(reply, Reply):
+        raise pickle.UnpicklingError("not a reply")
+    return reply
+
+
+def frame(payload: bytes) -> bytes:
+    return LENGTH.pack(len(payload)) + payload
+
+
+def dump(obj: object) -> bytes:
+    return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)

@@ -1,0 +1,199 @@
+"""The zygote: a warm, clean process that forks one worker process per job (ADR 0003).
+
+Started by :mod:`.pool` as ``python -c`` with the parent's ``sys.path``, never from the
+caller's ``__main__``: a script without a main guard runs once, in its own process.
+It imports the modules the jobs need (dulwich, tree-sitter, clonegate's worker code)
+once; every worker is a fork of it, so a worker starts in about 2 ms with those
+modules already loaded, and shares their pages with its siblings.
+
+One job per worker: the worker runs it, sends the reply and exits, so its memory
+(however high one repository took it) goes back to the system at once, and its
+peak is that one job's.
+
+Nothing outlives the parent. The zygote's control socket is its lifeline: when the
+parent is gone (even killed with SIGKILL) the socket reads end-of-file, and the
+zygote kills its workers and exits. A worker dies with the zygote
+(``PR_SET_PDEATHSIG``; the zygote forks from its only thread, so this is reliable),
+and a worker's ssh child dies with the worker in the same way (``clone_worker``).
+SIGINT and SIGTERM sent to the whole process group (Ctrl-C, ``docker stop``) are
+ignored here: the parent decides how the batch ends and stops its workers itself.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import importlib
+import os
+import pickle
+import resource
+import selectors
+import signal
+import socket
+import sys
+from typing import NoReturn
+
+from . import wire
+
+_PR_SET_PDEATHSIG = 1
+
+
+def main(control_fd: int, preload: list[str]) -> None:
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
+    control = socket.socket(fileno=control_fd)
+    for name in preload:
+        importlib.import_module(name)
+    init = pickle.loads(sys.stdin.buffer.read())  # from the parent: trusted
+    if init is not None:
+        init()
+    sys.stdin.close()
+    os.close(0)
+    os.open(os.devnull, os.O_RDONLY)  # fd 0 again, so no later file takes it
+    # Objects made so far live as long as the zygote: keeping them out of the cyclic
+    # GC's generations means a worker's collections do not touch (and copy) their pages.
+    gc.collect()
+    gc.freeze()
+    Zygote(control).serve()
+
+
+class Zygote:
+    def __init__(self, control: socket.socket) -> None:
+        self._control = control
+        self._children: set[int] = set()
+        self._wake_r, self._wake_w = os.pipe()
+        for fd in (self._wake_r, self._wake_w):
+            os.set_blocking(fd, False)
+
+    def serve(self) -> None:
+        # SIGCHLD only writes a byte to the wake-up pipe; the loop reaps.
+        signal.set_wakeup_fd(self._wake_w)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
+        selector = selectors.DefaultSelector()
+        selector.register(self._control, selectors.EVENT_READ)
+        selector.register(self._wake_r, selectors.EVENT_READ)
+        try:
+            self._control.send(wire.READY.pack(b"R", _address_space()))
+            while True:
+                for key, _ in selector.select():
+                    if key.fileobj is self._control:
+                        request = self._control.recv(wire.FORK.size)
+                        if not request:
+                            return  # the parent is gone
+                        self._fork(*wire.FORK.unpack(request)[1:])
+                    else:
+                        _drain(self._wake_r)
+                        self._reap()
+        except OSError:
+            return  # the parent is gone mid-message
+        finally:
+            # Whatever ends the zygote ends its workers first.
+            for pid in self._children:
+                os.kill(pid, signal.SIGKILL)
+            for pid in self._children:
+                os.waitpid(pid, 0)
+
+    def _fork(self, request_id: int, allowance: int) -> None:
+        parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        me = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            parent_end.close()
+            self._control.close()
+            for fd in (self._wake_r, self._wake_w):
+                os.close(fd)
+            _worker(worker_end, me, allowance)
+        self._children.add(pid)
+        worker_end.close()
+        pidfd = os.pidfd_open(pid)
+        try:
+            socket.send_fds(
+                self._control,
+                [wire.FORKED.pack(b"W", request_id, pid)],
+                [parent_end.fileno(), pidfd],
+            )
+        finally:
+            parent_end.close()
+            os.close(pidfd)
+
+    def _reap(self) -> None:
+        while self._children:
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            if pid == 0:
+                return
+            self._children.discard(pid)
+            self._control.send(wire.EXITED.pack(b"X", pid, status, usage.ru_maxrss))
+
+
+def _worker(conn: socket.socket, zygote: int, allowance: int) -> NoReturn:
+    """A forked worker: one job, one reply, then exit. Never returns into the zygote's loop."""
+    status = 70  # EX_SOFTWARE, if anything below fails
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != zygote:  # the zygote died before prctl took effect
+            os._exit(status)
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        if allowance:
+            limit = _address_space() + allowance
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        job = _receive(conn)
+        try:
+            function, args = pickle.loads(job)
+        except Exception as exc:  # e.g. a function of the caller's __main__, never imported here
+            function, args = _cannot_load, (f"{type(exc).__name__}: {exc}",)
+        try:
+            reply = wire.Reply(value=function(*args))
+        except BaseException as exc:  # the parent decides what an exception means
+            reply = wire.Reply(error=exc)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        reply = wire.Reply(reply.value, reply.error, peak)
+        try:
+            payload = wire.dump(reply)
+        except Exception as exc:  # an exception (or value) that cannot be pickled
+            message = f"{type(reply.error or exc).__name__}: {reply.error or exc}"
+            payload = wire.dump(wire.Reply(error=RuntimeError(message), peak_rss_bytes=peak))
+        conn.sendall(wire.frame(payload))
+        status = 0
+    except BaseException:
+        pass  # the parent sees the worker end without a reply
+    finally:
+        sys.stdout.flush()
+        os._exit(status)
+
+
+def _cannot_load(reason: str) -> None:
+    raise RuntimeError(
+        f"a worker cannot load this job ({reason}); jobs must be functions of importable "
+        "modules: workers never import the program's __main__"
+    )
+
+
+def _drain(fd: int) -> None:
+    try:
+        while os.read(fd, 4096):
+            pass
+    except BlockingIOError:
+        pass  # empty
+
+
+def _receive(conn: socket.socket) -> bytes:
+    header = _exactly(conn, wire.LENGTH.size)
+    return _exactly(conn, wire.LENGTH.unpack(header)[0])
+
+
+def _exactly(conn: socket.socket, size: int) -> bytes:
+    chunks = bytearray()
+    while len(chunks) < size:
+        chunk = conn.recv(min(size - len(chunks), 1 << 20))
+        if not chunk:
+            raise EOFError
+        chunks += chunk
+    return bytes(chunks)
+
+
+def _address_space() -> int:
+    """This process's virtual size in bytes (what RLIMIT_AS counts)."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")

@@ -1,0 +1,109 @@
+"""Each limit of a clone's envelope, against a server or repository made to breach it.
+
+The servers are real (tests/envelope_servers.py, git daemon); what is asserted is the
+kind and figure each failing repository reports, that the healthy repository of the
+same batch is cloned and analyzed, that no worker grew past its memory cap, and that
+nothing is left in the work directory.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import trio
+
+from clonegate import (
+    AnalyzeUseCase,
+    RepositoryReport,
+    with_clone_depth,
+    with_clone_memory_limit,
+    with_low_speed_limit,
+    with_max_concurrent_clones,
+    with_max_repo_size,
+    with_read_timeout,
+    with_work_dir,
+)
+from clonegate._adapters.workers import open_worker_pool
+
+from .envelope_servers import Counter, envelope_breaker
+from .servers import GitDaemon, git_daemon
+
+MiB = 1 << 20
+ZERO_BLOB = 256 * MiB
+MEMORY_CAP = 160 * MiB
+REPO_LIMIT = 4 * MiB
+# What a worker holds before its job: the zygote's pages (interpreter, dulwich,
+# tree-sitter) that it touches; measured at 30-40 MiB, bounded generously.
+WORKER_BASE = 96 * MiB
+
+
+def zero_blob_repository(root: Path) -> None:
+    """``root/zeros.git``: one commit with a file of ZERO_BLOB zero bytes (a tiny pack)."""
+    work = root / "zeros.work"
+    work.mkdir()
+    with (work / "zeros.bin").open("wb") as out:
+        out.truncate(ZERO_BLOB)
+    (work / "test_ok.py").write_text("def test_ok():\n    pass\n")
+    run = {"check": True, "capture_output": True, "cwd": work}
+    subprocess.run(["git", "init", "-q", "-b", "main"], **run)  # type: ignore[call-overload]
+    subprocess.run(["git", "add", "-A"], **run)  # type: ignore[call-overload]
+    subprocess.run(  # type: ignore[call-overload]
+        ["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "zeros"], **run
+    )
+    bare = root / "zeros.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(work), str(bare)], **run)  # type: ignore[call-overload]
+    # Packed, so that git daemon sends at once what it has, instead of thinking for
+    # seconds first (which a 1 s low-speed window would rightly call slow).
+    subprocess.run(["git", "-C", str(bare), "repack", "-adq"], **run)  # type: ignore[call-overload]
+
+
+async def test_each_limit_fails_its_repository_and_the_batch_goes_on(
+    daemon: GitDaemon, tmp_path: Path
+) -> None:
+    served = tmp_path / "served"
+    served.mkdir()
+    zero_blob_repository(served)
+    work = tmp_path / "work"
+    work.mkdir()
+    sent = {kind: Counter() for kind in ("trickle", "refs", "endless_pack")}
+    with (
+        git_daemon(served) as zeros,
+        envelope_breaker("trickle", sent["trickle"]) as trickle,
+        envelope_breaker("refs", sent["refs"]) as refs,
+        envelope_breaker("endless_pack", sent["endless_pack"]) as endless,
+    ):
+        urls = [
+            f"git://127.0.0.1:{trickle}/trickle.git",
+            f"git://127.0.0.1:{refs}/refs.git",
+            f"git://127.0.0.1:{endless}/endless.git",
+            zeros.url("zeros"),
+            daemon.url("basic"),
+        ]
+        use_case = AnalyzeUseCase(
+            with_max_concurrent_clones(5),
+            with_clone_depth(None),
+            with_work_dir(work),
+            with_read_timeout(120),  # far beyond what the envelope allows the trickle
+            with_low_speed_limit(1000, 1.0),
+            with_max_repo_size(REPO_LIMIT),
+            with_clone_memory_limit(MEMORY_CAP),
+        )
+        async with open_worker_pool() as pool, use_case.analyze_many(urls) as batch:
+            reports: dict[int, RepositoryReport] = {r.index: r async for r in batch}
+            stats = pool.statistics()
+    kinds = {i: r.error.kind if r.error else "ok" for i, r in reports.items()}
+    assert kinds == {0: "too_slow", 1: "too_large", 2: "too_large", 3: "too_large", 4: "ok"}
+    messages = {i: r.error.message for i, r in reports.items() if r.error}
+    assert "less than 1000 bytes/s (the low-speed limit)" in messages[0]
+    assert "list of refs passed 32 MiB" in messages[1]
+    assert "more than 4 MiB of pack data" in messages[2]
+    assert "memory limit of 160 MiB" in messages[3]
+    assert reports[4].analysis is not None
+    # The servers were stopped near the limits, not at a timeout or a full disk.
+    assert sent["endless_pack"].sent < 64 * MiB
+    assert sent["refs"].sent < 512 * MiB
+    assert stats.workers_running == frozenset()
+    assert stats.largest_peak_rss_bytes < WORKER_BASE + MEMORY_CAP
+    await trio.lowlevel.checkpoint()
+    assert list(work.iterdir()) == []

@@ -1,0 +1,84 @@
+"""The worker pool: a zygote that forks a fresh worker per job (ADR 0003)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+import trio
+import trio.testing
+
+from clonegate._adapters.workers import WorkerDied, open_worker_pool, run_in_worker
+
+from . import worker_jobs
+from .servers import pid_alive
+
+MiB = 1 << 20
+
+
+def defined_in_main() -> None:
+    pass
+
+
+async def test_each_job_gets_a_fresh_worker_that_ends_with_it() -> None:
+    async with open_worker_pool() as pool:
+        first = await run_in_worker(worker_jobs.pid)
+        second = await run_in_worker(worker_jobs.pid)
+        stats = pool.statistics()
+    assert first != second
+    assert first != os.getpid()
+    assert stats.workers_started == 2
+    assert stats.zygote_pid is not None
+    assert not pid_alive(stats.zygote_pid)
+
+
+async def test_a_jobs_exception_is_raised_in_the_caller() -> None:
+    async with open_worker_pool():
+        with pytest.raises(ValueError, match="no good"):
+            await run_in_worker(worker_jobs.fail, "no good")
+
+
+async def test_a_worker_that_dies_is_reported_with_its_signal() -> None:
+    async with open_worker_pool():
+        with pytest.raises(WorkerDied, match="killed by signal 9") as caught:
+            await run_in_worker(worker_jobs.die)
+    assert caught.value.signal == 9
+
+
+async def test_the_memory_allowance_is_a_hard_cap() -> None:
+    async with open_worker_pool():
+        with pytest.raises(MemoryError):
+            await run_in_worker(worker_jobs.allocate, 512 * MiB, memory_allowance=128 * MiB)
+        assert await run_in_worker(worker_jobs.allocate, 64 * MiB, memory_allowance=128 * MiB)
+
+
+async def test_a_reply_cannot_make_the_parent_run_code() -> None:
+    async with open_worker_pool():
+        with pytest.raises(Exception, match=r"refused: posix\.system"):
+            await run_in_worker(worker_jobs.hostile_reply)
+
+
+async def test_a_job_from_main_is_refused_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As in a script run directly: the function lives in __main__.
+    monkeypatch.setattr(defined_in_main, "__module__", "__main__")
+    monkeypatch.setattr(sys.modules["__main__"], "defined_in_main", defined_in_main, raising=False)
+    async with open_worker_pool():
+        with pytest.raises(RuntimeError, match="never import the program's __main__"):
+            await run_in_worker(defined_in_main)
+
+
+async def test_cancelling_a_job_kills_its_worker_before_returning() -> None:
+    async with open_worker_pool() as pool:
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run_in_worker, worker_jobs.sleep_forever)
+                while not pool.statistics().workers_running:
+                    await trio.testing.wait_all_tasks_blocked()
+                (busy,) = pool.statistics().workers_running
+                scope.cancel()
+        assert not pid_alive(busy)
+
+
+async def test_without_a_scope_the_run_has_its_own_pool() -> None:
+    assert await run_in_worker(worker_jobs.pid) != os.getpid()
