@@ -11,7 +11,7 @@ from contextlib import AbstractAsyncContextManager
 
 from ._adapters.analysis.analyzer import TestInventoryAnalyzer
 from ._adapters.git.dulwich_vcs import DulwichVCS
-from ._adapters.workers import open_worker_pool, set_default_preload
+from ._adapters.workers import open_worker_pool
 from ._domain.inventory import Analyzer
 from ._domain.vcs import VCS
 from ._usecase.analyze import AnalyzeUseCase
@@ -48,13 +48,3 @@ class DefaultWiring:
 AnalyzeUseCase.wiring = DefaultWiring()
 # What every worker process has loaded before its job arrives (ADR 0003): the clone
 # and the scan code, with dulwich, urllib3 and the tree-sitter grammars they import.
-set_default_preload(
-    [
-        "clonegate._adapters.git.clone_worker",
-        "clonegate._adapters.analysis.scan",
-        "dulwich.client",
-        "dulwich.repo",
-        "dulwich.pack",
-        "urllib3",
-    ]
-)

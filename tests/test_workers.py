@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
 import pytest
 import trio
@@ -12,7 +13,7 @@ import trio.testing
 from clonegate._adapters.workers import WorkerDied, open_worker_pool, run_in_worker
 
 from . import worker_jobs
-from .servers import pid_alive
+from .servers import GitDaemon, pid_alive
 
 MiB = 1 << 20
 
@@ -82,3 +83,20 @@ async def test_cancelling_a_job_kills_its_worker_before_returning() -> None:
 
 async def test_without_a_scope_the_run_has_its_own_pool() -> None:
     assert await run_in_worker(worker_jobs.pid) != os.getpid()
+
+
+async def test_a_clone_and_a_scan_import_nothing_the_zygote_has_not(
+    daemon: GitDaemon, tmp_path: Path
+) -> None:
+    """A worker is a fork of the zygote: a module first imported inside a job would be
+    imported (with PYTHONDONTWRITEBYTECODE, compiled) again by every job."""
+    import clonegate._adapters.analysis.analyzer
+    import clonegate._adapters.git.dulwich_vcs  # noqa: F401  (each adds its preload)
+
+    async with open_worker_pool():
+        imported = await run_in_worker(
+            worker_jobs.modules_a_clone_and_a_scan_import,
+            daemon.url("basic"),
+            str(tmp_path / "clone"),
+        )
+    assert imported == []

@@ -41,3 +41,29 @@ def hostile_reply() -> Evil:
 
 def roundtrip(value: object) -> bytes:
     return pickle.dumps(value)
+
+
+def modules_a_clone_and_a_scan_import(url: str, target: str) -> list[str]:
+    """Clone ``url`` and scan it in this worker; the modules that had to be imported."""
+    import sys
+
+    from clonegate._adapters.analysis.scan import list_commit, scan_part
+    from clonegate._adapters.git.clone_worker import CloneJob, clone_in_worker
+
+    before = set(sys.modules)
+    job = CloneJob(
+        url=url,
+        shown_url=url,
+        username=None,
+        password=None,
+        target=target,
+        bare=False,
+        depth=1,
+        connect_timeout=30,
+        read_timeout=60,
+    )
+    outcome = clone_in_worker(job)
+    assert outcome.error_kind is None, outcome.error_reason
+    listing = list_commit(target, outcome.commit)
+    scan_part(target, listing.candidates, listing.scopes)
+    return sorted(set(sys.modules) - before)

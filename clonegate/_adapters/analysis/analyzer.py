@@ -11,8 +11,19 @@ import trio
 from ..._domain.checks import positive_int
 from ..._domain.inventory import AnalysisReport, RepositoryFacts
 from ..._domain.vcs import ClonedSource
-from ..workers import default_worker_limiter, run_in_worker
-from .scan import Listing, Part, PartResult, ScanResult, list_commit, scan_part
+from ..workers import add_default_preload, default_worker_limiter, run_in_worker
+from .scan import (
+    SCAN_MODULES,
+    Listing,
+    Part,
+    PartResult,
+    ScanResult,
+    list_commit,
+    scan_part,
+)
+
+# The workers' zygote loads the grammars and compiles the queries once (ADR 0003).
+add_default_preload(SCAN_MODULES)
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
 ANALYZER_VERSION = "clonegate-analyzer/1"

@@ -15,12 +15,16 @@ from ..._domain.credentials import Credential
 from ..._domain.errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, discard
-from ..workers import WorkerDied, run_in_worker
-from .clone_worker import CloneJob, clone_in_worker
+from ..workers import WorkerDied, add_default_preload, run_in_worker
+from .clone_worker import CLONE_MODULES, CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
 
 __all__ = ["DulwichVCS"]
+
+# Every module a clone imports is loaded by the workers' zygote, once: a worker is a
+# fork of it, and would otherwise import (and compile) them again for each clone.
+add_default_preload(CLONE_MODULES)
 
 
 @final

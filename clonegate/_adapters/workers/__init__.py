@@ -8,20 +8,20 @@ from .pool import (
     WorkerDied,
     WorkerPool,
     WorkerPoolStatistics,
+    add_default_preload,
     current_pool,
     default_worker_limiter,
     open_worker_pool,
     run_in_worker,
-    set_default_preload,
 )
 
 __all__ = [
     "WorkerDied",
     "WorkerPool",
     "WorkerPoolStatistics",
+    "add_default_preload",
     "current_pool",
     "default_worker_limiter",
     "open_worker_pool",
     "run_in_worker",
-    "set_default_preload",
 ]

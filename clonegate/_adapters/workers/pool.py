@@ -299,9 +299,13 @@ _run_pool: trio.lowlevel.RunVar[WorkerPool] = trio.lowlevel.RunVar("clonegate_ru
 _preload: list[str] = []
 
 
-def set_default_preload(modules: Sequence[str]) -> None:
-    """The modules every zygote imports before forking (the composition root sets them)."""
-    _preload[:] = modules
+def add_default_preload(modules: Sequence[str]) -> None:
+    """Add to what every zygote started from now on imports before forking.
+
+    Each adapter adds the modules its jobs import when it is itself imported, so that
+    a program using only ``DulwichVCS`` gets a zygote ready for clones.
+    """
+    _preload.extend(m for m in modules if m not in _preload)
 
 
 @asynccontextmanager
@@ -311,8 +315,9 @@ async def open_worker_pool(
     """A pool for the tasks inside this scope (and those they start); closed at its end.
 
     ``preload``: modules the zygote imports before forking any worker (default: the
-    composition root's list). ``init``: a picklable callable the zygote runs after
-    them, so every worker starts from its effect. The zygote starts with the first
+    composition root's list); ``"module:function"`` also calls that function.
+    ``init``: a picklable callable the zygote runs after them, so every worker starts
+    from its effect. The zygote starts with the first
     job. On leaving, the zygote and every worker still running are killed and waited
     for.
     """

@@ -42,8 +42,13 @@ def main(control_fd: int, preload: list[str]) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
-    for name in preload:
-        importlib.import_module(name)
+    for entry in preload:
+        # "package.module" is imported; "package.module:function" is imported, then
+        # the function called (a warm-up: grammars loaded, queries compiled).
+        name, _, function = entry.partition(":")
+        module = importlib.import_module(name)
+        if function:
+            getattr(module, function)()
     init = pickle.loads(sys.stdin.buffer.read())  # from the parent: trusted
     if init is not None:
         init()
