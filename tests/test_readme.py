@@ -47,6 +47,21 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield daemon.url("calc")
 
 
+def run_as_script(code: str, where: Path, *urls: str) -> subprocess.CompletedProcess[str]:
+    """``code`` saved as ``where/example.py`` and run with ``urls``, as a user would."""
+    script = where / "example.py"
+    script.write_text(code)
+    return subprocess.run(
+        [sys.executable, str(script), *urls],
+        cwd=where,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(where)},
+        timeout=120,
+        check=False,
+    )
+
+
 def test_every_block_has_an_expectation() -> None:
     headings = [heading.split(":")[0] for heading, _ in python_blocks()]
     assert sorted(headings) == sorted(EXPECTED)
@@ -56,17 +71,7 @@ def test_every_block_has_an_expectation() -> None:
 def test_the_readme_example_runs_as_written(
     heading: str, code: str, served: str, tmp_path: Path
 ) -> None:
-    script = tmp_path / "example.py"
-    script.write_text(code)
-    result = subprocess.run(
-        [sys.executable, str(script), served],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        timeout=120,
-        check=False,
-    )
+    result = run_as_script(code, tmp_path, served)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
     assert EXPECTED[heading.split(":")[0]].format(url=served) in result.stdout
@@ -78,18 +83,8 @@ def test_an_unguarded_script_runs_once(served: str, tmp_path: Path) -> None:
     top level runs once, in its own process: one report per URL, one summary."""
     (code,) = [code for heading, code in python_blocks() if heading.startswith("`AnalyzeUseCase`")]
     assert "__main__" not in code
-    script = tmp_path / "example.py"
-    script.write_text(code)
     missing = served.rsplit("/", 1)[0] + "/missing.git"
-    result = subprocess.run(
-        [sys.executable, str(script), served, missing],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "TMPDIR": str(tmp_path)},
-        timeout=120,
-        check=False,
-    )
+    result = run_as_script(code, tmp_path, served, missing)
     assert result.returncode == 0
     assert result.stderr == ""
     lines = result.stdout.splitlines()

@@ -176,34 +176,28 @@ class TransferMeter:
 @contextlib.contextmanager
 def _counting_sockets(meter: TransferMeter) -> Iterator[None]:
     """Count every byte received by any socket of this process (a worker: one clone)."""
-    plain_recv, plain_recv_into = socket.socket.recv, socket.socket.recv_into
-    tls_recv, tls_recv_into = ssl.SSLSocket.recv, ssl.SSLSocket.recv_into
 
-    def recv(self: Any, *args: Any) -> bytes:
-        data: bytes = plain_recv(self, *args)
-        meter.count_socket(len(data))
-        return data
+    def counting_bytes(read: Any) -> Any:
+        def recv(self: Any, *args: Any) -> bytes:
+            data: bytes = read(self, *args)
+            meter.count_socket(len(data))
+            return data
 
-    def recv_into(self: Any, *args: Any) -> int:
-        size: int = plain_recv_into(self, *args)
-        meter.count_socket(size)
-        return size
+        return recv
 
-    def tls_recv_(self: Any, *args: Any) -> bytes:
-        data: bytes = tls_recv(self, *args)
-        meter.count_socket(len(data))
-        return data
+    def counting_size(read_into: Any) -> Any:
+        def recv_into(self: Any, *args: Any) -> int:
+            size: int = read_into(self, *args)
+            meter.count_socket(size)
+            return size
 
-    def tls_recv_into_(self: Any, *args: Any) -> int:
-        size: int = tls_recv_into(self, *args)
-        meter.count_socket(size)
-        return size
+        return recv_into
 
     patches = {
-        (socket.socket, "recv"): recv,
-        (socket.socket, "recv_into"): recv_into,
-        (ssl.SSLSocket, "recv"): tls_recv_,
-        (ssl.SSLSocket, "recv_into"): tls_recv_into_,
+        (socket.socket, "recv"): counting_bytes(socket.socket.recv),
+        (socket.socket, "recv_into"): counting_size(socket.socket.recv_into),
+        (ssl.SSLSocket, "recv"): counting_bytes(ssl.SSLSocket.recv),
+        (ssl.SSLSocket, "recv_into"): counting_size(ssl.SSLSocket.recv_into),
     }
     originals = {key: getattr(*key) for key in patches}
     for (cls, name), function in patches.items():
