@@ -439,9 +439,11 @@ def _process_table() -> dict[int, tuple[int, bytes]]:
     return table
 
 
-def descendant_pids(root: int | None = None) -> set[int]:
+def descendant_pids(
+    root: int | None = None, table: dict[int, tuple[int, bytes]] | None = None
+) -> set[int]:
     """Every living process below ``root`` (default: this one), at any depth."""
-    table = _process_table()
+    table = _process_table() if table is None else table
     children: dict[int, list[int]] = {}
     for pid, (ppid, _cmdline) in table.items():
         children.setdefault(ppid, []).append(pid)
@@ -462,7 +464,7 @@ def worker_pids(root: int | None = None) -> set[int]:
     mark = ZYGOTE_MARK.encode()
     return {
         pid
-        for pid in descendant_pids(root)
+        for pid in descendant_pids(root, table)
         if mark in table.get(pid, (0, b""))[1] and mark in table.get(table[pid][0], (0, b""))[1]
     }
 

@@ -72,7 +72,15 @@ class _Exit:
 class WorkerPool:
     """A zygote and the workers it forked; see the module docstring."""
 
-    def __init__(self, preload: Sequence[str], init: Callable[[], object] | None = None) -> None:
+    def __init__(
+        self,
+        preload: Sequence[str],
+        init: Callable[[], object] | None,
+        start_task: Callable[[Callable[[], Any]], object],
+    ) -> None:
+        # start_task runs the pool's own task (zygote and its messages): a scope's
+        # nursery, or trio's system nursery for a pool that lives as long as the run.
+        self._start_task = start_task
         self._preload = list(preload)
         self._init = init
         self._control: trio.socket.SocketType | None = None
@@ -140,12 +148,10 @@ class WorkerPool:
             raise RuntimeError("the worker pool is closed or broken") from self._broken
         if not self._starting:
             self._starting = True
-            self._nursery_start(self._serve)
+            self._start_task(self._serve)
         await self._started.wait()
         if self._broken is not None:
             raise RuntimeError("the worker pool could not start") from self._broken
-
-    _nursery_start: Callable[[Callable[[], Any]], object]
 
     async def _serve(self) -> None:
         """Starts the zygote, then reads its messages until the pool closes."""
@@ -322,8 +328,7 @@ async def open_worker_pool(
     for.
     """
     async with trio.open_nursery() as nursery:
-        pool = WorkerPool(_preload if preload is None else preload, init)
-        pool._nursery_start = nursery.start_soon
+        pool = WorkerPool(_preload if preload is None else preload, init, nursery.start_soon)
         token = _current.set(pool)
         try:
             yield pool
@@ -340,8 +345,7 @@ def current_pool() -> WorkerPool:
     try:
         return _run_pool.get()
     except LookupError:
-        pool = WorkerPool(_preload)
-        pool._nursery_start = trio.lowlevel.spawn_system_task
+        pool = WorkerPool(_preload, None, trio.lowlevel.spawn_system_task)
         _run_pool.set(pool)
         return pool
 

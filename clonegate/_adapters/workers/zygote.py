@@ -148,12 +148,13 @@ def _worker(conn: socket.socket, zygote: int, allowance: int) -> NoReturn:
             function, args = pickle.loads(job)
         except Exception as exc:  # e.g. a function of the caller's __main__, never imported here
             function, args = _cannot_load, (f"{type(exc).__name__}: {exc}",)
+        value, error = None, None
         try:
-            reply = wire.Reply(value=function(*args))
+            value = function(*args)
         except BaseException as exc:  # the parent decides what an exception means
-            reply = wire.Reply(error=exc)
+            error = exc
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-        reply = wire.Reply(reply.value, reply.error, peak)
+        reply = wire.Reply(value, error, peak)
         try:
             payload = wire.dump(reply)
         except Exception as exc:  # an exception (or value) that cannot be pickled
