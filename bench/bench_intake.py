@@ -3,6 +3,7 @@ of issue 14 vs dulwich's own ``fetch``.
 
     python bench/bench_intake.py            # a 20,000-file, 3,000-commit repository
     python bench/bench_intake.py --quick    # a small one: a smoke test
+    python bench/bench_intake.py --repository ~/src/sqlalchemy   # a real one (its HEAD)
 
 Contenders, run alternately, best of ``--rounds``, against ``git daemon`` on 127.0.0.1:
 - ``git clone --bare --single-branch`` (full history);
@@ -28,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clonegate import DulwichVCS  # noqa: E402
-from tests.servers import git_daemon, make_large_repo, make_repo  # noqa: E402
+from tests.servers import git, git_daemon, make_large_repo, make_repo  # noqa: E402
 
 
 def timed(command: list[str]) -> float:
@@ -70,13 +71,18 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repository", type=Path, help="a local repository to serve instead")
     args = parser.parse_args(argv)
     files, commits = (200, 50) if args.quick else (20_000, 3_000)
     rounds = 1 if args.quick else args.rounds
     with tempfile.TemporaryDirectory() as tmp:
         served = Path(tmp) / "served"
         served.mkdir()
-        make_large_repo(served, "large", files=files, commits=commits)
+        if args.repository:
+            source = str(args.repository.resolve())
+            git("clone", "-q", "--bare", "--single-branch", source, str(served / "large.git"))
+        else:
+            make_large_repo(served, "large", files=files, commits=commits)
         make_repo(served, "tiny", files={"test_a.py": b"def test_a():\n    pass\n"})
         pack = sum(p.stat().st_size for p in (served / "large.git").rglob("*.pack"))
         best = dict.fromkeys(("git", "clonegate", "dulwich fetch", "first git", "first cg"), 1e9)
@@ -94,7 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                 analyze = [sys.executable, "-m", "clonegate", "analyze", "--format", "json", tiny]
                 best["first cg"] = min(best["first cg"], timed(analyze))
         version = min(timed([sys.executable, "-m", "clonegate", "--version"]) for _ in range(5))
-    print(f"pack {pack / 2**20:.1f} MiB ({files} files, {commits} commits); best of {rounds}\n")
+    what = args.repository or f"{files} files, {commits} commits"
+    print(f"pack {pack / 2**20:.1f} MiB ({what}); best of {rounds}\n")
     print("| measure | clonegate | git | ratio |")
     print("|---|---|---|---|")
     ratio = best["clonegate"] / best["git"]

@@ -7,6 +7,12 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._adapters.analysis.analyzer import ANALYZER_VERSION, TestInventoryAnalyzer
     from ._adapters.git.dulwich_vcs import DulwichVCS
+    from ._adapters.workers import (
+        WorkerDied,
+        WorkerPool,
+        WorkerPoolStatistics,
+        open_worker_pool,
+    )
     from ._domain.credentials import Credential, credential_for
     from ._domain.errors import (
         AuthenticationError,
@@ -84,6 +90,10 @@ _LAZY = {
     "ANALYZER_VERSION": "._adapters.analysis.analyzer",
     "TestInventoryAnalyzer": "._adapters.analysis.analyzer",
     "DulwichVCS": "._adapters.git.dulwich_vcs",
+    "WorkerDied": "._adapters.workers",
+    "WorkerPool": "._adapters.workers",
+    "WorkerPoolStatistics": "._adapters.workers",
+    "open_worker_pool": "._adapters.workers",
     "Credential": "._domain.credentials",
     "credential_for": "._domain.credentials",
     "AuthenticationError": "._domain.errors",
@@ -218,8 +228,12 @@ __all__ = [
     "UseCaseConfig",
     "WeightedSemaphore",
     "WeightedSemaphoreStatistics",
+    "WorkerDied",
+    "WorkerPool",
+    "WorkerPoolStatistics",
     "__version__",
     "credential_for",
+    "open_worker_pool",
     "parse_repo_url",
     "parse_size",
     "redact",

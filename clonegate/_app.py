@@ -46,5 +46,3 @@ class DefaultWiring:
 
 
 AnalyzeUseCase.wiring = DefaultWiring()
-# What every worker process has loaded before its job arrives (ADR 0003): the clone
-# and the scan code, with dulwich, urllib3 and the tree-sitter grammars they import.

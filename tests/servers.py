@@ -30,7 +30,7 @@ from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 import trio
 
-from clonegate._adapters.workers.pool import ZYGOTE_MARK
+from clonegate._adapters.workers.spawn import ZYGOTE_MARK
 
 TOKEN = "s3cr3t-t0ken-value"
 BIG_BLOB_BYTES = 4 * 1024 * 1024  # the "big" fixture repository's random blob
@@ -466,6 +466,17 @@ def worker_pids(root: int | None = None) -> set[int]:
         pid
         for pid in descendant_pids(root, table)
         if mark in table.get(pid, (0, b""))[1] and mark in table.get(table[pid][0], (0, b""))[1]
+    }
+
+
+def zygote_pids(root: int) -> set[int]:
+    """The clonegate zygotes below ``root``: marked processes whose parent is not one."""
+    table = _process_table()
+    mark = ZYGOTE_MARK.encode()
+    return {
+        pid
+        for pid in descendant_pids(root, table)
+        if mark in table[pid][1] and mark not in table.get(table[pid][0], (0, b""))[1]
     }
 
 

@@ -27,6 +27,7 @@ from .servers import (
     git,
     never_answer,
     raw_tcp_server,
+    zygote_pids,
 )
 from .terminal import run_on_a_terminal
 
@@ -310,6 +311,8 @@ async def test_signal_during_a_run_shuts_down_cleanly(
         )
         await slow_proxy.wait_forwarded(128 * 1024)  # a clone is mid-transfer
         assert len(_processes_with(marker)) >= 3  # clonegate, its zygote, a worker
+        # One zygote: the one the command line started before its imports serves the run.
+        assert len(zygote_pids(process.pid)) == 1
         assert list(tmpdir_env.iterdir())  # its directory exists
         if group:
             os.killpg(process.pid, sig)

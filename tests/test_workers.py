@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import select
+import subprocess
 import sys
 from pathlib import Path
 
@@ -10,7 +12,8 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate._adapters.workers import WorkerDied, open_worker_pool, run_in_worker
+from clonegate._adapters.preloads import DEFAULT_MODULES
+from clonegate._adapters.workers import WorkerDied, open_worker_pool, run_in_worker, spawn
 
 from . import worker_jobs
 from .servers import GitDaemon, pid_alive
@@ -83,6 +86,50 @@ async def test_cancelling_a_job_kills_its_worker_before_returning() -> None:
 
 async def test_without_a_scope_the_run_has_its_own_pool() -> None:
     assert await run_in_worker(worker_jobs.pid) != os.getpid()
+
+
+async def test_the_zygote_never_imports_trio() -> None:
+    """The zygote's imports are the jobs' (dulwich, grammars); trio is the parent's."""
+    async with open_worker_pool(preload=DEFAULT_MODULES):
+        assert await run_in_worker(worker_jobs.has_imported, "dulwich.client")
+        assert not await run_in_worker(worker_jobs.has_imported, "trio")
+
+
+async def test_a_prestarted_zygote_serves_the_first_pool_it_covers(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(spawn, "_prestarted", [])
+    spawn.prestart(["tests.worker_jobs", "json"], os.environ)
+    (early,) = spawn._prestarted
+    async with open_worker_pool(preload=["json"]) as first:
+        assert await run_in_worker(worker_jobs.parent_pid) == early.process.pid
+    async with open_worker_pool(preload=["json"]) as second:
+        assert await run_in_worker(worker_jobs.parent_pid) != early.process.pid
+    assert first.statistics().zygote_pid == early.process.pid
+    assert second.statistics().zygote_pid not in (None, early.process.pid)
+    assert early.process.returncode == 0  # stopped and reaped with its pool
+
+
+def test_a_zygote_nobody_adopts_ends_with_its_parent() -> None:
+    script = (
+        "import sys; from clonegate._adapters.workers import spawn; "
+        "spawn.prestart(['json'], None); print(spawn._prestarted[0].process.pid, flush=True); "
+        "sys.stdin.read()"
+    )
+    with subprocess.Popen(
+        [sys.executable, "-c", script], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    ) as parent:
+        assert parent.stdout is not None
+        assert parent.stdin is not None
+        zygote = int(parent.stdout.readline())
+        pidfd = os.pidfd_open(zygote)
+        try:
+            assert select.select([pidfd], [], [], 0)[0] == []  # alive while its parent is
+            parent.stdin.close()  # the parent exits without ever using it
+            assert parent.wait() == 0
+            assert select.select([pidfd], [], [], 60)[0] == [pidfd]
+        finally:
+            os.close(pidfd)
 
 
 async def test_a_clone_and_a_scan_import_nothing_the_zygote_has_not(

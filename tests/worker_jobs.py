@@ -20,6 +20,16 @@ def die() -> None:
     signal.raise_signal(signal.SIGKILL)
 
 
+def parent_pid() -> int:
+    return os.getppid()
+
+
+def has_imported(module: str) -> bool:
+    import sys
+
+    return module in sys.modules
+
+
 def allocate(size: int) -> int:
     return len(bytearray(size))
 

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from .vcs import ClonedSource
+if TYPE_CHECKING:
+    from .vcs import ClonedSource
 
 __all__ = [
     "AnalysisReport",

@@ -11,9 +11,9 @@ import trio
 from ..._domain.checks import positive_int
 from ..._domain.inventory import AnalysisReport, RepositoryFacts
 from ..._domain.vcs import ClonedSource
+from ..preloads import SCAN_MODULES
 from ..workers import add_default_preload, default_worker_limiter, run_in_worker
 from .scan import (
-    SCAN_MODULES,
     Listing,
     Part,
     PartResult,

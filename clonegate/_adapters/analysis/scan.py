@@ -30,15 +30,6 @@ from .outline import Outline
 from .python import has_testcase_class, outline_python, python_imports
 from .syntax import kit
 
-# What a scan imports and builds lazily, for the workers' zygote to do once: every
-# worker is a fork of it, and would otherwise load the grammars and compile the
-# queries again for each job.
-SCAN_MODULES = (
-    "clonegate._adapters.analysis.scan:warm_up",
-    "dulwich.object_store",
-    "dulwich.objects",
-)
-
 
 def warm_up() -> None:
     """Build every language's parser and queries (in the zygote, before any fork)."""

@@ -31,27 +31,6 @@ from .worker_http import GuardedPool
 if TYPE_CHECKING:
     from dulwich.client import GitClient
 
-# What a clone imports, lazily (the parent imports this module for CloneJob): the
-# workers' zygote preloads them all, so that no clone imports anything.
-CLONE_MODULES = (
-    "clonegate._adapters.git.clone_worker",
-    "clonegate._adapters.git.pack_intake",
-    "dulwich.client",
-    "dulwich.commit_graph",
-    "dulwich.config",
-    "dulwich.errors",
-    "dulwich.index",
-    "dulwich.pack",
-    "dulwich.porcelain",
-    "dulwich.refs",
-    "dulwich.repo",
-    "dulwich.trailers",
-    "dulwich.worktree",
-    "encodings.idna",
-    "ssl",
-    "urllib.request",
-    "urllib3",
-)
 # What a clone and its ssh child need from the environment, and nothing else: no
 # token, no unrelated secret reaches a child (ssh, or anything it starts).
 _KEPT_VARIABLES = frozenset(

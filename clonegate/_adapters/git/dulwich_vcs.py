@@ -15,8 +15,9 @@ from ..._domain.credentials import Credential
 from ..._domain.errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, discard
+from ..preloads import CLONE_MODULES
 from ..workers import WorkerDied, add_default_preload, run_in_worker
-from .clone_worker import CLONE_MODULES, CloneJob, clone_in_worker
+from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
 

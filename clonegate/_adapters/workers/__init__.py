@@ -2,18 +2,24 @@
 
 The git and analysis adapters run their jobs here: a clone holds the GIL while it
 unpacks, and only a process can be stopped for certain.
+
+The names below load :mod:`.pool` (and trio) on first use: the zygote imports this
+package too, and it has no use for trio.
 """
 
-from .pool import (
-    WorkerDied,
-    WorkerPool,
-    WorkerPoolStatistics,
-    add_default_preload,
-    current_pool,
-    default_worker_limiter,
-    open_worker_pool,
-    run_in_worker,
-)
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .pool import (
+        WorkerDied,
+        WorkerPool,
+        WorkerPoolStatistics,
+        add_default_preload,
+        current_pool,
+        default_worker_limiter,
+        open_worker_pool,
+        run_in_worker,
+    )
 
 __all__ = [
     "WorkerDied",
@@ -25,3 +31,11 @@ __all__ = [
     "open_worker_pool",
     "run_in_worker",
 ]
+
+
+def __getattr__(name: str) -> object:
+    if name not in __all__:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import pool
+
+    return getattr(pool, name)

@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import array
 import contextlib
-import json
 import os
 import signal
 import socket
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
@@ -24,20 +21,13 @@ from typing import Any, TypeVar
 
 import trio
 
-from . import wire
+from . import spawn, wire
 
 T = TypeVar("T")
 
 # How long cleanup may take, shielded: a killed worker is gone in milliseconds, and
 # the zygote needs only to kill and reap its workers.
 _CLEANUP_SECONDS = 10.0
-_BOOT = (
-    "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
-    "from clonegate._adapters.workers.zygote import main; "
-    "main(int(sys.argv[2]), sys.argv[3:])"
-)
-# The ``python -c`` code of the zygote; tests find worker processes by it.
-ZYGOTE_MARK = "clonegate._adapters.workers.zygote"
 
 
 class WorkerDied(Exception):
@@ -84,7 +74,7 @@ class WorkerPool:
         self._preload = list(preload)
         self._init = init
         self._control: trio.socket.SocketType | None = None
-        self._zygote: trio.Process | None = None
+        self._zygote: spawn.StartedZygote | None = None
         self._started = trio.Event()
         self._starting = False
         self._broken: BaseException | None = None
@@ -101,7 +91,7 @@ class WorkerPool:
             workers_started=self._started_count,
             workers_running=frozenset(self._running),
             largest_peak_rss_bytes=self._largest_peak_kib * 1024,
-            zygote_pid=self._zygote.pid if self._zygote is not None else None,
+            zygote_pid=self._zygote.process.pid if self._zygote is not None else None,
         )
 
     async def run(
@@ -154,28 +144,14 @@ class WorkerPool:
             raise RuntimeError("the worker pool could not start") from self._broken
 
     async def _serve(self) -> None:
-        """Starts the zygote, then reads its messages until the pool closes."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        """Starts (or adopts) the zygote, then reads its messages until the pool closes."""
         try:
-            command = [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(theirs.fileno())]
-            self._zygote = await trio.lowlevel.open_process(
-                [*command, *self._preload],
-                pass_fds=[theirs.fileno()],
-                stdin=subprocess.PIPE,
-            )
-            # The init goes through a pipe, not the command line, which anyone can read.
-            assert self._zygote.stdin is not None
-            async with self._zygote.stdin:
-                await self._zygote.stdin.send_all(wire.dump(self._init))
-        except BaseException as exc:
-            self._broken = exc
-            self._started.set()
-            ours.close()
-            raise
-        finally:
-            theirs.close()
-        self._control = trio.socket.from_stdlib_socket(ours)
-        try:
+            if self._init is None:
+                self._zygote = spawn.adopt(self._preload)
+            if self._zygote is None:
+                self._zygote = spawn.start(self._preload)
+                await _write_init(self._zygote, self._init)
+            self._control = trio.socket.from_stdlib_socket(self._zygote.control)
             await self._read_messages()
         except BaseException as exc:
             self._broken = self._broken or exc
@@ -245,16 +221,29 @@ class WorkerPool:
 
     async def _stop_zygote(self) -> None:
         """Close the control socket; the zygote kills its workers and exits. Bounded."""
-        with trio.CancelScope(shield=True):
-            if self._control is not None:
-                self._control.close()
-            if self._zygote is None:
-                return
-            with trio.move_on_after(_CLEANUP_SECONDS):
-                await self._zygote.wait()
-                return
-            self._zygote.kill()  # pragma: no cover  (a zygote that does not answer)
-            await self._zygote.wait()
+        if self._zygote is None:
+            return
+        spawn.close(self._zygote)
+        process = self._zygote.process
+        pidfd = os.pidfd_open(process.pid)
+        try:
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + _CLEANUP_SECONDS):
+                await trio.lowlevel.wait_readable(pidfd)
+            if process.poll() is None:  # pragma: no cover  (a zygote that does not answer)
+                _kill(pidfd)
+        finally:
+            os.close(pidfd)
+        process.wait()
+
+
+async def _write_init(zygote: spawn.StartedZygote, init: Callable[[], object] | None) -> None:
+    # Through a pipe, not the command line, which anyone can read; the zygote reads it
+    # only after its imports, so a large init must not block the run's thread.
+    assert zygote.process.stdin is not None
+    stream = trio.lowlevel.FdStream(os.dup(zygote.process.stdin.fileno()))
+    zygote.process.stdin.close()
+    async with stream:
+        await stream.send_all(wire.dump(init))
 
 
 def _kill(pidfd: int) -> None:

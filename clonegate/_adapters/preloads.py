@@ -1,0 +1,36 @@
+"""What each adapter's worker jobs import, by name (ADR 0003).
+
+The workers' zygote imports these before it forks any worker, so that no job imports
+anything. Only strings here: the command line reads this module to start a zygote
+before it imports the adapters (or trio) itself.
+"""
+
+# What a clone imports, lazily (the parent imports clone_worker for CloneJob alone).
+CLONE_MODULES = (
+    "clonegate._adapters.git.clone_worker",
+    "clonegate._adapters.git.pack_intake",
+    "dulwich.client",
+    "dulwich.commit_graph",
+    "dulwich.config",
+    "dulwich.errors",
+    "dulwich.index",
+    "dulwich.pack",
+    "dulwich.porcelain",
+    "dulwich.refs",
+    "dulwich.repo",
+    "dulwich.trailers",
+    "dulwich.worktree",
+    "encodings.idna",
+    "ssl",
+    "urllib.request",
+    "urllib3",
+)
+# What a scan imports and builds lazily (every worker is a fork of the zygote, and
+# would otherwise load the grammars and compile the queries again for each job).
+SCAN_MODULES = (
+    "clonegate._adapters.analysis.scan:warm_up",
+    "dulwich.object_store",
+    "dulwich.objects",
+)
+# Everything the default wiring's jobs need (``clonegate._app``): both adapters.
+DEFAULT_MODULES = SCAN_MODULES + CLONE_MODULES
