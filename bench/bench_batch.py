@@ -49,7 +49,11 @@ def run(command: list[str], stdin: str | None = None) -> tuple[float, int]:
     start = time.perf_counter()
     with (
         subprocess.Popen(
-            command, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True
+            command,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            text=True,
         ) as process,
         PeakTreeRSS(process.pid) as peak,
     ):
