@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         TestStatus,
         TestSuite,
     )
+    from ._domain.memory import MemoryReading, MemorySensor
     from ._domain.reports import (
         AnalysisTotals,
         BatchSummary,
@@ -74,6 +75,7 @@ if TYPE_CHECKING:
         with_max_concurrent_analyses,
         with_max_concurrent_clones,
         with_max_repo_size,
+        with_memory_budget,
         with_netrc,
         with_read_timeout,
         with_ssh_command,
@@ -81,6 +83,7 @@ if TYPE_CHECKING:
         with_token,
         with_work_dir,
     )
+    from ._usecase.pressure import BudgetDecision, PressureController
 
 # Where each public name lives. Nothing is imported until it is used: ``import
 # clonegate`` (and ``clonegate --version``) stays cheap, and the adapters' libraries
@@ -133,6 +136,11 @@ _LAZY = {
     "RepoURL": "._domain.urls",
     "parse_repo_url": "._domain.urls",
     "parse_size": "._domain.sizes",
+    "MemoryReading": "._domain.memory",
+    "MemorySensor": "._domain.memory",
+    "BudgetDecision": "._usecase.pressure",
+    "PressureController": "._usecase.pressure",
+    "with_memory_budget": "._usecase.options",
     "redact": "._domain.urls",
     "visible": "._domain.urls",
     "VCS": "._domain.vcs",
@@ -190,6 +198,7 @@ __all__ = [
     "AuthenticationError",
     "Batch",
     "BatchSummary",
+    "BudgetDecision",
     "CloneCancelledError",
     "CloneError",
     "CloneGateStatistics",
@@ -205,7 +214,10 @@ __all__ = [
     "InvalidRepositoryError",
     "InvalidURLError",
     "Inventory",
+    "MemoryReading",
+    "MemorySensor",
     "Option",
+    "PressureController",
     "ProtocolError",
     "RefInfo",
     "RepoURL",
@@ -251,6 +263,7 @@ __all__ = [
     "with_max_concurrent_analyses",
     "with_max_concurrent_clones",
     "with_max_repo_size",
+    "with_memory_budget",
     "with_netrc",
     "with_read_timeout",
     "with_ssh_command",

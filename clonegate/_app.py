@@ -11,8 +11,10 @@ from contextlib import AbstractAsyncContextManager
 
 from ._adapters.analysis.analyzer import TestInventoryAnalyzer
 from ._adapters.git.dulwich_vcs import DulwichVCS
+from ._adapters.memory import SystemMemorySensor
 from ._adapters.workers import open_worker_pool
 from ._domain.inventory import Analyzer
+from ._domain.memory import MemorySensor
 from ._domain.vcs import VCS
 from ._usecase.analyze import AnalyzeUseCase
 from ._usecase.options import UseCaseConfig
@@ -43,6 +45,9 @@ class DefaultWiring:
 
     def batch_scope(self) -> AbstractAsyncContextManager[object]:
         return open_worker_pool()
+
+    def memory_sensor(self) -> MemorySensor:
+        return SystemMemorySensor()
 
 
 AnalyzeUseCase.wiring = DefaultWiring()

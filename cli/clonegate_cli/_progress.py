@@ -39,6 +39,10 @@ class Progress:
                     f" clone of {visible(event.url)} running for {event.elapsed:.0f} s",
                 )
             )
+        elif event.kind is EventKind.BUDGET:
+            if self.verbose:
+                line = f"{time.strftime('%H:%M:%S')} memory budget {event.status}: {event.detail}"
+                self.console.print(Text(line), highlight=False)
         elif self.verbose:
             # On a terminal, rich prints the line above the live display.
             status = f" {event.status}" if event.status else ""
@@ -56,6 +60,14 @@ class Progress:
             (str(self.failed), "red" if self.failed else ""),
         )
         lines = [head]
+        if stats.memory_size is not None:
+            lines.append(
+                Text.assemble(
+                    ("memory budget ", "bold"),
+                    f"{stats.memory_held}/{stats.memory_size} MiB",
+                    f" (of {stats.memory_budget} MiB)  estimate {stats.memory_estimate} MiB",
+                )
+            )
         for entry in sorted(stats.active, key=lambda e: -e.seconds)[:8]:
             lines.append(
                 Text(f"  cloning {visible(entry.url)}  {entry.seconds:.1f} s", style="cyan")

@@ -24,6 +24,7 @@ from clonegate import (
     with_low_speed_limit,
     with_max_concurrent_clones,
     with_max_repo_size,
+    with_memory_budget,
     with_netrc,
     with_read_timeout,
     with_ssh_command,
@@ -151,6 +152,15 @@ def analyze(
         str,
         typer.Option(help="Memory one clone may use, on top of its worker's.", metavar="SIZE"),
     ] = "1G",
+    memory_budget: Annotated[
+        str | None,
+        typer.Option(
+            help="Run clones while their expected memory fits in SIZE (e.g. 1.5G), or "
+            "'auto' (3/4 of what this process may use); combines with -j.",
+            metavar="SIZE|auto",
+            envvar="CLONEGATE_MEMORY_BUDGET",
+        ),
+    ] = None,
     low_speed_limit: Annotated[
         int,
         typer.Option(
@@ -254,6 +264,8 @@ def analyze(
     try:
         options.append(with_max_repo_size(_size("--max-repo-size", max_repo_size)))
         options.append(with_clone_memory_limit(_size("--clone-memory", clone_memory)))
+        if memory_budget is not None:
+            options.append(with_memory_budget(_budget(memory_budget)))
         options.append(with_low_speed_limit(low_speed_limit, low_speed_time))
         if netrc is not None:
             options.append(with_netrc(netrc))
@@ -320,6 +332,10 @@ def demo(
                 urls, [with_max_concurrent_clones(2)], output_format, None, False, quiet
             )
     raise typer.Exit(code)
+
+
+def _budget(text: str) -> int | str:
+    return "auto" if text.strip().lower() == "auto" else _size("--memory-budget", text)
 
 
 def _size(option: str, text: str) -> int:

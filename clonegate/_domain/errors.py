@@ -65,9 +65,12 @@ class CloneError(Exception):
       url: the repository's URL with any credentials replaced by ``***``.
       kind: an :class:`ErrorKind`.
       reason: what went wrong, without the URL.
+      peak_memory: bytes the clone had used at most when it failed, where the VCS
+        measured it (a memory budget learns from it); otherwise ``None``.
     """
 
     kind: ErrorKind = ErrorKind.TRANSPORT
+    peak_memory: int | None = None
 
     def __init__(self, url: str, reason: str) -> None:
         super().__init__(f"{url}: {reason}")

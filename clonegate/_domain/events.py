@@ -15,6 +15,7 @@ class EventKind(StrEnum):
     ANALYZING = "analyzing"
     DONE = "done"  # a report exists; see ``status``
     STUCK = "stuck"  # a clone has run longer than the stuck threshold
+    BUDGET = "budget"  # the memory budget's controller resized the gate (no repository)
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,4 +24,5 @@ class Event:
     url: str  # redacted
     index: int
     elapsed: float = 0.0  # seconds in this phase so far (for STUCK, the clone's)
-    status: str = ""  # for DONE: the report's status
+    status: str = ""  # for DONE: the report's status; for BUDGET: "shrink" or "grow"
+    detail: str = ""  # for BUDGET: the new size and why

@@ -31,6 +31,8 @@ class ClonedSource:
       owned_root: the directory :meth:`aclose` removes (``path`` itself, or the private
         temporary directory around it); ``None`` if the caller chose the destination.
       redirected_to: the repository URL an http(s) redirect led to, if there was one.
+      peak_memory: bytes the clone used at most, on top of what its process started
+        with, where the VCS measured it (a memory budget learns from it).
     """
 
     url: str
@@ -42,6 +44,7 @@ class ClonedSource:
     has_worktree: bool
     owned_root: Path | None
     redirected_to: str | None = None
+    peak_memory: int | None = None
 
     async def aclose(self) -> None:
         """Remove the clone from disk. Idempotent.

@@ -15,6 +15,7 @@ from .._domain.credentials import Credential, credential_for
 from .._domain.errors import CloneError, CloneTimeoutError, ErrorKind, InvalidURLError
 from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
+from .._domain.memory import MemorySensor
 from .._domain.reports import (
     AnalysisTotals,
     RefInfo,
@@ -25,12 +26,18 @@ from .._domain.reports import (
 from .._domain.urls import parse_repo_url, redact, shown_url
 from .._domain.vcs import VCS, ClonedSource
 from .batch import Batch, BatchState, Pipeline
+from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry
 from .options import Option, UseCaseConfig
+from .pressure import BudgetDecision, PressureController
 
 __all__ = ["AnalyzeUseCase", "Wiring"]
 
 logger = logging.getLogger("clonegate")
+MiB = 1 << 20
+# "auto": this share of the memory available when the use case is made; the rest is
+# for the parent, the workers' zygote and the analyses, which run outside the budget.
+_AUTO_SHARE = 0.75
 
 _STATUS_OF_KIND = {
     ErrorKind.TIMEOUT: RepositoryStatus.TIMEOUT,
@@ -85,6 +92,10 @@ class Wiring(Protocol):
         """Entered around a whole batch: the adapters' shared resources (worker processes)."""
         ...
 
+    def memory_sensor(self) -> MemorySensor:
+        """What the memory budget reads (its cgroup, ``/proc``)."""
+        ...
+
 
 @final
 class AnalyzeUseCase:
@@ -112,7 +123,11 @@ class AnalyzeUseCase:
     wiring: ClassVar[Wiring | None] = None
 
     def __init__(
-        self, *options: Option, vcs: VCS | None = None, analyzer: Analyzer | None = None
+        self,
+        *options: Option,
+        vcs: VCS | None = None,
+        analyzer: Analyzer | None = None,
+        memory_sensor: MemorySensor | None = None,
     ) -> None:
         config = UseCaseConfig()
         for option in options:
@@ -135,7 +150,23 @@ class AnalyzeUseCase:
             analyzer = analyzer if analyzer is not None else wiring.analyzer(config)
         self._vcs: VCS = vcs
         self._analyzer: Analyzer = analyzer
-        self._gate = CloneGate(config.max_concurrent_clones)
+        self._sensor = memory_sensor
+        if config.memory_budget is not None and self._sensor is None:
+            wiring = type(self).wiring
+            if wiring is None:
+                raise TypeError("a memory budget needs a memory_sensor= or the default wiring")
+            self._sensor = wiring.memory_sensor()
+        self._gate = CloneGate(config.max_concurrent_clones, self._estimates(config))
+
+    def _estimates(self, config: UseCaseConfig) -> MemoryEstimates | None:
+        if config.memory_budget is None:
+            return None
+        budget = config.memory_budget
+        if budget == "auto":
+            assert self._sensor is not None
+            budget = int(self._sensor.read().available * _AUTO_SHARE)
+        # The cap is the one figure known to be enough for a clone (ADR 0014).
+        return MemoryEstimates(initial=config.clone_memory_limit // MiB, ceiling=budget // MiB)
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
@@ -194,6 +225,15 @@ class AnalyzeUseCase:
         pipeline = Pipeline(self._run_one, self._done, in_flight, send, state)
         async with trio.open_nursery() as watchdog:
             watchdog.start_soon(self._gate.watch_for_stuck, config.stuck_threshold, self._stuck)
+            if self._gate.memory is not None and self._sensor is not None:
+                controller = PressureController(
+                    self._gate.memory,
+                    self._gate.memory.size,
+                    self._sensor,
+                    self._gate.heaviest,
+                    on_decision=self._budget_changed,
+                )
+                watchdog.start_soon(controller.run)
             await pipeline.feed(urls)
             watchdog.cancel_scope.cancel()
 
@@ -204,9 +244,8 @@ class AnalyzeUseCase:
         watch = _Stopwatch(trio.current_time())
         try:
             # The VCS applies its own policy later; this finds the credential, if any.
-            credential = credential_for(
-                parse_repo_url(url, allow_local=True), self.config.credentials
-            )
+            parsed = parse_repo_url(url, allow_local=True)
+            credential = credential_for(parsed, self.config.credentials)
         except InvalidURLError as exc:
             return RepositoryReport.failure(shown, index, "clone", exc.kind, str(exc))
         try:
@@ -219,10 +258,16 @@ class AnalyzeUseCase:
         with trio.move_on_after(self.config.analysis_timeout):
             try:
                 self._emit(EventKind.QUEUED, shown, index)
-                async with self._gate.slot(index, shown, weight):
+                async with self._gate.slot(index, shown, weight, parsed.host):
                     watch.slot_at = trio.current_time()
                     self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
-                    source = await self._clone(url, shown, watch, credential)
+                    try:
+                        source = await self._clone(url, shown, watch, credential)
+                    except CloneError as exc:
+                        too_large = exc.kind is ErrorKind.TOO_LARGE
+                        self._gate.learn(parsed.host, exc.peak_memory, exceeded=too_large)
+                        raise
+                    self._gate.learn(parsed.host, source.peak_memory)
                     watch.cloned_at = trio.current_time()
                 self._emit(EventKind.CLONED, shown, index, watch.cloned_at - watch.slot_at)
             except Exception as exc:
@@ -292,6 +337,12 @@ class AnalyzeUseCase:
         assert timeout is not None
         raise CloneTimeoutError(shown, f"the clone took longer than {timeout:g} s")
 
+    def _budget_changed(self, decision: BudgetDecision) -> None:
+        self._gate.changed()  # a clone waiting for memory may fit now
+        detail = f"{decision.previous} -> {decision.size} MiB: {decision.reason}"
+        logger.info("memory budget: %s %s", decision.action, detail)
+        self._emit(EventKind.BUDGET, "", -1, status=decision.action, detail=detail)
+
     def _stuck(self, entry: GateEntry) -> None:
         logger.warning(
             "clone of %s has run for more than %g s", entry.url, self.config.stuck_threshold
@@ -333,11 +384,17 @@ class AnalyzeUseCase:
         return report
 
     def _emit(
-        self, kind: EventKind, url: str, index: int, elapsed: float = 0.0, status: str = ""
+        self,
+        kind: EventKind,
+        url: str,
+        index: int,
+        elapsed: float = 0.0,
+        status: str = "",
+        detail: str = "",
     ) -> None:
         if self.config.event_hook is not None:
             try:
-                self.config.event_hook(Event(kind, url, index, elapsed, status))
+                self.config.event_hook(Event(kind, url, index, elapsed, status, detail))
             except Exception:  # a broken progress display must not break a clone
                 logger.exception("the event hook failed on %s %s", kind, url)
 

@@ -1,4 +1,5 @@
-"""The clone gate: the use case's weighted semaphore, with live bookkeeping (seeds 000, 003)."""
+"""The clone gate: the use case's weighted semaphores, with live bookkeeping (seeds 000,
+003): one counts clones, and with a memory budget a second one counts MiB (ADR 0014)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 import trio
 
 from .._domain.semaphore import WeightedSemaphore
+from .estimates import MemoryEstimates
 
 __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry"]
 
@@ -20,11 +22,15 @@ class GateEntry:
     index: int
     weight: int
     seconds: float  # waited so far (queued) or running so far (active)
+    memory: int = 0  # MiB reserved in the memory budget (0 without one)
 
 
 @dataclass(frozen=True, slots=True)
 class CloneGateStatistics:
-    """A snapshot. Invariant: ``acquired == released + len(active)``."""
+    """A snapshot. Invariants: ``acquired == released + len(active)``; with a memory
+    budget, ``memory_held`` is the sum of the active entries' ``memory`` and never more
+    than ``memory_budget``, and every admission fitted ``memory_size`` when it was made.
+    """
 
     size: int
     held: int
@@ -34,17 +40,27 @@ class CloneGateStatistics:
     released: int
     done: int  # clones that finished with a clone in hand
     failed: int  # clones that raised (error, timeout, cancellation)
+    memory_budget: int | None = None  # MiB configured; None without a budget
+    memory_size: int | None = None  # MiB the gate admits now (the controller moves it)
+    memory_held: int = 0  # MiB reserved by running clones
+    memory_estimate: int | None = None  # MiB a clone from a host not seen yet reserves
 
 
 class CloneGate:
     """A :class:`WeightedSemaphore` that also knows who waits and who clones, since when."""
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, estimates: MemoryEstimates | None = None) -> None:
         self._semaphore = WeightedSemaphore(size)
+        # The memory budget, in MiB: its size starts at the estimates' ceiling.
+        self.estimates = estimates
+        self.memory = WeightedSemaphore(estimates.ceiling) if estimates is not None else None
+        self._admission = trio.Lock()  # FIFO: clones reach the memory check in order
+        self._changed = trio.Event()
+        self._head = 0  # MiB the clone at the head of the memory queue wants
         # Keyed by a ticket per slot() call: the same index may be in flight twice
         # when a library user calls execute() concurrently.
-        self._queued: dict[int, tuple[str, int, int, float]] = {}
-        self._active: dict[int, tuple[str, int, int, float]] = {}
+        self._queued: dict[int, tuple[str, int, int, int, float]] = {}
+        self._active: dict[int, tuple[str, int, int, int, float]] = {}
         self._tickets = itertools.count()
         self._acquired = self._released = self._done = self._failed = 0
 
@@ -53,16 +69,32 @@ class CloneGate:
         return self._semaphore.size
 
     @asynccontextmanager
-    async def slot(self, index: int, url: str, weight: int) -> AsyncIterator[None]:
-        """Hold ``weight`` tokens for the body: FIFO, cancellable while waiting."""
+    async def slot(self, index: int, url: str, weight: int, host: str = "") -> AsyncIterator[None]:
+        """Hold ``weight`` clone tokens, and with a budget the MiB expected for ``host``,
+        for the body: FIFO, cancellable while waiting, nothing held if cancelled.
+
+        With a budget, clones pass a FIFO lock one at a time, and the one at the head
+        estimates its memory when it gets there and again whenever something changes
+        (a clone ends, an estimate learns, the controller resizes): an estimate made
+        when the clone was queued would miss what the clones ahead of it taught.
+        The memory comes before the clone token: a clone holding its MiB while it
+        waits for a token keeps no one else from running.
+        """
         ticket = next(self._tickets)
-        self._queued[ticket] = (url, index, weight, trio.current_time())
+        self._queued[ticket] = (url, index, weight, 0, trio.current_time())
+        memory = 0
         try:
-            await self._semaphore.acquire(weight)
+            if self.memory is not None:
+                memory = await self._reserve(host)
+            try:
+                await self._semaphore.acquire(weight)
+            except BaseException:
+                self._release_memory(memory)
+                raise
         finally:
             del self._queued[ticket]
         self._acquired += 1
-        self._active[ticket] = (url, index, weight, trio.current_time())
+        self._active[ticket] = (url, index, weight, memory, trio.current_time())
         succeeded = False
         try:
             yield
@@ -75,6 +107,43 @@ class CloneGate:
             else:
                 self._failed += 1
             self._semaphore.release(weight)
+            self._release_memory(memory)
+
+    async def _reserve(self, host: str) -> int:
+        assert self.memory is not None
+        assert self.estimates is not None
+        async with self._admission:
+            while True:
+                self._head = self.estimates.estimate(host)
+                if self.memory.try_acquire(self._head):
+                    memory, self._head = self._head, 0
+                    return memory
+                await self._changed.wait()
+
+    def _release_memory(self, memory: int) -> None:
+        if self.memory is not None and memory:
+            self.memory.release(memory)
+            self.changed()
+
+    def changed(self) -> None:
+        """Wake the clone at the head of the memory queue to estimate and try again."""
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def learn(self, host: str, peak_memory: int | None, *, exceeded: bool = False) -> None:
+        """A clone from ``host`` used ``peak_memory`` bytes at most (``None``: unknown);
+        ``exceeded``: it failed for lack of memory."""
+        if self.estimates is not None and peak_memory is not None:
+            if exceeded:
+                self.estimates.exceeded(host, peak_memory)
+            else:
+                self.estimates.record(host, peak_memory)
+            self.changed()
+
+    def heaviest(self) -> int:
+        """The largest memory reservation running or wanted by the head of the queue
+        (MiB): the controller's floor, so that the next clone can always run."""
+        return max([e[3] for e in self._active.values()] + [self._head, 1])
 
     async def watch_for_stuck(
         self, threshold: float, on_stuck: Callable[[GateEntry], None]
@@ -93,8 +162,10 @@ class CloneGate:
         # Entries exist only inside trio.run; an idle gate may be asked from outside.
         now = trio.current_time() if self._queued or self._active else 0.0
 
-        def entries(table: dict[int, tuple[str, int, int, float]]) -> tuple[GateEntry, ...]:
-            return tuple(GateEntry(u, i, w, now - t) for u, i, w, t in table.values())
+        def entries(table: dict[int, tuple[str, int, int, int, float]]) -> tuple[GateEntry, ...]:
+            return tuple(GateEntry(u, i, w, now - t, m) for u, i, w, m, t in table.values())
+
+        memory, estimates = self.memory, self.estimates
 
         return CloneGateStatistics(
             size=self._semaphore.size,
@@ -105,4 +176,8 @@ class CloneGate:
             released=self._released,
             done=self._done,
             failed=self._failed,
+            memory_budget=estimates.ceiling if estimates is not None else None,
+            memory_size=memory.size if memory is not None else None,
+            memory_held=memory.held if memory is not None else 0,
+            memory_estimate=estimates.estimate() if estimates is not None else None,
         )

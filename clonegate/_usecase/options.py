@@ -6,11 +6,12 @@ import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .._domain.checks import positive_int, positive_seconds
 from .._domain.credentials import Credential, read_netrc
 from .._domain.events import Event
+from .._domain.sizes import parse_size
 
 __all__ = [
     "Option",
@@ -28,6 +29,7 @@ __all__ = [
     "with_max_concurrent_analyses",
     "with_max_concurrent_clones",
     "with_max_repo_size",
+    "with_memory_budget",
     "with_netrc",
     "with_read_timeout",
     "with_ssh_command",
@@ -53,6 +55,8 @@ class UseCaseConfig:
     """
 
     max_concurrent_clones: int = 2
+    # Bytes, "auto", or None (no memory budget: the count alone limits clones).
+    memory_budget: int | Literal["auto"] | None = None
     analysis_timeout: float = 15 * 60.0
     clone_timeout: float | None = None
     credentials: tuple[Credential, ...] = ()
@@ -78,6 +82,7 @@ class UseCaseConfig:
 
 
 Option = Callable[[UseCaseConfig], UseCaseConfig]
+MiB = 1 << 20
 
 
 def _for_vcs(option: str, **changes: Any) -> Option:
@@ -94,6 +99,29 @@ def with_max_concurrent_clones(n: int) -> Option:
     # fallback turns a typo into a surprise at 3 a.m.; we refuse it when built (ADR 0006).
     n = positive_int("max_concurrent_clones", n)
     return lambda config: dataclasses.replace(config, max_concurrent_clones=n)
+
+
+def with_memory_budget(budget: int | str) -> Option:
+    """Clones run while the memory they are expected to need fits in ``budget``.
+
+    ``budget``: bytes (an int, or text such as ``"1.5G"``), or ``"auto"``: three
+    quarters of what this process may still use when the use case is made (its cgroup's
+    limit minus its working set, or ``MemAvailable``). Each clone reserves its
+    expected peak, learned from the clones that finished (ADR 0014); before any has,
+    its hard memory cap (:func:`with_clone_memory_limit`). During a batch a controller
+    shrinks what is admitted under memory pressure and grows it back, never above
+    ``budget``. Combines with :func:`with_max_concurrent_clones`: at most that many
+    clones, and within the budget.
+    """
+    if isinstance(budget, str):
+        value: int | Literal["auto"] = (
+            "auto" if budget.strip().lower() == "auto" else parse_size(budget)
+        )
+    else:
+        value = positive_int("memory_budget", budget)
+    if value != "auto" and value < MiB:
+        raise ValueError(f"a memory budget must be at least 1 MiB, got {budget!r}")
+    return lambda config: dataclasses.replace(config, memory_budget=value)
 
 
 def with_analysis_timeout(seconds: float) -> Option:

@@ -16,7 +16,7 @@ from ..._domain.errors import ERROR_TYPES, CloneCancelledError, InvalidURLError,
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, discard
 from ..preloads import CLONE_MODULES
-from ..workers import WorkerDied, add_default_preload, run_in_worker
+from ..workers import WorkerDied, add_default_preload, current_pool
 from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
@@ -155,7 +155,7 @@ class DulwichVCS:
             envelope=self._envelope,
         )
         try:
-            outcome = await run_in_worker(
+            outcome, peak = await current_pool().run(
                 clone_in_worker,
                 job,
                 on_ready=on_ready,
@@ -166,13 +166,17 @@ class DulwichVCS:
             # is dead by now (run_in_worker waits for it); remove what it left.
             await discard(owned_root or target)
             if isinstance(exc, WorkerDied):
-                raise CloneCancelledError(
+                died = CloneCancelledError(
                     shown, "the clone's worker process died before finishing"
-                ) from None
+                )
+                died.peak_memory = exc.peak_rss_bytes
+                raise died from None
             raise
         if outcome.error_kind is not None:
             await discard(owned_root or target)
-            raise ERROR_TYPES[outcome.error_kind](shown, outcome.error_reason)
+            error = ERROR_TYPES[outcome.error_kind](shown, outcome.error_reason)
+            error.peak_memory = peak
+            raise error
         if keep_at is not None:
             await discard(owned_root or target)  # the staging directory, empty by now
             target = owned_root = keep_at
@@ -186,6 +190,7 @@ class DulwichVCS:
             has_worktree=self._checkout,
             owned_root=owned_root or target,
             redirected_to=outcome.redirected_to or None,
+            peak_memory=peak,
         )
 
     def _make_target(

@@ -101,7 +101,8 @@ class WorkerPool:
         on_ready: Callable[[], object] | None = None,
         memory_allowance: int = 0,
     ) -> tuple[T, int]:
-        """Run ``function(*args)`` in a new worker; return its value and the worker's peak RSS.
+        """Run ``function(*args)`` in a new worker; return its value and the job's peak
+        memory: the most resident memory the worker had above what it started with.
 
         ``on_ready`` is called once the worker is running, before the job is sent to
         it. ``memory_allowance`` (bytes, 0 for none) caps the address space the job
@@ -131,7 +132,7 @@ class WorkerPool:
             os.close(pidfd)
         if reply.error is not None:
             raise reply.error
-        return reply.value, reply.peak_rss_bytes
+        return reply.value, reply.job_peak_bytes
 
     async def _ensure_started(self) -> None:
         if self._broken is not None:

@@ -29,11 +29,12 @@ _TRUSTED_MODULES = ("builtins", "datetime", "pathlib", "collections", "copyreg",
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What one job gave: its value, or the exception it raised; and the worker's peak."""
+    """What one job gave: its value, or the exception it raised; and the most resident
+    memory the worker had above what it started with (what the job itself took)."""
 
     value: Any = None
     error: BaseException | None = None
-    peak_rss_bytes: int = 0
+    job_peak_bytes: int = 0
 
 
 class ReplyUnpickler(pickle.Unpickler):

@@ -140,6 +140,7 @@ def _worker(conn: socket.socket, zygote: int, allowance: int) -> NoReturn:
             os._exit(status)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        start = _resident()  # the zygote's pages this fork maps, shared until written
         if allowance:
             limit = _address_space() + allowance
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -153,13 +154,13 @@ def _worker(conn: socket.socket, zygote: int, allowance: int) -> NoReturn:
             value = function(*args)
         except BaseException as exc:  # the parent decides what an exception means
             error = exc
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        peak = max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - start)
         reply = wire.Reply(value, error, peak)
         try:
             payload = wire.dump(reply)
         except Exception as exc:  # an exception (or value) that cannot be pickled
             message = f"{type(reply.error or exc).__name__}: {reply.error or exc}"
-            payload = wire.dump(wire.Reply(error=RuntimeError(message), peak_rss_bytes=peak))
+            payload = wire.dump(wire.Reply(error=RuntimeError(message), job_peak_bytes=peak))
         conn.sendall(wire.frame(payload))
         status = 0
     except BaseException:
@@ -197,6 +198,12 @@ def _exactly(conn: socket.socket, size: int) -> bytes:
             raise EOFError
         chunks += chunk
     return bytes(chunks)
+
+
+def _resident() -> int:
+    """This process's resident memory in bytes."""
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _address_space() -> int:

@@ -1,0 +1,35 @@
+"""What the memory budget reads about the machine: a port, so tests can feed readings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+__all__ = ["MemoryReading", "MemorySensor"]
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryReading:
+    """One look at the memory this process tree may use.
+
+    Attributes:
+      limit: bytes the tree may use in all: its cgroup's limit, or the machine's
+        memory when no cgroup limits it.
+      available: bytes it may still take without reclaiming anything that matters:
+        the cgroup's limit minus its working set (usage without inactive file
+        cache), or ``MemAvailable``, whichever is smaller.
+      pressure: the share of the time since the previous reading (0.0 to 1.0) in
+        which some task stalled waiting for memory (Linux PSI, the cgroup's own file
+        where there is one); ``None`` where the kernel does not tell.
+    """
+
+    limit: int
+    available: int
+    pressure: float | None = None
+
+
+class MemorySensor(Protocol):
+    """Reads memory. ``read`` is quick (a few small files) and never blocks on I/O
+    that can hang; it may keep state between calls (pressure is a rate)."""
+
+    def read(self) -> MemoryReading: ...

@@ -1,0 +1,73 @@
+"""How much memory a clone is expected to need, learned from the clones that ran (ADR 0014)."""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+
+__all__ = ["MemoryEstimates"]
+
+MiB = 1 << 20
+
+
+class MemoryEstimates:
+    """Expected peak memory of a clone, in MiB, by host.
+
+    An estimate is an upper quantile of the peaks seen (the clone's own memory, above
+    what its worker shares with the zygote) times a safety margin. A host with peaks
+    of its own uses those; a host not seen yet uses every host's; before any clone
+    has finished, ``initial`` is used: the clone's hard memory cap, the one figure
+    known to be enough (a clone cannot take more; it fails ``too_large`` first).
+    Estimates never exceed ``ceiling`` (the budget), so that every clone can run.
+
+    Only the last ``window`` peaks of each host count: a batch moves on from one kind
+    of repository to another. A clone that ran out of memory (:meth:`exceeded`) sets
+    a floor for its host for the rest of the run: the quantile would otherwise treat
+    it as an outlier and send the next large repository of that host in too small.
+    """
+
+    def __init__(
+        self,
+        initial: int,
+        ceiling: int,
+        *,
+        quantile: float = 0.9,
+        margin: float = 1.25,
+        window: int = 32,
+    ) -> None:
+        if not 0.0 < quantile <= 1.0 or margin < 1.0 or window < 1:
+            raise ValueError("quantile must be in (0, 1], margin >= 1 and window >= 1")
+        self.initial = max(1, min(initial, ceiling))
+        self.ceiling = ceiling
+        self._quantile = quantile
+        self._margin = margin
+        self._by_host: dict[str, deque[int]] = {}
+        self._all: deque[int] = deque(maxlen=window)
+        self._floors: dict[str, int] = {}
+        self._window = window
+
+    def estimate(self, host: str | None = None) -> int:
+        """MiB to reserve for the next clone from ``host`` (``None``: a host not seen yet);
+        at least 1, at most the ceiling."""
+        peaks = (self._by_host.get(host) if host is not None else None) or self._all
+        floor = self._floors.get(host, 0) if host is not None else 0
+        if not peaks:
+            return max(self.initial, min(self.ceiling, floor))
+        ordered = sorted(peaks)
+        # The nearest-rank quantile: with few samples it is the largest, as it should be.
+        rank = max(0, math.ceil(self._quantile * len(ordered)) - 1)
+        wanted = max(floor, math.ceil(ordered[rank] * self._margin))
+        return max(1, min(self.ceiling, wanted))
+
+    def record(self, host: str, peak_bytes: int) -> None:
+        """A clone from ``host`` finished (or failed) having used ``peak_bytes`` at most."""
+        peak = max(1, math.ceil(peak_bytes / MiB))
+        self._by_host.setdefault(host, deque(maxlen=self._window)).append(peak)
+        self._all.append(peak)
+
+    def exceeded(self, host: str, peak_bytes: int) -> None:
+        """A clone from ``host`` failed for memory after using ``peak_bytes``: later clones
+        of that host reserve at least that much, with the margin."""
+        self.record(host, peak_bytes)
+        floor = math.ceil(peak_bytes / MiB * self._margin)
+        self._floors[host] = max(self._floors.get(host, 0), floor)
