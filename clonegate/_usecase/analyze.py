@@ -34,10 +34,6 @@ from .pressure import BudgetDecision, PressureController
 __all__ = ["AnalyzeUseCase", "Wiring"]
 
 logger = logging.getLogger("clonegate")
-MiB = 1 << 20
-# "auto": this share of the memory available when the use case is made; the rest is
-# for the parent, the workers' zygote and the analyses, which run outside the budget.
-_AUTO_SHARE = 0.75
 
 _STATUS_OF_KIND = {
     ErrorKind.TIMEOUT: RepositoryStatus.TIMEOUT,
@@ -156,17 +152,8 @@ class AnalyzeUseCase:
             if wiring is None:
                 raise TypeError("a memory budget needs a memory_sensor= or the default wiring")
             self._sensor = wiring.memory_sensor()
-        self._gate = CloneGate(config.max_concurrent_clones, self._estimates(config))
-
-    def _estimates(self, config: UseCaseConfig) -> MemoryEstimates | None:
-        if config.memory_budget is None:
-            return None
-        budget = config.memory_budget
-        if budget == "auto":
-            assert self._sensor is not None
-            budget = int(self._sensor.read().available * _AUTO_SHARE)
-        # The cap is the one figure known to be enough for a clone (ADR 0014).
-        return MemoryEstimates(initial=config.clone_memory_limit // MiB, ceiling=budget // MiB)
+        estimates = MemoryEstimates.for_budget(config, self._sensor)
+        self._gate = CloneGate(config.max_concurrent_clones, estimates)
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""

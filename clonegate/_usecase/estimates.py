@@ -5,9 +5,15 @@ from __future__ import annotations
 import math
 from collections import deque
 
+from .._domain.memory import MemorySensor
+from .options import UseCaseConfig
+
 __all__ = ["MemoryEstimates"]
 
 MiB = 1 << 20
+# "auto": this share of the memory available when the use case is made; the rest is
+# for the parent, the workers' zygote and the analyses, which run outside the budget.
+AUTO_SHARE = 0.75
 
 
 class MemoryEstimates:
@@ -45,6 +51,21 @@ class MemoryEstimates:
         self._all: deque[int] = deque(maxlen=window)
         self._floors: dict[str, int] = {}
         self._window = window
+
+    @classmethod
+    def for_budget(
+        cls, config: UseCaseConfig, sensor: MemorySensor | None
+    ) -> MemoryEstimates | None:
+        """The estimates for ``config``'s memory budget; ``None`` without one."""
+        budget = config.memory_budget
+        if budget is None:
+            return None
+        if budget == "auto":
+            if sensor is None:
+                raise TypeError("a memory budget of 'auto' needs a memory sensor")
+            budget = int(sensor.read().available * AUTO_SHARE)
+        # The cap is the one figure known to be enough for a clone (ADR 0014).
+        return cls(initial=config.clone_memory_limit // MiB, ceiling=budget // MiB)
 
     def estimate(self, host: str | None = None) -> int:
         """MiB to reserve for the next clone from ``host`` (``None``: a host not seen yet);
