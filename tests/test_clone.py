@@ -6,11 +6,14 @@ import logging
 import os
 import signal
 import stat
+import subprocess
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 import trio
+from dulwich.errors import ChecksumMismatch
+from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 
 from clonegate import (
     AuthenticationError,
@@ -28,6 +31,7 @@ from clonegate import (
     TransportError,
     parse_repo_url,
 )
+from clonegate._adapters.git.pack_intake import _TrailingChecksum
 from clonegate._adapters.workers import open_worker_pool
 
 from .servers import (
@@ -481,3 +485,25 @@ async def test_cancelling_an_ssh_clone_kills_the_ssh_process(
     finally:
         os.close(pidfd)
     assert list(work_dir.iterdir()) == []
+
+
+def test_the_pack_checksum_is_checked_as_the_pack_arrives(repo_root: Path) -> None:
+    """Every byte counts, whatever the chunks: one flipped byte fails the check."""
+    pack = subprocess.run(
+        ["git", "-C", str(repo_root / "big.git"), "pack-objects", "--revs", "--all", "--stdout"],
+        input=b"",
+        capture_output=True,
+        check=True,
+    ).stdout
+    for corrupt in (False, True):
+        data = bytearray(pack)
+        if corrupt:
+            data[len(data) // 2] ^= 1
+        checksum = _TrailingChecksum(DEFAULT_OBJECT_FORMAT)
+        for start in range(0, len(data), 7919):  # chunks that split the trailer too
+            checksum.update(bytes(data[start : start + 7919]))
+        if corrupt:
+            with pytest.raises(ChecksumMismatch):
+                checksum.verify()
+        else:
+            checksum.verify()

@@ -48,6 +48,14 @@ async def test_a_worker_that_dies_is_reported_with_its_signal() -> None:
         with pytest.raises(WorkerDied, match="killed by signal 9") as caught:
             await run_in_worker(worker_jobs.die)
     assert caught.value.signal == 9
+    assert not caught.value.out_of_memory  # SIGKILL, but not from the OOM killer
+
+
+async def test_workers_are_the_oom_killers_first_choice() -> None:
+    """When memory runs out, a job goes, never the parent with every result (ADR 0014)."""
+    async with open_worker_pool():
+        assert await run_in_worker(worker_jobs.oom_score_adj) == "1000"
+    assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"
 
 
 async def test_the_memory_allowance_is_a_hard_cap() -> None:

@@ -6,6 +6,7 @@ import os
 import pickle
 import signal
 import time
+from pathlib import Path
 
 
 def pid() -> int:
@@ -18,6 +19,10 @@ def fail(message: str) -> None:
 
 def die() -> None:
     signal.raise_signal(signal.SIGKILL)
+
+
+def oom_score_adj() -> str:
+    return Path("/proc/self/oom_score_adj").read_text().strip()
 
 
 def parent_pid() -> int:

@@ -13,6 +13,7 @@ __all__ = [
     "ErrorKind",
     "InvalidRepositoryError",
     "InvalidURLError",
+    "OutOfMemoryError",
     "ProtocolError",
     "RepositoryNotFoundError",
     "StorageError",
@@ -42,6 +43,8 @@ class ErrorKind(StrEnum):
       or bytes on disk than its limits allow (the message gives the figure).
     - ``too_slow``: the server sent less than the low-speed limit for its whole
       window (a trickle), long before any timeout.
+    - ``out_of_memory``: the kernel's out-of-memory killer ended the clone's worker:
+      the machine or its memory cgroup ran out, the clone's own cap was not reached.
     """
 
     INVALID_URL = "invalid_url"
@@ -56,6 +59,7 @@ class ErrorKind(StrEnum):
     STORAGE = "storage"
     TOO_LARGE = "too_large"
     TOO_SLOW = "too_slow"
+    OUT_OF_MEMORY = "out_of_memory"
 
 
 class CloneError(Exception):
@@ -158,6 +162,13 @@ class TooSlowError(CloneError):
     kind = ErrorKind.TOO_SLOW
 
 
+class OutOfMemoryError(CloneError):
+    """The kernel's out-of-memory killer ended the clone's worker (the message gives
+    the memory it had used); the system or cgroup ran out, not the clone's cap."""
+
+    kind = ErrorKind.OUT_OF_MEMORY
+
+
 ERROR_TYPES: dict[ErrorKind, type[CloneError]] = {
     cls.kind: cls
     for cls in (
@@ -173,5 +184,6 @@ ERROR_TYPES: dict[ErrorKind, type[CloneError]] = {
         StorageError,
         TooLargeError,
         TooSlowError,
+        OutOfMemoryError,
     )
 }

@@ -251,8 +251,8 @@ class AnalyzeUseCase:
                     try:
                         source = await self._clone(url, shown, watch, credential)
                     except CloneError as exc:
-                        too_large = exc.kind is ErrorKind.TOO_LARGE
-                        self._gate.learn(parsed.host, exc.peak_memory, exceeded=too_large)
+                        memory = exc.kind in (ErrorKind.TOO_LARGE, ErrorKind.OUT_OF_MEMORY)
+                        self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
                         raise
                     self._gate.learn(parsed.host, source.peak_memory)
                     watch.cloned_at = trio.current_time()

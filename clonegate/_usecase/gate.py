@@ -28,7 +28,8 @@ class GateEntry:
 @dataclass(frozen=True, slots=True)
 class CloneGateStatistics:
     """A snapshot. Invariants: ``acquired == released + len(active)``; with a memory
-    budget, ``memory_held`` is the sum of the active entries' ``memory`` and never more
+    budget, ``memory_held`` is the sum of the entries' ``memory`` (the active ones', and
+    that of a queued one that has its MiB and waits for a clone token) and never more
     than ``memory_budget``, and every admission fitted ``memory_size`` when it was made.
     """
 
@@ -81,11 +82,14 @@ class CloneGate:
         waits for a token keeps no one else from running.
         """
         ticket = next(self._tickets)
-        self._queued[ticket] = (url, index, weight, 0, trio.current_time())
+        queued_at = trio.current_time()
+        self._queued[ticket] = (url, index, weight, 0, queued_at)
         memory = 0
         try:
             if self.memory is not None:
                 memory = await self._reserve(host)
+                # Held from now on, while it waits for a token: the statistics say so.
+                self._queued[ticket] = (url, index, weight, memory, queued_at)
             try:
                 await self._semaphore.acquire(weight)
             except BaseException:

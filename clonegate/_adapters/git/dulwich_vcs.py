@@ -12,7 +12,14 @@ import trio
 
 from ..._domain.checks import positive_int, positive_seconds
 from ..._domain.credentials import Credential
-from ..._domain.errors import ERROR_TYPES, CloneCancelledError, InvalidURLError, StorageError
+from ..._domain.errors import (
+    ERROR_TYPES,
+    CloneCancelledError,
+    CloneError,
+    InvalidURLError,
+    OutOfMemoryError,
+    StorageError,
+)
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, discard
 from ..preloads import CLONE_MODULES
@@ -166,9 +173,16 @@ class DulwichVCS:
             # is dead by now (run_in_worker waits for it); remove what it left.
             await discard(owned_root or target)
             if isinstance(exc, WorkerDied):
-                died = CloneCancelledError(
-                    shown, "the clone's worker process died before finishing"
-                )
+                died: CloneError
+                if exc.out_of_memory:
+                    used = exc.peak_rss_bytes >> 20
+                    died = OutOfMemoryError(
+                        shown, f"the kernel's out-of-memory killer ended the clone ({used} MiB)"
+                    )
+                else:
+                    died = CloneCancelledError(
+                        shown, "the clone's worker process died before finishing"
+                    )
                 died.peak_memory = exc.peak_rss_bytes
                 raise died from None
             raise

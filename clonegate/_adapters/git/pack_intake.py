@@ -44,9 +44,11 @@ def fetch_into(
     fd, incoming = tempfile.mkstemp(prefix="incoming-", suffix=".pack", dir=store.pack_dir)
     try:
         with os.fdopen(fd, "wb") as sink:
+            checksum = _TrailingChecksum(store.object_format)
 
             def write(data: bytes) -> int:
                 meter.count_pack(len(data))
+                checksum.update(data)
                 return sink.write(data)
 
             with meter.watching():
@@ -59,6 +61,7 @@ def fetch_into(
                     ref_prefix=[b"HEAD"],
                 )
         if os.path.getsize(incoming):
+            checksum.verify()
             _install(store, incoming)
     finally:
         if os.path.exists(incoming):
@@ -67,13 +70,31 @@ def fetch_into(
     return result
 
 
+class _TrailingChecksum:
+    """The pack's checksum, computed as it arrives: the hash of everything but the last
+    ``oid_length`` bytes, which must equal them. One pass over data already in hand,
+    instead of reading the whole pack again through a mapping."""
+
+    def __init__(self, object_format: Any) -> None:
+        self._hash = object_format.hash_func()
+        self._size = object_format.oid_length
+        self._tail = b""
+
+    def update(self, data: bytes) -> None:
+        data = self._tail + data
+        self._hash.update(data[: -self._size])
+        self._tail = data[-self._size :]
+
+    def verify(self) -> None:
+        if self._hash.digest() != self._tail:
+            raise ChecksumMismatch(self._tail, self._hash.digest())
+
+
 def _install(store: Any, incoming: str) -> None:
     """Index the pack at ``incoming`` and move both files into the pack directory."""
     data = PackData(incoming, store.object_format)
     try:
         stored = data.get_stored_checksum()
-        if data.calculate_checksum() != stored:
-            raise ChecksumMismatch(stored, data.calculate_checksum())
         try:
             entries = sorted(PackIndexer.for_pack_data(data))
             thin = False

@@ -31,12 +31,25 @@ _CLEANUP_SECONDS = 10.0
 
 
 class WorkerDied(Exception):
-    """The worker process ended without a reply (killed, or crashed in native code)."""
+    """The worker process ended without a reply (killed, or crashed in native code).
 
-    def __init__(self, status: int | None, peak_rss_bytes: int) -> None:
+    ``out_of_memory``: it was killed with SIGKILL while the kernel's out-of-memory
+    killer killed something (its count in ``/proc/vmstat`` rose during the job), so it
+    was, in all likelihood, the OOM killer's victim.
+    """
+
+    def __init__(
+        self, status: int | None, peak_rss_bytes: int, *, out_of_memory: bool = False
+    ) -> None:
         self.signal = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
         self.peak_rss_bytes = peak_rss_bytes
-        how = f"killed by signal {self.signal}" if self.signal else "ended without a reply"
+        self.out_of_memory = out_of_memory and self.signal == signal.SIGKILL
+        if self.out_of_memory:
+            how = "killed by the kernel's out-of-memory killer"
+        elif self.signal:
+            how = f"killed by signal {self.signal}"
+        else:
+            how = "ended without a reply"
         super().__init__(f"the worker process was {how}")
 
 
@@ -112,6 +125,7 @@ class WorkerPool:
         worker is killed, and this returns only once it is dead.
         """
         await self._ensure_started()
+        oom_kills = _oom_kills()
         pid, stream, pidfd = await self._fork(memory_allowance)
         try:
             if on_ready is not None:
@@ -120,7 +134,8 @@ class WorkerPool:
             payload = await _receive(stream)
             if payload is None:
                 died = await self._exit_of(pid)
-                raise WorkerDied(died.status, died.peak_kib * 1024)
+                oom = oom_kills is not None and (_oom_kills() or 0) > oom_kills
+                raise WorkerDied(died.status, died.peak_kib * 1024, out_of_memory=oom)
             reply = wire.load_reply(payload)
         except BaseException:
             with trio.CancelScope(shield=True, deadline=trio.current_time() + _CLEANUP_SECONDS):
@@ -245,6 +260,18 @@ async def _write_init(zygote: spawn.StartedZygote, init: Callable[[], object] | 
     zygote.process.stdin.close()
     async with stream:
         await stream.send_all(wire.dump(init))
+
+
+def _oom_kills() -> int | None:
+    """Processes the kernel's OOM killer has killed since boot (any cgroup), if known."""
+    try:
+        with open("/proc/vmstat", "rb") as vmstat:
+            for line in vmstat:
+                if line.startswith(b"oom_kill "):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
 
 
 def _kill(pidfd: int) -> None:

@@ -1,0 +1,185 @@
+"""Fixed clone limits against the memory budget, in a real memory cgroup (issue 15).
+
+    python bench/bench_memory.py            # about five minutes
+    python bench/bench_memory.py --quick    # small repositories: a smoke test
+
+For each batch, one full-history clone of its repository is first measured alone (the
+command's whole tree, in a memory cgroup of its own); the batch then runs, side by
+side and alternately, in a cgroup limited to 1.3 times that peak (v1 ``memory``
+controller, no swap), as ``clonegate analyze --depth 0`` with ``-j 1``, ``-j 2``,
+``-j 4`` and ``-j 4 --memory-budget auto`` (``-j`` then only a ceiling):
+
+- **data file**: 4 clones of a repository holding a 96 MiB data file (a 57 MB pack):
+  a clone needs more memory than its pack, for as long as indexing the file takes;
+- **long history**: 8 clones of a repository of 111,000 small objects (a 57 MB
+  pack, 500 commits of 200 random files): a clone's memory is its index, and its
+  pack is mostly page cache, which the kernel can reclaim.
+
+Reported per contender: makespan (best of ``--rounds``), the group's peak charge
+(``memory.max_usage_in_bytes``, processes and page cache), OOM kills and failed
+clones (totals over the rounds). The target: the budget has no OOM kill, and its
+makespan is at most 1.1x that of the fastest fixed limit with no OOM kill in any
+round.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.cgroup import cgroup_unavailable, make_memory_heavy_repo, memory_cgroup  # noqa: E402
+from tests.servers import GIT_ENV, git, git_daemon  # noqa: E402
+
+MiB = 1 << 20
+CONTENDERS = {
+    "-j 1": ["-j", "1"],
+    "-j 2": ["-j", "2"],
+    "-j 4": ["-j", "4"],
+    "budget auto": ["-j", "4", "--memory-budget", "auto"],
+}
+
+
+def make_long_history_repo(root: Path, name: str, *, files: int, commits: int) -> None:
+    """``commits`` commits each rewriting ``files`` files of 512 random bytes."""
+    bare = root / f"{name}.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    rng = random.Random(15)
+    stream = []
+    for c in range(commits):
+        stream.append(
+            f"commit refs/heads/main\nmark :{c + 1}\n"
+            f"committer F <f@example.invalid> {1_700_000_000 + c} +0000\ndata 2\nc\n"
+            + (f"from :{c}\n" if c else "")
+        )
+        for f in range(files):
+            stream.append(f"M 644 inline d{f % 20}/f{f}.bin\ndata 512\n")
+            stream.append(rng.randbytes(256).hex() + "\n")
+    subprocess.run(
+        ["git", "-C", str(bare), "fast-import", "--quiet"],
+        input="".join(stream).encode(),
+        check=True,
+        env={**os.environ, **GIT_ENV},
+    )
+    git("-C", str(bare), "repack", "-adq")
+
+
+@dataclass
+class Tally:
+    seconds: list[float] = field(default_factory=list)
+    peak: int = 0
+    oom_kills: int = 0
+    failed: int = 0
+    stopped: int = 0  # runs killed after the stop time
+
+
+def analyze(
+    urls: list[str], options: list[str], limit: int | None, tmp: Path, stop: float = 3600
+) -> Tally:
+    """One run in a fresh cgroup; its makespan, peak charge, OOM kills and failures.
+    A run still going after ``stop`` seconds (thrashing) is killed: every clone it
+    had not reported counts as failed, and its makespan as ``stop``."""
+    command = [sys.executable, "-m", "clonegate", "analyze", "--depth", "0", *options, *urls]
+    with memory_cgroup(limit) as group:
+        start = time.perf_counter()
+        try:
+            done = group.run(command, env={**os.environ, "TMPDIR": str(tmp)}, timeout=stop)
+            output = done.stdout
+        except subprocess.TimeoutExpired as expired:
+            output = expired.stdout.decode() if isinstance(expired.stdout, bytes) else ""
+            reports = [json.loads(line) for line in output.splitlines()]
+            ok = sum(r["status"] == "ok" for r in reports)
+            return Tally([stop], group.peak, group.oom_kills, len(urls) - ok, stopped=1)
+        seconds = time.perf_counter() - start
+        reports = [json.loads(line) for line in output.splitlines()]
+        if len(reports) != len(urls):
+            raise RuntimeError(f"{options}: {len(reports)} reports of {len(urls)}")
+        return Tally(
+            [seconds], group.peak, group.oom_kills, sum(r["status"] != "ok" for r in reports)
+        )
+
+
+def batch(name: str, urls: list[str], rounds: int, tmp: Path) -> None:
+    alone = analyze(urls[:1], [], None, tmp)
+    limit = int(alone.peak * 1.3)
+    stop = max(30.0, 2 * alone.seconds[0] * len(urls))  # twice one at a time
+    tallies = {contender: Tally() for contender in CONTENDERS}
+    for _ in range(rounds):
+        for contender, options in CONTENDERS.items():
+            run = analyze(urls, options, limit, tmp, stop)
+            tally = tallies[contender]
+            tally.seconds += run.seconds
+            tally.peak = max(tally.peak, run.peak)
+            tally.oom_kills += run.oom_kills
+            tally.failed += run.failed
+            tally.stopped += run.stopped
+    print(
+        f"\n### {name}: {len(urls)} clones; one alone peaks at {alone.peak / MiB:.0f} MiB, "
+        f"limit {limit / MiB:.0f} MiB; a run is stopped after {stop:.0f} s\n"
+    )
+    print(
+        "| contender | makespan s (best) | all rounds s | peak MiB | OOM kills | failed | stopped |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for contender, t in tallies.items():
+        rounds_text = " / ".join(f"{s:.1f}" for s in t.seconds)
+        print(
+            f"| {contender} | {min(t.seconds):.2f} | {rounds_text} | {t.peak / MiB:.0f} "
+            f"| {t.oom_kills} | {t.failed} | {t.stopped} |"
+        )
+    safe = [
+        c
+        for c, t in tallies.items()
+        if c != "budget auto" and t.oom_kills == t.failed == t.stopped == 0
+    ]
+    budget = tallies["budget auto"]
+    if safe:
+        fastest = min(safe, key=lambda c: min(tallies[c].seconds))
+        ratio = min(budget.seconds) / min(tallies[fastest].seconds)
+        print(
+            f"\nbudget auto / fastest fixed limit with no OOM kill and no failure "
+            f"({fastest}): **{ratio:.2f}x**; budget OOM kills: {budget.oom_kills}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--rounds", type=int, default=2)
+    args = parser.parse_args(argv)
+    reason = cgroup_unavailable()
+    if reason is not None:
+        print(f"skipped: {reason}")
+        return 0
+    rounds = 1 if args.quick else args.rounds
+    data_mib, files, commits = (8, 20, 20) if args.quick else (96, 200, 500)
+    with tempfile.TemporaryDirectory() as tmp:
+        served, work = Path(tmp) / "served", Path(tmp) / "work"
+        served.mkdir()
+        work.mkdir()
+        make_memory_heavy_repo(served, "data", blob_mib=data_mib)
+        make_long_history_repo(served, "history", files=files, commits=commits)
+        for name in ("data", "history"):
+            for i in range(8):
+                (served / f"{name}-{i}.git").symlink_to(served / f"{name}.git")
+        with git_daemon(served) as daemon:
+            print(f"{os.cpu_count()} CPUs; best of {rounds}")
+            batch("data file", [daemon.url(f"data-{i}") for i in range(4)], rounds, work)
+            batch("long history", [daemon.url(f"history-{i}") for i in range(8)], rounds, work)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
