@@ -18,54 +18,93 @@ QUERY = """
 
 
 def outline_go(captures: Captures) -> Outline:
-    """A ``TestXxx(t *testing.T)`` function is a test; with ``t.Run`` calls it is a suite of them.
+    """A ``func TestXxx(t *testing.T)`` is a test; with ``t.Run`` calls it is a suite of them.
 
-    Each ``t.Run`` call site counts once, so a table-driven loop is one test. A
-    ``t.Skip`` among a test's top-level statements marks it skipped.
+    Only what ``go test`` runs: the exact signature (one ``*testing.T`` parameter, no
+    result, no type parameters, not a method). A subtest is a ``Run`` call on the
+    test's own ``*testing.T`` with a name and a function: ``exec.Command(...).Run()``,
+    ``suite.Run(t, s)`` or ``srv.Run(ctx, h)`` are not subtests. Each call site counts
+    once, so a table-driven loop is one test. A ``t.Skip`` among a test's top-level
+    statements marks it skipped.
     """
     outline = Outline()
     runs = captures.get("run", [])
     for function in captures.get("function", ()):
         name = text(function.child_by_field_name("name"))
-        if not _is_test_function(name, function):
+        receiver = _testing_t_parameter(name, function)
+        if receiver is None:
             continue
-        inside = [r for r in runs if function.start_byte < r.start_byte < function.end_byte]
-        body = function.child_by_field_name("body")
-        _add(outline, name, function, body, inside)
+        inside = [r for r in runs if _contains(function, r)]
+        _add(outline, name, function, function.child_by_field_name("body"), receiver, inside)
     return outline
 
 
-def _add(into: Outline, name: str, node: Node, body: Node | None, runs: list[Node]) -> None:
+def _add(
+    into: Outline, name: str, node: Node, body: Node | None, receiver: str, runs: list[Node]
+) -> None:
     line = node.start_point[0] + 1
     marker = TestStatus.SKIPPED if _skips(body) else None
-    direct = [r for r in runs if not any(o is not r and _contains(o, r) for o in runs)]
+    subtests = [r for r in runs if _subtest(r, receiver) is not None]
+    direct = [r for r in subtests if not any(o is not r and _contains(o, r) for o in subtests)]
     if not direct:
         into.test(name, line, marker)
         return
     suite = into.suite(name, line, marker)
     for run in direct:
-        arguments = run.child_by_field_name("arguments")
-        args = arguments.named_children if arguments is not None else []
-        if len(args) < 2:
-            continue
-        sub_name = string_value(args[0]) or text(args[0])
-        literal_body = (
-            args[1].child_by_field_name("body") if args[1].type == "func_literal" else None
-        )
+        sub_name, function = _subtest(run, receiver) or ("", None)
+        literal = function if function is not None and function.type == "func_literal" else None
         nested = [r for r in runs if r is not run and _contains(run, r)]
-        _add(suite, sub_name, run, literal_body, nested)
+        inner = _first_parameter_name(literal) if literal is not None else ""
+        body = literal.child_by_field_name("body") if literal is not None else None
+        _add(suite, sub_name, run, body, inner, nested)
+
+
+def _subtest(run: Node, receiver: str) -> tuple[str, Node] | None:
+    """``(name, function)`` if ``run`` is ``<receiver>.Run(name, function)``."""
+    selector = run.child_by_field_name("function")
+    operand = selector.child_by_field_name("operand") if selector is not None else None
+    if not receiver or operand is None or operand.type != "identifier" or text(operand) != receiver:
+        return None
+    arguments = run.child_by_field_name("arguments")
+    args = arguments.named_children if arguments is not None else []
+    if len(args) != 2:
+        return None
+    value = string_value(args[0])
+    return (value if value is not None else text(args[0])), args[1]
 
 
 def _contains(outer: Node, inner: Node) -> bool:
     return outer.start_byte < inner.start_byte and inner.end_byte <= outer.end_byte
 
 
-def _is_test_function(name: str, function: Node) -> bool:
-    # go test: TestXxx where Xxx does not start with a lower-case letter.
+def _testing_t_parameter(name: str, function: Node) -> str | None:
+    """The name of a test function's ``*testing.T`` parameter (``""`` if unnamed), or
+    ``None`` if ``go test`` would not run the function as a test."""
+    # TestXxx where Xxx does not start with a lower-case letter.
     if not name.startswith("Test") or (len(name) > 4 and name[4].islower()):
-        return False
+        return None
+    if function.child_by_field_name("result") or function.child_by_field_name("type_parameters"):
+        return None
     parameters = function.child_by_field_name("parameters")
-    return parameters is not None and "testing.T" in text(parameters)
+    declarations = parameters.named_children if parameters is not None else []
+    if len(declarations) != 1 or declarations[0].type != "parameter_declaration":
+        return None
+    declaration = declarations[0]
+    kind = declaration.child_by_field_name("type")
+    if kind is None or "".join(text(kind).split()) != "*testing.T":
+        return None
+    names = declaration.children_by_field_name("name")
+    if len(names) > 1:
+        return None
+    return text(names[0]) if names and text(names[0]) != "_" else ""
+
+
+def _first_parameter_name(literal: Node) -> str:
+    parameters = literal.child_by_field_name("parameters")
+    for declaration in parameters.named_children if parameters is not None else ():
+        names = declaration.children_by_field_name("name")
+        return text(names[0]) if names else ""
+    return ""
 
 
 def _skips(body: Node | None) -> bool:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import re
+
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
@@ -17,6 +20,19 @@ MOCHA_TDD_CALLS = frozenset(
 FRAMEWORK_CALLS = frozenset({"vi", "jest"}) | MOCHA_TDD_CALLS
 CALL_ROOTS = SUITE_CALLS | TEST_CALLS | FRAMEWORK_CALLS
 
+_NAMES = " ".join(f'"{name}"' for name in sorted(SUITE_CALLS | TEST_CALLS))
+# Properties that modify a test or suite call; any other (``test.set``) is a method of
+# something else that happens to be called ``test``.
+MODIFIERS = frozenset(
+    {"skip", "only", "todo", "each", "skipIf", "runIf", "fails", "failing", "concurrent"}
+    | {"sequential", "shuffle", "for"}
+)
+# A local binding of ``test`` whose value mentions one of these is the framework's
+# (``const test = base.extend({...})``, ``const it = test``), not a shadow.
+_FRAMEWORK_VALUE = re.compile(
+    rb"\b(extend|it|test|describe|suite|context|specify|vitest|mocha|jest)\b"
+)
+
 # Only the identifiers that can start a test, suite or framework call are captured:
 # capturing every call (``expect(...)``, ``.toBe(...)``) and sorting them out in
 # Python cost more than the rest of a file's analysis.
@@ -26,7 +42,23 @@ QUERY = f"""
   function: (identifier) @_require (#eq? @_require "require")
   arguments: (arguments . (string) @source))
 ((identifier) @root (#any-of? @root {" ".join(f'"{name}"' for name in sorted(CALL_ROOTS))}))
+(variable_declarator name: (identifier) @bound (#any-of? @bound {_NAMES}))
+(function_declaration name: (identifier) @bound (#any-of? @bound {_NAMES}))
 """
+# Parameters differ: plain identifiers in JavaScript, required/optional ones in TypeScript.
+_JS_PARAMETERS = f"(formal_parameters (identifier) @bound (#any-of? @bound {_NAMES}))"
+_TS_PARAMETERS = "\n".join(
+    f"(formal_parameters ({kind} pattern: (identifier) @bound (#any-of? @bound {_NAMES})))"
+    for kind in ("required_parameter", "optional_parameter")
+)
+
+
+@functools.cache
+def query_for(language: str) -> str:
+    """The query for ``javascript``, ``typescript`` or ``tsx``."""
+    return QUERY + (_JS_PARAMETERS if language == "javascript" else _TS_PARAMETERS)
+
+
 MODIFIER_STATUS = {
     "skip": TestStatus.SKIPPED,
     "skipIf": TestStatus.SKIPPED,  # vitest: conditionally skipped counts as skipped
@@ -60,12 +92,17 @@ def framework_from_calls(calls: list[tuple[str, Node]]) -> str | None:
     return None
 
 
-def outline_javascript(calls: list[tuple[str, Node]], root: Node) -> Outline:
+def outline_javascript(
+    calls: list[tuple[str, Node]], root: Node, captures: Captures | None = None
+) -> Outline:
     """Every ``describe``/``it``/``test`` call site with a name; nesting from the source.
 
     A call whose result is called again (``it.each(table)``) is the factory, not the
     test: ``it.each(table)('name', fn)`` counts once, as does a test inside a loop.
+    Where the file binds the name itself (``var test = request(app)``, ``function
+    test(app)``, a parameter), calls in that binding's scope are not tests (ADR 0005).
     """
+    shadows = _shadows(captures.get("bound", []) if captures is not None else [])
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
     for _, call in calls:  # in source order: parents before children
@@ -73,13 +110,16 @@ def outline_javascript(calls: list[tuple[str, Node]], root: Node) -> Outline:
         if kind is None:
             continue
         base, modifiers = kind
+        if any(name == base and start <= call.start_byte < end for name, start, end in shadows):
+            continue
         arguments = call.child_by_field_name("arguments")
         first = arguments.named_children[0] if arguments and arguments.named_children else None
         if first is None:
             continue
         while open_suites[-1][0] <= call.start_byte:
             open_suites.pop()
-        name = string_value(first) or text(first)
+        value = string_value(first)
+        name = value if value is not None else text(first)
         line = call.start_point[0] + 1
         marker = _marker(base, modifiers)
         container = open_suites[-1][1]
@@ -88,6 +128,32 @@ def outline_javascript(calls: list[tuple[str, Node]], root: Node) -> Outline:
         else:
             container.test(name, line, marker)
     return outline
+
+
+def _shadows(bound: list[Node]) -> list[tuple[str, int, int]]:
+    """``(name, start, end)``: byte ranges where a local binding hides a framework name."""
+    found = []
+    for name_node in bound:
+        binding = name_node.parent
+        if binding is None:
+            continue
+        if binding.type == "variable_declarator":
+            value = binding.child_by_field_name("value")
+            if value is not None and _FRAMEWORK_VALUE.search(value.text or b""):
+                continue
+        scope = binding
+        if binding.type in ("required_parameter", "optional_parameter"):
+            scope = binding.parent or binding
+        if scope.type == "formal_parameters":
+            scope = scope.parent or scope  # the function the parameter belongs to
+        else:
+            while scope.parent is not None and scope.type not in ("statement_block", "program"):
+                scope = scope.parent
+        # A variable hides the name from its declaration on (uses before it would be
+        # errors, or another binding's); a function or parameter, in all its scope.
+        start = binding.start_byte if binding.type == "variable_declarator" else scope.start_byte
+        found.append((text(name_node), start, scope.end_byte))
+    return found
 
 
 def _call_of(identifier: Node) -> Node | None:
@@ -119,8 +185,10 @@ def _callee(function: Node | None) -> tuple[str, list[str]] | None:
         if node.type == "call_expression":  # it.each(table)(...), test.skipIf(cond)(...)
             node = node.child_by_field_name("function")
         elif node.type == "member_expression":
-            prop = node.child_by_field_name("property")
-            modifiers.append(text(prop))
+            prop = text(node.child_by_field_name("property"))
+            if prop not in MODIFIERS:
+                return None  # test.set(...), it.expect(...): not a test
+            modifiers.append(prop)
             node = node.child_by_field_name("object")
         elif node.type == "identifier":
             base = text(node)

@@ -40,8 +40,9 @@ class Outline:
             suite.drop_empty_suites()
 
     def freeze(self) -> tuple[tuple[TestSuite, ...], tuple[TestCase, ...]]:
-        """The top-level suites and tests, with every test's effective status."""
-        return self._freeze_children(())
+        """The top-level suites and tests, with every test's effective status; this
+        node's own marker (a module's ``pytestmark``) applies to all of them."""
+        return self._freeze_children((self.marker,) if self.marker else ())
 
     def _freeze_children(
         self, inherited: tuple[TestStatus, ...]

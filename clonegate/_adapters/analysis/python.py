@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from ..._domain.inventory import TestStatus
 from .outline import Outline
@@ -28,44 +29,79 @@ def statements(tree: ast.Module) -> Iterator[ast.stmt]:
                     stack.extend([child] if is_statement else reversed(child.body))
 
 
-def python_imports(tree: ast.Module) -> set[str]:
-    """Top-level module names the file imports (``import a.b`` and ``from a.b import c`` give a)."""
-    found: set[str] = set()
+@dataclass(frozen=True, slots=True)
+class PythonFacts:
+    """What one walk over a module's statements finds: the top-level modules it imports
+    (``import a.b`` and ``from a.b import c`` give ``a``), whether it defines a
+    ``TestCase`` subclass, and the names it imports from pytest or unittest."""
+
+    imports: frozenset[str]
+    has_testcase: bool
+    marker_names: frozenset[str]
+
+
+def facts_of(tree: ast.Module) -> PythonFacts:
+    imports: set[str] = set()
+    names: set[str] = set()
+    testcase = False
     for node in statements(tree):
         if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
+            imports.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
-    return found
+            top = node.module.split(".")[0]
+            imports.add(top)
+            if top in ("pytest", "unittest"):
+                names.update(alias.asname or alias.name for alias in node.names)
+        elif isinstance(node, ast.ClassDef) and not testcase:
+            testcase = _is_testcase(node)
+    return PythonFacts(frozenset(imports), testcase, frozenset(names))
 
 
-def has_testcase_class(tree: ast.Module) -> bool:
-    return any(isinstance(n, ast.ClassDef) and _is_testcase(n) for n in statements(tree))
-
-
-def outline_python(tree: ast.Module) -> Outline:
+def outline_python(tree: ast.Module, facts: PythonFacts) -> Outline:
     """Suites and tests as pytest collects them (unittest classes included).
 
     Module-level ``test*`` functions are tests; ``Test*`` classes without ``__init__``
     and ``unittest.TestCase`` subclasses are suites, nested classes nested suites, and
     their ``test*`` methods tests. Fixtures are not tests. Markers: ADR 0005.
     """
-    imported_markers = _names_imported_from_test_modules(tree)
+    markers = _Markers(facts.marker_names)
+    markers.bind(tree.body)
     root = Outline()
-    root.marker = _pytestmark(tree.body, imported_markers)
-    _collect(tree.body, root, imported_markers)
+    root.marker = _pytestmark(tree.body, markers)
+    _collect(tree.body, root, markers)
     return root
 
 
-def _collect(body: list[ast.stmt], into: Outline, imported: set[str]) -> None:
+class _Markers:
+    """What a decorator name can mean in this file: names imported from pytest or
+    unittest (``from pytest import mark``), and marks bound to a name at module level
+    (``needs_db = pytest.mark.skipif(...)``, then ``@needs_db``)."""
+
+    def __init__(self, imported: frozenset[str]) -> None:
+        self.imported = imported
+        self.bound: dict[str, TestStatus | None] = {}
+
+    def bind(self, body: list[ast.stmt]) -> None:
+        for node in body:
+            if (
+                isinstance(node, ast.Assign)
+                and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id != "pytestmark"
+                and _dotted(node.value)
+            ):
+                self.bound[node.targets[0].id] = _marker([node.value], self)
+
+
+def _collect(body: list[ast.stmt], into: Outline, markers: _Markers) -> None:
     for node in body:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             if node.name.startswith("test") and not _is_fixture(node):
-                into.test(node.name, node.lineno, _marker(node.decorator_list, imported))
+                into.test(node.name, node.lineno, _marker(node.decorator_list, markers))
         elif isinstance(node, ast.ClassDef) and _is_test_class(node):
-            marker = _marker(node.decorator_list, imported) or _pytestmark(node.body, imported)
+            marker = _marker(node.decorator_list, markers) or _pytestmark(node.body, markers)
             suite = into.suite(node.name, node.lineno, marker)
-            _collect(node.body, suite, imported)
+            _collect(node.body, suite, markers)
 
 
 def _is_test_class(node: ast.ClassDef) -> bool:
@@ -83,11 +119,17 @@ def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return any(_dotted(d).split(".")[-1] == "fixture" for d in node.decorator_list)
 
 
-def _marker(decorators: list[ast.expr], imported: set[str]) -> TestStatus | None:
+def _marker(decorators: list[ast.expr], markers: _Markers) -> TestStatus | None:
     status: TestStatus | None = None
     for decorator in decorators:
         parts = _dotted(decorator).split(".")
-        if len(parts) == 1 and parts[0] not in imported:
+        if len(parts) == 1 and parts[0] in markers.bound:
+            bound = markers.bound[parts[0]]
+            if bound is TestStatus.SKIPPED:
+                return bound
+            status = bound or status
+            continue
+        if len(parts) == 1 and parts[0] not in markers.imported:
             continue  # a bare name that did not come from pytest or unittest
         if len(parts) > 1 and parts[0] not in TEST_MODULES:
             continue
@@ -98,7 +140,7 @@ def _marker(decorators: list[ast.expr], imported: set[str]) -> TestStatus | None
     return status
 
 
-def _pytestmark(body: list[ast.stmt], imported: set[str]) -> TestStatus | None:
+def _pytestmark(body: list[ast.stmt], markers: _Markers) -> TestStatus | None:
     """``pytestmark = pytest.mark.skip`` (or a list of marks) at module or class level."""
     for node in body:
         if isinstance(node, ast.Assign) and any(
@@ -106,20 +148,8 @@ def _pytestmark(body: list[ast.stmt], imported: set[str]) -> TestStatus | None:
         ):
             value = node.value
             marks = value.elts if isinstance(value, ast.List | ast.Tuple) else [value]
-            return _marker(list(marks), imported)
+            return _marker(list(marks), markers)
     return None
-
-
-def _names_imported_from_test_modules(tree: ast.Module) -> set[str]:
-    names: set[str] = set()
-    for node in statements(tree):
-        if (
-            isinstance(node, ast.ImportFrom)
-            and node.module
-            and node.module.split(".")[0] in ("pytest", "unittest")
-        ):
-            names.update(alias.asname or alias.name for alias in node.names)
-    return names
 
 
 def _dotted(node: ast.expr) -> str:

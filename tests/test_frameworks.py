@@ -1,0 +1,194 @@
+"""Per-framework cases, table-driven: what is a test, with which status, and what is NOT
+a test (issue 16; ADR 0005). Each case is one file as a framework's own tool sees it:
+the expected list is what ``go test -list``/``-v``, pytest ``--collect-only``, jest or
+mocha would run, as ``suite/…/name`` paths with their status."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from clonegate import TestSuite
+from clonegate._adapters.analysis.detect import ConfigScopes
+from clonegate._adapters.analysis.scan import analyze_file
+
+NO_CONFIG = ConfigScopes([], lambda _: b"")
+
+
+def found(path: str, source: str) -> list[tuple[str, str]]:
+    """Every test of the file as ``(suite/…/name, status)``, in source order per level."""
+    result = analyze_file(path, textwrap.dedent(source).encode(), NO_CONFIG)
+    if result is None:
+        return []
+    out: list[tuple[str, str]] = [(t.name, t.status.value) for t in result.tests]
+
+    def walk(prefix: str, suites: tuple[TestSuite, ...]) -> None:
+        for suite in suites:
+            out.extend((f"{prefix}{suite.name}/{t.name}", t.status.value) for t in suite.tests)
+            walk(f"{prefix}{suite.name}/", suite.suites)
+
+    walk("", result.suites)
+    return out
+
+
+GO = [
+    (
+        "a Run method of something else keeps the test",
+        'func TestE(t *testing.T) { exec.Command("true").Run() }',
+        [("TestE", "active")],
+    ),
+    (
+        "mock's Run(fn) is not a subtest",
+        'func TestMock(t *testing.T) { m.On("x").Run(func(a mock.Arguments) {}) }',
+        [("TestMock", "active")],
+    ),
+    (
+        "suite.Run(t, s) and srv.Run(ctx, h) are not subtests",
+        "func TestSuite(t *testing.T) { suite.Run(t, new(S)); srv.Run(ctx, h) }",
+        [("TestSuite", "active")],
+    ),
+    ("testing.TB is not run by go test", "func TestTB(tb testing.TB) {}", []),
+    ("a testing.T value is not run", "func TestValue(t testing.T) {}", []),
+    ("two parameters are not run", "func TestTwo(t *testing.T, s string) {}", []),
+    ("a result is not run", "func TestResult(t *testing.T) error { return nil }", []),
+    ("a method is not run", "func (s *S) TestMethod(t *testing.T) {}", []),
+    ("a lower-case rest is not run", "func Testlower(t *testing.T) {}", []),
+    ("Test alone and an unnamed parameter are", "func Test(*testing.T) {}", [("Test", "active")]),
+    (
+        "subtests on the test's own T, nested, named without quotes",
+        """\
+        func TestSubs(t *testing.T) {
+            t.Run("", func(t *testing.T) { t.Run("inner", func(t *testing.T) {}) })
+            t.Run("b", func(tt *testing.T) { tt.Skip("later") })
+            for _, c := range cases { t.Run(c.name, func(t *testing.T) {}) }
+        }""",
+        [("TestSubs/b", "skipped"), ("TestSubs/c.name", "active"), ("TestSubs//inner", "active")],
+    ),
+    (
+        "a subtest's own T is not the outer one's",
+        """\
+        func TestScopes(t *testing.T) {
+            t.Run("a", func(st *testing.T) { other.Run("x", f) })
+        }""",
+        [("TestScopes/a", "active")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), GO, ids=[c[0] for c in GO])
+def test_go(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    body = 'package x\n\nimport "testing"\n\n' + textwrap.dedent(source)
+    assert found("x_test.go", body) == expected
+
+
+JAVASCRIPT = [
+    (
+        "a local variable named test is not a test, nor its methods",
+        """\
+        describe('a', () => {
+          it('b', (done) => {
+            var test = request(app);
+            test.set('A', 'b');
+            test.expect(200, done);
+          });
+        });""",
+        [("a/b", "active")],
+    ),
+    (
+        "a local function named test is not a test",
+        """\
+        function test(app) { return app; }
+        test(app1);
+        it('real', () => {});""",
+        [("real", "active")],
+    ),
+    (
+        "a parameter named it is not a test",
+        """\
+        function each(it) { it('no'); }
+        it('yes', () => {});""",
+        [("yes", "active")],
+    ),
+    (
+        "only known modifiers: skip, todo, concurrent.each",
+        """\
+        it.skip('s', () => {});
+        test.todo('t');
+        test.concurrent.each([1])('c %i', () => {});
+        test.describe('not a modifier', () => {});""",
+        [("s", "skipped"), ("t", "todo"), ("c %i", "active")],
+    ),
+    (
+        "test.extend keeps the framework's test",
+        """\
+        import { test as base } from 'vitest';
+        const test = base.extend({ db: async ({}, use) => use(1) });
+        test('uses db', ({ db }) => {});""",
+        [("uses db", "active")],
+    ),
+    ("an empty name is empty, without quotes", "it('', () => {});", [("", "active")]),
+]
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), JAVASCRIPT, ids=[c[0] for c in JAVASCRIPT])
+def test_javascript(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found("app.test.js", source) == expected
+
+
+def test_typescript_parameters_shadow_too() -> None:
+    source = "function each(test: Fn) { test('no'); }\ntest('yes', () => {});\n"
+    assert found("app.test.ts", source) == [("yes", "active")]
+
+
+PYTHON = [
+    (
+        "module pytestmark applies to every test",
+        """\
+        import pytest
+        pytestmark = pytest.mark.skip(reason="all")
+        def test_a(): pass
+        class TestB:
+            def test_c(self): pass""",
+        [("test_a", "skipped"), ("TestB/test_c", "skipped")],
+    ),
+    (
+        "marks bound to a name, as decorators and in a class pytestmark",
+        """\
+        import sys, pytest
+        needs_x = pytest.mark.skipif(sys.platform == "x", reason="x")
+        flaky = pytest.mark.xfail(strict=False)
+        other = make_decorator()
+        @needs_x
+        def test_a(): pass
+        @flaky
+        def test_b(): pass
+        @other
+        def test_c(): pass
+        class TestD:
+            pytestmark = [needs_x]
+            def test_e(self): pass""",
+        [
+            ("test_a", "skipped"),
+            ("test_b", "xfail"),
+            ("test_c", "active"),
+            ("TestD/test_e", "skipped"),
+        ],
+    ),
+    (
+        "fixtures and helpers are not tests",
+        """\
+        import pytest
+        @pytest.fixture
+        def test_data(): return 1
+        def helper(): pass
+        class Helper:
+            def test_x(self): pass""",
+        [],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), PYTHON, ids=[c[0] for c in PYTHON])
+def test_python(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found("tests/test_cases.py", source) == expected
