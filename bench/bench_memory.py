@@ -39,7 +39,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.cgroup import cgroup_unavailable, make_memory_heavy_repo, memory_cgroup  # noqa: E402
-from tests.servers import GIT_ENV, git, git_daemon  # noqa: E402
+from tests.servers import fast_import, git, git_daemon  # noqa: E402
 
 MiB = 1 << 20
 CONTENDERS = {
@@ -65,13 +65,7 @@ def make_long_history_repo(root: Path, name: str, *, files: int, commits: int) -
         for f in range(files):
             stream.append(f"M 644 inline d{f % 20}/f{f}.bin\ndata 512\n")
             stream.append(rng.randbytes(256).hex() + "\n")
-    subprocess.run(
-        ["git", "-C", str(bare), "fast-import", "--quiet"],
-        input="".join(stream).encode(),
-        check=True,
-        env={**os.environ, **GIT_ENV},
-    )
-    git("-C", str(bare), "repack", "-adq")
+    fast_import(bare, "".join(stream).encode())
 
 
 @dataclass

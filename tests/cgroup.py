@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .servers import GIT_ENV, git
+from .servers import fast_import, git
 
 MiB = 1 << 20
 
@@ -143,11 +143,4 @@ def make_memory_heavy_repo(root: Path, name: str, *, blob_mib: int = 96) -> str:
             b"\n",
         ]
     )
-    subprocess.run(
-        ["git", "-C", str(bare), "fast-import", "--quiet"],
-        input=stream,
-        check=True,
-        env={**os.environ, **GIT_ENV},
-    )
-    git("-C", str(bare), "repack", "-adq")  # served from a pack, as a real host serves it
-    return git("-C", str(bare), "rev-parse", "HEAD")
+    return fast_import(bare, stream)

@@ -515,9 +515,15 @@ def make_large_repo(root: Path, name: str, *, files: int = 2000, commits: int = 
             body = []
         if body:
             chunks.append("".join(body).encode())
+    return fast_import(bare, b"".join(chunks))
+
+
+def fast_import(bare: Path, stream: bytes) -> str:
+    """Feed ``stream`` to ``git fast-import`` in ``bare``, pack it as a real host would
+    serve it, and return HEAD's sha."""
     subprocess.run(
         ["git", "-C", str(bare), "fast-import", "--quiet"],
-        input=b"".join(chunks),
+        input=stream,
         check=True,
         env={**os.environ, **GIT_ENV},
     )
@@ -693,11 +699,4 @@ def make_test_suite_repo(
         data = text.encode()
         stream.append(f"M 644 inline {path}\ndata {len(data)}\n")
         stream.append(text + "\n")
-    subprocess.run(
-        ["git", "-C", str(bare), "fast-import", "--quiet"],
-        input="".join(stream).encode(),
-        check=True,
-        env={**os.environ, **GIT_ENV},
-    )
-    git("-C", str(bare), "repack", "-adq")
-    return git("-C", str(bare), "rev-parse", "HEAD")
+    return fast_import(bare, "".join(stream).encode())
