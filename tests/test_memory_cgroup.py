@@ -1,7 +1,7 @@
 """The memory budget against a real memory cgroup (issue 15, ADR 0014).
 
-Full-history clones of a repository whose clone needs memory (two 40 MiB binary
-assets: an 80 MiB pack), served by ``git daemon`` on 127.0.0.1, run by the real
+Full-history clones of a repository whose clone needs memory (a 96 MiB data file:
+a 57 MB pack), served by ``git daemon`` on 127.0.0.1, run by the real
 command inside a v1 memory cgroup limited to 1.3 times what one clone took alone,
 measured in the same session. A fixed ``-j 4`` runs out of memory there; the budget
 does not. Skipped where no memory cgroup can be made; a failure in CI, which sets
@@ -40,7 +40,7 @@ COPIES = 4
 
 @pytest.fixture(scope="module")
 def heavy_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
-    """Four names for one 80 MiB-pack repository (distinct, so none is a duplicate)."""
+    """Four names for one 57 MB-pack repository (distinct, so none is a duplicate)."""
     reason = cgroup_unavailable()
     if reason is not None:
         if os.environ.get("CLONEGATE_REQUIRE_ALL_SERVERS"):

@@ -120,24 +120,25 @@ def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 
 def _marker(decorators: list[ast.expr], markers: _Markers) -> TestStatus | None:
-    status: TestStatus | None = None
-    for decorator in decorators:
-        parts = _dotted(decorator).split(".")
-        if len(parts) == 1 and parts[0] in markers.bound:
-            bound = markers.bound[parts[0]]
-            if bound is TestStatus.SKIPPED:
-                return bound
-            status = bound or status
-            continue
-        if len(parts) == 1 and parts[0] not in markers.imported:
-            continue  # a bare name that did not come from pytest or unittest
-        if len(parts) > 1 and parts[0] not in TEST_MODULES:
-            continue
-        if parts[-1] in SKIP_MARKERS:
-            return TestStatus.SKIPPED  # skip wins over anything else on the same test
-        if parts[-1] in XFAIL_MARKERS:
-            status = TestStatus.XFAIL
-    return status
+    """The status the decorators give: skip wins over anything else, then xfail."""
+    statuses = {_status_of(decorator, markers) for decorator in decorators}
+    for status in (TestStatus.SKIPPED, TestStatus.XFAIL):
+        if status in statuses:
+            return status
+    return None
+
+
+def _status_of(decorator: ast.expr, markers: _Markers) -> TestStatus | None:
+    parts = _dotted(decorator).split(".")
+    if len(parts) == 1 and parts[0] in markers.bound:
+        return markers.bound[parts[0]]  # needs_db = pytest.mark.skipif(...); @needs_db
+    if len(parts) == 1 and parts[0] not in markers.imported:
+        return None  # a bare name that did not come from pytest or unittest
+    if len(parts) > 1 and parts[0] not in TEST_MODULES:
+        return None
+    if parts[-1] in SKIP_MARKERS:
+        return TestStatus.SKIPPED
+    return TestStatus.XFAIL if parts[-1] in XFAIL_MARKERS else None
 
 
 def _pytestmark(body: list[ast.stmt], markers: _Markers) -> TestStatus | None:
