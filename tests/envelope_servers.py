@@ -4,6 +4,10 @@
 - ``refs``: an advertisement of ``refs`` refs (3 million by default), as fast as the
   client reads.
 - ``endless_pack``: one ref, then a pack stream that never ends.
+
+The trickle also comes over the other transports: :func:`trickling_https` (TLS, a
+smart-HTTP ref advertisement at 5 bytes a second) and :data:`TRICKLE_SCRIPT`, the
+forced command of an sshd that trickles the same way over an ssh channel.
 """
 
 from __future__ import annotations
@@ -11,9 +15,12 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
+import ssl
+import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 from .hostile_servers import _pkt, _read_pkt
 from .servers import raw_tcp_server
@@ -66,6 +73,58 @@ def envelope_breaker(kind: str, counter: Counter, refs: int = 3_000_000) -> Iter
                 send(conn, _pkt(b"NAK\n") + _pkt(b"\x01PACK\0\0\0\x02\0\0\x10\0"))
                 while True:
                     send(conn, chunk)
+
+    with raw_tcp_server(serve) as port:
+        yield port
+
+
+# A ref advertisement at 500 bytes a second (50 every 0.1 s), on stdout, for an sshd's
+# forced command. It stops at its first failed write (the client hung up) or after two
+# minutes.
+TRICKLE_SCRIPT = f"""\
+import sys, time
+line = b"{HEAD.decode()} HEAD\\0{CAPABILITIES.decode()}\\n"
+data = (b"%04x" % (len(line) + 4) + line) * 1000
+deadline = time.monotonic() + 120
+for start in range(0, len(data), 50):
+    if time.monotonic() > deadline:
+        break
+    sys.stdout.buffer.write(data[start : start + 50])
+    sys.stdout.buffer.flush()
+    time.sleep(0.1)  # the trickle itself, not a wait
+"""
+
+
+def trickle_command(workdir: Path) -> str:
+    """The forced command (for :func:`tests.servers.ssh_server`) that runs TRICKLE_SCRIPT."""
+    script = workdir / "trickle.py"
+    script.write_text(TRICKLE_SCRIPT)
+    return f"{sys.executable} {script}"
+
+
+@contextmanager
+def trickling_https(context: ssl.SSLContext, counter: Counter) -> Iterator[int]:
+    """An https server whose ref advertisement comes at 500 bytes a second; yields its port."""
+
+    def serve(raw: socket.socket) -> None:
+        with contextlib.ExitStack() as stack, contextlib.suppress(OSError, ValueError):
+            conn = stack.enter_context(context.wrap_socket(raw, server_side=True))
+            request = b""
+            while b"\r\n\r\n" not in request:
+                piece = conn.recv(4096)
+                if not piece:
+                    return
+                request += piece
+            conn.sendall(
+                b"HTTP/1.1 200 OK\r\n"
+                b"Content-Type: application/x-git-upload-pack-advertisement\r\n"
+                b"Cache-Control: no-cache\r\nConnection: close\r\n\r\n"
+            )
+            body = b"".join([_pkt(b"# service=git-upload-pack\n"), b"0000", *_advertisement(10**5)])
+            for start in range(0, len(body), 50):
+                conn.sendall(body[start : start + 50])
+                counter.sent += 50
+                time.sleep(0.1)  # the trickle itself (500 bytes/s), not a wait
 
     with raw_tcp_server(serve) as port:
         yield port

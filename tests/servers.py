@@ -541,8 +541,12 @@ class SshServer:
 
 
 @contextmanager
-def ssh_server(workdir: Path) -> Iterator[SshServer]:
-    """OpenSSH's sshd on 127.0.0.1, accepting one generated client key; git runs through it."""
+def ssh_server(workdir: Path, forced_command: str | None = None) -> Iterator[SshServer]:
+    """OpenSSH's sshd on 127.0.0.1, accepting one generated client key; git runs through it.
+
+    With ``forced_command``, the key runs that command instead of what the client asks
+    (``command=`` in authorized_keys): a server that speaks whatever the command says.
+    """
     sshd = Path("/usr/sbin/sshd")
     if not sshd.exists():
         raise FileNotFoundError("sshd is not installed (Debian package openssh-server)")
@@ -550,7 +554,8 @@ def ssh_server(workdir: Path) -> Iterator[SshServer]:
     host_key, client_key = workdir / "host_ed25519", workdir / "client_ed25519"
     for key in (host_key, client_key):
         subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(key)], check=True)
-    (workdir / "authorized_keys").write_text(client_key.with_suffix(".pub").read_text())
+    forced = f'command="{forced_command}" ' if forced_command else ""
+    (workdir / "authorized_keys").write_text(forced + client_key.with_suffix(".pub").read_text())
     port = free_port()
     host_pub = host_key.with_suffix(".pub").read_text().split()
     (workdir / "known_hosts").write_text(

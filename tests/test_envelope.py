@@ -8,6 +8,7 @@ nothing is left in the work directory.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -16,18 +17,21 @@ import trio
 from clonegate import (
     AnalyzeUseCase,
     RepositoryReport,
+    with_ca_bundle,
     with_clone_depth,
     with_clone_memory_limit,
     with_low_speed_limit,
     with_max_concurrent_clones,
     with_max_repo_size,
     with_read_timeout,
+    with_ssh_command,
     with_work_dir,
 )
 from clonegate._adapters.workers import open_worker_pool
 
-from .envelope_servers import Counter, envelope_breaker
-from .servers import GitDaemon, git_daemon
+from .envelope_servers import Counter, envelope_breaker, trickle_command, trickling_https
+from .hostile_servers import tls_contexts
+from .servers import GitDaemon, git_daemon, ssh_server
 
 MiB = 1 << 20
 ZERO_BLOB = 256 * MiB
@@ -105,5 +109,49 @@ async def test_each_limit_fails_its_repository_and_the_batch_goes_on(
     assert sent["refs"].sent < 512 * MiB
     assert stats.workers_running == frozenset()
     assert stats.largest_peak_rss_bytes < WORKER_BASE + MEMORY_CAP
+    await trio.lowlevel.checkpoint()
+    assert list(work.iterdir()) == []
+
+
+async def test_a_trickle_is_stopped_on_ssh_and_https_too(daemon: GitDaemon, tmp_path: Path) -> None:
+    """The low-speed limit on the transports whose bytes are counted elsewhere: ssh (what
+    the worker reads from the ssh child's pipe) and https (below TLS). The servers send
+    500 bytes a second, half the limit: each clone must be stopped as ``too_slow`` with
+    the bytes it did receive in the message (so they were counted, not just timed out),
+    while a healthy repository of the same batch is cloned."""
+    context, ca_file = tls_contexts(tmp_path / "tls")
+    work = tmp_path / "work"
+    work.mkdir()
+    sent = Counter()
+    with (
+        ssh_server(tmp_path / "sshd", forced_command=trickle_command(tmp_path)) as sshd,
+        trickling_https(context, sent) as https_port,
+    ):
+        urls = [
+            sshd.url(tmp_path, "trickle"),
+            f"https://127.0.0.1:{https_port}/trickle.git",
+            daemon.url("basic"),
+        ]
+        use_case = AnalyzeUseCase(
+            with_max_concurrent_clones(3),
+            with_work_dir(work),
+            with_ssh_command(sshd.ssh_command),
+            with_ca_bundle(ca_file),
+            with_read_timeout(120),  # far beyond what the envelope allows a trickle
+            with_low_speed_limit(1000, 2.0),
+        )
+        async with open_worker_pool() as pool, use_case.analyze_many(urls) as batch:
+            reports: dict[int, RepositoryReport] = {r.index: r async for r in batch}
+            stats = pool.statistics()
+    kinds = {i: r.error.kind if r.error else "ok" for i, r in reports.items()}
+    assert kinds == {0: "too_slow", 1: "too_slow", 2: "ok"}
+    for index in (0, 1):
+        message = reports[index].error.message  # type: ignore[union-attr]
+        received = re.search(r": received (\d+) bytes in the last 2 s, less than 1000 ", message)
+        assert received, message
+        # Counted: the servers sent 500 bytes a second; nothing counted would say 0.
+        assert int(received[1]) > 0, message
+    assert sent.sent < 60_000  # stopped within seconds, not at the read timeout
+    assert stats.workers_running == frozenset()
     await trio.lowlevel.checkpoint()
     assert list(work.iterdir()) == []

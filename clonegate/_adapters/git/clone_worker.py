@@ -209,7 +209,9 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
 def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple[bytes, str]:
     """Fetch the remote HEAD's branch into ``repo`` and record its refs: (sha, branch)."""
     heard_refs = False
-    meter = TransferMeter(job.envelope)
+    # ssh (and local) transfers come through pipes and files, which only rchar sees.
+    sockets = job.url.startswith(("git://", "http://", "https://"))
+    meter = TransferMeter(job.envelope, pipes=not sockets)
 
     def wants_head(refs: Any, depth: int | None = None) -> Any:
         nonlocal heard_refs

@@ -7,11 +7,14 @@ reports as the clone's ``too_large`` or ``too_slow`` failure with the figure; th
 rest of the batch goes on.
 
 Bytes are counted where they arrive: every ``recv`` of a socket (git://, and
-http(s) below TLS), and, for ssh, whatever this process reads from pipes (its
-``rchar``, which socket ``recv`` does not add to). A watchdog thread looks at the
-count a few times a second; to stop a clone blocked in a read, it signals the
-main thread, whose handler raises :class:`Breach` there: the read is interrupted
-(EINTR) and the exception unwinds the clone wherever it is.
+http(s) as TLS hands them over), and, for ssh and local paths only, whatever this
+process reads from the ssh child's pipes or from files (its ``rchar``). Only there:
+OpenSSL reads its socket with read(), which ``rchar`` counts too, so counting both
+for https would count each byte twice and let a server trickling at half the
+low-speed limit through. A watchdog thread looks at the count a few times a
+second; to stop a clone blocked in a read, it signals the main thread, whose
+handler raises :class:`Breach` there: the read is interrupted (EINTR) and the
+exception unwinds the clone wherever it is.
 """
 
 from __future__ import annotations
@@ -66,8 +69,9 @@ class Breach(BaseException):
 class TransferMeter:
     """Counts a clone's received bytes and enforces :class:`Envelope`; see the module doc."""
 
-    def __init__(self, envelope: Envelope) -> None:
+    def __init__(self, envelope: Envelope, *, pipes: bool = False) -> None:
         self.envelope = envelope
+        self.pipes = pipes  # ssh: the transfer arrives through a child's pipes
         self.socket_bytes = 0
         self.pack_bytes = 0
         self.advertising = True  # until the client has heard every ref
@@ -77,7 +81,9 @@ class TransferMeter:
         self._rchar_at_start = 0
 
     def received(self) -> int:
-        """Bytes received so far: on sockets, and read from pipes (ssh)."""
+        """Bytes received so far: on sockets, or read from pipes (ssh)."""
+        if not self.pipes:
+            return self.socket_bytes
         return self.socket_bytes + max(0, self._rchar() - self._rchar_at_start)
 
     def _rchar(self) -> int:
@@ -127,7 +133,8 @@ class TransferMeter:
     @contextlib.contextmanager
     def watching(self) -> Iterator[None]:
         """Meter the transfer in the ``with`` block (main thread only)."""
-        self._rchar_at_start = self._rchar()
+        if self.pipes:
+            self._rchar_at_start = self._rchar()
         main = threading.get_ident()
         previous = signal.signal(signal.SIGUSR1, self._raise_pending)
         watchdog = threading.Thread(target=self._watch, args=(main,), daemon=True)
