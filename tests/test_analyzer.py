@@ -23,7 +23,7 @@ from clonegate import (
     TestStatus,
     TestSuite,
 )
-from clonegate._adapters.analysis.detect import ConfigScopes
+from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, scan_commit
 
 from .servers import commit_tree, git_daemon
@@ -299,3 +299,29 @@ describe('chains', function () {
     assert [(t.name, t.line) for t in chains.tests] == [("slow", 4), ("each %i", 5)]
     (table,) = chains.suites
     assert (table.name, _statuses(iter(table.tests))) == ("table %i", [("inner", S)])
+
+
+def test_scan_errors_are_in_the_json_with_path_phase_and_a_safe_reason() -> None:
+    """Which file failed and why reaches the JSON; a repository chose the path and the
+    text, so both are escaped, carry no credentials, and are cut short."""
+    from datetime import UTC, datetime
+
+    from clonegate import AnalysisTotals
+    from clonegate._domain.inventory import AnalysisReport, RepositoryFacts, ScanError
+    from clonegate_cli._output import as_json
+
+    hostile = ScanError(
+        "tests/\x1b[2Jtest_x.py",
+        "parse",
+        "syntax error near https://user:secret@example.com/x " + "y" * 1000,
+    )
+    facts = RepositoryFacts("main", "0" * 40, datetime(2026, 1, 1, tzinfo=UTC), 1, 0, 0)
+    totals = AnalysisTotals.of(AnalysisReport(facts, Inventory((), (hostile,)), "v"))
+    document = as_json(totals)
+    assert document["scan_errors"] == 1
+    [error] = document["errors"]
+    assert error["path"] == "tests/\\x1b[2Jtest_x.py"
+    assert error["phase"] == "parse"
+    assert error["message"].startswith("syntax error near https://***@example.com/x yyy")
+    assert "secret" not in error["message"]
+    assert len(error["message"]) == 300

@@ -10,7 +10,7 @@ import textwrap
 import pytest
 
 from clonegate import TestSuite
-from clonegate._adapters.analysis.detect import ConfigScopes
+from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file
 
 NO_CONFIG = ConfigScopes([], lambda _: b"")
@@ -186,9 +186,97 @@ PYTHON = [
             def test_x(self): pass""",
         [],
     ),
+    (
+        "a mixin's tests run in each collected class that inherits them, not in the mixin",
+        """\
+        import unittest
+        class Checks:
+            def test_shared(self): pass
+            def test_overridden(self): pass
+        class Base(unittest.TestCase):
+            def test_base(self): pass
+        class TestA(Checks, Base):
+            def test_overridden(self): pass
+        class TestB(Checks):
+            pass""",
+        [
+            ("Base/test_base", "active"),
+            ("TestA/test_overridden", "active"),
+            ("TestA/test_shared", "active"),
+            ("TestA/test_base", "active"),
+            ("TestB/test_shared", "active"),
+            ("TestB/test_overridden", "active"),
+        ],
+    ),
+    (
+        "a name defined twice is collected once, the last definition",
+        """\
+        def test_a(): pass
+        def test_a(): pass
+        class TestB:
+            def test_c(self): pass
+            def test_c(self): pass""",
+        [("test_a", "active"), ("TestB/test_c", "active")],
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "source", "expected"), PYTHON, ids=[c[0] for c in PYTHON])
 def test_python(case: str, source: str, expected: list[tuple[str, str]]) -> None:
     assert found("tests/test_cases.py", source) == expected
+
+
+RUST = [
+    (
+        "tests inside a macro invocation are read",
+        """\
+        rt_test! {
+            #[test]
+            fn a() {}
+            mod inner {
+                #[test]
+                fn b() {}
+            }
+        }
+        #[test]
+        fn c() {}""",
+        [("c", "active"), ("a", "active"), ("inner/b", "active")],
+    ),
+    (
+        "any path ending in ::test is a test attribute",
+        """\
+        #[tokio::test(flavor = "multi_thread")]
+        async fn a() {}
+        #[test_log::test]
+        fn b() {}
+        #[not_a::tester]
+        fn c() {}""",
+        [("a", "active"), ("b", "active")],
+    ),
+    (
+        "conditional ignores skip, as ADR 0005 counts conditional skips",
+        """\
+        #[test]
+        #[cfg_attr(miri, ignore)]
+        fn a() {}
+        #[test]
+        #[rustversion::attr(not(nightly), ignore = "nightly only")]
+        fn b() {}
+        #[test]
+        #[cfg_attr(miri, should_panic)]
+        fn c() {}""",
+        [("a", "skipped"), ("b", "skipped"), ("c", "active")],
+    ),
+    (
+        "a macro body that is not items is left alone",
+        """\
+        #[test]
+        fn a() { assert!(matches!(x, #[test] 1 => $y)); }""",
+        [("a", "active")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), RUST, ids=[c[0] for c in RUST])
+def test_rust(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found("src/lib.rs", source) == expected

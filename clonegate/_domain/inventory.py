@@ -74,21 +74,33 @@ class TestSuite:
 
 @dataclass(frozen=True, slots=True)
 class TestFile:
-    """A file with tests, relative to the repository root (POSIX separators)."""
+    """A file with tests, relative to the repository root (POSIX separators).
+
+    ``config_note`` says when the framework's defaults were used although a config
+    file exists, and why (``vitest.config.ts is code: vitest's default include``).
+    """
 
     __test__ = False
 
     path: str
-    framework: str  # pytest, unittest, jest, vitest, mocha, go-testing, junit4, junit5, rust
+    framework: str  # pytest, unittest, jest, vitest, mocha, go-testing, junit4, junit5, cargo-test
     language: str  # python, javascript, typescript, tsx, go, java, rust
     suites: tuple[TestSuite, ...] = ()
     tests: tuple[TestCase, ...] = ()
+    config_note: str = ""
 
     def all_tests(self) -> Iterator[TestCase]:
         return _all_tests(self.tests, self.suites)
 
     def __reduce__(self) -> tuple[type[TestFile], tuple[object, ...]]:  # see TestCase
-        return TestFile, (self.path, self.framework, self.language, self.suites, self.tests)
+        return TestFile, (
+            self.path,
+            self.framework,
+            self.language,
+            self.suites,
+            self.tests,
+            self.config_note,
+        )
 
 
 def _all_tests(tests: tuple[TestCase, ...], suites: tuple[TestSuite, ...]) -> Iterator[TestCase]:

@@ -7,7 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
 
-from .inventory import AnalysisReport, Inventory
+from .inventory import AnalysisReport, Inventory, ScanError
+from .urls import redact, visible
 
 __all__ = [
     "AnalysisTotals",
@@ -56,9 +57,26 @@ class Timings:
     setup: float = 0.0
 
 
+MAX_ERRORS_SHOWN = 100
+MAX_ERROR_TEXT = 300
+
+
+def _shown(error: ScanError) -> ScanError:
+    def cut(text: str) -> str:
+        text = visible(redact(text))
+        return text if len(text) <= MAX_ERROR_TEXT else text[: MAX_ERROR_TEXT - 1] + "…"
+
+    return ScanError(cut(error.path), error.phase, cut(error.message))
+
+
 @dataclass(frozen=True, slots=True)
 class AnalysisTotals:
-    """The inventory's totals: what every report keeps, even when the details are dropped."""
+    """The inventory's totals: what every report keeps, even when the details are dropped.
+
+    ``errors`` names the files the analyzer could not take in (path, phase, reason), the
+    first :data:`MAX_ERRORS_SHOWN` of ``scan_errors``; a repository chose their text, so
+    each is shown escaped, without credentials, and cut at :data:`MAX_ERROR_TEXT`.
+    """
 
     test_files: int
     tests: int
@@ -68,6 +86,7 @@ class AnalysisTotals:
     scan_errors: int
     files_scanned: int
     analyzer_version: str
+    errors: tuple[ScanError, ...] = ()
 
     @classmethod
     def of(cls, report: AnalysisReport) -> AnalysisTotals:
@@ -81,6 +100,7 @@ class AnalysisTotals:
             scan_errors=len(inventory.errors),
             files_scanned=report.facts.files_scanned,
             analyzer_version=report.analyzer_version,
+            errors=tuple(_shown(e) for e in inventory.errors[:MAX_ERRORS_SHOWN]),
         )
 
 

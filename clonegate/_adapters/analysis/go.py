@@ -5,8 +5,9 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
+from .frameworks.definition import Reading
 from .outline import Outline
-from .syntax import Captures, string_value, text
+from .syntax import Captures, kit, string_value, text
 
 SKIP_CALLS = frozenset({"Skip", "SkipNow", "Skipf"})
 
@@ -15,6 +16,12 @@ QUERY = """
 (call_expression
   function: (selector_expression field: (field_identifier) @_run (#eq? @_run "Run"))) @run
 """
+
+
+def read(path: str, data: bytes, language: str) -> Reading:
+    syntax = kit("go", QUERY)
+    captures = syntax.capture(syntax.parse(data))
+    return Reading(frozenset(), frozenset(), lambda _: outline_go(captures))
 
 
 def outline_go(captures: Captures) -> Outline:

@@ -5,8 +5,9 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
+from .frameworks.definition import Reading
 from .outline import Outline
-from .syntax import Captures, innermost, text
+from .syntax import Captures, innermost, kit, text
 
 TEST_ANNOTATIONS = frozenset(
     {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
@@ -18,6 +19,23 @@ QUERY = """
 (class_declaration) @class
 (method_declaration) @method
 """
+
+
+def is_test_source(path: str) -> bool:
+    """A test source by Maven/Gradle conventions: not under ``src/main``, and named
+    ``*Test``/``*Tests``/``Test*`` or under a ``test``/``tests`` directory."""
+    parts = path.split("/")
+    if "/".join(parts[:2]) == "src/main" or "/src/main/" in f"/{path}":
+        return False
+    stem = parts[-1].removesuffix(".java")
+    in_test_tree = "test" in parts[:-1] or "tests" in parts[:-1]
+    return stem.endswith(("Test", "Tests")) or stem.startswith("Test") or in_test_tree
+
+
+def read(path: str, data: bytes, language: str) -> Reading:
+    syntax = kit("java", QUERY)
+    captures = syntax.capture(syntax.parse(data))
+    return Reading(frozenset(java_imports(captures)), frozenset(), lambda _: outline_java(captures))
 
 
 def java_imports(captures: Captures) -> set[str]:

@@ -8,8 +8,9 @@ import re
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
+from .frameworks.definition import Reading
 from .outline import Outline
-from .syntax import Captures, string_value, text
+from .syntax import Captures, kit, string_value, text
 
 SUITE_CALLS = frozenset({"describe", "context", "suite", "fdescribe", "xdescribe", "xcontext"})
 TEST_CALLS = frozenset({"it", "test", "specify", "fit", "xit", "xtest", "xspecify"})
@@ -69,6 +70,21 @@ MODIFIER_STATUS = {
 }
 
 
+def read(path: str, data: bytes, language: str) -> Reading:
+    """Imports (``import``, ``require``), the framework calls it makes (``vi``,
+    ``jest``, mocha's TDD ``suite``...), and its outline."""
+    syntax = kit(language, query_for(language))
+    root = syntax.parse(data)
+    captures = syntax.capture(root)
+    found = calls(captures)
+    signals = frozenset(name for name, _ in found if name in FRAMEWORK_CALLS)
+    return Reading(
+        frozenset(js_imports(captures)),
+        signals,
+        lambda _: outline_javascript(found, root, captures),
+    )
+
+
 def js_imports(captures: Captures) -> set[str]:
     """Module specifiers of ``import ... from 'x'``, ``import 'x'`` and ``require('x')``."""
     return {v for node in captures.get("source", ()) if (v := string_value(node)) is not None}
@@ -78,18 +94,6 @@ def calls(captures: Captures) -> list[tuple[str, Node]]:
     """Each captured root name that starts a call, with that call, in source order."""
     found = ((text(node), _call_of(node)) for node in captures.get("root", ()))
     return [(name, call) for name, call in found if call is not None]
-
-
-def framework_from_calls(calls: list[tuple[str, Node]]) -> str | None:
-    """The framework the call roots point to: ``vi`` in ``vi.fn()``, ``jest.mock()``, ``suite``."""
-    roots = {name for name, _ in calls}
-    if "vi" in roots:
-        return "vitest"
-    if "jest" in roots:
-        return "jest"
-    if roots & MOCHA_TDD_CALLS:
-        return "mocha"
-    return None
 
 
 def outline_javascript(

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from ..._domain.inventory import TestStatus
+from .frameworks.definition import Reading, Settings
 from .outline import Outline
 
 SKIP_MARKERS = frozenset({"skip", "skipif", "skipIf", "skipUnless"})
@@ -57,19 +59,114 @@ def facts_of(tree: ast.Module) -> PythonFacts:
     return PythonFacts(frozenset(imports), testcase, frozenset(names))
 
 
-def outline_python(tree: ast.Module, facts: PythonFacts) -> Outline:
+def read(path: str, data: bytes, language: str) -> Reading:
+    """The module's imports, ``testcase`` if it defines a ``TestCase`` subclass, and its
+    outline under pytest's naming options."""
+    tree = ast.parse(data, filename=path)
+    facts = facts_of(tree)
+    signals = frozenset({"testcase"}) if facts.has_testcase else frozenset()
+    return Reading(facts.imports, signals, lambda settings: outline_python(tree, facts, settings))
+
+
+# pytest's own naming defaults (python_classes, python_functions).
+DEFAULT_NAMING = Settings(classes=("Test",), functions=("test",))
+
+
+def outline_python(
+    tree: ast.Module, facts: PythonFacts, naming: Settings = DEFAULT_NAMING
+) -> Outline:
     """Suites and tests as pytest collects them (unittest classes included).
 
-    Module-level ``test*`` functions are tests; ``Test*`` classes without ``__init__``
-    and ``unittest.TestCase`` subclasses are suites, nested classes nested suites, and
-    their ``test*`` methods tests. Fixtures are not tests. Markers: ADR 0005.
+    Module-level functions named by ``python_functions`` (``test*``) are tests;
+    classes named by ``python_classes`` (``Test*``) without ``__init__``, and
+    ``unittest.TestCase`` subclasses (also through a base class of the same module),
+    are suites, nested classes nested suites; their methods named by
+    ``python_functions`` (``test*`` for a ``TestCase``, as unittest's loader does) are
+    tests, including those inherited from classes of the same module (a mixin's test
+    counts in every collected class that inherits it, as pytest runs it there, and not
+    in the mixin itself unless it is collected too). Fixtures are not tests. Markers:
+    ADR 0005.
     """
     markers = _Markers(facts.marker_names)
     markers.bind(tree.body)
     root = Outline()
     root.marker = _pytestmark(tree.body, markers)
-    _collect(tree.body, root, markers)
+    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+    _collect(_last_definitions(tree.body), root, markers, _Naming(naming, classes))
     return root
+
+
+class _Naming:
+    """pytest's naming rules (a prefix, or a glob when the option has one) and the
+    module's own classes, for base classes given by name."""
+
+    def __init__(self, settings: Settings, classes: dict[str, ast.ClassDef]) -> None:
+        self.classes = settings.classes or DEFAULT_NAMING.classes
+        self.functions = settings.functions or DEFAULT_NAMING.functions
+        self.module_classes = classes
+
+    def is_test_class(self, node: ast.ClassDef) -> bool:
+        if self.is_testcase(node):
+            return True
+        has_init = any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body)
+        return _named(node.name, self.classes) and not has_init
+
+    def is_testcase(self, node: ast.ClassDef, seen: frozenset[str] = frozenset()) -> bool:
+        if _is_testcase(node):
+            return True
+        return any(
+            (base := self.module_classes.get(_dotted(b))) is not None
+            and base.name not in seen
+            and self.is_testcase(base, seen | {node.name})
+            for b in node.bases
+        )
+
+    def is_test_function(self, name: str, in_testcase: bool) -> bool:
+        return name.startswith("test") if in_testcase else _named(name, self.functions)
+
+    def body_of(self, node: ast.ClassDef, seen: frozenset[str] = frozenset()) -> list[ast.stmt]:
+        """The class's statements, then those it inherits from the module's classes in
+        method resolution order (left to right, depth first), each function name once,
+        where Python would find it: as pytest lists a class's tests."""
+        body = _last_definitions(list(node.body))
+        names = {n.name for n in body if isinstance(n, _FUNCTIONS)}
+        seen = seen | {node.name}
+        for expression in node.bases:
+            base = self.module_classes.get(_dotted(expression))
+            if base is None or base.name in seen:
+                continue
+            for statement in self.body_of(base, seen):
+                if isinstance(statement, _FUNCTIONS):
+                    if statement.name in names:
+                        continue
+                    names.add(statement.name)
+                body.append(statement)
+        return body
+
+
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+def _last_definitions(body: list[ast.stmt]) -> list[ast.stmt]:
+    """One function per name: the last one, at the place of the first."""
+    last = {n.name: n for n in body if isinstance(n, _FUNCTIONS)}
+    out, placed = [], set()
+    for node in body:
+        if isinstance(node, _FUNCTIONS):
+            if node.name in placed:
+                continue
+            placed.add(node.name)
+            node = last[node.name]
+        out.append(node)
+    return out
+
+
+def _named(name: str, options: tuple[str, ...]) -> bool:
+    return any(
+        name.startswith(option)
+        or (any(c in option for c in "*?[") and fnmatch.fnmatchcase(name, option))
+        for option in options
+    )
 
 
 class _Markers:
@@ -93,22 +190,17 @@ class _Markers:
                 self.bound[node.targets[0].id] = _marker([node.value], self)
 
 
-def _collect(body: list[ast.stmt], into: Outline, markers: _Markers) -> None:
+def _collect(
+    body: list[ast.stmt], into: Outline, markers: _Markers, naming: _Naming, testcase: bool = False
+) -> None:
     for node in body:
-        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            if node.name.startswith("test") and not _is_fixture(node):
+        if isinstance(node, _FUNCTIONS):
+            if naming.is_test_function(node.name, testcase) and not _is_fixture(node):
                 into.test(node.name, node.lineno, _marker(node.decorator_list, markers))
-        elif isinstance(node, ast.ClassDef) and _is_test_class(node):
+        elif isinstance(node, ast.ClassDef) and naming.is_test_class(node):
             marker = _marker(node.decorator_list, markers) or _pytestmark(node.body, markers)
             suite = into.suite(node.name, node.lineno, marker)
-            _collect(node.body, suite, markers)
-
-
-def _is_test_class(node: ast.ClassDef) -> bool:
-    if _is_testcase(node):
-        return True
-    has_init = any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body)
-    return node.name.startswith("Test") and not has_init
+            _collect(naming.body_of(node), suite, markers, naming, naming.is_testcase(node))
 
 
 def _is_testcase(node: ast.ClassDef) -> bool:

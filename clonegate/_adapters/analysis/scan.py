@@ -7,7 +7,6 @@ symlinks and submodules are tree entries of their own kind, and they are skipped
 
 from __future__ import annotations
 
-import ast
 import gc
 import stat
 from collections import Counter
@@ -15,21 +14,22 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..._domain.inventory import Inventory, ScanError, TestFile
-from . import go, java, javascript, rust
+from . import go, java, javascript, python, rust
 from .blobs import BlobTooLarge, blob_reader
-from .detect import (
-    JS_LANGUAGES,
-    MAX_FILE_BYTES,
-    ConfigScopes,
-    is_candidate,
-    java_framework_from_imports,
-    js_framework_from_imports,
-    language_of,
-    skipped_directory,
-)
-from .outline import Outline
-from .python import facts_of, outline_python
+from .config import ConfigScopes
+from .detect import FAMILY, JS_LANGUAGES, MAX_FILE_BYTES, language_of, skipped_directory
+from .frameworks import KEEPS_UNNAMED
+from .frameworks.definition import Reading
 from .syntax import kit
+
+# One reader per language family: it parses a file once, whatever its framework.
+READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
+    "python": python.read,
+    "javascript": javascript.read,
+    "go": go.read,
+    "java": java.read,
+    "rust": rust.read,
+}
 
 
 def warm_up() -> None:
@@ -39,9 +39,6 @@ def warm_up() -> None:
     kit("go", go.QUERY)
     kit("java", java.QUERY)
     kit("rust", rust.QUERY)
-
-
-JS_FRAMEWORKS = frozenset({"jest", "vitest", "mocha"})
 
 
 Part = tuple[tuple[str, bytes], ...]  # (path, blob sha), in path order
@@ -110,9 +107,10 @@ def list_commit(repo_path: str, commit: str) -> Listing:
         read = blob_reader(store, MAX_FILE_BYTES)
         per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
         visible = [p for p in sorted(blobs) if not skipped_directory(p)]
+        scopes = ConfigScopes(visible, lambda path: read(blobs[path]))
         return Listing(
-            candidates=tuple((p, blobs[p]) for p in visible if is_candidate(p)),
-            scopes=ConfigScopes(visible, lambda path: read(blobs[path])),
+            candidates=tuple((p, blobs[p]) for p in visible if is_candidate(p, scopes)),
+            scopes=scopes,
             files_scanned=len(blobs),
             files_per_language=dict(sorted(per_language.items())),
         )
@@ -162,62 +160,36 @@ def _scan_files(part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes
     return PartResult(tuple(files), tuple(errors), bytes_read)
 
 
+def is_candidate(path: str, scopes: ConfigScopes) -> bool:
+    """Whether some framework's own rules run ``path`` (ADR 0004)."""
+    language = language_of(path)
+    return language is not None and bool(scopes.selecting(path, FAMILY[language]))
+
+
 def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | None:
-    """The file's tests and framework, or None if it holds no test of a supported framework.
+    """The file's tests and framework, or None if it holds no test of a framework that
+    runs it.
 
     Raises ``SyntaxError`` (and ``ValueError`` for bytes Python cannot read) for a file
     that does not parse.
     """
     language = language_of(path)
-    outline: Outline
-    framework: str | None
-    if language == "python":
-        tree = ast.parse(data, filename=path)
-        facts = facts_of(tree)
-        imports, testcases = facts.imports, facts.has_testcase
-        if "pytest" in imports:
-            framework = "pytest"
-        elif "unittest" in imports and testcases:
-            framework = "unittest"
-        elif scopes.framework_for(path, frozenset({"pytest"})):
-            framework = "pytest"
-        else:
-            framework = "unittest" if testcases else "pytest"
-        outline = outline_python(tree, facts)
-    elif language in JS_LANGUAGES:
-        syntax = kit(language, javascript.query_for(language))
-        root = syntax.parse(data)
-        captures = syntax.capture(root)
-        calls = javascript.calls(captures)
-        framework = (
-            js_framework_from_imports(javascript.js_imports(captures))
-            or scopes.framework_for(path, JS_FRAMEWORKS)
-            or javascript.framework_from_calls(calls)
-        )
-        outline = javascript.outline_javascript(calls, root, captures)
-    elif language == "go":
-        syntax = kit("go", go.QUERY)
-        framework, outline = "go-testing", go.outline_go(syntax.capture(syntax.parse(data)))
-    elif language == "java":
-        syntax = kit("java", java.QUERY)
-        captures = syntax.capture(syntax.parse(data))
-        framework = java_framework_from_imports(java.java_imports(captures))
-        if framework is None:
-            return None  # no JUnit import: a helper, or another framework (TestNG...)
-        outline = java.outline_java(captures)
-    elif language == "rust":
-        if b"test" not in data:
-            return None  # no #[test] / #[tokio::test]: nothing to parse for
-        syntax = kit("rust", rust.QUERY)
-        captures = syntax.capture(syntax.parse(data))
-        framework, outline = "cargo-test", rust.outline_rust(captures)
-    else:
+    if language is None:
         return None
-    suites, tests = outline.freeze()
+    family = FAMILY[language]
+    reading = READERS[family](path, data, language)
+    if reading is None:
+        return None
+    framework = scopes.choose(path, family, reading)
+    if framework is None and (family not in KEEPS_UNNAMED or scopes.configured(path, family)):
+        return None  # no framework runs it (a configured one would have been chosen)
+    settings = scopes.scope_for(path, framework).settings if framework else None
+    suites, tests = reading.outline(settings or python.DEFAULT_NAMING).freeze()
     if not tests and not any(True for s in suites for _ in s.all_tests()):
         return None
-    assert language is not None
-    return TestFile(path, framework or "unknown", language, suites, tests)
+    name = framework.name if framework else "unknown"
+    note = settings.note if settings else ""
+    return TestFile(path, name, language, suites, tests, note)
 
 
 def _describe(exc: BaseException) -> str:

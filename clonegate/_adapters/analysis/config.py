@@ -1,0 +1,142 @@
+"""Framework config files by directory: which frameworks cover a file, with which
+settings (ADR 0004).
+
+Every config file is read once, when the scopes are made, so the scopes hold plain
+data: they are pickled to the worker processes that scan parts of one commit. The
+nearest config above a file decides; a config that only names a framework
+(``conftest.py``) puts the file in its scope but leaves the settings to the nearest
+one that has them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable, Iterable
+
+from .frameworks import FRAMEWORKS, by_name
+from .frameworks.definition import Framework, Reading, Scope, Settings
+
+__all__ = ["ConfigScopes"]
+
+_CONFIG_NAMES = frozenset(
+    name
+    for framework in FRAMEWORKS
+    for name in (*framework.config_files, *(n for n, _ in framework.config_signs))
+)
+
+
+class ConfigScopes:
+    """Which frameworks run which files of one commit; see the module docstring."""
+
+    def __init__(self, paths: Iterable[str], read: Callable[[str], bytes]) -> None:
+        # directory -> (framework, settings or None) for each config there, in path order
+        self._by_directory: dict[str, list[tuple[str, Settings | None]]] = {}
+        mains = set()
+        for path in sorted(paths):
+            name = posixpath.basename(path)
+            if name == "main.rs":
+                mains.add(posixpath.dirname(path))
+            if name not in _CONFIG_NAMES:
+                continue
+            content: bytes | None = None
+            for framework in FRAMEWORKS:
+                signs = [sign for file, sign in framework.config_signs if file == name]
+                if name not in framework.config_files and not signs:
+                    continue
+                if content is None:
+                    try:
+                        content = read(path)
+                    except (OSError, KeyError, ValueError):  # unreadable: names nothing
+                        content = b""
+                if signs and not any(sign in content for sign in signs):
+                    continue
+                settings = _settings(framework, name, content)
+                entries = self._by_directory.setdefault(posixpath.dirname(path), [])
+                entries.append((framework.name, settings))
+        self._mains = frozenset(mains)
+
+    def scope_for(self, path: str, framework: Framework) -> Scope:
+        """The settings that apply to ``path`` for ``framework``, and where they are from."""
+        owner = framework.settings_from or framework.name
+        for directory, entries in self._upwards(path):
+            for name, settings in entries:
+                if name == owner and settings is not None:
+                    return Scope(directory, settings, self._mains)
+        return Scope(None, framework.defaults, self._mains)
+
+    def covers(self, path: str, framework: Framework) -> bool:
+        """Whether a config file naming ``framework`` is in ``path``'s directories."""
+        return any(
+            name == framework.name for _, entries in self._upwards(path) for name, _ in entries
+        )
+
+    def configured(self, path: str, family: str) -> bool:
+        """Whether a config file of some framework of ``family`` covers ``path``."""
+        return any(
+            self.covers(path, framework) for framework in FRAMEWORKS if framework.family == family
+        )
+
+    def selecting(self, path: str, family: str) -> tuple[Framework, ...]:
+        """The frameworks of ``family`` whose own rules run ``path``."""
+        return tuple(
+            framework
+            for framework in FRAMEWORKS
+            if framework.family == family
+            and (not framework.scoped or self.covers(path, framework))
+            and framework.selects(path, self.scope_for(path, framework))
+        )
+
+    def choose(self, path: str, family: str, reading: Reading) -> Framework | None:
+        """The framework of a file its reader has read, or None if no framework runs it.
+
+        In order: a framework the file imports (its rules must run the file unless it
+        trusts imports), then the nearest config's, then the file's signals, then the
+        family's fallback; always among the frameworks whose rules run the file, and
+        never one whose required signal the file lacks (ADR 0004).
+        """
+        eligible = [
+            f
+            for f in FRAMEWORKS
+            if f.family == family and (f.requires is None or f.requires in reading.signals)
+        ]
+        running = set(self.selecting(path, family))
+        for framework in eligible:
+            if framework.imported_by(reading.imports) and (
+                framework.trusts_imports or framework in running
+            ):
+                return framework
+        for _, entries in self._upwards(path):
+            for name, _ in entries:
+                framework = by_name(name)
+                if framework in eligible and framework in running:
+                    return framework
+        for framework in eligible:
+            if framework.signals & reading.signals and framework in running:
+                return framework
+        return next((f for f in eligible if f.fallback and f in running), None)
+
+    def _upwards(self, path: str) -> Iterable[tuple[str, list[tuple[str, Settings | None]]]]:
+        directory = posixpath.dirname(path)
+        while True:
+            entries = self._by_directory.get(directory)
+            if entries:
+                yield directory, entries
+            if not directory:
+                return
+            directory = posixpath.dirname(directory)
+
+
+def _settings(framework: Framework, name: str, content: bytes) -> Settings | None:
+    if framework.read_config is None:
+        return framework.defaults
+    try:
+        return framework.read_config(name, content, framework.defaults)
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
+        # A config its framework would refuse too: the defaults, said so.
+        return _noted(framework.defaults, f"{name} could not be read: defaults")
+
+
+def _noted(settings: Settings, note: str) -> Settings:
+    from dataclasses import replace
+
+    return replace(settings, note=note)

@@ -1,0 +1,39 @@
+"""The test frameworks the analyzer knows, one module each, registered here (ADR 0004).
+
+Adding a framework is one module with a :class:`Framework` definition and one line in
+:data:`FRAMEWORKS`. The order is the priority where two could claim one file: JUnit
+5 before 4 (a file importing both runs on Jupiter), vitest before jest (vitest
+projects often keep jest's names around).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import cargo_test, go_testing, jest, junit4, junit5, mocha, pytest, unittest, vitest
+from .definition import Framework
+
+__all__ = ["FRAMEWORKS", "KEEPS_UNNAMED", "Framework", "by_name"]
+
+FRAMEWORKS: tuple[Framework, ...] = (
+    pytest.FRAMEWORK,
+    unittest.FRAMEWORK,
+    vitest.FRAMEWORK,
+    jest.FRAMEWORK,
+    mocha.FRAMEWORK,
+    go_testing.FRAMEWORK,
+    junit5.FRAMEWORK,
+    junit4.FRAMEWORK,
+    cargo_test.FRAMEWORK,
+)
+
+# Families whose test files are kept, as framework "unknown", when nothing names their
+# framework and no config of theirs covers the file: jest and vitest (with globals) run
+# the same ``*.test.js`` files with the same calls. A Java file that imports no JUnit is
+# not a JUnit test (TestNG, a helper).
+KEEPS_UNNAMED = frozenset({"javascript"})
+
+
+@functools.cache
+def by_name(name: str) -> Framework:
+    return next(f for f in FRAMEWORKS if f.name == name)

@@ -1,0 +1,111 @@
+"""What a test framework is to the analyzer: one small, typed definition (ADR 0004).
+
+A definition says which files the framework runs (its own rules and defaults, read
+from its config files where they are data), which imports and config files name it,
+what a file's content can say about it, and how to read its files (the reader of its
+language, shared with the other frameworks of that language). The registry
+(:mod:`.`) lists every definition once; its order is the priority when two frameworks
+could claim one file.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..outline import Outline
+
+__all__ = ["Framework", "Reading", "Scope", "Settings"]
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """A framework's options, from one config file or the framework's defaults.
+
+    ``files``: glob patterns of test files relative to the config's directory (``**``
+    any depth, ``{a,b}`` either); ``names``: patterns a file's name must match (a
+    pattern with a ``/`` matches the relative path); ``roots``: directories below the
+    config's to look in, all when empty; ``skip_dirs``: directory names not entered;
+    ``classes``/``functions``: pytest's ``python_classes``/``python_functions``;
+    ``typecheck``: vitest type tests are on; ``note``: why these are defaults although
+    a config file exists (it is code, read by no one but its framework).
+    """
+
+    files: tuple[str, ...] = ()
+    names: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    skip_dirs: tuple[str, ...] = ()
+    classes: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()
+    typecheck: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Where a framework's settings come from for one file: the config's directory
+    ("" is the repository's root; None: no config, the defaults) and the layout facts
+    some rules need (directories holding a ``main.rs``)."""
+
+    directory: str | None
+    settings: Settings
+    mains: frozenset[str] = frozenset()
+
+    def relative(self, path: str) -> str:
+        """``path`` relative to the scope's directory."""
+        if not self.directory:
+            return path
+        return posixpath.relpath(path, self.directory)
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What a language's reader found in one file, before its framework is known:
+    imported modules, signals (names a framework by its content: ``vi``, a
+    ``TestCase`` subclass), and how to outline it under a framework's settings."""
+
+    imports: frozenset[str]
+    signals: frozenset[str]
+    outline: Callable[[Settings], Outline]
+
+
+@dataclass(frozen=True, slots=True)
+class Framework:
+    """One test framework.
+
+    ``family``: the language family whose reader reads its files (``python``,
+    ``javascript`` for JS/TS/TSX, ``go``, ``java``, ``rust``). ``selects(path,
+    scope)``: whether the framework runs ``path`` (its own file rules). ``imports``:
+    modules whose import names it (``x`` matches ``x``, ``x.y`` and ``x/y``).
+    ``config_files`` put their directory in its scope; ``config_signs`` do when the
+    file's content holds the sign (``package.json`` naming ``"mocha"``);
+    ``read_config(name, content, defaults)`` reads its options from either, or returns
+    None for a file that only names it. ``settings_from``: another framework whose
+    config files hold this one's options (unittest files run by pytest). ``signals``
+    name it when no import or config does; a file lacking ``requires`` is never its.
+    ``scoped``: it selects files only below one of its config files (mocha's
+    ``./test`` means nothing in a project that does not use mocha). ``trusts_imports``:
+    a file that imports it is its test file even if its rules (a config that is code)
+    were not read. ``fallback``: the family's framework when nothing names one.
+    """
+
+    name: str
+    family: str
+    selects: Callable[[str, Scope], bool]
+    defaults: Settings = field(default_factory=Settings)
+    imports: tuple[str, ...] = ()
+    config_files: tuple[str, ...] = ()
+    config_signs: tuple[tuple[str, bytes], ...] = ()
+    read_config: Callable[[str, bytes, Settings], Settings | None] | None = None
+    settings_from: str | None = None
+    signals: frozenset[str] = frozenset()
+    requires: str | None = None
+    scoped: bool = False
+    trusts_imports: bool = False
+    fallback: bool = False
+
+    def imported_by(self, imports: frozenset[str]) -> bool:
+        return any(
+            i == p or i.startswith((p + ".", p + "/")) for i in imports for p in self.imports
+        )

@@ -1,0 +1,47 @@
+"""Reading JavaScript frameworks' configs where they are data: JSON files, the
+``package.json`` key of a framework, and quoted strings in code that cannot be run."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+JS_EXTENSIONS = r"[cm]?[jt]sx?"
+_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
+_QUOTED = re.compile(r"""['"`]([^'"`]+)['"`]""")
+
+
+def json_of(content: bytes, *, comments: bool = False) -> Any:
+    """The JSON document (``.jsonc``: comments dropped first); ValueError if it is not."""
+    if comments:
+        content = _COMMENTS.sub(b"", content)
+    return json.loads(content.decode("utf-8"))
+
+
+def package_key(content: bytes, key: str) -> Any:
+    """``package.json``'s ``key`` (a framework's own config there), or None."""
+    document = json_of(content)
+    return document.get(key) if isinstance(document, dict) else None
+
+
+def scripts(content: bytes) -> list[str]:
+    """The commands of ``package.json``'s ``scripts``."""
+    document = json_of(content)
+    found = document.get("scripts") if isinstance(document, dict) else None
+    return [v for v in found.values() if isinstance(v, str)] if isinstance(found, dict) else []
+
+
+def strings(value: Any) -> tuple[str, ...]:
+    """A config value that is a string or a list of strings, as a tuple."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str))
+    return ()
+
+
+def quoted_after(key: str, code: str) -> tuple[str, ...] | None:
+    """The quoted strings of ``key: 'x'`` or ``key: ['x', 'y']`` in code, or None."""
+    match = re.search(rf"""\b{key}['"]?\s*:\s*(\[[^\]]*\]|['"`][^'"`]*['"`])""", code)
+    return tuple(_QUOTED.findall(match[1])) if match else None

@@ -1,0 +1,13 @@
+"""JUnit 4 (and JUnit 3's ``junit.framework``): test sources that import it."""
+
+from __future__ import annotations
+
+from ..java import is_test_source
+from .definition import Framework
+
+FRAMEWORK = Framework(
+    name="junit4",
+    family="java",
+    selects=lambda path, scope: is_test_source(path),
+    imports=("org.junit", "junit.framework"),
+)

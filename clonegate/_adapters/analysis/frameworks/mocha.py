@@ -1,0 +1,176 @@
+"""mocha: ``./test/*.{js,cjs,mjs}`` by default, or the ``spec`` of ``.mocharc.*``, of
+``package.json``'s ``"mocha"``, or of the ``mocha`` command in its ``scripts``.
+
+Only in a project that uses mocha (a ``.mocharc.*``, or ``package.json`` naming
+it): elsewhere ``./test`` is just a folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shlex
+from typing import Any
+
+from ..globs import glob_matches
+from ..javascript import MOCHA_TDD_CALLS
+from .definition import Framework, Scope, Settings
+from .js_config import json_of, package_key, quoted_after, scripts, strings
+
+EXTENSIONS = ("js", "cjs", "mjs")
+DEFAULTS = Settings(files=("test/*.{js,cjs,mjs}",))
+# mocha options that take a value (the value is not a spec).
+_VALUED = frozenset(
+    {
+        "--config",
+        "--require",
+        "-r",
+        "--reporter",
+        "-R",
+        "--reporter-option",
+        "--reporter-options",
+        "-O",
+        "--ui",
+        "-u",
+        "--timeout",
+        "-t",
+        "--slow",
+        "-s",
+        "--retries",
+        "--jobs",
+        "-j",
+        "--grep",
+        "-g",
+        "--fgrep",
+        "-f",
+        "--ignore",
+        "--exclude",
+        "--file",
+        "--package",
+        "--extension",
+        "--spec",
+        "--node-option",
+        "-n",
+        "--import",
+        "--loader",
+    }
+)
+_INVOCATION = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?_?mocha(?:\s+(.*?))?(?=&&|\|\||;|$)")
+
+
+def read_config(name: str, content: bytes, defaults: Settings) -> Settings | None:
+    options: dict[str, Any] = {}
+    note = ""
+    if name == "package.json":
+        config = package_key(content, "mocha")
+        options = config if isinstance(config, dict) else {}
+        for command in scripts(content):
+            for match in _INVOCATION.finditer(command):
+                _merge(options, _command_options(match[1] or ""))
+    elif name.endswith((".json", ".jsonc")):
+        options = json_of(content, comments=True)
+    elif name.endswith((".yaml", ".yml")):
+        options = _yaml_options(content.decode("utf-8", "replace"))
+    else:  # .mocharc.js / .cjs / .mjs: code; its quoted spec, if it has one
+        code = content.decode("utf-8", "replace")
+        for key in ("spec", "extension"):
+            found = quoted_after(key, code)
+            if found is not None:
+                options[key] = list(found)
+        options["recursive"] = re.search(r"\brecursive\s*:\s*true", code) is not None
+        note = f"{name} is code: its spec as written"
+    return _settings(options, defaults, note)
+
+
+def _merge(into: dict[str, Any], more: dict[str, Any]) -> None:
+    into["spec"] = [*strings(into.get("spec")), *strings(more.get("spec"))]
+    into["recursive"] = bool(into.get("recursive") or more.get("recursive"))
+    into["extension"] = [*strings(into.get("extension")), *strings(more.get("extension"))]
+
+
+def _command_options(arguments: str) -> dict[str, Any]:
+    try:
+        words = shlex.split(arguments)
+    except ValueError:
+        words = arguments.split()
+    spec: list[str] = []
+    extension: list[str] = []
+    recursive = False
+    words_iter = iter(words)
+    for word in words_iter:
+        option, _, value = word.partition("=")
+        if word == "--recursive":
+            recursive = True
+        elif option in _VALUED:
+            value = value or next(words_iter, "")
+            if option == "--spec":
+                spec.append(value)
+            elif option == "--extension":
+                extension.append(value)
+        elif not word.startswith("-"):
+            spec.append(word)
+    return {"spec": spec, "recursive": recursive, "extension": extension}
+
+
+def _yaml_options(text: str) -> dict[str, Any]:
+    """``spec``, ``extension`` (scalars, ``[a, b]`` or ``- a`` lists) and ``recursive``."""
+    options: dict[str, Any] = {}
+    key = None
+    for line in text.splitlines():
+        item = re.match(r"\s+-\s*['\"]?([^'\"#]+?)['\"]?\s*$", line)
+        if item and key:
+            options.setdefault(key, []).append(item[1])
+            continue
+        entry = re.match(r"([A-Za-z-]+)\s*:\s*(.*?)\s*$", line)
+        key = None
+        if not entry:
+            continue
+        name, value = entry[1], entry[2]
+        if name == "recursive":
+            options[name] = value == "true"
+        elif name in ("spec", "extension"):
+            values = re.findall(r"[^\[\],'\"\s]+", value)
+            options[name] = values
+            key = name if not values else None
+    return options
+
+
+def _settings(options: dict[str, Any], defaults: Settings, note: str) -> Settings:
+    extensions = tuple(e.lstrip(".") for e in strings(options.get("extension"))) or EXTENSIONS
+    recursive = bool(options.get("recursive"))
+    files = tuple(
+        _glob(spec, extensions, recursive) for spec in strings(options.get("spec")) if spec
+    )
+    return dataclasses.replace(defaults, files=files or defaults.files, note=note)
+
+
+def _glob(spec: str, extensions: tuple[str, ...], recursive: bool) -> str:
+    """A spec as a glob: a directory means its files of mocha's extensions."""
+    spec = spec.removeprefix("./").rstrip("/")
+    last = spec.rsplit("/", 1)[-1]
+    if any(c in spec for c in "*?{[") or "." in last:
+        return spec
+    joined = "{" + ",".join(extensions) + "}" if len(extensions) > 1 else extensions[0]
+    return f"{spec}/{'**/' if recursive else ''}*.{joined}"
+
+
+def selects(path: str, scope: Scope) -> bool:
+    relative = scope.relative(path)
+    return any(glob_matches(pattern, relative) for pattern in scope.settings.files)
+
+
+FRAMEWORK = Framework(
+    name="mocha",
+    family="javascript",
+    selects=selects,
+    defaults=DEFAULTS,
+    imports=("mocha",),
+    config_files=tuple(
+        f".mocharc.{e}" for e in ("js", "cjs", "mjs", "json", "jsonc", "yaml", "yml")
+    ),
+    config_signs=(("package.json", b'"mocha"'),),
+    read_config=read_config,
+    signals=MOCHA_TDD_CALLS,
+    scoped=True,
+    trusts_imports=True,
+)

@@ -1,0 +1,103 @@
+"""pytest: ``test_*.py``/``*_test.py`` files, or what its ini options say."""
+
+from __future__ import annotations
+
+import configparser
+import dataclasses
+import shlex
+import tomllib
+from typing import Any
+
+from ..globs import glob_matches, name_matches
+from .definition import Framework, Scope, Settings
+
+# pytest's own defaults (``pytest --help``: python_files, norecursedirs...).
+DEFAULTS = Settings(
+    names=("test_*.py", "*_test.py"),
+    skip_dirs=("*.egg", ".*", "_darcs", "build", "CVS", "dist", "node_modules", "venv", "{arch}"),
+    classes=("Test",),
+    functions=("test",),
+)
+# Where its options live, by file, in pytest's order of precedence within one directory.
+_SECTIONS = {
+    "pytest.ini": "pytest",
+    ".pytest.ini": "pytest",
+    "pyproject.toml": "tool.pytest.ini_options",
+    "tox.ini": "pytest",
+    "setup.cfg": "tool:pytest",
+}
+_OPTIONS = {
+    "python_files": "names",
+    "python_classes": "classes",
+    "python_functions": "functions",
+    "testpaths": "roots",
+    "norecursedirs": "skip_dirs",
+}
+
+
+def read_config(name: str, content: bytes, defaults: Settings) -> Settings | None:
+    """The options of ``pytest.ini``, ``pyproject.toml``, ``tox.ini`` or ``setup.cfg``;
+    None for ``conftest.py``, which names pytest but holds no ini options."""
+    if name == "conftest.py":
+        return None
+    values: dict[str, tuple[str, ...]] = {}
+    if name == "pyproject.toml":
+        table: Any = tomllib.loads(content.decode("utf-8"))
+        for key in ("tool", "pytest", "ini_options"):
+            table = table.get(key, {}) if isinstance(table, dict) else {}
+        for option in _OPTIONS:
+            value = table.get(option)
+            if isinstance(value, str):
+                values[option] = tuple(shlex.split(value))
+            elif isinstance(value, list):
+                values[option] = tuple(str(v) for v in value)
+    else:
+        parser = configparser.RawConfigParser(strict=False, interpolation=None)
+        parser.read_string(content.decode("utf-8", "replace"))
+        section = _SECTIONS[name]
+        if parser.has_section(section):
+            for option in _OPTIONS:
+                if parser.has_option(section, option):
+                    values[option] = tuple(shlex.split(parser.get(section, option)))
+    changes: dict[str, Any] = {_OPTIONS[option]: value for option, value in values.items()}
+    return dataclasses.replace(defaults, **changes)
+
+
+def selects(path: str, scope: Scope) -> bool:
+    """Collected by pytest run from the config's directory with no arguments: under a
+    ``testpaths`` entry (if any), in no ``norecursedirs`` directory, named by
+    ``python_files``. (pytest takes ``conftest.py`` and ``__init__.py`` only as such.)"""
+    settings = scope.settings
+    relative = scope.relative(path)
+    parts = relative.split("/")
+    if parts[-1] in ("conftest.py", "__init__.py"):
+        return False
+    if settings.roots and not any(_under(root, relative) for root in settings.roots):
+        return False
+    if any(name_matches(settings.skip_dirs, directory) for directory in parts[:-1]):
+        return False
+    return name_matches(settings.names, relative)
+
+
+def _under(root: str, relative: str) -> bool:
+    root = root.removeprefix("./").rstrip("/")
+    if root in ("", "."):
+        return True
+    return relative.startswith(root + "/") or glob_matches(root + "/**", relative)
+
+
+FRAMEWORK = Framework(
+    name="pytest",
+    family="python",
+    selects=selects,
+    defaults=DEFAULTS,
+    imports=("pytest", "_pytest"),
+    config_files=("pytest.ini", ".pytest.ini", "conftest.py"),
+    config_signs=(
+        ("pyproject.toml", b"[tool.pytest"),
+        ("tox.ini", b"[pytest]"),
+        ("setup.cfg", b"[tool:pytest]"),
+    ),
+    read_config=read_config,
+    fallback=True,
+)

@@ -1,0 +1,210 @@
+"""Which files each framework runs, from its own rules and config files (issue 16; ADR
+0004), table-driven: every case is a small tree of files, and the expected result is
+each test file with the framework that runs it. Files left out are NOT test files."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from clonegate._adapters.analysis.config import ConfigScopes
+from clonegate._adapters.analysis.scan import analyze_file, is_candidate
+
+DESCRIBE = "describe('a', () => { it('b', () => {}) })\n"
+PYTEST = "def test_a():\n    pass\n"
+UNITTEST = "import unittest\nclass A(unittest.TestCase):\n    def test_a(self): pass\n"
+GO = 'package p\nimport "testing"\nfunc TestA(t *testing.T) {}\n'
+RUST = "#[test]\nfn a() {}\n"
+
+
+def frameworks_of(files: dict[str, str]) -> dict[str, str]:
+    """``{path: framework}`` for every file found to hold tests."""
+    sources = {path: textwrap.dedent(text).encode() for path, text in files.items()}
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    found = {}
+    for path, data in sources.items():
+        if is_candidate(path, scopes):
+            result = analyze_file(path, data, scopes)
+            if result is not None:
+                found[path] = result.framework
+    return found
+
+
+CASES = [
+    (
+        "mocha runs ./test/*.js by default, not below it, and only where mocha is used",
+        {
+            "package.json": '{"devDependencies": {"mocha": "^10"}}',
+            "test/app.js": DESCRIBE,
+            "test/fixtures/broken.js": DESCRIBE,
+            "lib/app.js": DESCRIBE,
+            "other/package.json": '{"devDependencies": {"tap": "^1"}}',
+            "other/test/app.js": DESCRIBE,
+        },
+        {"test/app.js": "mocha"},
+    ),
+    (
+        "mocha's spec from .mocharc.yml replaces the default",
+        {
+            ".mocharc.yml": "spec:\n  - 'spec/**/*.spec.js'\nrecursive: true\n",
+            "spec/a/b.spec.js": DESCRIBE,
+            "test/app.js": DESCRIBE,
+        },
+        {"spec/a/b.spec.js": "mocha"},
+    ),
+    (
+        "mocha's spec from the package's scripts, a directory taken recursively",
+        {
+            "package.json": '{"scripts": {"test": "mocha --recursive -r ts-node/register'
+            ' test/unit && eslint ."}, "devDependencies": {"mocha": "1"}}',
+            "test/unit/x/y.js": DESCRIBE,
+            "test/other.js": DESCRIBE,
+        },
+        {"test/unit/x/y.js": "mocha"},
+    ),
+    (
+        "mocha's spec and extension from .mocharc.json",
+        {
+            ".mocharc.json": '{"spec": ["tests"], "extension": ["ts"]}',
+            "tests/a.ts": DESCRIBE,
+            "tests/b.js": DESCRIBE,
+        },
+        {"tests/a.ts": "mocha"},
+    ),
+    (
+        "pytest's default python_files, not every file under tests/",
+        {
+            "tests/helpers.py": PYTEST,
+            "tests/test_a.py": PYTEST,
+            "tests/a_test.py": PYTEST,
+            "tests/conftest.py": PYTEST,
+            ".github/test_ci.py": PYTEST,
+            "build/test_out.py": PYTEST,
+        },
+        {"tests/test_a.py": "pytest", "tests/a_test.py": "pytest"},
+    ),
+    (
+        "pytest's python_files and python_classes from setup.cfg",
+        {
+            "setup.cfg": "[tool:pytest]\npython_files = test/*test_*.py\npython_classes = *Test\n",
+            "test/orm/test_a.py": "class QueryTest:\n    def test_a(self): pass\n"
+            "class TestIgnored:\n    def test_b(self): pass\n",
+            "lib/test_b.py": PYTEST,
+        },
+        {"test/orm/test_a.py": "pytest"},
+    ),
+    (
+        "pytest's testpaths from pyproject.toml",
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+            "tests/test_a.py": PYTEST,
+            "docs/test_b.py": PYTEST,
+        },
+        {"tests/test_a.py": "pytest"},
+    ),
+    (
+        "unittest discover's test*.py without pytest config; pytest's names with it",
+        {
+            "app/tests.py": UNITTEST,
+            "app/testing.py": PYTEST,
+            "conf/pytest.ini": "[pytest]\n",
+            "conf/tests.py": UNITTEST,
+            "conf/test_x.py": UNITTEST,
+        },
+        {"app/tests.py": "unittest", "conf/test_x.py": "unittest"},
+    ),
+    (
+        "go skips testdata and _ or . directories",
+        {
+            "pkg/x_test.go": GO,
+            "pkg/testdata/y_test.go": GO,
+            "_tools/z_test.go": GO,
+        },
+        {"pkg/x_test.go": "go-testing"},
+    ),
+    (
+        "cargo's test targets: src, tests/*.rs, tests/<dir>/ with a main.rs; not fixtures",
+        {
+            "crate/Cargo.toml": "[package]\nname = 'c'\n",
+            "crate/src/lib.rs": RUST,
+            "crate/tests/it.rs": RUST,
+            "crate/tests/ui/fail.rs": RUST,
+            "crate/tests/suite/main.rs": RUST,
+            "crate/tests/suite/more.rs": RUST,
+            "crate/examples/e.rs": RUST,
+        },
+        {
+            "crate/src/lib.rs": "cargo-test",
+            "crate/tests/it.rs": "cargo-test",
+            "crate/tests/suite/main.rs": "cargo-test",
+            "crate/tests/suite/more.rs": "cargo-test",
+        },
+    ),
+    (
+        "vitest type tests when its config turns type checking on",
+        {
+            "a/vitest.config.ts": "export default { test: { typecheck: { enabled: true } } }",
+            "a/src/x.test-d.ts": "import { test } from 'vitest'\ntest('t', () => {})\n",
+            "b/vitest.config.ts": "export default {}",
+            "b/src/x.test-d.ts": "import { test } from 'vitest'\ntest('t', () => {})\n",
+        },
+        {"a/src/x.test-d.ts": "vitest"},
+    ),
+    (
+        "jest's testMatch from package.json; what it does not match is not a test",
+        {
+            "package.json": '{"jest": {"testMatch": ["<rootDir>/specs/**/*.js"]}}',
+            "specs/a.js": DESCRIBE,
+            "src/a.test.js": DESCRIBE,
+        },
+        {"specs/a.js": "jest"},
+    ),
+    (
+        "jest's default testMatch; a file no framework names is kept as unknown",
+        {
+            "src/__tests__/a.ts": DESCRIBE,
+            "src/b.spec.jsx": DESCRIBE,
+            "src/c.test.helper.js": DESCRIBE,
+        },
+        {"src/__tests__/a.ts": "unknown", "src/b.spec.jsx": "unknown"},
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "files", "expected"), CASES, ids=[c[0] for c in CASES])
+def test_framework_files(case: str, files: dict[str, str], expected: dict[str, str]) -> None:
+    assert frameworks_of(files) == expected
+
+
+def test_a_config_that_is_code_is_said_so_in_the_file_record() -> None:
+    sources = {"jest.config.js": b"module.exports = {}", "a.test.js": DESCRIBE.encode()}
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    result = analyze_file("a.test.js", sources["a.test.js"], scopes)
+    assert result is not None
+    assert result.framework == "jest"
+    assert result.config_note == "jest.config.js is code: jest's default testMatch"
+
+
+def test_pytest_naming_options_decide_classes_and_functions() -> None:
+    config = b"[pytest]\npython_classes = *Suite Check\npython_functions = check_*\n"
+    source = textwrap.dedent(
+        """\
+        def check_a(): pass
+        def test_b(): pass
+        class OrderSuite:
+            def check_c(self): pass
+        class CheckD:
+            def check_e(self): pass
+        class TestF:
+            def check_g(self): pass
+        """
+    ).encode()
+    sources = {"tox.ini": config, "test_x.py": source}
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    result = analyze_file("test_x.py", source, scopes)
+    assert result is not None
+    names = [t.name for t in result.tests] + [
+        f"{s.name}/{t.name}" for s in result.suites for t in s.tests
+    ]
+    assert names == ["check_a", "OrderSuite/check_c", "CheckD/check_e"]
