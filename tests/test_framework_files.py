@@ -95,6 +95,16 @@ CASES = [
         {"test/orm/test_a.py": "pytest"},
     ),
     (
+        "pytest.ini wins over pyproject.toml in one directory, as in pytest",
+        {
+            "pyproject.toml": '[tool.pytest.ini_options]\npython_files = "test_*.py"\n',
+            "pytest.ini": "[pytest]\npython_files = check_*.py\n",
+            "check_a.py": PYTEST,
+            "test_b.py": PYTEST,
+        },
+        {"check_a.py": "pytest"},
+    ),
+    (
         "pytest's testpaths from pyproject.toml",
         {
             "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',

@@ -29,8 +29,10 @@ class ConfigScopes:
     """Which frameworks run which files of one commit; see the module docstring."""
 
     def __init__(self, paths: Iterable[str], read: Callable[[str], bytes]) -> None:
-        # directory -> (framework, settings or None) for each config there, in path order
-        self._by_directory: dict[str, list[tuple[str, Settings | None]]] = {}
+        # directory -> (framework, settings or None, precedence) for each config there,
+        # in path order; precedence: the config's place in its framework's own order
+        # (pytest.ini before pyproject.toml before tox.ini before setup.cfg)
+        self._by_directory: dict[str, list[tuple[str, Settings | None, int]]] = {}
         mains = set()
         for path in sorted(paths):
             name = posixpath.basename(path)
@@ -51,23 +53,24 @@ class ConfigScopes:
                 if signs and not any(sign in content for sign in signs):
                     continue
                 settings = _settings(framework, name, content)
+                order = [*framework.config_files, *(file for file, _ in framework.config_signs)]
                 entries = self._by_directory.setdefault(posixpath.dirname(path), [])
-                entries.append((framework.name, settings))
+                entries.append((framework.name, settings, order.index(name)))
         self._mains = frozenset(mains)
 
     def scope_for(self, path: str, framework: Framework) -> Scope:
         """The settings that apply to ``path`` for ``framework``, and where they are from."""
         owner = framework.settings_from or framework.name
         for directory, entries in self._upwards(path):
-            for name, settings in entries:
-                if name == owner and settings is not None:
-                    return Scope(directory, settings, self._mains)
+            found = [(rank, s) for name, s, rank in entries if name == owner and s is not None]
+            if found:
+                return Scope(directory, min(found, key=lambda f: f[0])[1], self._mains)
         return Scope(None, framework.defaults, self._mains)
 
     def covers(self, path: str, framework: Framework) -> bool:
         """Whether a config file naming ``framework`` is in ``path``'s directories."""
         return any(
-            name == framework.name for _, entries in self._upwards(path) for name, _ in entries
+            name == framework.name for _, entries in self._upwards(path) for name, _, _ in entries
         )
 
     def configured(self, path: str, family: str) -> bool:
@@ -106,7 +109,7 @@ class ConfigScopes:
             ):
                 return framework
         for _, entries in self._upwards(path):
-            for name, _ in entries:
+            for name, _, _ in entries:
                 framework = by_name(name)
                 if framework in eligible and framework in running:
                     return framework
@@ -115,7 +118,7 @@ class ConfigScopes:
                 return framework
         return next((f for f in eligible if f.fallback and f in running), None)
 
-    def _upwards(self, path: str) -> Iterable[tuple[str, list[tuple[str, Settings | None]]]]:
+    def _upwards(self, path: str) -> Iterable[tuple[str, list[tuple[str, Settings | None, int]]]]:
         directory = posixpath.dirname(path)
         while True:
             entries = self._by_directory.get(directory)
