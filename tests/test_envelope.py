@@ -117,8 +117,9 @@ async def test_a_trickle_is_stopped_on_ssh_and_https_too(daemon: GitDaemon, tmp_
     """The low-speed limit on the transports whose bytes are counted elsewhere: ssh (what
     the worker reads from the ssh child's pipe) and https (below TLS). The servers send
     500 bytes a second, half the limit: each clone must be stopped as ``too_slow`` with
-    the bytes it did receive in the message (so they were counted, not just timed out),
-    while a healthy repository of the same batch is cloned."""
+    the bytes it did receive in the message (so they were counted, not just timed out;
+    the read timeout would give another kind), while a healthy repository of the same
+    batch is cloned."""
     context, ca_file = tls_contexts(tmp_path / "tls")
     work = tmp_path / "work"
     work.mkdir()
@@ -151,7 +152,6 @@ async def test_a_trickle_is_stopped_on_ssh_and_https_too(daemon: GitDaemon, tmp_
         assert received, message
         # Counted: the servers sent 500 bytes a second; nothing counted would say 0.
         assert int(received[1]) > 0, message
-    assert sent.sent < 60_000  # stopped within seconds, not at the read timeout
     assert stats.workers_running == frozenset()
     await trio.lowlevel.checkpoint()
     assert list(work.iterdir()) == []

@@ -10,6 +10,7 @@ one that has them.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
 from collections.abc import Callable, Iterable
 
@@ -136,10 +137,5 @@ def _settings(framework: Framework, name: str, content: bytes) -> Settings | Non
         return framework.read_config(name, content, framework.defaults)
     except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
         # A config its framework would refuse too: the defaults, said so.
-        return _noted(framework.defaults, f"{name} could not be read: defaults")
-
-
-def _noted(settings: Settings, note: str) -> Settings:
-    from dataclasses import replace
-
-    return replace(settings, note=note)
+        note = f"{name} could not be read: defaults"
+        return dataclasses.replace(framework.defaults, note=note)

@@ -24,9 +24,11 @@ class Settings:
     """A framework's options, from one config file or the framework's defaults.
 
     ``files``: glob patterns of test files relative to the config's directory (``**``
-    any depth, ``{a,b}`` either); ``names``: patterns a file's name must match (a
-    pattern with a ``/`` matches the relative path); ``roots``: directories below the
-    config's to look in, all when empty; ``skip_dirs``: directory names not entered;
+    any depth, ``{a,b}`` either); ``names``: patterns a file must match, in the
+    framework's own syntax (pytest: globs on the name, or on the relative path when
+    they hold a ``/``; jest: ``testRegex`` regular expressions); ``roots``:
+    directories below the config's to look in, all when empty; ``skip_dirs``:
+    directory names not entered;
     ``classes``/``functions``: pytest's ``python_classes``/``python_functions``;
     ``typecheck``: vitest type tests are on; ``note``: why these are defaults although
     a config file exists (it is code, read by no one but its framework).
