@@ -114,6 +114,19 @@ CASES = [
         {"tests/test_a.py": "pytest"},
     ),
     (
+        "pytest 9's native [tool.pytest] table and pytest.toml, before pytest.ini",
+        {
+            "a/pyproject.toml": '[tool.pytest]\ntestpaths = ["tests"]\n',
+            "a/tests/test_a.py": PYTEST,
+            "a/bench/test_b.py": PYTEST,
+            "b/pytest.toml": '[pytest]\npython_files = ["check_*.py"]\n',
+            "b/pytest.ini": "[pytest]\npython_files = test_*.py\n",
+            "b/check_c.py": PYTEST,
+            "b/test_d.py": PYTEST,
+        },
+        {"a/tests/test_a.py": "pytest", "b/check_c.py": "pytest"},
+    ),
+    (
         "unittest discover's test*.py without pytest config; pytest's names with it",
         {
             "app/tests.py": UNITTEST,
@@ -149,6 +162,28 @@ CASES = [
             "crate/tests/it.rs": "cargo-test",
             "crate/tests/suite/main.rs": "cargo-test",
             "crate/tests/suite/more.rs": "cargo-test",
+        },
+    ),
+    (
+        "cargo targets the manifest places by path: a bin, a test, a lib, and their modules",
+        {
+            "fuzz/Cargo.toml": "[package]\nname = 'f'\n[[bin]]\nname = 'ops'\n"
+            "path = 'fuzz_targets/ops.rs'\n[[test]]\nname = 'it'\npath = 'checks/it.rs'\n"
+            "[lib]\npath = 'lib/core/lib.rs'\n[[example]]\nname = 'e'\npath = 'ex/e.rs'\n",
+            "fuzz/fuzz_targets/ops.rs": RUST,
+            "fuzz/fuzz_targets/ops/helpers.rs": RUST,
+            "fuzz/fuzz_targets/other.rs": RUST,
+            "fuzz/checks/it.rs": RUST,
+            "fuzz/lib/core/lib.rs": RUST,
+            "fuzz/lib/core/parts/m.rs": RUST,
+            "fuzz/ex/e.rs": RUST,
+        },
+        {
+            "fuzz/fuzz_targets/ops.rs": "cargo-test",
+            "fuzz/fuzz_targets/ops/helpers.rs": "cargo-test",
+            "fuzz/checks/it.rs": "cargo-test",
+            "fuzz/lib/core/lib.rs": "cargo-test",
+            "fuzz/lib/core/parts/m.rs": "cargo-test",
         },
     ),
     (

@@ -176,6 +176,35 @@ PYTHON = [
         ],
     ),
     (
+        "skip decorators made in another module are known by their names",
+        """\
+        import unittest
+        from .util import skipIfNonUnix, skip_if_no_network, skipper, skipped
+        from . import util
+        class A(unittest.TestCase):
+            @skipIfNonUnix
+            def test_a(self): pass
+            @util.skipUnlessDBFeature("x")
+            def test_b(self): pass
+            @skip_if_no_network
+            def test_c(self): pass
+            @skipper
+            def test_d(self): pass
+            @skipped
+            def test_e(self): pass
+        @skipIfNonUnix
+        class B(unittest.TestCase):
+            def test_f(self): pass""",
+        [
+            ("A/test_a", "skipped"),
+            ("A/test_b", "skipped"),
+            ("A/test_c", "skipped"),
+            ("A/test_d", "active"),
+            ("A/test_e", "active"),
+            ("B/test_f", "skipped"),
+        ],
+    ),
+    (
         "fixtures and helpers are not tests",
         """\
         import pytest

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -12,6 +13,8 @@ from .frameworks.definition import Reading, Settings
 from .outline import Outline
 
 SKIP_MARKERS = frozenset({"skip", "skipif", "skipIf", "skipUnless"})
+# skipIfNonUnix, skip_if_no_network, skipUnlessDBFeature; not skipper or skipped.
+_NAMED_SKIP = re.compile(r"skip(?:[A-Z_]\w*)?")
 XFAIL_MARKERS = frozenset({"xfail", "expectedFailure"})
 TEST_MODULES = frozenset({"pytest", "unittest", "mark"})
 
@@ -224,6 +227,11 @@ def _status_of(decorator: ast.expr, markers: _Markers) -> TestStatus | None:
     parts = _dotted(decorator).split(".")
     if len(parts) == 1 and parts[0] in markers.bound:
         return markers.bound[parts[0]]  # needs_db = pytest.mark.skipif(...); @needs_db
+    if _NAMED_SKIP.fullmatch(parts[-1]):
+        # A skip decorator made in another module (``skipIfNonUnix = unittest.skipIf(…)``
+        # in a test helper module, Django's ``skipUnlessDBFeature``): the file cannot
+        # show what it is, its name does. Conditional, so skipped (ADR 0005).
+        return TestStatus.SKIPPED
     if len(parts) == 1 and parts[0] not in markers.imported:
         return None  # a bare name that did not come from pytest or unittest
     if len(parts) > 1 and parts[0] not in TEST_MODULES:

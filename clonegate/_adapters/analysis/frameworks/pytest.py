@@ -19,7 +19,10 @@ DEFAULTS = Settings(
     functions=("test",),
 )
 # Where its options live, by file, in pytest's order of precedence within one directory.
+# pytest 9 added ``pytest.toml`` and ``[tool.pytest]`` with native TOML values.
 _SECTIONS = {
+    "pytest.toml": "pytest",
+    ".pytest.toml": "pytest",
     "pytest.ini": "pytest",
     ".pytest.ini": "pytest",
     "pyproject.toml": "tool.pytest.ini_options",
@@ -36,15 +39,21 @@ _OPTIONS = {
 
 
 def read_config(name: str, content: bytes, defaults: Settings) -> Settings | None:
-    """The options of ``pytest.ini``, ``pyproject.toml``, ``tox.ini`` or ``setup.cfg``;
+    """The options of ``pytest.toml``, ``pytest.ini``, ``pyproject.toml``, ``tox.ini`` or
+    ``setup.cfg``;
     None for ``conftest.py``, which names pytest but holds no ini options."""
     if name == "conftest.py":
         return None
     values: dict[str, tuple[str, ...]] = {}
-    if name == "pyproject.toml":
+    if name.endswith(".toml"):
         table: Any = tomllib.loads(content.decode("utf-8"))
-        for key in ("tool", "pytest", "ini_options"):
+        path = ("tool", "pytest") if name == "pyproject.toml" else ("pytest",)
+        for key in path:
             table = table.get(key, {}) if isinstance(table, dict) else {}
+        # ``[tool.pytest.ini_options]`` (ini-style strings) or pytest 9's native
+        # ``[tool.pytest]``; pytest refuses a file that has both.
+        if isinstance(table, dict) and isinstance(table.get("ini_options"), dict):
+            table = table["ini_options"]
         for option in _OPTIONS:
             value = table.get(option)
             if isinstance(value, str):
@@ -92,7 +101,7 @@ FRAMEWORK = Framework(
     selects=selects,
     defaults=DEFAULTS,
     imports=("pytest", "_pytest"),
-    config_files=("pytest.ini", ".pytest.ini", "conftest.py"),
+    config_files=("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini", "conftest.py"),
     config_signs=(
         ("pyproject.toml", b"[tool.pytest"),
         ("tox.ini", b"[pytest]"),
