@@ -309,3 +309,35 @@ RUST = [
 @pytest.mark.parametrize(("case", "source", "expected"), RUST, ids=[c[0] for c in RUST])
 def test_rust(case: str, source: str, expected: list[tuple[str, str]]) -> None:
     assert found("src/lib.rs", source) == expected
+
+
+JAVA = [
+    (
+        "JUnit 5's own test annotations, and composed ones named *Test; not TestNG's or helpers",
+        """\
+        import org.junit.jupiter.api.*;
+        import org.junit.jupiter.params.ParameterizedTest;
+        class ParserTest {
+            @Test void a() {}
+            @ParameterizedTest @ValueSource(ints = 1) void b(int i) {}
+            @MultiLocaleTest void c(Locale l) {}
+            @Disabled @RepeatedTest(3) void d() {}
+            @BeforeTest void e() {}
+            @BeforeEach void f() {}
+            void testG() {}
+            @Nested class Inner { @TestFactory Stream<DynamicTest> h() { return null; } }
+        }""",
+        [
+            ("ParserTest/a", "active"),
+            ("ParserTest/b", "active"),
+            ("ParserTest/c", "active"),
+            ("ParserTest/d", "skipped"),
+            ("ParserTest/Inner/h", "active"),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), JAVA, ids=[c[0] for c in JAVA])
+def test_java(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found("src/test/java/p/ParserTest.java", source) == expected

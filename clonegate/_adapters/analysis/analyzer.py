@@ -26,7 +26,7 @@ from .scan import (
 add_default_preload(SCAN_MODULES)
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
-ANALYZER_VERSION = "clonegate-analyzer/3"
+ANALYZER_VERSION = "clonegate-analyzer/4"
 
 # Below this many candidate files per part, another process costs more than it saves:
 # each part opens the repository and its pack index again (bench/README.md).

@@ -13,6 +13,10 @@ TEST_ANNOTATIONS = frozenset(
     {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
 )
 SKIP_ANNOTATIONS = frozenset({"Disabled", "Ignore"})
+# TestNG's, which no JUnit runs; any other method annotation named *Test is taken as a
+# composed annotation of JUnit 5 (``@MultiLocaleTest`` = ``@ParameterizedTest`` + a
+# source, declared in another file of the repository, which this file cannot show).
+NOT_TEST_ANNOTATIONS = frozenset({"BeforeTest", "AfterTest"})
 
 QUERY = """
 (import_declaration) @import
@@ -52,7 +56,8 @@ def outline_java(captures: Captures) -> Outline:
     """Each class with tests is a suite (inner classes nest); each test method a test.
 
     Tests: methods annotated ``@Test``, ``@ParameterizedTest`` (once, whatever its
-    sources), ``@RepeatedTest``, ``@TestFactory``, ``@TestTemplate``; in a JUnit 3
+    sources), ``@RepeatedTest``, ``@TestFactory``, ``@TestTemplate``, a composed
+    annotation named ``*Test`` (``@MultiLocaleTest``); in a JUnit 3
     ``TestCase`` subclass, ``public void test*()`` methods. ``@Disabled`` and
     ``@Ignore`` on a method or a class mark it skipped.
     """
@@ -72,11 +77,17 @@ def outline_java(captures: Captures) -> Outline:
         junit3 = name.startswith("test") and "TestCase" in text(
             owner.child_by_field_name("superclass")
         )
-        if annotations & TEST_ANNOTATIONS or junit3:
+        if _is_test(annotations) or junit3:
             marker = TestStatus.SKIPPED if annotations & SKIP_ANNOTATIONS else None
             suites[owner.id].test(name, method.start_point[0] + 1, marker)
     outline.drop_empty_suites()
     return outline
+
+
+def _is_test(annotations: set[str]) -> bool:
+    return bool(annotations & TEST_ANNOTATIONS) or any(
+        a.endswith("Test") and a not in NOT_TEST_ANNOTATIONS for a in annotations
+    )
 
 
 def _annotations(node: Node) -> set[str]:
