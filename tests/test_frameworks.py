@@ -128,12 +128,35 @@ JAVASCRIPT = [
         [("uses db", "active")],
     ),
     ("an empty name is empty, without quotes", "it('', () => {});", [("", "active")]),
+    (
+        "a name bound to a framework function is that function; other bindings are not",
+        """\
+        const testOrSkip = process.platform === 'win32' ? test.skip : test;
+        const skipped = test.skip;
+        const maybe = cond ? describe : describe.skip;
+        const other = cond ? helpers.run : test;
+        const table = test.each;
+        testOrSkip('a', () => {});
+        skipped('b', () => {});
+        maybe('c', () => { test('d', () => {}) });
+        other('no', () => {});""",
+        [("a", "active"), ("b", "skipped"), ("c/d", "active")],
+    ),
 ]
 
 
 @pytest.mark.parametrize(("case", "source", "expected"), JAVASCRIPT, ids=[c[0] for c in JAVASCRIPT])
 def test_javascript(case: str, source: str, expected: list[tuple[str, str]]) -> None:
     assert found("app.test.js", source) == expected
+
+
+def test_a_one_token_grammar_gap_is_passed_over_a_real_error_is_not() -> None:
+    # tree-sitter-typescript 0.23 refuses the trailing comma; TypeScript accepts it.
+    gap = "it('a', async () => { await vi.importActual<typeof import('x')>('x',) })\n"
+    assert found("app.test.ts", gap) == [("a", "active")]
+    broken = "it('a', async () => { await f(\n"
+    with pytest.raises(SyntaxError):
+        found("app.test.ts", broken)
 
 
 def test_typescript_parameters_shadow_too() -> None:

@@ -45,6 +45,9 @@ QUERY = f"""
 ((identifier) @root (#any-of? @root {" ".join(f'"{name}"' for name in sorted(CALL_ROOTS))}))
 (variable_declarator name: (identifier) @bound (#any-of? @bound {_NAMES}))
 (function_declaration name: (identifier) @bound (#any-of? @bound {_NAMES}))
+(variable_declarator
+  name: (identifier) @alias
+  value: [(ternary_expression) (member_expression) (parenthesized_expression)])
 """
 # Parameters differ: plain identifiers in JavaScript, required/optional ones in TypeScript.
 _JS_PARAMETERS = f"(formal_parameters (identifier) @bound (#any-of? @bound {_NAMES}))"
@@ -59,6 +62,8 @@ def query_for(language: str) -> str:
     """The query for ``javascript``, ``typescript`` or ``tsx``."""
     return QUERY + (_JS_PARAMETERS if language == "javascript" else _TS_PARAMETERS)
 
+
+Callee = tuple[str, list[str]]  # a framework name and its modifiers: test, [skip]
 
 MODIFIER_STATUS = {
     "skip": TestStatus.SKIPPED,
@@ -76,12 +81,17 @@ def read(path: str, data: bytes, language: str) -> Reading:
     syntax = kit(language, query_for(language))
     root = syntax.parse(data)
     captures = syntax.capture(root)
+    aliases = _aliases(captures)
     found = calls(captures)
+    if aliases:  # rare: a second query, for the calls of these names only
+        names = " ".join(f'"{name}"' for name in sorted(aliases))
+        more = kit(language, f"((identifier) @root (#any-of? @root {names}))").capture(root)
+        found = sorted(found + calls(more), key=lambda found: found[1].start_byte)
     signals = frozenset(name for name, _ in found if name in FRAMEWORK_CALLS)
     return Reading(
         frozenset(js_imports(captures)),
         signals,
-        lambda _: outline_javascript(found, root, captures),
+        lambda _: outline_javascript(found, root, captures, aliases),
     )
 
 
@@ -97,7 +107,10 @@ def calls(captures: Captures) -> list[tuple[str, Node]]:
 
 
 def outline_javascript(
-    calls: list[tuple[str, Node]], root: Node, captures: Captures | None = None
+    calls: list[tuple[str, Node]],
+    root: Node,
+    captures: Captures | None = None,
+    aliases: dict[str, Callee] | None = None,
 ) -> Outline:
     """Every ``describe``/``it``/``test`` call site with a name; nesting from the source.
 
@@ -105,12 +118,14 @@ def outline_javascript(
     test: ``it.each(table)('name', fn)`` counts once, as does a test inside a loop.
     Where the file binds the name itself (``var test = request(app)``, ``function
     test(app)``, a parameter), calls in that binding's scope are not tests (ADR 0005).
+    A name bound to a framework function (``const testOrSkip = win ? test.skip : test``)
+    is that function (``aliases``: name -> its framework name and modifiers).
     """
     shadows = _shadows(captures.get("bound", []) if captures is not None else [])
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
     for _, call in calls:  # in source order: parents before children
-        kind = _callee(call.child_by_field_name("function"))
+        kind = _callee(call.child_by_field_name("function"), aliases or {})
         if kind is None:
             continue
         base, modifiers = kind
@@ -182,7 +197,41 @@ def _call_of(identifier: Node) -> Node | None:
     return call
 
 
-def _callee(function: Node | None) -> tuple[str, list[str]] | None:
+def _aliases(captures: Captures) -> dict[str, Callee]:
+    """Names the file binds to a framework function (``const skipped = test.skip``).
+
+    ``const testOrSkip = process.platform === 'win32' ? test.skip : test``: the test
+    runs where the condition is false, so the name is the plain call (ADR 0005)."""
+    found = {}
+    for name_node in captures.get("alias", ()):
+        name = text(name_node)
+        value = name_node.parent.child_by_field_name("value") if name_node.parent else None
+        base = _framework_function(value)
+        if base is not None and name not in SUITE_CALLS | TEST_CALLS:
+            found[name] = base
+    return found
+
+
+def _framework_function(node: Node | None) -> Callee | None:
+    """``test`` -> (test, []), ``test.skip`` -> (test, [skip]), ``(c ? test.skip : test)``
+    -> (test, []); anything else (``test.each(t)``, ``c ? foo : test``) -> None."""
+    while node is not None and node.type == "parenthesized_expression":
+        node = node.named_children[0] if node.named_children else None
+    if node is None:
+        return None
+    if node.type == "ternary_expression":
+        branches = [
+            _framework_function(node.child_by_field_name(field))
+            for field in ("consequence", "alternative")
+        ]
+        if branches[0] is None or branches[1] is None or branches[0][0] != branches[1][0]:
+            return None
+        return branches[0][0], []
+    kind = _callee(node, {}) if node.type in ("identifier", "member_expression") else None
+    return kind if kind is not None and "each" not in kind[1] else None
+
+
+def _callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
     modifiers: list[str] = []
     node = function
     while node is not None:
@@ -198,6 +247,8 @@ def _callee(function: Node | None) -> tuple[str, list[str]] | None:
             base = text(node)
             if base in SUITE_CALLS or base in TEST_CALLS:
                 return base, modifiers[::-1]
+            if base in aliases:
+                return aliases[base][0], [*aliases[base][1], *modifiers[::-1]]
             return None
         else:
             return None
