@@ -228,6 +228,25 @@ PYTHON = [
         ],
     ),
     (
+        "subclasses of a test base from another module: a project plugin collects them",
+        """\
+        from sqlalchemy.testing import fixtures
+        class _Base(fixtures.TestBase):
+            def test_shared(self): pass
+        class CompileTest(_Base):
+            def test_a(self): pass
+            def helper(self): pass
+        class QueryTest(fixtures.MappedTest):
+            def test_b(self): pass
+        class Options(config.Options):
+            def test_c(self): pass""",
+        [
+            ("CompileTest/test_a", "active"),
+            ("CompileTest/test_shared", "active"),
+            ("QueryTest/test_b", "active"),
+        ],
+    ),
+    (
         "fixtures and helpers are not tests",
         """\
         import pytest

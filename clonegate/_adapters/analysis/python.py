@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from ..._domain.inventory import TestStatus
@@ -109,18 +109,30 @@ class _Naming:
         self.module_classes = classes
 
     def is_test_class(self, node: ast.ClassDef) -> bool:
-        if self.is_testcase(node):
+        if self.inherits(node, _is_testcase):
             return True
+        if not node.name.startswith("_") and self.inherits(node, _is_plugin_based):
+            return True  # as sqlalchemy's plugin: public subclasses only
         has_init = any(isinstance(n, ast.FunctionDef) and n.name == "__init__" for n in node.body)
         return _named(node.name, self.classes) and not has_init
 
-    def is_testcase(self, node: ast.ClassDef, seen: frozenset[str] = frozenset()) -> bool:
-        if _is_testcase(node):
+    def is_testcase(self, node: ast.ClassDef) -> bool:
+        """Whether its methods are named as a ``TestCase``'s (``test*``)."""
+        return self.inherits(node, _is_testcase) or self.inherits(node, _is_plugin_based)
+
+    def inherits(
+        self,
+        node: ast.ClassDef,
+        kind: Callable[[ast.ClassDef], bool],
+        seen: frozenset[str] = frozenset(),
+    ) -> bool:
+        """Whether ``node`` or a base of it in this module is of ``kind``."""
+        if kind(node):
             return True
         return any(
             (base := self.module_classes.get(_dotted(b))) is not None
             and base.name not in seen
-            and self.is_testcase(base, seen | {node.name})
+            and self.inherits(base, kind, seen | {node.name})
             for b in node.bases
         )
 
@@ -208,6 +220,17 @@ def _collect(
 
 def _is_testcase(node: ast.ClassDef) -> bool:
     return any(_dotted(base).endswith("TestCase") for base in node.bases)
+
+
+def _is_plugin_based(node: ast.ClassDef) -> bool:
+    """A base class from another module named as a test base (``fixtures.TestBase``,
+    ``fixtures.MappedTest``): a project plugin collects its subclasses, whatever their
+    own names (sqlalchemy's ``pytest_pycollect_makeitem`` takes every public subclass
+    of ``TestBase``). Its ``test*`` methods are tests, as in a ``TestCase``."""
+    return any(
+        "." in (name := _dotted(base)) and name.endswith(("TestBase", "Test", "Tests"))
+        for base in node.bases
+    )
 
 
 def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
