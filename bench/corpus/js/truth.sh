@@ -39,6 +39,10 @@ run_jest() {
     --coverage=false --testEnvironment="$here/jest-callsites.cjs" "$@" >&2 || true
   raws=("$work/raw.json") sites=(--sites "$work/sites")
 }
+run_vitest() {
+  npx vitest run --reporter=json --outputFile="$work/raw.json" --includeTaskLocation >&2 || true
+  raws=("$work/raw.json")
+}
 version() { node -p "require('./node_modules/$1/package.json').version"; }
 notes=()
 raws=()
@@ -93,15 +97,13 @@ luxon)
 zustand)
   repository=github.com/pmndrs/zustand kind=vitest
   install
-  npx vitest run --reporter=json --outputFile="$work/raw.json" --includeTaskLocation >&2 || true
-  raws=("$work/raw.json")
+  run_vitest
   tool="vitest $(version vitest) run --reporter=json --includeTaskLocation (tests run, Node 22)"
   ;;
 h3)
   repository=github.com/unjs/h3 kind=vitest
   install
-  npx vitest run --reporter=json --outputFile="$work/raw.json" --includeTaskLocation >&2 || true
-  raws=("$work/raw.json")
+  run_vitest
   tool="vitest $(version vitest) run --reporter=json --includeTaskLocation (tests run, typecheck on as configured)"
   notes+=("Most files define their tests in describeMatrix(title, (t, { it, expect }) => ...) (test/_setup.ts), which runs the body twice (web, node) with a wrapped vitest it: each it(...) there is one call site (vitest's location), two tests for the runner. The it is a destructured parameter; the runner registers its calls as tests, and so does this truth.")
   notes+=("test/unit/types.test-d.ts: vitest's typecheck tests (typecheck is enabled in vitest.config.mjs) are collected statically by vitest without a location: line null.")
