@@ -118,7 +118,7 @@ class _Naming:
 
     def is_testcase(self, node: ast.ClassDef) -> bool:
         """Whether its methods are named as a ``TestCase``'s (``test*``)."""
-        return self.inherits(node, _is_testcase) or self.inherits(node, _is_plugin_based)
+        return self.inherits(node, lambda c: _is_testcase(c) or _is_plugin_based(c))
 
     def inherits(
         self,
