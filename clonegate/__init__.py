@@ -7,6 +7,15 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._adapters.analysis.analyzer import ANALYZER_VERSION, TestInventoryAnalyzer
     from ._adapters.git.dulwich_vcs import DulwichVCS
+    from ._adapters.redis import (
+        Lease,
+        RedisHolder,
+        RedisSemaphore,
+        RedisSemaphoreStatistics,
+        RedisUnavailableError,
+        RedisWaiter,
+        open_redis,
+    )
     from ._adapters.workers import (
         WorkerDied,
         WorkerPool,
@@ -43,6 +52,13 @@ if TYPE_CHECKING:
         TestStatus,
         TestSuite,
     )
+    from ._domain.limits import (
+        LeaseLostError,
+        LimitConfigError,
+        Limiter,
+        LimitError,
+        LimiterUnavailableError,
+    )
     from ._domain.memory import MemoryReading, MemorySensor
     from ._domain.reports import (
         AnalysisTotals,
@@ -71,6 +87,9 @@ if TYPE_CHECKING:
         with_clone_weight,
         with_connect_timeout,
         with_event_hook,
+        with_global_limiter,
+        with_host_limit,
+        with_host_limiter,
         with_keep_clones,
         with_low_speed_limit,
         with_max_concurrent_analyses,
@@ -172,6 +191,21 @@ _LAZY = {
     "with_stuck_threshold": "._usecase.options",
     "with_token": "._usecase.options",
     "with_work_dir": "._usecase.options",
+    "LeaseLostError": "._domain.limits",
+    "LimitConfigError": "._domain.limits",
+    "LimitError": "._domain.limits",
+    "Limiter": "._domain.limits",
+    "LimiterUnavailableError": "._domain.limits",
+    "Lease": "._adapters.redis",
+    "RedisHolder": "._adapters.redis",
+    "RedisSemaphore": "._adapters.redis",
+    "RedisSemaphoreStatistics": "._adapters.redis",
+    "RedisUnavailableError": "._adapters.redis",
+    "RedisWaiter": "._adapters.redis",
+    "open_redis": "._adapters.redis",
+    "with_global_limiter": "._usecase.options",
+    "with_host_limit": "._usecase.options",
+    "with_host_limiter": "._usecase.options",
 }
 
 
@@ -216,12 +250,23 @@ __all__ = [
     "InvalidRepositoryError",
     "InvalidURLError",
     "Inventory",
+    "Lease",
+    "LeaseLostError",
+    "LimitConfigError",
+    "LimitError",
+    "Limiter",
+    "LimiterUnavailableError",
     "MemoryReading",
     "MemorySensor",
     "Option",
     "OutOfMemoryError",
     "PressureController",
     "ProtocolError",
+    "RedisHolder",
+    "RedisSemaphore",
+    "RedisSemaphoreStatistics",
+    "RedisUnavailableError",
+    "RedisWaiter",
     "RefInfo",
     "RepoURL",
     "ReportError",
@@ -248,6 +293,7 @@ __all__ = [
     "WorkerPoolStatistics",
     "__version__",
     "credential_for",
+    "open_redis",
     "open_worker_pool",
     "parse_repo_url",
     "parse_size",
@@ -261,6 +307,9 @@ __all__ = [
     "with_clone_weight",
     "with_connect_timeout",
     "with_event_hook",
+    "with_global_limiter",
+    "with_host_limit",
+    "with_host_limiter",
     "with_keep_clones",
     "with_low_speed_limit",
     "with_max_concurrent_analyses",

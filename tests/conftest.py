@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from .redis_server import RedisServer, redis_server
 from .servers import (
     BIG_BLOB_BYTES,
     FixtureRepo,
@@ -93,3 +94,17 @@ def tmpdir_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     monkeypatch.setenv("TMPDIR", str(work))
     return work
+
+
+@pytest.fixture(scope="session")
+def redis_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
+    """One redis-server for the session; tests keep apart by their own key names."""
+    with redis_server(tmp_path_factory.mktemp("redis")) as running:
+        yield running
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server of this test's own, to restart or pause."""
+    with redis_server(tmp_path / "redis") as running:
+        yield running

@@ -15,6 +15,7 @@ from .._domain.credentials import Credential, credential_for
 from .._domain.errors import CloneError, CloneTimeoutError, ErrorKind, InvalidURLError
 from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
+from .._domain.limits import LimitError
 from .._domain.memory import MemorySensor
 from .._domain.reports import (
     AnalysisTotals,
@@ -153,7 +154,12 @@ class AnalyzeUseCase:
                 raise TypeError("a memory budget needs a memory_sensor= or the default wiring")
             self._sensor = wiring.memory_sensor()
         estimates = MemoryEstimates.for_budget(config, self._sensor)
-        self._gate = CloneGate(config.max_concurrent_clones, estimates)
+        self._gate = CloneGate(
+            config.max_concurrent_clones,
+            estimates,
+            host_limiter=config.host_limiter,
+            global_limiter=config.global_limiter,
+        )
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
@@ -262,6 +268,9 @@ class AnalyzeUseCase:
                     kind: str = exc.kind
                     status = _STATUS_OF_KIND.get(exc.kind, RepositoryStatus.FAILED)
                     message = str(exc)
+                elif isinstance(exc, LimitError):  # a shared limit failed this clone
+                    kind, status = exc.kind, RepositoryStatus.FAILED
+                    message = f"{shown}: {redact(str(exc))}"
                 else:  # a VCS of the user's that broke its contract: this repository only
                     logger.exception("clone of %s failed", shown)
                     kind, status, message = (

@@ -1,15 +1,17 @@
 """The clone gate: the use case's weighted semaphores, with live bookkeeping (seeds 000,
-003): one counts clones, and with a memory budget a second one counts MiB (ADR 0014)."""
+003): one counts clones, with a memory budget a second one counts MiB (ADR 0014), and
+shared limits per host and for a whole cluster may follow (ADR 0015)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
 import trio
 
+from .._domain.limits import Limiter
 from .._domain.semaphore import WeightedSemaphore
 from .estimates import MemoryEstimates
 
@@ -50,8 +52,18 @@ class CloneGateStatistics:
 class CloneGate:
     """A :class:`WeightedSemaphore` that also knows who waits and who clones, since when."""
 
-    def __init__(self, size: int, estimates: MemoryEstimates | None = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        estimates: MemoryEstimates | None = None,
+        *,
+        host_limiter: Callable[[str], Limiter] | None = None,
+        global_limiter: Limiter | None = None,
+    ) -> None:
         self._semaphore = WeightedSemaphore(size)
+        self._host_limiter = host_limiter
+        self._host_limiters: dict[str, Limiter] = {}
+        self._global_limiter = global_limiter
         # The memory budget, in MiB: its size starts at the estimates' ceiling.
         self.estimates = estimates
         self.memory = WeightedSemaphore(estimates.ceiling) if estimates is not None else None
@@ -79,7 +91,9 @@ class CloneGate:
         (a clone ends, an estimate learns, the controller resizes): an estimate made
         when the clone was queued would miss what the clones ahead of it taught.
         The memory comes before the clone token: a clone holding its MiB while it
-        waits for a token keeps no one else from running.
+        waits for a token keeps no one else from running. The shared limits (per
+        host, then global), if any, come after both; the entry counts as queued
+        until it holds them all.
         """
         ticket = next(self._tickets)
         queued_at = trio.current_time()
@@ -95,23 +109,46 @@ class CloneGate:
             except BaseException:
                 self._release_memory(memory)
                 raise
-        finally:
+        except BaseException:
             del self._queued[ticket]
-        self._acquired += 1
-        self._active[ticket] = (url, index, weight, memory, trio.current_time())
-        succeeded = False
+            raise
         try:
-            yield
-            succeeded = True
+            # The shared limits come last, in one fixed order (host, then global) for
+            # every client, so two clients never wait for each other's permits (seed
+            # 003's acquire_all); a host permit held while waiting for a global one
+            # keeps out only clones of the same host. Released in reverse order.
+            async with AsyncExitStack() as shared:
+                try:
+                    for limiter in self._shared_limiters(host):
+                        await shared.enter_async_context(limiter.hold(weight))
+                finally:
+                    del self._queued[ticket]
+                self._acquired += 1
+                self._active[ticket] = (url, index, weight, memory, trio.current_time())
+                succeeded = False
+                try:
+                    yield
+                    succeeded = True
+                finally:
+                    del self._active[ticket]
+                    self._released += 1
+                    if succeeded:
+                        self._done += 1
+                    else:
+                        self._failed += 1
         finally:
-            del self._active[ticket]
-            self._released += 1
-            if succeeded:
-                self._done += 1
-            else:
-                self._failed += 1
             self._semaphore.release(weight)
             self._release_memory(memory)
+
+    def _shared_limiters(self, host: str) -> list[Limiter]:
+        limiters = []
+        if self._host_limiter is not None:
+            if host not in self._host_limiters:
+                self._host_limiters[host] = self._host_limiter(host)
+            limiters.append(self._host_limiters[host])
+        if self._global_limiter is not None:
+            limiters.append(self._global_limiter)
+        return limiters
 
     async def _reserve(self, host: str) -> int:
         assert self.memory is not None

@@ -11,6 +11,8 @@ from typing import Any, Literal
 from .._domain.checks import positive_int, positive_seconds
 from .._domain.credentials import Credential, read_netrc
 from .._domain.events import Event
+from .._domain.limits import Limiter
+from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
 
 __all__ = [
@@ -24,6 +26,9 @@ __all__ = [
     "with_clone_weight",
     "with_connect_timeout",
     "with_event_hook",
+    "with_global_limiter",
+    "with_host_limit",
+    "with_host_limiter",
     "with_keep_clones",
     "with_low_speed_limit",
     "with_max_concurrent_analyses",
@@ -64,6 +69,9 @@ class UseCaseConfig:
     clone_weight: Callable[[str], int] = _one_per_clone
     stuck_threshold: float = 10 * 60.0
     event_hook: Callable[[Event], None] | None = None
+    # Shared limits held after the clone count (ADR 0015): per host, and in all.
+    host_limiter: Callable[[str], Limiter] | None = None
+    global_limiter: Limiter | None = None
     # The default VCS (DulwichVCS)
     clone_depth: int | None = 1
     work_dir: Path | None = None
@@ -286,3 +294,31 @@ def with_event_hook(hook: Callable[[Event], None]) -> Option:
     if not callable(hook):
         raise ValueError("event_hook must be callable")
     return lambda config: dataclasses.replace(config, event_hook=hook)
+
+
+def with_host_limit(n: int) -> Option:
+    """At most ``n`` clones at once from any one host (``github.com``, ``git.example.com``),
+    within this use case. For a limit shared by several processes or machines, see
+    :func:`with_host_limiter`."""
+    n = positive_int("host_limit", n)
+    return with_host_limiter(lambda host: WeightedSemaphore(n))
+
+
+def with_host_limiter(limiter_for: Callable[[str], Limiter]) -> Option:
+    """A limit per host: ``limiter_for(host)`` is called once per host the batch meets
+    and each clone from that host holds ``limiter_for(host).hold(weight)`` while it runs,
+    e.g. ``lambda host: RedisSemaphore(redis, f"host:{host}", 2)``. Held after the clone
+    count and before :func:`with_global_limiter`'s limit: one order for every client, so
+    clients never deadlock on each other's permits."""
+    if not callable(limiter_for):
+        raise ValueError("host_limiter must be a function from host to limiter")
+    return lambda config: dataclasses.replace(config, host_limiter=limiter_for)
+
+
+def with_global_limiter(limiter: Limiter) -> Option:
+    """A limit every clone also holds, e.g. a :class:`RedisSemaphore` that all the
+    workers of a cluster share (``async with limiter.hold(weight)`` around each clone,
+    after the per-host limit)."""
+    if not callable(getattr(limiter, "hold", None)):
+        raise ValueError("a global limiter needs a hold(weight) method")
+    return lambda config: dataclasses.replace(config, global_limiter=limiter)

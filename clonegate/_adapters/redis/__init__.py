@@ -1,0 +1,21 @@
+"""The cluster mode's adapters on Redis: a shared semaphore and a work queue (ADR 0015)."""
+
+from .connection import RedisUnavailableError, open_redis, redis_url
+from .semaphore import (
+    Lease,
+    RedisHolder,
+    RedisSemaphore,
+    RedisSemaphoreStatistics,
+    RedisWaiter,
+)
+
+__all__ = [
+    "Lease",
+    "RedisHolder",
+    "RedisSemaphore",
+    "RedisSemaphoreStatistics",
+    "RedisUnavailableError",
+    "RedisWaiter",
+    "open_redis",
+    "redis_url",
+]

@@ -1,0 +1,124 @@
+"""Opening a Redis client for the cluster mode, with errors that say what happened.
+
+coredis reports an unreachable server from inside its own task group, as an
+``ExceptionGroup``; callers here get one :exc:`RedisUnavailableError` naming the
+server (password redacted) instead, and never a hang: connecting and every reply
+are bounded by ``timeout``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from typing import Any, TypeVar
+
+import coredis
+import coredis.exceptions
+import trio
+
+from ..._domain.limits import LimiterUnavailableError
+from ..._domain.urls import redact
+
+__all__ = ["Redis", "RedisUnavailableError", "open_redis", "redis_call", "redis_url"]
+
+logger = logging.getLogger("clonegate")
+
+Redis = coredis.Redis
+T = TypeVar("T")
+# Errors meaning "no usable answer from this server": the request may or may not have
+# run there (every script is idempotent, so running it again is safe).
+UNAVAILABLE = (coredis.exceptions.ConnectionError, TimeoutError, OSError)
+
+
+class RedisUnavailableError(LimiterUnavailableError):
+    """Redis cannot be reached, stopped answering, or refused a command."""
+
+
+def redis_url(url: str | None) -> str:
+    """``url``, or ``$CLONEGATE_REDIS_URL``; a clear error when neither is set."""
+    found = url or os.environ.get("CLONEGATE_REDIS_URL")
+    if not found:
+        raise ValueError("no Redis URL: give --redis URL or set CLONEGATE_REDIS_URL")
+    if not found.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError(f"not a Redis URL (redis://, rediss:// or unix://): {redact(found)}")
+    return found
+
+
+def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:
+    return RedisUnavailableError(f"{where}: {redact(str(exc)) or type(exc).__name__}")
+
+
+@asynccontextmanager
+async def open_redis(url: str, *, reply_timeout: float = 10.0) -> AsyncIterator[Redis[str]]:
+    """A connected client for ``url`` (``redis://[user:password@]host:port/db``).
+
+    Raises :exc:`RedisUnavailableError` if the server does not answer a PING within
+    ``reply_timeout`` seconds; the same bound applies to every reply (so blocking reads
+    must ask for less).
+    """
+    client: Redis[str] = coredis.Redis.from_url(
+        url,
+        decode_responses=True,
+        connect_timeout=reply_timeout,
+        stream_timeout=reply_timeout,
+        # Every clonegate script is idempotent; a reply lost to a reset is retried once.
+        retry_policy=coredis.retry.ConstantRetryPolicy(UNAVAILABLE[:2], retries=1, delay=0.05),
+    )
+    where = f"Redis at {redact(url)}"
+    inside: BaseException | None = None  # what the body raised
+    try:
+        async with client:
+            await redis_call(where, client.ping())
+            await _check_eviction(client)
+            try:
+                yield client
+            except BaseException as exc:
+                inside = exc
+                raise
+    except BaseException as exc:
+        leaves = _leaves(exc)
+        if inside is not None and all(leaf is inside for leaf in leaves):
+            # coredis's task group wraps what its body raised: give it back as raised.
+            raise inside from None
+        unavailable = [leaf for leaf in leaves if isinstance(leaf, UNAVAILABLE)]
+        if unavailable and all(
+            isinstance(leaf, UNAVAILABLE | trio.Cancelled) or leaf is inside for leaf in leaves
+        ):
+            raise _unavailable(where, unavailable[0]) from None
+        raise
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
+
+
+async def redis_call(where: str, request: Awaitable[T]) -> T:
+    """Await one request, turning a connection failure into :exc:`RedisUnavailableError`
+    whose message starts with ``where``."""
+    try:
+        return await request
+    except (*UNAVAILABLE, coredis.exceptions.ResponseError) as exc:
+        raise _unavailable(where, exc) from None
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if all(isinstance(leaf, UNAVAILABLE) for leaf in leaves):
+            raise _unavailable(where, leaves[0]) from None
+        raise
+
+
+async def _check_eviction(client: Redis[Any]) -> None:
+    # Evicting a semaphore's keys silently frees every permit (ADR 0015).
+    try:
+        policy = (await client.config_get(["maxmemory-policy"])).get("maxmemory-policy")
+    except coredis.exceptions.ResponseError:  # CONFIG disabled on managed services
+        return
+    if policy not in (None, "noeviction"):
+        logger.warning(
+            "Redis maxmemory-policy is %s: evicted keys would free the cluster limit's "
+            "permits and lose jobs; use noeviction or a dedicated Redis",
+            policy,
+        )

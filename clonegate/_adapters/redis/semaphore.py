@@ -1,0 +1,384 @@
+"""``RedisSemaphore``: the weighted FIFO semaphore across processes and machines (ADR 0015).
+
+The queue and the permits live in Redis and change only through the Lua scripts of
+:mod:`.scripts`, on the server's clock. A process here keeps, per permit it holds, a
+heartbeat and a local deadline; per request it waits for, a poll loop.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import random
+import socket
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, Self, final
+
+import trio
+
+from ..._domain.checks import positive_seconds
+from ..._domain.limits import LeaseLostError, LimitConfigError, LimiterUnavailableError
+from ..._domain.semaphore import _checked
+from .connection import Redis, redis_call
+from .scripts import ACQUIRE, CONFIGURE, HEARTBEAT, KEY_NAMES, LEAVE, STATISTICS
+
+__all__ = ["Lease", "RedisHolder", "RedisSemaphore", "RedisSemaphoreStatistics", "RedisWaiter"]
+
+logger = logging.getLogger("clonegate")
+
+# Release and withdrawal run shielded, but never longer than this: an unreachable
+# Redis must not hang a cancelled task. The lease reclaims what they could not return.
+CLEANUP_BOUND = 5.0
+FIRST_POLL = 0.01
+
+
+@dataclass(frozen=True, slots=True)
+class RedisHolder:
+    id: str  # "<host>:<pid>:<random>:<n>", the holder's acquisition id
+    weight: int
+    token: int  # the grant's fencing token
+    lease_left: float  # seconds until its lease ends unless it heartbeats
+
+
+@dataclass(frozen=True, slots=True)
+class RedisWaiter:
+    id: str
+    weight: int
+    rank: int  # 0 is the head of the queue
+    poll_left: float  # seconds until it is evicted unless it polls
+
+
+@dataclass(frozen=True, slots=True)
+class RedisSemaphoreStatistics:
+    """A snapshot read from Redis in one script; ``limit`` is -1 before first use."""
+
+    name: str
+    limit: int
+    lease: float
+    held: int
+    holders: tuple[RedisHolder, ...]
+    waiters: tuple[RedisWaiter, ...]
+
+
+@final
+class Lease:
+    """A permit held in a :class:`RedisSemaphore`.
+
+    ``token`` is the grant's fencing token: it increases with every grant of the
+    semaphore (and across a Redis restart that lost the data, as long as the server's
+    clock does), so a resource that records the highest token it has seen can refuse a
+    holder whose lease ended. git servers cannot; it is exposed for resources that can.
+    ``lost`` is set once the lease has ended before :meth:`release`.
+    """
+
+    def __init__(self, semaphore: RedisSemaphore, id: str, weight: int, token: int) -> None:
+        self.semaphore = semaphore
+        self.id = id
+        self.weight = weight
+        self.token = token
+        self.lost = trio.Event()
+        self.deadline = 0.0  # trio time by which the lease surely still holds
+        self._released = False
+        self._heartbeat: trio.CancelScope | None = None
+        self._cancel_on_loss: trio.CancelScope | None = None  # a hold's body
+
+    def __repr__(self) -> str:
+        return f"<Lease {self.id} weight={self.weight} token={self.token}>"
+
+    async def release(self) -> bool:
+        """Give the permit back; return whether it was still held (False: lost).
+
+        A checkpoint. Runs shielded from cancellation, for at most a few seconds:
+        a cancelled task still returns its permit."""
+        if self._released:
+            await trio.lowlevel.checkpoint()
+            return not self.lost.is_set()
+        self._released = True
+        if self._heartbeat is not None:
+            self._heartbeat.cancel()
+        outcome = await self.semaphore._leave(self.id)
+        if outcome != "released":
+            self.lost.set()
+        return outcome == "released"
+
+
+class RedisSemaphore:
+    """A FIFO weighted semaphore whose state is in Redis, shared by every process that
+    opens one with the same ``name`` (:class:`WeightedSemaphore`'s rules, ADR 0015).
+
+    Args:
+      redis: a connected coredis client (``clonegate.open_redis``) with
+        ``decode_responses=True``.
+      name: the semaphore's name; its keys are ``{prefix:name}:*``.
+      limit: permits in all. The first client to use the name stores it and ``lease``;
+        a client with a different limit or lease gets :exc:`LimitConfigError` on its
+        first acquisition. :meth:`configure` changes them for everyone.
+      lease: seconds a grant lasts without a heartbeat; holders heartbeat every
+        ``lease / 3``, waiters poll at least that often. A crashed holder's permit
+        returns at most one lease after its last heartbeat.
+      on_lease_lost: ``"cancel"`` (default) cancels the body of :meth:`hold` when its
+        lease is lost and raises :exc:`LeaseLostError` as it leaves; ``"finish"`` lets
+        it finish (then more than ``limit`` may run for a while).
+
+    Use it inside ``async with semaphore:``, which runs the holders' heartbeats and a
+    pub/sub listener that wakes waiters when permits are released (only a hint: they
+    poll regardless, with capped exponential backoff and jitter).
+
+    :meth:`acquire`, :meth:`try_acquire`, :meth:`statistics` and
+    :meth:`configure` are checkpoints. Weights are ``int`` >= 0 as in
+    :class:`WeightedSemaphore`; one heavier than the limit waits until a new limit
+    makes it fit, blocking nobody.
+    """
+
+    def __init__(
+        self,
+        redis: Redis[str],
+        name: str,
+        limit: int,
+        *,
+        lease: float = 30.0,
+        on_lease_lost: Literal["cancel", "finish"] = "cancel",
+        prefix: str = "clonegate:sem",
+    ) -> None:
+        if on_lease_lost not in ("cancel", "finish"):
+            raise ValueError(f"on_lease_lost must be 'cancel' or 'finish', got {on_lease_lost!r}")
+        self.name = name
+        self.limit = _checked(limit, "limit")
+        self.lease = positive_seconds("lease", lease)
+        self._lease_ms = max(1, round(self.lease * 1000))
+        self.on_lease_lost = on_lease_lost
+        self._redis = redis
+        tag = f"{{{prefix}:{name}}}"
+        self._keys = [f"{tag}:{key}" for key in KEY_NAMES]
+        self._channel = f"{self._keys[0]}:hint"
+        self._scripts = {
+            "acquire": redis.register_script(ACQUIRE),
+            "leave": redis.register_script(LEAVE),
+            "heartbeat": redis.register_script(HEARTBEAT),
+            "configure": redis.register_script(CONFIGURE),
+            "statistics": redis.register_script(STATISTICS),
+        }
+        self._client_id = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
+        self._ids = itertools.count()
+        self._released_hint = trio.Event()
+        self._nursery: trio.Nursery | None = None
+
+    def __repr__(self) -> str:
+        return f"<RedisSemaphore {self.name!r} limit={self.limit} lease={self.lease:g}s>"
+
+    async def __aenter__(self) -> Self:
+        self._nursery_manager = trio.open_nursery()
+        self._nursery = await self._nursery_manager.__aenter__()
+        self._nursery.start_soon(self._listen_for_releases)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> bool | None:
+        assert self._nursery is not None
+        self._nursery.cancel_scope.cancel()
+        self._nursery = None
+        return await self._nursery_manager.__aexit__(exc_type, exc, tb)
+
+    @asynccontextmanager
+    async def hold(self, n: int = 1) -> AsyncIterator[Lease]:
+        """Hold ``n`` permits for the body; yields the :class:`Lease`.
+
+        Entering waits in FIFO order (see :meth:`acquire`). If the lease is lost while
+        the body runs and ``on_lease_lost`` is ``"cancel"``, the body is cancelled and
+        :exc:`LeaseLostError` is raised as it leaves. Leaving releases (shielded).
+        """
+        lease = await self.acquire(n)
+        try:
+            with trio.CancelScope() as scope:
+                if self.on_lease_lost == "cancel":
+                    lease._cancel_on_loss = scope
+                    if lease.lost.is_set():  # lost before the body even started
+                        scope.cancel()
+                yield lease
+        finally:
+            lease._cancel_on_loss = None
+            held = await lease.release()
+        if scope.cancelled_caught or (not held and self.on_lease_lost == "cancel"):
+            raise LeaseLostError(
+                f"the lease on {self.name!r} was lost while held: Redis unreachable or "
+                f"restarted for longer than {self.lease:g} s, or this process paused"
+            )
+        if not held:
+            logger.warning("the lease on %r ended before its holder finished", self.name)
+
+    async def acquire(self, n: int = 1) -> Lease:
+        """Wait until ``n`` permits are granted to this caller, in FIFO order; a checkpoint.
+
+        Polls Redis with capped exponential backoff and jitter (each poll keeps its
+        place: a waiter that stops polling for a lease loses it). If cancelled, or if
+        Redis fails, while waiting, the request leaves the queue, and a permit granted
+        in the meantime is returned, in a shielded and bounded scope.
+        """
+        _checked(n, "n")
+        nursery = self._nursery_or_raise()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        id = self._new_id()
+        delay = FIRST_POLL
+        try:
+            while True:
+                sent = trio.current_time()
+                reply = await self._call("acquire", id, n, self.limit, self._lease_ms, "wait")
+                if reply[0] == "granted":
+                    lease = self._granted(id, reply, sent)
+                    break
+                self._check_config(reply)
+                # The hint comes on release; the poll, whatever happens, within the cap.
+                hint = self._released_hint
+                with trio.move_on_after(delay * (1 - 0.5 * random.random())):
+                    await hint.wait()
+                delay = min(delay * 2, self.lease / 3, 1.0)
+        except BaseException:
+            await self._leave(id)
+            raise
+        nursery.start_soon(self._heartbeat, lease)
+        return lease
+
+    async def try_acquire(self, n: int = 1) -> Lease | None:
+        """Take ``n`` permits if that needs no waiting: none queued ahead, enough free.
+        Returns the :class:`Lease`, or None. A checkpoint (it asks Redis)."""
+        _checked(n, "n")
+        nursery = self._nursery_or_raise()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        id = self._new_id()
+        try:
+            sent = trio.current_time()
+            reply = await self._call("acquire", id, n, self.limit, self._lease_ms, "try")
+        except BaseException:
+            await self._leave(id)
+            raise
+        if reply[0] != "granted":
+            self._check_config(reply)
+            return None
+        lease = self._granted(id, reply, sent)
+        nursery.start_soon(self._heartbeat, lease)
+        return lease
+
+    async def statistics(self) -> RedisSemaphoreStatistics:
+        """Holders (weight, token, lease left) and waiters in order, read in one script."""
+        limit, lease, held, now, holders, waiters = await self._call("statistics")
+        return RedisSemaphoreStatistics(
+            name=self.name,
+            limit=int(limit),
+            lease=int(lease) / 1000,
+            held=int(held),
+            holders=tuple(
+                RedisHolder(holders[i], int(holders[i + 1]), int(holders[i + 2]),
+                            (int(holders[i + 3]) - now) / 1000)
+                for i in range(0, len(holders), 4)
+            ),
+            waiters=tuple(
+                RedisWaiter(waiters[i], int(waiters[i + 1]), i // 4,
+                            (int(waiters[i + 3]) - now) / 1000)
+                for i in range(0, len(waiters), 4)
+            ),
+        )  # fmt: skip
+
+    async def configure(self, limit: int, lease: float | None = None) -> tuple[int, float]:
+        """The administrator's change of the stored limit (and lease) for every client;
+        grants the waiters a larger limit now fits. Returns the previous (limit, lease);
+        (-1, -1.0) if there was none. This object uses the new values from now on."""
+        limit = _checked(limit, "limit")
+        lease = self.lease if lease is None else positive_seconds("lease", lease)
+        previous = await self._call("configure", limit, max(1, round(lease * 1000)))
+        self.limit, self.lease = limit, lease
+        self._lease_ms = max(1, round(lease * 1000))
+        return int(previous[0]), int(previous[1]) / 1000 if previous[1] >= 0 else -1.0
+
+    # -- internals
+
+    def _nursery_or_raise(self) -> trio.Nursery:
+        if self._nursery is None:
+            raise RuntimeError(f"use {self!r} inside 'async with' (it runs the heartbeats)")
+        return self._nursery
+
+    def _new_id(self) -> str:
+        return f"{self._client_id}:{next(self._ids)}"
+
+    def _granted(self, id: str, reply: list[Any], sent: float) -> Lease:
+        lease = Lease(self, id, int(reply[3]), int(reply[1]))
+        # The server started the lease when it ran the script, after `sent`: counting
+        # from `sent` errs on the safe side.
+        lease.deadline = sent + int(reply[2]) / 1000
+        return lease
+
+    def _check_config(self, reply: list[Any]) -> None:
+        if reply[0] == "config":
+            raise LimitConfigError(
+                f"the cluster limit {self.name!r} has limit {reply[1]} and lease "
+                f"{int(reply[2]) / 1000:g} s in Redis, and this client asked for limit "
+                f"{self.limit} and lease {self.lease:g} s: use the same settings "
+                "everywhere, or change them for everyone (`clonegate limit`)"
+            )
+
+    async def _call(self, script: str, *args: str | int) -> Any:
+        request: Awaitable[Any] = self._scripts[script](keys=self._keys, args=list(args))
+        return await redis_call(f"the cluster limit {self.name!r}", request)
+
+    async def _leave(self, id: str) -> str:
+        # Shielded: a cancelled waiter must leave the queue (or return a permit granted
+        # while its cancellation raced the grant); bounded: Redis may be gone, and then
+        # the lease (or the waiter's poll deadline) reclaims it.
+        with trio.CancelScope(shield=True) as scope:
+            scope.deadline = trio.current_time() + CLEANUP_BOUND
+            try:
+                reply = await self._call("leave", id)
+                return str(reply[0])
+            except LimiterUnavailableError as exc:
+                logger.warning("could not leave %r (%s): the lease reclaims it", self.name, exc)
+        return "unknown"
+
+    async def _heartbeat(self, lease: Lease) -> None:
+        with trio.CancelScope() as scope:
+            lease._heartbeat = scope
+            # Beat a third of a lease after the last confirmed beat.
+            while not lease._released:
+                if not await self._renew(lease, lease.deadline - 2 * self.lease / 3):
+                    break
+            if lease._released:  # released before this task first ran
+                return
+            logger.warning("lease %s on %r lost", lease.id, self.name)
+            lease.lost.set()
+            if lease._cancel_on_loss is not None:
+                lease._cancel_on_loss.cancel()
+
+    async def _renew(self, lease: Lease, at: float) -> bool:
+        """Extend ``lease`` at trio time ``at``; retry failures until its local deadline,
+        past which another client may hold the permit. False: lost."""
+        await trio.sleep_until(at)
+        with trio.move_on_at(lease.deadline):
+            while True:
+                sent = trio.current_time()
+                try:
+                    reply = await self._call("heartbeat", lease.id)
+                except LimiterUnavailableError as exc:
+                    logger.warning("heartbeat on %r failed, retrying: %s", self.name, exc)
+                    await trio.sleep(min(self.lease / 10, 1.0))
+                    continue
+                if reply[0] != "granted":
+                    return False  # Redis no longer has it, whatever the local deadline
+                lease.deadline = sent + int(reply[2]) / 1000
+                return True
+        return False
+
+    async def _listen_for_releases(self) -> None:
+        # Only a latency hint: if pub/sub fails, waiters still poll within their cap.
+        try:
+            async with self._redis.pubsub(channels=[self._channel]) as pubsub:
+                async for _ in pubsub:
+                    self._released_hint.set()
+                    self._released_hint = trio.Event()
+        except Exception as exc:
+            logger.debug("release hints for %r unavailable: %s", self.name, exc)

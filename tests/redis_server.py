@@ -1,0 +1,83 @@
+"""A real ``redis-server`` on 127.0.0.1 and a random port, that a test can restart
+(without persistence: the data is lost, as after a crash of a cache-only Redis),
+pause (SIGSTOP) and resume."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from .servers import free_port, wait_until_listening
+
+REDIS_SERVER = "/usr/bin/redis-server"
+
+
+class RedisServer:
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        self.process = subprocess.Popen(
+            [
+                REDIS_SERVER,
+                "--port", str(self.port),
+                "--bind", "127.0.0.1",
+                "--save", "",
+                "--appendonly", "no",
+                "--dir", str(self.workdir),
+                "--maxmemory-policy", "noeviction",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+        wait_until_listening(self.port)
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            os.kill(self.process.pid, signal.SIGCONT)  # a paused server cannot die
+            self.process.kill()
+            self.process.wait()
+
+    def restart(self) -> None:
+        """Kill and start again on the same port, with nothing kept."""
+        self.stop()
+        self.start()
+
+    def pause(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self.process is not None
+        os.kill(self.process.pid, signal.SIGCONT)
+
+
+@contextmanager
+def redis_server(workdir: Path) -> Iterator[RedisServer]:
+    if shutil.which(REDIS_SERVER) is None:
+        message = "redis-server is not installed (Debian package redis-server)"
+        # .ci/run installs it and sets this, so CI never skips silently.
+        if os.environ.get("CLONEGATE_REQUIRE_ALL_SERVERS"):
+            pytest.fail(message)
+        pytest.skip(message)
+    workdir.mkdir(parents=True, exist_ok=True)
+    server = RedisServer(workdir)
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
