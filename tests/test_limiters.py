@@ -74,12 +74,8 @@ class RedisDriver:
 
     async def until_waiting(self, count: int) -> None:
         # The server's own list is the record of who is queued: poll it.
-        while True:
-            waiting = len((await self.semaphore.statistics()).waiters)
-            if waiting >= count:
-                break
+        while len((await self.semaphore.statistics()).waiters) != count:  # noqa: ASYNC110
             await trio.sleep(0.005)
-        assert waiting == count
 
 
 MakeDriver = Callable[[int], AbstractAsyncContextManager[Driver]]

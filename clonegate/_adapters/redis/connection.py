@@ -36,6 +36,9 @@ class RedisUnavailableError(LimiterUnavailableError):
     """Redis cannot be reached, stopped answering, or refused a command."""
 
 
+_FAILED = (*UNAVAILABLE, RedisUnavailableError)
+
+
 def redis_url(url: str | None) -> str:
     """``url``, or ``$CLONEGATE_REDIS_URL``; a clear error when neither is set."""
     found = url or os.environ.get("CLONEGATE_REDIS_URL")
@@ -82,11 +85,14 @@ async def open_redis(url: str, *, reply_timeout: float = 10.0) -> AsyncIterator[
         if inside is not None and all(leaf is inside for leaf in leaves):
             # coredis's task group wraps what its body raised: give it back as raised.
             raise inside from None
-        unavailable = [leaf for leaf in leaves if isinstance(leaf, UNAVAILABLE)]
+        unavailable = [leaf for leaf in leaves if isinstance(leaf, _FAILED)]
         if unavailable and all(
-            isinstance(leaf, UNAVAILABLE | trio.Cancelled) or leaf is inside for leaf in leaves
+            isinstance(leaf, (*_FAILED, trio.Cancelled)) or leaf is inside for leaf in leaves
         ):
-            raise _unavailable(where, unavailable[0]) from None
+            first = unavailable[0]
+            if isinstance(first, RedisUnavailableError):
+                raise first from None
+            raise _unavailable(where, first) from None
         raise
 
 
