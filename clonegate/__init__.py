@@ -14,6 +14,9 @@ if TYPE_CHECKING:
         RedisSemaphoreStatistics,
         RedisUnavailableError,
         RedisWaiter,
+        RedisWorkQueue,
+        Running,
+        RunStatus,
         open_redis,
     )
     from ._adapters.workers import (
@@ -52,6 +55,7 @@ if TYPE_CHECKING:
         TestStatus,
         TestSuite,
     )
+    from ._domain.jobs import Job, JobQueue
     from ._domain.limits import (
         LeaseLostError,
         LimitConfigError,
@@ -60,6 +64,7 @@ if TYPE_CHECKING:
         LimiterUnavailableError,
     )
     from ._domain.memory import MemoryReading, MemorySensor
+    from ._domain.report_json import report_from_json, to_json
     from ._domain.reports import (
         AnalysisTotals,
         BatchSummary,
@@ -104,6 +109,7 @@ if TYPE_CHECKING:
         with_work_dir,
     )
     from ._usecase.pressure import BudgetDecision, PressureController
+    from ._usecase.worker import ClusterWorker, WorkerTotals
 
 # Where each public name lives. Nothing is imported until it is used: ``import
 # clonegate`` (and ``clonegate --version``) stays cheap, and the adapters' libraries
@@ -191,6 +197,15 @@ _LAZY = {
     "with_stuck_threshold": "._usecase.options",
     "with_token": "._usecase.options",
     "with_work_dir": "._usecase.options",
+    "report_from_json": "._domain.report_json",
+    "to_json": "._domain.report_json",
+    "RedisWorkQueue": "._adapters.redis",
+    "RunStatus": "._adapters.redis",
+    "Running": "._adapters.redis",
+    "Job": "._domain.jobs",
+    "JobQueue": "._domain.jobs",
+    "ClusterWorker": "._usecase.worker",
+    "WorkerTotals": "._usecase.worker",
     "LeaseLostError": "._domain.limits",
     "LimitConfigError": "._domain.limits",
     "LimitError": "._domain.limits",
@@ -240,6 +255,7 @@ __all__ = [
     "CloneGateStatistics",
     "CloneTimeoutError",
     "ClonedSource",
+    "ClusterWorker",
     "Credential",
     "DulwichVCS",
     "EmptyRepositoryError",
@@ -250,6 +266,8 @@ __all__ = [
     "InvalidRepositoryError",
     "InvalidURLError",
     "Inventory",
+    "Job",
+    "JobQueue",
     "Lease",
     "LeaseLostError",
     "LimitConfigError",
@@ -267,6 +285,7 @@ __all__ = [
     "RedisSemaphoreStatistics",
     "RedisUnavailableError",
     "RedisWaiter",
+    "RedisWorkQueue",
     "RefInfo",
     "RepoURL",
     "ReportError",
@@ -274,6 +293,8 @@ __all__ = [
     "RepositoryNotFoundError",
     "RepositoryReport",
     "RepositoryStatus",
+    "RunStatus",
+    "Running",
     "ScanError",
     "StorageError",
     "TestCase",
@@ -291,6 +312,7 @@ __all__ = [
     "WorkerDied",
     "WorkerPool",
     "WorkerPoolStatistics",
+    "WorkerTotals",
     "__version__",
     "credential_for",
     "open_redis",
@@ -298,6 +320,8 @@ __all__ = [
     "parse_repo_url",
     "parse_size",
     "redact",
+    "report_from_json",
+    "to_json",
     "visible",
     "with_analysis_timeout",
     "with_ca_bundle",

@@ -2,47 +2,17 @@
 
 from __future__ import annotations
 
-import dataclasses
-import enum
 import json
-from datetime import datetime
-from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from clonegate import BatchSummary, RepositoryReport, RepositoryStatus, visible
+from clonegate import BatchSummary, RepositoryReport, RepositoryStatus, to_json, visible
 
-# Left out of every output: each file, suite and test of the inventory. Its totals
-# (``analysis``) are in every report; the library gives the whole inventory.
-_DETAILS = frozenset({"inventory"})
-
-
-def as_json(value: Any) -> Any:
-    """``value`` in JSON types, read from the report types themselves: a field added to
-    a report is in the output with no edit here. Seconds are rounded to milliseconds."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: as_json(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if f.name not in _DETAILS
-        }
-    if isinstance(value, enum.Enum):
-        return value.value
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, Path):
-        return str(value)
-    if isinstance(value, float):
-        return round(value, 3)
-    if isinstance(value, dict):
-        return {str(k): as_json(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [as_json(v) for v in value]
-    return value
+as_json = to_json  # the library's codec (clonegate.report_from_json reads it back)
 
 
 def write_jsonl(stream: TextIO, report: RepositoryReport) -> None:

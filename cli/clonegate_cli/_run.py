@@ -29,7 +29,14 @@ from clonegate import (
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._progress import Progress
 
-__all__ = ["EXIT_USAGE", "Format", "run_batch", "usage_error"]
+__all__ = [
+    "EXIT_BROKEN_PIPE",
+    "EXIT_TERMINATED",
+    "EXIT_USAGE",
+    "Format",
+    "run_batch",
+    "usage_error",
+]
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED = 141, 130, 143  # 128 + signal

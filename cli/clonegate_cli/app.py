@@ -32,7 +32,7 @@ from clonegate import (
     with_work_dir,
 )
 
-from . import _demo
+from . import _cluster, _demo
 from ._input import read_urls
 from ._run import Format, run_batch, usage_error
 
@@ -343,6 +343,9 @@ def _size(option: str, text: str) -> int:
         return parse_size(text)
     except ValueError as exc:
         raise ValueError(f"{option}: {exc}") from None
+
+
+_cluster.register(app)
 
 
 def main() -> None:

@@ -165,16 +165,25 @@ class AnalyzeUseCase:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
         return self._gate.statistics()
 
-    async def execute(self, url: str) -> RepositoryReport:
+    async def execute(self, url: str, *, index: int = 0) -> RepositoryReport:
         """Clone and analyze one repository, like Go's ``Execute``; never raises a CloneError.
 
-        Failures are in the report. Cancellation of the caller propagates, after the
-        clone (if any) is stopped and removed. Stuck-clone warnings come from batches
-        (:meth:`analyze_many`) only.
+        Failures are in the report, whose ``index`` is ``index``. Cancellation of the
+        caller propagates, after the clone (if any) is stopped and removed. Stuck-clone
+        warnings come from batches (:meth:`analyze_many`) only. Concurrent calls share
+        the clone limit; inside :meth:`session` they also share worker processes.
         """
-        report = await self._run_one(0, url)
+        report = await self._run_one(index, url)
         self._done(report)
         return report
+
+    @asynccontextmanager
+    async def session(self) -> AsyncIterator[None]:
+        """Share the default adapters' resources (worker processes) among the
+        :meth:`execute` calls made inside; they end with the block."""
+        wiring = type(self).wiring
+        async with wiring.batch_scope() if wiring is not None else nullcontext():
+            yield
 
     @asynccontextmanager
     async def analyze_many(self, urls: Iterable[str]) -> AsyncIterator[Batch]:

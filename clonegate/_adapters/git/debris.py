@@ -5,7 +5,9 @@ directory: the process that made it, and that process's start time (from
 ``/proc``, so that a reused pid is not mistaken for the owner). A process killed
 with SIGKILL cannot remove its clones; the first clone of the next clonegate
 process in the same work directory removes every such directory whose owner is no
-longer running, and never one whose owner is (a concurrent run's). Directories
+longer running, and never one whose owner is (a concurrent run's). A long-running
+process (a cluster worker) looks again at most once a second, before a clone: a
+peer killed beside it on the same machine leaves nothing behind for long. Directories
 made by anything else, or by a clonegate without owners in names, are left alone.
 """
 
@@ -16,24 +18,27 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 _OWNED = re.compile(r"clonegate-(\d+)\.(\d+)-")
 _lock = threading.Lock()
-_swept: set[tuple[int, str]] = set()
+_swept: dict[tuple[int, str], float] = {}  # (pid, directory) -> when (monotonic)
+SWEEP_INTERVAL = 1.0
 
 
 def new_clone_directory(work_dir: Path | None) -> Path:
     """A new private (0700) directory for one clone in ``work_dir`` (default: the
     system's temporary directory), named for this process. Blocking; call it in a
-    thread. On this process's first use of ``work_dir``, dead runs' directories there
-    are removed first."""
+    thread. On this process's first use of ``work_dir``, and then at most once a
+    second, dead runs' directories there are removed first."""
     parent = Path(work_dir if work_dir is not None else tempfile.gettempdir())
     pid = os.getpid()
     with _lock:
-        if (pid, str(parent)) not in _swept:
+        last = _swept.get((pid, str(parent)))
+        if last is None or time.monotonic() - last >= SWEEP_INTERVAL:
             remove_dead_runs(parent)
-            _swept.add((pid, str(parent)))
+            _swept[(pid, str(parent))] = time.monotonic()
     start = _start_time(pid)
     return Path(tempfile.mkdtemp(prefix=f"clonegate-{pid}.{start}-", dir=parent))
 

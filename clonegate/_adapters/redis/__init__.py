@@ -1,6 +1,7 @@
 """The cluster mode's adapters on Redis: a shared semaphore and a work queue (ADR 0015)."""
 
 from .connection import RedisUnavailableError, open_redis, redis_url
+from .queue import RedisWorkQueue, Running, RunStatus
 from .semaphore import (
     Lease,
     RedisHolder,
@@ -16,6 +17,9 @@ __all__ = [
     "RedisSemaphoreStatistics",
     "RedisUnavailableError",
     "RedisWaiter",
+    "RedisWorkQueue",
+    "RunStatus",
+    "Running",
     "open_redis",
     "redis_url",
 ]

@@ -124,9 +124,10 @@ class RedisSemaphore:
         lease is lost and raises :exc:`LeaseLostError` as it leaves; ``"finish"`` lets
         it finish (then more than ``limit`` may run for a while).
 
-    Use it inside ``async with semaphore:``, which runs the holders' heartbeats and a
-    pub/sub listener that wakes waiters when permits are released (only a hint: they
-    poll regardless, with capped exponential backoff and jitter).
+    Use it inside ``async with semaphore:``, or give it a ``nursery``: there run the
+    holders' heartbeats and a pub/sub listener that wakes waiters when permits are
+    released (only a hint: they poll regardless, with capped exponential backoff and
+    jitter).
 
     :meth:`acquire`, :meth:`try_acquire`, :meth:`statistics` and
     :meth:`configure` are checkpoints. Weights are ``int`` >= 0 as in
@@ -143,6 +144,7 @@ class RedisSemaphore:
         lease: float = 30.0,
         on_lease_lost: Literal["cancel", "finish"] = "cancel",
         prefix: str = "clonegate:sem",
+        nursery: trio.Nursery | None = None,
     ) -> None:
         if on_lease_lost not in ("cancel", "finish"):
             raise ValueError(f"on_lease_lost must be 'cancel' or 'finish', got {on_lease_lost!r}")
@@ -165,7 +167,10 @@ class RedisSemaphore:
         self._client_id = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
         self._ids = itertools.count()
         self._released_hint = trio.Event()
-        self._nursery: trio.Nursery | None = None
+        # Given a nursery, the semaphore runs its tasks there, with no `async with`
+        # of its own (many per-host semaphores can share one).
+        self._nursery: trio.Nursery | None = nursery
+        self._listening = False
 
     def __repr__(self) -> str:
         return f"<RedisSemaphore {self.name!r} limit={self.limit} lease={self.lease:g}s>"
@@ -173,7 +178,7 @@ class RedisSemaphore:
     async def __aenter__(self) -> Self:
         self._nursery_manager = trio.open_nursery()
         self._nursery = await self._nursery_manager.__aenter__()
-        self._nursery.start_soon(self._listen_for_releases)
+        self._listening = False
         return self
 
     async def __aexit__(
@@ -301,7 +306,13 @@ class RedisSemaphore:
 
     def _nursery_or_raise(self) -> trio.Nursery:
         if self._nursery is None:
-            raise RuntimeError(f"use {self!r} inside 'async with' (it runs the heartbeats)")
+            raise RuntimeError(
+                f"use {self!r} inside 'async with', or give it a nursery= (it runs the "
+                "holders' heartbeats)"
+            )
+        if not self._listening:
+            self._listening = True
+            self._nursery.start_soon(self._listen_for_releases)
         return self._nursery
 
     def _new_id(self) -> str:

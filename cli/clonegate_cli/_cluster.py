@@ -1,0 +1,370 @@
+"""The cluster mode's commands: submit, worker, results, status, limit (ADR 0015)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import trio
+import typer
+from rich.console import Console
+
+from clonegate import (
+    AnalyzeUseCase,
+    BatchSummary,
+    ClusterWorker,
+    LimitConfigError,
+    Option,
+    RedisSemaphore,
+    RedisUnavailableError,
+    RedisWorkQueue,
+    RepositoryReport,
+    RepositoryStatus,
+    open_redis,
+    redact,
+    visible,
+    with_analysis_timeout,
+    with_clone_depth,
+    with_clone_timeout,
+    with_global_limiter,
+    with_host_limiter,
+    with_max_concurrent_clones,
+    with_netrc,
+    with_read_timeout,
+    with_token,
+)
+from clonegate._adapters.redis.connection import redis_url
+
+from ._input import read_urls
+from ._output import summary_line, write_json, write_jsonl, write_table
+from ._run import EXIT_BROKEN_PIPE, EXIT_TERMINATED, EXIT_USAGE, Format, usage_error
+
+__all__ = ["register"]
+
+EXIT_UNAVAILABLE = 3
+GLOBAL_LIMIT = "clones"  # the cluster limit's semaphore; per-host ones are "host:HOST"
+
+RedisOption = Annotated[
+    str | None,
+    typer.Option(
+        "--redis",
+        envvar="CLONEGATE_REDIS_URL",
+        show_default=False,
+        help="Redis URL, redis://[user:password@]host:port/db (env CLONEGATE_REDIS_URL).",
+        metavar="URL",
+    ),
+]
+LeaseOption = Annotated[
+    float,
+    typer.Option(min=0.1, help="Seconds a cluster permit lasts without a heartbeat.", metavar="S"),
+]
+
+
+def _connect(url: str | None) -> str:
+    try:
+        return redis_url(url)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
+
+
+def _run(main: Callable[[], Awaitable[int]]) -> int:
+    """Run ``main`` under trio: Redis failures are one clear line and exit 3, never a
+    traceback or a hang; SIGTERM and Ctrl-C stop it like `analyze`."""
+
+    async def guarded() -> int:
+        async with trio.open_nursery() as nursery:
+            stopped: list[int] = []
+
+            async def on_signal() -> None:
+                with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for signum in signals:
+                        stopped.append(signum)
+                        nursery.cancel_scope.cancel()
+
+            nursery.start_soon(on_signal)
+            code = await main()
+            nursery.cancel_scope.cancel()
+        return EXIT_TERMINATED if stopped else code
+
+    try:
+        return trio.run(guarded)
+    except BaseException as exc:
+        if _leaf(exc, (BrokenPipeError,)) is not None:  # `clonegate results ... | head`
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return EXIT_BROKEN_PIPE
+        failure = _leaf(exc, (RedisUnavailableError, LimitConfigError))
+        if failure is None:
+            raise
+        _error(str(failure))
+        return EXIT_USAGE if isinstance(failure, LimitConfigError) else EXIT_UNAVAILABLE
+
+
+def _leaf(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
+    if isinstance(exc, kinds):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            if (found := _leaf(sub, kinds)) is not None:
+                return found
+    return None
+
+
+def _error(message: str) -> None:
+    typer.echo(f"clonegate: error: {visible(redact(message))}", err=True)
+
+
+def submit(
+    urls: Annotated[list[str] | None, typer.Argument(show_default=False, metavar="URL")] = None,
+    redis: RedisOption = None,
+    from_file: Annotated[
+        str | None,
+        typer.Option("--from-file", help="Read URLs from PATH, or - for stdin.", metavar="PATH"),
+    ] = None,
+    run: Annotated[
+        str | None, typer.Option(help="Add to this run instead of a new one.", metavar="ID")
+    ] = None,
+) -> None:
+    """Queue repositories for the workers; prints the run id.
+
+    One job per repository in a run (URLs are compared normalized). Credentials in
+    URLs are not sent to Redis: workers use their own --token or --netrc.
+    """
+    url = _connect(redis)
+    lines = read_urls(urls or [], from_file)
+
+    async def main() -> int:
+        async with open_redis(url) as client:
+            run_id, added, duplicates = await RedisWorkQueue(client).submit(lines, run)
+        typer.echo(run_id)
+        typer.echo(f"queued {added} jobs ({duplicates} duplicates) as run {run_id}", err=True)
+        return 0
+
+    raise typer.Exit(_run(main))
+
+
+def worker(
+    redis: RedisOption = None,
+    jobs: Annotated[int, typer.Option("-j", min=1, help="Clones at once here.", metavar="N")] = 2,
+    cluster_limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="Clones at once in the whole cluster.", metavar="M"),
+    ] = None,
+    host_limit: Annotated[
+        int | None,
+        typer.Option(min=1, help="Clones at once from one host, cluster-wide.", metavar="K"),
+    ] = None,
+    lease: LeaseOption = 30.0,
+    claim_idle: Annotated[
+        float,
+        typer.Option(
+            min=0.1, help="Seconds before a dead worker's job is taken over.", metavar="S"
+        ),
+    ] = 60.0,
+    max_deliveries: Annotated[
+        int,
+        typer.Option(min=1, help="Deliveries before a job is dead-lettered.", metavar="N"),
+    ] = 3,
+    exit_when_done: Annotated[
+        bool, typer.Option(help="Exit once no job is queued or running anywhere.")
+    ] = False,
+    timeout: Annotated[float, typer.Option(min=0.001, metavar="SECONDS")] = 15 * 60.0,
+    clone_timeout: Annotated[float | None, typer.Option(min=0.001, metavar="SECONDS")] = None,
+    read_timeout: Annotated[float, typer.Option(min=0.001, metavar="SECONDS")] = 120.0,
+    depth: Annotated[int, typer.Option(min=0, metavar="N")] = 1,
+    token: Annotated[
+        str | None, typer.Option(envvar="CLONEGATE_TOKEN", show_default=False, metavar="TOKEN")
+    ] = None,
+    token_host: Annotated[
+        str | None,
+        typer.Option(envvar="CLONEGATE_TOKEN_HOST", show_default=False, metavar="HOST"),
+    ] = None,
+    netrc: Annotated[
+        Path | None, typer.Option(envvar="CLONEGATE_NETRC", show_default=False, metavar="FILE")
+    ] = None,
+    verbose: Annotated[bool, typer.Option("-v", "--verbose")] = False,
+) -> None:
+    """Take jobs from the queue and run them, under the cluster-wide limits; each
+    report goes to its run's results before the job is acknowledged."""
+    url = _connect(redis)
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    options: list[Option] = [
+        with_max_concurrent_clones(jobs),
+        with_analysis_timeout(timeout),
+        with_clone_depth(depth or None),
+        with_read_timeout(read_timeout),
+    ]
+    if clone_timeout is not None:
+        options.append(with_clone_timeout(clone_timeout))
+    try:
+        if netrc is not None:
+            options.append(with_netrc(netrc))
+        if token is not None:
+            if token_host is None:
+                raise ValueError("a token needs its host: add --token-host HOST")
+            options.append(with_token(token, token_host))
+    except (OSError, ValueError) as exc:
+        raise usage_error(str(exc)) from None
+
+    async def main() -> int:
+        async with open_redis(url) as client, trio.open_nursery() as nursery:
+            limits = list(options)
+            if cluster_limit is not None:
+                semaphore = RedisSemaphore(
+                    client, GLOBAL_LIMIT, cluster_limit, lease=lease, nursery=nursery
+                )
+                limits.append(with_global_limiter(semaphore))
+            if host_limit is not None:
+
+                def for_host(host: str) -> RedisSemaphore:
+                    return RedisSemaphore(
+                        client, f"host:{host}", host_limit, lease=lease, nursery=nursery
+                    )
+
+                limits.append(with_host_limiter(for_host))
+            queue = RedisWorkQueue(client, claim_idle=claim_idle)
+            use_case = AnalyzeUseCase(*limits)
+            work = ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
+            typer.echo(f"worker {queue.consumer}: waiting for jobs", err=True)
+            totals = await work.run(exit_when_done=exit_when_done)
+            typer.echo(
+                f"worker {queue.consumer}: {totals.reported} reports written, "
+                f"{totals.superseded} already reported, {totals.dead_lettered} dead-lettered",
+                err=True,
+            )
+            nursery.cancel_scope.cancel()
+        return 0
+
+    raise typer.Exit(_run(main))
+
+
+def results(
+    run: Annotated[str, typer.Argument(metavar="RUN_ID")],
+    redis: RedisOption = None,
+    follow: Annotated[
+        bool, typer.Option("--follow", "-f", help="Wait until every job has its report.")
+    ] = False,
+    output_format: Annotated[
+        Format, typer.Option("--format", metavar="table|json|jsonl")
+    ] = Format.jsonl,
+) -> None:
+    """Print a run's reports (one per job) and a summary. Exit 1 if any failed."""
+    url = _connect(redis)
+
+    async def main() -> int:
+        reports: list[RepositoryReport] = []
+        async with open_redis(url) as client:
+            queue = RedisWorkQueue(client)
+            if await queue.status(run) is None:
+                _error(f"no run {run!r} in Redis")
+                return EXIT_USAGE
+            async for report in queue.results(run, follow=follow):
+                reports.append(report)
+                if output_format is Format.jsonl:
+                    write_jsonl(sys.stdout, report)
+        summary = _summary(reports)
+        if output_format is Format.json:
+            write_json(sys.stdout, reports, summary)
+        elif output_format is Format.table:
+            write_table(Console(), reports, summary)
+        else:
+            typer.echo(summary_line(summary), err=True)
+        return 0 if summary.ok == summary.repositories else 1
+
+    raise typer.Exit(_run(main))
+
+
+def _summary(reports: list[RepositoryReport]) -> BatchSummary:
+    def count(status: RepositoryStatus) -> int:
+        return sum(r.status is status for r in reports)
+
+    return BatchSummary(
+        repositories=len(reports),
+        ok=count(RepositoryStatus.OK),
+        failed=count(RepositoryStatus.FAILED),
+        timeout=count(RepositoryStatus.TIMEOUT),
+        cancelled=count(RepositoryStatus.CANCELLED),
+        test_files=sum(r.analysis.test_files for r in reports if r.analysis),
+        tests=sum(r.analysis.tests for r in reports if r.analysis),
+    )
+
+
+def status(
+    run: Annotated[str | None, typer.Argument(metavar="[RUN_ID]")] = None,
+    redis: RedisOption = None,
+) -> None:
+    """Show runs (queued, in progress with worker and time, done, failed) and the
+    cluster limit's holders and waiters."""
+    url = _connect(redis)
+
+    async def main() -> int:
+        async with open_redis(url) as client:
+            queue = RedisWorkQueue(client)
+            for run_id in [run] if run else await queue.runs():
+                found = await queue.status(run_id)
+                if found is None:
+                    _error(f"no run {run_id!r} in Redis")
+                    return EXIT_USAGE
+                statuses = ", ".join(f"{k} {v}" for k, v in sorted(found.by_status.items()))
+                typer.echo(
+                    f"run {run_id}: {found.submitted} jobs: {found.queued} queued, "
+                    f"{len(found.running)} in progress, {found.done} done"
+                    + (f" ({statuses})" if statuses else "")
+                )
+                for entry in found.running:
+                    typer.echo(
+                        f"  {visible(entry.key)}: worker {visible(entry.worker)}, "
+                        f"{entry.seconds:.0f} s, delivery {entry.deliveries}"
+                    )
+            await _show_limit(client)
+        return 0
+
+    raise typer.Exit(_run(main))
+
+
+async def _show_limit(client: Any) -> None:
+    async with trio.open_nursery() as nursery:
+        stats = await RedisSemaphore(client, GLOBAL_LIMIT, 1, nursery=nursery).statistics()
+    if stats.limit < 0:
+        return
+    typer.echo(f"cluster limit {stats.held}/{stats.limit} held, lease {stats.lease:g} s")
+    for holder in stats.holders:
+        typer.echo(f"  holder {holder.id} weight {holder.weight}, lease {holder.lease_left:.1f} s")
+    for waiter in stats.waiters:
+        typer.echo(f"  waiter #{waiter.rank + 1} {waiter.id} weight {waiter.weight}")
+
+
+def limit(
+    new_limit: Annotated[int, typer.Argument(min=0, metavar="LIMIT")],
+    redis: RedisOption = None,
+    lease: LeaseOption = 30.0,
+    host: Annotated[
+        str | None, typer.Option(help="The per-host limit of HOST instead.", metavar="HOST")
+    ] = None,
+) -> None:
+    """Change the cluster limit (or one host's) for every worker, now."""
+    url = _connect(redis)
+    name = f"host:{host}" if host else GLOBAL_LIMIT
+
+    async def main() -> int:
+        async with open_redis(url) as client, trio.open_nursery() as nursery:
+            semaphore = RedisSemaphore(client, name, new_limit, lease=lease, nursery=nursery)
+            previous, _ = await semaphore.configure(new_limit, lease)
+            typer.echo(f"{name}: limit {previous} -> {new_limit}, lease {lease:g} s")
+            nursery.cancel_scope.cancel()
+        return 0
+
+    raise typer.Exit(_run(main))
+
+
+def register(app: typer.Typer) -> None:
+    for command in (submit, worker, results, status, limit):
+        app.command()(command)

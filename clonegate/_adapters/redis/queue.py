@@ -1,0 +1,358 @@
+"""``RedisWorkQueue``: the cluster mode's jobs and results on Redis Streams (ADR 0015).
+
+Keys, all under the hash tag ``{clonegate}`` (one slot in a Redis Cluster):
+  jobs               stream of jobs (run, index, url, key); consumer group "workers"
+  runs               zset: run id -> created (server ms)
+  run:ID:meta        hash: created, lines, submitted, done, status:<status> counts
+  run:ID:keys        set of the run's repository keys (submission deduplicates on it)
+  run:ID:reported    set of the keys that have their report (one report per key)
+  run:ID:results     stream of reports (index, key, worker, report JSON)
+  run:ID:running     hash: key -> "worker since(ms) deliveries"
+  dead               stream of dead-lettered jobs
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from ..._domain.jobs import Job
+from ..._domain.report_json import report_from_json, to_json
+from ..._domain.reports import RepositoryReport
+from ..._domain.urls import parse_repo_url
+from .connection import Redis, redis_call
+
+__all__ = ["RedisWorkQueue", "RunStatus", "Running"]
+
+TAG = "{clonegate}"
+JOBS, RUNS, DEAD, GROUP = f"{TAG}:jobs", f"{TAG}:runs", f"{TAG}:dead", "workers"
+SUBMIT_BATCH = 500
+
+_GROUP = """
+local ok, err = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[1], 'workers', '0', 'MKSTREAM')
+if not ok and not string.find(tostring(err), 'BUSYGROUP') then error(err) end
+"""
+
+# KEYS: jobs, runs, meta, keys. ARGV: run, then index, url, key for each job.
+# Returns {added, duplicates}.
+SUBMIT = (
+    _GROUP
+    + """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
+redis.call('HSETNX', KEYS[3], 'created', now)
+local added, duplicates = 0, 0
+for i = 2, #ARGV, 3 do
+  redis.call('HINCRBY', KEYS[3], 'lines', 1)
+  if redis.call('SADD', KEYS[4], ARGV[i + 2]) == 1 then
+    redis.call('XADD', KEYS[1], '*', 'run', ARGV[1], 'index', ARGV[i], 'url', ARGV[i + 1],
+               'key', ARGV[i + 2])
+    added = added + 1
+  else
+    duplicates = duplicates + 1
+  end
+end
+redis.call('HINCRBY', KEYS[3], 'submitted', added)
+return {added, duplicates}
+"""
+)
+
+# KEYS: jobs, reported, running. ARGV: job id, key, worker, deliveries.
+# Returns 1 if the job should run, 0 if its report exists (it is acknowledged here).
+START = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then
+  redis.call('XACK', KEYS[1], 'workers', ARGV[1])
+  return 0
+end
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[3] .. ' ' .. string.format('%d', now) .. ' ' .. ARGV[4])
+return 1
+"""
+
+# KEYS: jobs, reported, results, running, meta, dead.
+# ARGV: job id, key, index, worker, status, report JSON, dead (0/1).
+# Writes the report unless the key has one, then acknowledges; returns 1 if written.
+FINISH = """
+local written = 0
+if redis.call('SADD', KEYS[2], ARGV[2]) == 1 then
+  redis.call('XADD', KEYS[3], '*', 'index', ARGV[3], 'key', ARGV[2], 'worker', ARGV[4],
+             'report', ARGV[6])
+  redis.call('HINCRBY', KEYS[5], 'done', 1)
+  redis.call('HINCRBY', KEYS[5], 'status:' .. ARGV[5], 1)
+  if ARGV[7] == '1' then
+    redis.call('XADD', KEYS[6], '*', 'job', ARGV[1], 'key', ARGV[2], 'report', ARGV[6])
+  end
+  written = 1
+end
+local running = redis.call('HGET', KEYS[4], ARGV[2])
+if running and string.sub(running, 1, #ARGV[4] + 1) == ARGV[4] .. ' ' then
+  redis.call('HDEL', KEYS[4], ARGV[2])
+end
+redis.call('XACK', KEYS[1], 'workers', ARGV[1])
+return written
+"""
+
+# KEYS: jobs. ARGV: worker, job ids. Resets the idle time of the jobs this worker still
+# owns (so nobody reclaims them); returns the ids another worker owns now.
+RENEW = """
+local lost = {}
+for i = 2, #ARGV do
+  local pending = redis.call('XPENDING', KEYS[1], 'workers', ARGV[i], ARGV[i], 1)
+  if pending[1] and pending[1][2] == ARGV[1] then
+    redis.call('XCLAIM', KEYS[1], 'workers', ARGV[1], 0, ARGV[i], 'JUSTID')
+  else
+    lost[#lost + 1] = ARGV[i]
+  end
+end
+return lost
+"""
+
+# KEYS: jobs. ARGV: worker, min idle ms, count. Claims jobs idle that long (their worker
+# died) and returns them flat: id, deliveries, run, index, url, key.
+RECLAIM = (
+    _GROUP
+    + """
+local claimed = redis.call('XAUTOCLAIM', KEYS[1], 'workers', ARGV[1], ARGV[2], '0-0',
+                           'COUNT', ARGV[3])
+local out = {}
+for _, entry in ipairs(claimed[2]) do
+  local id, fields = entry[1], {}
+  for i = 1, #entry[2], 2 do fields[entry[2][i]] = entry[2][i + 1] end
+  local pending = redis.call('XPENDING', KEYS[1], 'workers', id, id, 1)
+  for _, v in ipairs({id, pending[1][4], fields.run, fields.index, fields.url, fields.key}) do
+    out[#out + 1] = v
+  end
+end
+return out
+"""
+)
+
+# KEYS: jobs. Returns 1 when no job is pending (being run) or undelivered.
+IDLE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
+if redis.call('XPENDING', KEYS[1], 'workers')[1] > 0 then return 0 end
+local last = nil
+local info = redis.call('XINFO', 'STREAM', KEYS[1])
+for i = 1, #info, 2 do if info[i] == 'last-generated-id' then last = info[i + 1] end end
+for _, group in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  for i = 1, #group, 2 do
+    if group[i] == 'last-delivered-id' and group[i + 1] ~= last then return 0 end
+  end
+end
+return 1
+"""
+
+# KEYS: meta, running. Returns {now ms, meta flat, running flat}.
+STATUS = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+return {now, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    key: str
+    worker: str
+    seconds: float  # since it started (by the Redis server's clock)
+    deliveries: int
+
+
+@dataclass(frozen=True, slots=True)
+class RunStatus:
+    run: str
+    lines: int  # URLs submitted, duplicates included
+    submitted: int  # jobs (distinct repositories)
+    done: int
+    by_status: dict[str, int]
+    running: tuple[Running, ...]
+
+    @property
+    def queued(self) -> int:
+        return self.submitted - self.done - len(self.running)
+
+
+def _key(run: str, part: str) -> str:
+    return f"{TAG}:run:{run}:{part}"
+
+
+def repository_key(url: str) -> str:
+    """The key that deduplicates a URL within a run (text that is no URL: itself)."""
+    try:
+        return parse_repo_url(url, allow_local=True).key
+    except ValueError:
+        return url.strip()
+
+
+class RedisWorkQueue:
+    """Jobs and reports of the cluster mode, in Redis (see the module's key list).
+
+    ``consumer`` names this worker in the consumer group (and in ``status``);
+    ``claim_idle`` is how long a job may go unrenewed before another worker takes it.
+    """
+
+    def __init__(
+        self,
+        redis: Redis[str],
+        *,
+        where: str = "Redis",
+        consumer: str = "",
+        claim_idle: float = 60.0,
+    ) -> None:
+        self._redis = redis
+        self._where = where
+        self.consumer = consumer or secrets.token_hex(6)
+        self.claim_idle = claim_idle
+        self._scripts = {
+            name: redis.register_script(text)
+            for name, text in (
+                ("submit", SUBMIT),
+                ("start", START),
+                ("finish", FINISH),
+                ("renew", RENEW),
+                ("reclaim", RECLAIM),
+                ("idle", IDLE),
+                ("status", STATUS),
+            )
+        }
+
+    async def _call(self, request: Awaitable[Any]) -> Any:
+        return await redis_call(self._where, request)
+
+    async def _script(self, name: str, keys: list[str], args: list[Any]) -> Any:
+        return await self._call(self._scripts[name](keys=keys, args=args))
+
+    # -- submitting and reading (the `submit`, `results` and `status` commands)
+
+    async def submit(self, urls: Iterable[str], run: str | None = None) -> tuple[str, int, int]:
+        """Queue ``urls`` as jobs of ``run`` (a new run id if None), one per repository:
+        a URL naming a repository already in the run is skipped. Credentials in a URL
+        are never sent to Redis: workers use their own (--token, --netrc).
+        Returns (run id, jobs added, duplicates skipped)."""
+        run = run or secrets.token_hex(6)
+        keys = [JOBS, RUNS, _key(run, "meta"), _key(run, "keys")]
+        added = duplicates = 0
+        batch: list[Any] = [run]
+        for index, url in enumerate(urls):
+            batch += [index, _without_credentials(url), repository_key(url)]
+            if len(batch) > 3 * SUBMIT_BATCH:
+                got = await self._script("submit", keys, batch)
+                added, duplicates, batch = added + got[0], duplicates + got[1], [run]
+        if len(batch) > 1 or not added + duplicates:
+            got = await self._script("submit", keys, batch)
+            added, duplicates = added + got[0], duplicates + got[1]
+        return run, added, duplicates
+
+    async def status(self, run: str) -> RunStatus | None:
+        """The run's counts and who runs what, since when; None for an unknown run."""
+        now, meta_flat, running_flat = await self._script(
+            "status", [_key(run, "meta"), _key(run, "running")], []
+        )
+        meta = dict(zip(meta_flat[::2], meta_flat[1::2], strict=True))
+        if not meta:
+            return None
+        running = []
+        for key, value in zip(running_flat[::2], running_flat[1::2], strict=True):
+            worker, since, deliveries = value.rsplit(" ", 2)
+            running.append(Running(key, worker, (int(now) - int(since)) / 1000, int(deliveries)))
+        return RunStatus(
+            run=run,
+            lines=int(meta.get("lines", 0)),
+            submitted=int(meta.get("submitted", 0)),
+            done=int(meta.get("done", 0)),
+            by_status={
+                k.removeprefix("status:"): int(v)
+                for k, v in meta.items()
+                if k.startswith("status:")
+            },
+            running=tuple(sorted(running, key=lambda r: -r.seconds)),
+        )
+
+    async def runs(self) -> list[str]:
+        """Every run id, oldest first."""
+        return list(await self._call(self._redis.zrange(RUNS, 0, -1)))
+
+    async def results(self, run: str, *, follow: bool = False) -> AsyncIterator[RepositoryReport]:
+        """The run's reports in the order they were written; with ``follow``, waits for
+        more until every job of the run has its report."""
+        last = "0-0"
+        while True:
+            entries = await self._call(self._redis.xread({_key(run, "results"): last}, count=500))
+            batch = next(iter(entries.values())) if entries else ()
+            for entry in batch:
+                last = entry.identifier
+                yield report_from_json(json.loads(entry.field_values["report"]))
+            if batch:
+                continue
+            status = await self.status(run)
+            if not follow or status is None or status.done >= status.submitted:
+                return
+            await trio.sleep(0.2)  # polling: the results stream has no "run finished" event
+
+    # -- the worker's side (clonegate._domain.jobs.JobQueue)
+
+    async def take(self, n: int, wait: float) -> list[Job]:
+        flat = await self._script("reclaim", [JOBS], [self.consumer, _ms(self.claim_idle), n])
+        jobs = [
+            Job(flat[i], flat[i + 2], int(flat[i + 3]), flat[i + 4], flat[i + 5], int(flat[i + 1]))
+            for i in range(0, len(flat), 6)
+        ]
+        if len(jobs) < n:
+            entries = await self._call(
+                self._redis.xreadgroup(
+                    GROUP,
+                    self.consumer,
+                    {JOBS: ">"},
+                    count=n - len(jobs),
+                    block=0 if jobs else max(1, _ms(wait)),
+                )
+            )
+            for entry in next(iter(entries.values())) if entries else ():
+                f = entry.field_values
+                jobs.append(Job(entry.identifier, f["run"], int(f["index"]), f["url"], f["key"], 1))
+        return jobs
+
+    async def start(self, job: Job) -> bool:
+        keys = [JOBS, _key(job.run, "reported"), _key(job.run, "running")]
+        return bool(
+            await self._script("start", keys, [job.id, job.key, self.consumer, job.deliveries])
+        )
+
+    async def renew(self, jobs: list[Job]) -> list[Job]:
+        lost = set(await self._script("renew", [JOBS], [self.consumer, *(j.id for j in jobs)]))
+        return [job for job in jobs if job.id in lost]
+
+    async def finish(self, job: Job, report: RepositoryReport) -> bool:
+        keys = [
+            JOBS,
+            _key(job.run, "reported"),
+            _key(job.run, "results"),
+            _key(job.run, "running"),
+            _key(job.run, "meta"),
+            DEAD,
+        ]
+        dead = "1" if report.error is not None and report.error.kind == "dead_letter" else "0"
+        document = json.dumps(to_json(report))
+        args = [job.id, job.key, job.index, self.consumer, report.status, document, dead]
+        return bool(await self._script("finish", keys, args))
+
+    async def idle(self) -> bool:
+        return bool(await self._script("idle", [JOBS], []))
+
+
+def _ms(seconds: float) -> int:
+    return max(1, round(seconds * 1000))
+
+
+def _without_credentials(url: str) -> str:
+    try:
+        return parse_repo_url(url, allow_local=True).without_credentials
+    except ValueError:
+        return url.strip()

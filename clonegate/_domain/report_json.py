@@ -1,0 +1,78 @@
+"""Reports as JSON documents and back: what the CLI prints and what the cluster mode
+passes between machines (ADR 0007, ADR 0015). One codec, so both say the same."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from .inventory import ScanError
+from .reports import (
+    AnalysisTotals,
+    RefInfo,
+    ReportError,
+    RepositoryReport,
+    RepositoryStatus,
+    Timings,
+)
+
+__all__ = ["report_from_json", "to_json"]
+
+# Left out of every document: each file, suite and test of the inventory. Its totals
+# (``analysis``) are in every report; the library gives the whole inventory.
+_DETAILS = frozenset({"inventory"})
+
+
+def to_json(value: Any) -> Any:
+    """``value`` in JSON types, read from the report types themselves: a field added to
+    a report is in the output with no edit here. Seconds are rounded to milliseconds."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {
+            f.name: to_json(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if f.name not in _DETAILS
+        }
+    if isinstance(value, enum.Enum):
+        return value.value
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, float):
+        return round(value, 3)
+    if isinstance(value, dict):
+        return {str(k): to_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_json(v) for v in value]
+    return value
+
+
+def report_from_json(document: dict[str, Any]) -> RepositoryReport:
+    """The :class:`RepositoryReport` that :func:`to_json` wrote (without its inventory).
+
+    Raises ``KeyError``, ``TypeError`` or ``ValueError`` for a document that is not one.
+    """
+    error, ref, analysis = document.get("error"), document.get("ref"), document.get("analysis")
+    path = document.get("path")
+    return RepositoryReport(
+        url=str(document["url"]),
+        index=int(document["index"]),
+        status=RepositoryStatus(document["status"]),
+        error=ReportError(**error) if error is not None else None,
+        ref=RefInfo(ref["branch"], ref["commit"], datetime.fromisoformat(ref["committed_at"]))
+        if ref is not None
+        else None,
+        timings=Timings(**document.get("timings", {})),
+        analysis=AnalysisTotals(
+            **{k: v for k, v in analysis.items() if k != "errors"},
+            errors=tuple(ScanError(**e) for e in analysis.get("errors", ())),
+        )
+        if analysis is not None
+        else None,
+        duplicate_of=document.get("duplicate_of"),
+        path=Path(path) if path is not None else None,
+        redirected_to=document.get("redirected_to"),
+    )
