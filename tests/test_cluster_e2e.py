@@ -1,0 +1,119 @@
+"""The cluster mode end to end: `clonegate submit`, three `clonegate worker` processes
+sharing a cluster limit of 2 through a real redis-server, a counting proxy in front of
+`git daemon`, and one worker SIGKILLed mid-clone (ADR 0015)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from clonegate import RedisWorkQueue, open_redis, parse_repo_url
+
+from .redis_server import RedisServer
+from .servers import ThrottlingProxy, git_daemon, make_repo
+
+pytestmark = pytest.mark.slow
+
+REPOSITORIES = 60
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _serve_copies(root: Path, count: int) -> None:
+    make_repo(root, "r0", files={"tests/test_a.py": b"def test_one():\n    pass\n"})
+    for i in range(1, count):
+        shutil.copytree(root / "r0.git", root / f"r{i}.git")
+
+
+async def _clonegate(*args: str, env: dict[str, str]) -> trio.Process:
+    return await trio.lowlevel.open_process(
+        [sys.executable, "-m", "clonegate", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=ROOT,
+    )
+
+
+async def _first_line(stream: trio.abc.ReceiveStream | None) -> str:
+    assert stream is not None
+    data = b""
+    while b"\n" not in data:
+        chunk = await stream.receive_some()
+        assert chunk, "the process ended without a line"
+        data += chunk
+    return data.split(b"\n", 1)[0].decode()
+
+
+async def test_three_workers_share_the_limit_and_survive_a_killed_one(
+    tmp_path: Path, tmpdir_env: Path, redis_service: RedisServer
+) -> None:
+    served = tmp_path / "served"
+    served.mkdir()
+    _serve_copies(served, REPOSITORIES)
+    env = {**os.environ, "CLONEGATE_REDIS_URL": redis_service.url, "TMPDIR": str(tmpdir_env)}
+    prefix = f"e2e{tmp_path.name[-6:]}"
+    with git_daemon(served) as daemon:
+        proxy = ThrottlingProxy(daemon.port, rate=32 * 1024)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(proxy.serve)
+            urls = [f"git://127.0.0.1:{proxy.port}/r{i}.git" for i in range(REPOSITORIES)]
+            submit = await trio.run_process(
+                [sys.executable, "-m", "clonegate", "submit", "--run", prefix, *urls],
+                capture_stdout=True,
+                capture_stderr=True,
+                env=env,
+                cwd=ROOT,
+            )
+            assert submit.stdout.decode().strip() == prefix
+            worker_args = (
+                "worker", "-j", "2", "--cluster-limit", "2", "--lease", "2",
+                "--claim-idle", "2", "--exit-when-done",
+            )  # fmt: skip
+            workers = [await _clonegate(*worker_args, env=env) for _ in range(3)]
+            names = [(await _first_line(w.stderr)).split()[1].rstrip(":") for w in workers]
+            async with open_redis(redis_service.url) as redis:
+                queue = RedisWorkQueue(redis)
+                # Kill the first worker while it runs a job, once the run is under way:
+                # stopped first, so that the job seen running cannot finish meanwhile.
+                while True:
+                    status = await queue.status(prefix)
+                    assert status is not None
+                    if status.done >= 10 and any(r.worker == names[0] for r in status.running):
+                        os.kill(workers[0].pid, signal.SIGSTOP)
+                        status = await queue.status(prefix)
+                        assert status is not None
+                        victim_jobs = [r.key for r in status.running if r.worker == names[0]]
+                        if victim_jobs:
+                            break
+                        os.kill(workers[0].pid, signal.SIGCONT)
+                    await trio.sleep(0.01)  # polling the shared state, which has no events
+                workers[0].kill()
+                await workers[0].wait()
+                for survivor in workers[1:]:
+                    assert await survivor.wait() == 0
+                status = await queue.status(prefix)
+                reports = [
+                    json.loads(entry.field_values["report"]) | {"by": entry.field_values["worker"]}
+                    for entry in await redis.xrange(f"{{clonegate}}:run:{prefix}:results")
+                ]
+            nursery.cancel_scope.cancel()
+    assert status is not None
+    assert (status.submitted, status.done, status.running) == (REPOSITORIES, REPOSITORIES, ())
+    # Exactly one report per job, every one ok; the killed worker's job finished elsewhere.
+    assert sorted(r["index"] for r in reports) == list(range(REPOSITORIES))
+    assert all(r["status"] == "ok" and r["analysis"]["tests"] == 1 for r in reports)
+    by_key = {parse_repo_url(r["url"]).key: r for r in reports}
+    assert all(by_key[key]["by"] != names[0] for key in victim_jobs)
+    # The limit held across the three workers: never more than 2 pack transfers at once.
+    assert proxy.max_active <= 2
+    assert proxy.connections >= REPOSITORIES
+    # The killed worker's clone directory was swept by the survivors.
+    assert list(tmpdir_env.iterdir()) == []
