@@ -86,9 +86,15 @@ async def limit_use(root: Path, work: Path, limit: int, copies: int) -> tuple[in
                 env={**os.environ, "TMPDIR": str(work)},
             )
             nursery.cancel_scope.cancel()
-    timeline = proxy.timeline  # (time, connections open after the change)
+    return proxy.max_active, utilisation(proxy.timeline, limit)
+
+
+def utilisation(timeline: list[tuple[float, int]], limit: int) -> float:
+    """The share of the time ``limit`` connections were open, from the first connection
+    to the last one's start (while work was still queued); ``timeline`` is a
+    ThrottlingProxy's (time, connections open after the change)."""
     starts = [t for (_, before), (t, n) in itertools.pairwise(timeline) if n > before]
-    window_end = max([timeline[0][0], *starts])  # the last connection's start
+    window_end = max([timeline[0][0], *starts])
     busy = total = 0.0
     for (t, active), (t_next, _) in itertools.pairwise(timeline):
         if t >= window_end:
@@ -96,7 +102,7 @@ async def limit_use(root: Path, work: Path, limit: int, copies: int) -> tuple[in
         span = min(t_next, window_end) - t
         total += span
         busy += span if active == limit else 0.0
-    return proxy.max_active, busy / total if total else 1.0
+    return busy / total if total else 1.0
 
 
 def main(argv: list[str] | None = None) -> int:
