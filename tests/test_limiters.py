@@ -8,17 +8,35 @@ blocked; with Redis, the server lists it among the waiters.
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from pathlib import Path
 from typing import Any, Protocol
 
 import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
-from clonegate import Lease, RedisSemaphore, WeightedSemaphore, open_redis
+from clonegate import (
+    AnalyzeUseCase,
+    ClonedSource,
+    Lease,
+    Limiter,
+    Option,
+    RedisSemaphore,
+    RepositoryReport,
+    WeightedSemaphore,
+    open_redis,
+    with_global_limiter,
+    with_host_limit,
+    with_host_limiter,
+    with_keep_clones,
+    with_max_concurrent_clones,
+)
 
 from .redis_server import RedisServer
+from .test_usecase import FakeAnalyzer, FakeVCS
 
 
 class Driver(Protocol):
@@ -225,3 +243,54 @@ async def test_acquire_in_a_cancelled_scope_raises_even_with_free_permits(
             await driver.acquire(1)
             pytest.fail("acquire returned in a cancelled scope")  # pragma: no cover
         assert await driver.state() == (0, 0)
+
+
+class HostCountingVCS(FakeVCS):
+    """FakeVCS that also records, per host, the most clones in flight at once."""
+
+    def __init__(self, tmp: Path) -> None:
+        super().__init__(tmp, delay=0.02)
+        self.by_host: Counter[str] = Counter()
+        self.host_peak: Counter[str] = Counter()
+
+    async def clone(self, url: str, *args: Any, **kwargs: Any) -> ClonedSource:
+        host = url.split("/")[2]
+        self.by_host[host] += 1
+        self.host_peak[host] = max(self.host_peak[host], self.by_host[host])
+        try:
+            return await super().clone(url, *args, **kwargs)
+        finally:
+            self.by_host[host] -= 1
+
+
+@pytest.mark.parametrize("backend", ["local", "redis"])
+async def test_per_host_and_global_limits_hold_together(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    urls = [f"https://{host}.example/org/r{i}.git" for i in range(6) for host in "abc"]
+    vcs = HostCountingVCS(tmp_path)
+
+    async def run(host_limit: Option, global_limiter: Limiter) -> list[RepositoryReport]:
+        options = (with_max_concurrent_clones(4), with_keep_clones(), host_limit)
+        uc = AnalyzeUseCase(*options, with_global_limiter(global_limiter), vcs=vcs,
+                            analyzer=FakeAnalyzer())  # fmt: skip
+        async with uc.analyze_many(urls) as batch:
+            return [report async for report in batch]
+
+    if backend == "local":
+        reports = await run(with_host_limit(1), WeightedSemaphore(2))
+    else:
+        server: RedisServer = request.getfixturevalue("redis_service")
+        prefix = uuid.uuid4().hex
+        async with open_redis(server.url) as redis, trio.open_nursery() as nursery:
+
+            def per_host(host: str) -> RedisSemaphore:
+                return RedisSemaphore(redis, f"{prefix}:{host}", 1, nursery=nursery)
+
+            shared = RedisSemaphore(redis, f"{prefix}:all", 2, nursery=nursery)
+            reports = await run(with_host_limiter(per_host), shared)
+            nursery.cancel_scope.cancel()
+    assert sorted(r.status for r in reports) == ["ok"] * len(urls)
+    assert set(vcs.host_peak) == {"a.example", "b.example", "c.example"}
+    assert max(vcs.host_peak.values()) == 1  # one clone per host at a time
+    assert 1 <= vcs.peak <= 2  # and two at most in all, although -j is 4

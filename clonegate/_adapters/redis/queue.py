@@ -35,7 +35,9 @@ SUBMIT_BATCH = 500
 
 _GROUP = """
 local ok, err = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[1], 'workers', '0', 'MKSTREAM')
-if not ok and not string.find(tostring(err), 'BUSYGROUP') then error(err) end
+-- The error is a string in Redis 7.0, a table {err = ...} in some other versions.
+local message = type(err) == 'table' and err.err or tostring(err)
+if not ok and not string.find(message, 'BUSYGROUP') then error(err) end
 """
 
 # KEYS: jobs, runs, meta, keys. ARGV: run, then index, url, key for each job.
