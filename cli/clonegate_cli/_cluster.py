@@ -34,13 +34,11 @@ from clonegate import (
     with_global_limiter,
     with_host_limiter,
     with_max_concurrent_clones,
-    with_netrc,
     with_read_timeout,
-    with_token,
 )
 from clonegate._adapters.redis.connection import redis_url
 
-from ._input import read_urls
+from ._input import credential_options, read_urls
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._run import EXIT_BROKEN_PIPE, EXIT_TERMINATED, EXIT_USAGE, Format, usage_error
 
@@ -205,12 +203,7 @@ def worker(
     if clone_timeout is not None:
         options.append(with_clone_timeout(clone_timeout))
     try:
-        if netrc is not None:
-            options.append(with_netrc(netrc))
-        if token is not None:
-            if token_host is None:
-                raise ValueError("a token needs its host: add --token-host HOST")
-            options.append(with_token(token, token_host))
+        options += credential_options(token, token_host, netrc)
     except (OSError, ValueError) as exc:
         raise usage_error(str(exc)) from None
 

@@ -1,4 +1,5 @@
-"""The URLs of a run: arguments and a list file (or stdin), every line checked first.
+"""The URLs of a run: arguments and a list file (or stdin), every line checked first;
+and the credentials the command line binds to hosts.
 
 A list is bytes from somewhere else: it may not be UTF-8, may start with a byte-order
 mark, may end lines with CRLF. Each line is decoded on its own, so one bad line is
@@ -7,15 +8,16 @@ named by its line number in the file, and nothing is cloned until every line is 
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
 
-from clonegate import InvalidURLError, parse_repo_url, visible
+from clonegate import InvalidURLError, Option, parse_repo_url, visible, with_netrc, with_token
 
 from ._run import usage_error
 
-__all__ = ["read_urls"]
+__all__ = ["credential_options", "read_urls"]
 
 _BOM = b"\xef\xbb\xbf"
 # A comment runs from a '#' at the start of a line or after whitespace; a '#' inside
@@ -68,3 +70,28 @@ def _read_list(from_file: str) -> tuple[list[tuple[str, str]], list[str]]:
         if url:
             lines.append((f"{name} line {number}", url))
     return lines, problems
+
+
+def credential_options(
+    token: str | None, token_host: str | None, netrc: Path | None
+) -> list[Option]:
+    """The options for --token/--token-host and --netrc, shared by `analyze` and `worker`.
+
+    Raises ValueError for a token without its host (or the reverse), OSError for a
+    netrc file that cannot be read."""
+    options: list[Option] = []
+    if netrc is not None:
+        options.append(with_netrc(netrc))
+    if token is not None:
+        if token_host is None:
+            raise ValueError(
+                "a token needs its host: add --token-host HOST (or CLONEGATE_TOKEN_HOST);"
+                " clonegate sends a token to that host only"
+            )
+        options.append(with_token(token, token_host))
+    elif token_host is not None:
+        raise ValueError("--token-host names the host of a token; give the token too")
+    # Read once, then out of the environment: worker processes, ssh and anything
+    # they start inherit it, and none of them needs it (jobs carry the token).
+    os.environ.pop("CLONEGATE_TOKEN", None)
+    return options

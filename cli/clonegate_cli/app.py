@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 from typing import Annotated
@@ -25,15 +24,13 @@ from clonegate import (
     with_max_concurrent_clones,
     with_max_repo_size,
     with_memory_budget,
-    with_netrc,
     with_read_timeout,
     with_ssh_command,
-    with_token,
     with_work_dir,
 )
 
 from . import _cluster, _demo
-from ._input import read_urls
+from ._input import credential_options, read_urls
 from ._run import Format, run_batch, usage_error
 
 app = typer.Typer(
@@ -267,20 +264,7 @@ def analyze(
         if memory_budget is not None:
             options.append(with_memory_budget(_budget(memory_budget)))
         options.append(with_low_speed_limit(low_speed_limit, low_speed_time))
-        if netrc is not None:
-            options.append(with_netrc(netrc))
-        if token is not None:
-            if token_host is None:
-                raise ValueError(
-                    "a token needs its host: add --token-host HOST (or CLONEGATE_TOKEN_HOST);"
-                    " clonegate sends a token to that host only"
-                )
-            options.append(with_token(token, token_host))
-        elif token_host is not None:
-            raise ValueError("--token-host names the host of a token; give the token too")
-        # Read once, then out of the environment: worker processes, ssh and anything
-        # they start inherit it, and none of them needs it (jobs carry the token).
-        os.environ.pop("CLONEGATE_TOKEN", None)
+        options += credential_options(token, token_host, netrc)
         if ssh_command is not None:
             options.append(with_ssh_command(ssh_command))
     except OSError as exc:

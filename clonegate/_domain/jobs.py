@@ -30,6 +30,7 @@ class JobQueue(Protocol):
         ...
 
     consumer: str  # this worker's name in the queue
+    claim_idle: float  # seconds a job may go unrenewed before another worker takes it
 
     async def start(self, job: Job) -> bool:
         """Record that this worker runs ``job``; False if it already has its report

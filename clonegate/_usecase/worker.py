@@ -58,7 +58,7 @@ class ClusterWorker:
         self.in_flight = positive_int(
             "in_flight", in_flight or use_case.config.max_concurrent_clones + 1
         )
-        self.claim_idle = positive_seconds("claim_idle", getattr(queue, "claim_idle", 60.0))
+        self.claim_idle = positive_seconds("claim_idle", queue.claim_idle)
         self.max_deliveries = positive_int("max_deliveries", max_deliveries)
         self.totals = WorkerTotals()
         self._running: dict[str, Job] = {}
