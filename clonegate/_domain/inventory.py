@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from .vcs import ClonedSource
@@ -22,6 +22,7 @@ __all__ = [
     "TestFile",
     "TestStatus",
     "TestSuite",
+    "VersionedAnalyzer",
 ]
 
 
@@ -170,3 +171,12 @@ class Analyzer(Protocol):
     """Takes the test inventory of a cloned repository."""
 
     async def analyze(self, source: ClonedSource) -> AnalysisReport: ...
+
+
+@runtime_checkable
+class VersionedAnalyzer(Analyzer, Protocol):
+    """An analyzer that says, before analyzing, which version its reports will carry:
+    an incremental run reuses a stored result only if it was made by this version."""
+
+    @property
+    def version(self) -> str: ...

@@ -13,7 +13,7 @@ import trio
 
 from .credentials import Credential
 
-__all__ = ["VCS", "ClonedSource"]
+__all__ = ["VCS", "ClonedSource", "RemoteHead", "RemoteHeads"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,5 +100,27 @@ class VCS(Protocol):
         Raises a :class:`clonegate.CloneError` subclass on failure, or
         :exc:`trio.Cancelled` when the caller's scope is cancelled; in both cases
         nothing is left on disk and no process is left running when it returns.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class RemoteHead:
+    """What a remote's HEAD points at, as its ref listing says: no pack transferred."""
+
+    branch: str  # e.g. ``main``; empty if the server does not say
+    commit: str  # full hex sha
+
+
+class RemoteHeads(Protocol):
+    """A VCS that can ask a remote for its HEAD without cloning (an incremental run)."""
+
+    async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
+        """The remote HEAD of ``url``: one ref listing, under the clone's own timeouts,
+        credential rules and envelope (a server advertising too many refs is refused).
+
+        Raises the :class:`clonegate.CloneError` subclass a clone would (``not_found``,
+        ``empty`` for a HEAD-less repository, ``auth``, ...); on cancellation nothing
+        is left running.
         """
         ...

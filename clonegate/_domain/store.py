@@ -1,0 +1,72 @@
+"""The ports of a result store: reports kept across runs, and a content-addressed
+analysis cache (ADR 0016).
+
+The use case needs two things from a store: to keep every report of a run, and to
+find the last successful result for a repository, so that an incremental run can
+reuse it when the remote's HEAD has not moved. The analyzer needs one: per-file
+results looked up by a key made from the file's content, before reading or parsing.
+Every method is async and a checkpoint; none blocks the event loop.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+from .reports import RepositoryReport
+
+__all__ = ["AnalysisCache", "ReportStore", "StoreError", "StoredResult"]
+
+
+class StoreError(Exception):
+    """The store could not be opened, read or written (a read-only file, a full disk,
+    a newer schema). Reports written before it stay written."""
+
+
+@dataclass(frozen=True, slots=True)
+class StoredResult:
+    """The last successful result stored for one repository: which run, which commit,
+    which analyzer version made it."""
+
+    run_id: int
+    commit: str
+    analyzer_version: str
+
+
+class ReportStore(Protocol):
+    """Where a run's reports are kept, one per input line, with the run itself."""
+
+    async def begin_run(self, options: Mapping[str, object]) -> int:
+        """Record a new run (its start and the options that shape its results); its id."""
+        ...
+
+    async def save(self, run_id: int, key: str, report: RepositoryReport) -> None:
+        """Keep ``report`` (``key``: the repository's normalized URL, ``RepoURL.key``;
+        empty for a line that is no URL). Returns once the report is durable."""
+        ...
+
+    async def finish_run(self, run_id: int) -> None:
+        """Record the run's end and its summary, counted from the reports saved."""
+        ...
+
+    async def last_result(self, key: str) -> StoredResult | None:
+        """The newest successful, not reused, result for ``key``; None if none."""
+        ...
+
+    async def load(self, run_id: int, key: str) -> RepositoryReport | None:
+        """The report run ``run_id`` kept for ``key``, inventory included."""
+        ...
+
+
+class AnalysisCache(Protocol):
+    """Per-file analysis results by content key. Keys and values are the analyzer's
+    own encoding; the cache only keeps, bounds and evicts them."""
+
+    async def lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        """The values of those ``keys`` that are cached."""
+        ...
+
+    async def keep(self, entries: Mapping[bytes, bytes]) -> None:
+        """Cache ``entries`` (a key already cached keeps its value)."""
+        ...
