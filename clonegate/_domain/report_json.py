@@ -75,4 +75,5 @@ def report_from_json(document: dict[str, Any]) -> RepositoryReport:
         duplicate_of=document.get("duplicate_of"),
         path=Path(path) if path is not None else None,
         redirected_to=document.get("redirected_to"),
+        reused=bool(document.get("reused", False)),
     )

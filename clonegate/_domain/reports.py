@@ -115,6 +115,10 @@ class RepositoryReport:
     ``inventory`` holds every test file, suite and test. ``path`` is where the clone
     was kept, if clones are kept. ``redirected_to`` is the repository URL an http(s)
     redirect led to, when the server redirected (a renamed or moved repository).
+    ``reused`` says the report was not made in this run: an incremental run found the
+    remote's HEAD at the commit of a stored result made by the same analyzer version,
+    and reports that result (ADR 0016); ``timings`` are then this run's own (the
+    remote's HEAD asked in ``clone``), not the stored ones.
     """
 
     url: str
@@ -128,6 +132,7 @@ class RepositoryReport:
     duplicate_of: int | None = None
     path: Path | None = None
     redirected_to: str | None = None
+    reused: bool = False
 
     @classmethod
     def failure(
@@ -171,6 +176,7 @@ class BatchSummary:
     timeout: int = 0
     cancelled: int = 0
     duplicates: int = 0
+    reused: int = 0
     test_files: int = 0
     tests: int = 0
     elapsed: float = 0.0

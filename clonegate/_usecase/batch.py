@@ -23,6 +23,7 @@ class BatchState:
     finished: float | None = None
     counts: dict[str, int] = field(default_factory=dict)
     duplicates: int = 0
+    reused: int = 0
     test_files: int = 0
     tests: int = 0
 
@@ -30,6 +31,8 @@ class BatchState:
         self.counts[report.status] = self.counts.get(report.status, 0) + 1
         if report.duplicate_of is not None:
             self.duplicates += 1
+        if report.reused:
+            self.reused += 1
         if report.analysis is not None:
             self.test_files += report.analysis.test_files
             self.tests += report.analysis.tests
@@ -60,6 +63,7 @@ class Batch:
             timeout=state.counts.get(RepositoryStatus.TIMEOUT, 0),
             cancelled=state.counts.get(RepositoryStatus.CANCELLED, 0),
             duplicates=state.duplicates,
+            reused=state.reused,
             test_files=state.test_files,
             tests=state.tests,
             elapsed=end - state.started,

@@ -1,0 +1,185 @@
+"""Reports to rows and back: the columns a query needs, the document the CLI prints,
+and the inventory in one row per file, suite, test and scan error."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+from ..._domain.inventory import Inventory, ScanError, TestCase, TestFile, TestStatus, TestSuite
+from ..._domain.report_json import report_from_json, to_json
+from ..._domain.reports import RepositoryReport
+
+__all__ = ["insert_report", "read_inventory", "read_report"]
+
+_REPORT_COLUMNS = (
+    "run_id, line, key, url, status, error_phase, error_kind, error, branch, commit_id, "
+    "committed_at, analyzer_version, reused, duplicate_of, waited, setup, clone, analysis, "
+    "test_files, tests, document"
+)
+
+
+def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: RepositoryReport) -> int:
+    """Insert ``report`` and its inventory; the report's row id. A report already
+    stored for that run and line is replaced (a retried write)."""
+    error, ref, totals, timings = report.error, report.ref, report.analysis, report.timings
+    old = db.execute(
+        "SELECT id FROM reports WHERE run_id = ? AND line = ?", (run_id, report.index)
+    ).fetchone()
+    if old is not None:
+        for table in ("tests", "suites", "files", "scan_errors", "reports"):
+            column = "id" if table == "reports" else "report_id"
+            db.execute(f"DELETE FROM {table} WHERE {column} = ?", old)
+    cursor = db.execute(
+        f"INSERT INTO reports ({_REPORT_COLUMNS}) VALUES ({', '.join('?' * 21)})",
+        (
+            run_id,
+            report.index,
+            key,
+            report.url,
+            str(report.status),
+            error.phase if error else None,
+            error.kind if error else None,
+            error.message if error else None,
+            ref.branch if ref else None,
+            ref.commit if ref else None,
+            ref.committed_at.isoformat() if ref else None,
+            totals.analyzer_version if totals else None,
+            int(report.reused),
+            report.duplicate_of,
+            timings.waited,
+            timings.setup,
+            timings.clone,
+            timings.analysis,
+            totals.test_files if totals else None,
+            totals.tests if totals else None,
+            json.dumps(to_json(report), separators=(",", ":")),
+        ),
+    )
+    report_id = cursor.lastrowid
+    assert report_id is not None
+    if report.inventory is not None:
+        _insert_inventory(db, report_id, report.inventory)
+    return report_id
+
+
+def _insert_inventory(db: sqlite3.Connection, report_id: int, inventory: Inventory) -> None:
+    files: list[tuple[Any, ...]] = []
+    suites: list[tuple[Any, ...]] = []
+    tests: list[tuple[Any, ...]] = []
+    for file_no, file in enumerate(inventory.files):
+        files.append(
+            (report_id, file_no, file.path, file.framework, file.language, file.config_note)
+        )
+        counter = _Counter()
+        for test in file.tests:
+            tests.append((report_id, file_no, counter.test(), None, *_test(test)))
+        for suite in file.suites:
+            _flatten(suite, None, report_id, file_no, counter, suites, tests)
+    db.executemany("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", files)
+    db.executemany("INSERT INTO suites VALUES (?, ?, ?, ?, ?, ?)", suites)
+    db.executemany("INSERT INTO tests VALUES (?, ?, ?, ?, ?, ?, ?)", tests)
+    db.executemany(
+        "INSERT INTO scan_errors VALUES (?, ?, ?, ?, ?)",
+        [(report_id, n, e.path, e.phase, e.message) for n, e in enumerate(inventory.errors)],
+    )
+
+
+class _Counter:
+    def __init__(self) -> None:
+        self.suites = self.tests = 0
+
+    def suite(self) -> int:
+        self.suites += 1
+        return self.suites - 1
+
+    def test(self) -> int:
+        self.tests += 1
+        return self.tests - 1
+
+
+def _test(test: TestCase) -> tuple[str, int, str]:
+    return test.name, test.line, str(test.status)
+
+
+def _flatten(
+    suite: TestSuite,
+    parent: int | None,
+    report_id: int,
+    file_no: int,
+    counter: _Counter,
+    suites: list[tuple[Any, ...]],
+    tests: list[tuple[Any, ...]],
+) -> None:
+    """Depth first, in file order: a suite's own tests, then its nested suites."""
+    number = counter.suite()
+    suites.append((report_id, file_no, number, parent, suite.name, suite.line))
+    for test in suite.tests:
+        tests.append((report_id, file_no, counter.test(), number, *_test(test)))
+    for child in suite.suites:
+        _flatten(child, number, report_id, file_no, counter, suites, tests)
+
+
+def read_report(db: sqlite3.Connection, report_id: int) -> RepositoryReport:
+    """The report stored as ``report_id``, with its inventory if it had one."""
+    (document,) = db.execute("SELECT document FROM reports WHERE id = ?", (report_id,)).fetchone()
+    report = report_from_json(json.loads(document))
+    if report.analysis is None:
+        return report
+    return replace(report, inventory=read_inventory(db, report_id))
+
+
+def read_inventory(db: sqlite3.Connection, report_id: int) -> Inventory:
+    """The inventory stored for ``report_id``, equal to the one that was saved."""
+    tests_of: dict[tuple[int, int | None], list[TestCase]] = {}
+    for file_no, suite_no, name, line, status in db.execute(
+        "SELECT file_no, suite_no, name, line, status FROM tests WHERE report_id = ? "
+        "ORDER BY file_no, test_no",
+        (report_id,),
+    ):
+        tests_of.setdefault((file_no, suite_no), []).append(
+            TestCase(name, line, TestStatus(status))
+        )
+    children: dict[tuple[int, int | None], list[tuple[int, str, int]]] = {}
+    for file_no, suite_no, parent_no, name, line in db.execute(
+        "SELECT file_no, suite_no, parent_no, name, line FROM suites WHERE report_id = ? "
+        "ORDER BY file_no, suite_no",
+        (report_id,),
+    ):
+        children.setdefault((file_no, parent_no), []).append((suite_no, name, line))
+
+    def suites_under(file_no: int, parent: int | None) -> Iterator[TestSuite]:
+        for suite_no, name, line in children.get((file_no, parent), ()):
+            yield TestSuite(
+                name,
+                line,
+                tuple(suites_under(file_no, suite_no)),
+                tuple(tests_of.get((file_no, suite_no), ())),
+            )
+
+    files = tuple(
+        TestFile(
+            path,
+            framework,
+            language,
+            tuple(suites_under(file_no, None)),
+            tuple(tests_of.get((file_no, None), ())),
+            note,
+        )
+        for file_no, path, framework, language, note in db.execute(
+            "SELECT file_no, path, framework, language, config_note FROM files "
+            "WHERE report_id = ? ORDER BY file_no",
+            (report_id,),
+        )
+    )
+    errors = tuple(
+        ScanError(path, phase, message)
+        for path, phase, message in db.execute(
+            "SELECT path, phase, message FROM scan_errors WHERE report_id = ? ORDER BY error_no",
+            (report_id,),
+        )
+    )
+    return Inventory(files, errors)

@@ -1,0 +1,137 @@
+"""The result store's schema, as a list of migrations (ADR 0016).
+
+``PRAGMA user_version`` is the number of migrations applied. Opening a database runs
+the missing ones, each in its own transaction, so a database made by an older
+clonegate is brought up to date in place, and one interrupted half-way is left at the
+last complete version. A database from a newer clonegate (a version above
+``len(MIGRATIONS)``) is refused rather than misread.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MIGRATIONS", "SchemaError", "migrate"]
+
+MIGRATIONS: tuple[str, ...] = (
+    # 1: runs, one report per input line, and each report's full inventory.
+    """
+    CREATE TABLE runs (
+        id INTEGER PRIMARY KEY,
+        started_at TEXT NOT NULL,        -- ISO 8601, UTC
+        finished_at TEXT,                -- NULL: still running, or the process died
+        options TEXT NOT NULL,           -- JSON: what shapes the results
+        summary TEXT                     -- JSON: counts, written when the run ends
+    );
+    CREATE TABLE reports (
+        id INTEGER PRIMARY KEY,
+        run_id INTEGER NOT NULL REFERENCES runs (id),
+        line INTEGER NOT NULL,           -- the input line (RepositoryReport.index)
+        key TEXT NOT NULL,               -- RepoURL.key; '' for a line that is no URL
+        url TEXT NOT NULL,               -- as reported: credentials redacted
+        status TEXT NOT NULL,
+        error_phase TEXT,
+        error_kind TEXT,
+        error TEXT,
+        branch TEXT,
+        commit_id TEXT,
+        committed_at TEXT,
+        analyzer_version TEXT,
+        reused INTEGER NOT NULL DEFAULT 0,
+        duplicate_of INTEGER,
+        waited REAL, setup REAL, clone REAL, analysis REAL,
+        test_files INTEGER,
+        tests INTEGER,
+        document TEXT NOT NULL,          -- the report as the CLI prints it (JSON)
+        UNIQUE (run_id, line)
+    );
+    CREATE INDEX reports_by_key ON reports (key, status, run_id);
+    CREATE TABLE files (
+        report_id INTEGER NOT NULL,
+        file_no INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        framework TEXT NOT NULL,
+        language TEXT NOT NULL,
+        config_note TEXT NOT NULL,
+        PRIMARY KEY (report_id, file_no)
+    ) WITHOUT ROWID;
+    CREATE TABLE suites (
+        report_id INTEGER NOT NULL,
+        file_no INTEGER NOT NULL,
+        suite_no INTEGER NOT NULL,       -- in file order, depth first
+        parent_no INTEGER,               -- NULL: at the file's top level
+        name TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        PRIMARY KEY (report_id, file_no, suite_no)
+    ) WITHOUT ROWID;
+    CREATE TABLE tests (
+        report_id INTEGER NOT NULL,
+        file_no INTEGER NOT NULL,
+        test_no INTEGER NOT NULL,        -- in file order
+        suite_no INTEGER,                -- NULL: at the file's top level
+        name TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        PRIMARY KEY (report_id, file_no, test_no)
+    ) WITHOUT ROWID;
+    CREATE TABLE scan_errors (
+        report_id INTEGER NOT NULL,
+        error_no INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        phase TEXT NOT NULL,
+        message TEXT NOT NULL,
+        PRIMARY KEY (report_id, error_no)
+    ) WITHOUT ROWID;
+    """,
+    # 2: the content-addressed analysis cache; ``used`` orders eviction (least
+    # recently used first) by a counter, not by a clock that can step back.
+    """
+    CREATE TABLE analysis_cache (
+        key BLOB PRIMARY KEY,
+        value BLOB NOT NULL,
+        used INTEGER NOT NULL
+    ) WITHOUT ROWID;
+    CREATE INDEX analysis_cache_by_use ON analysis_cache (used);
+    """,
+)
+
+
+class SchemaError(Exception):
+    """The database is not one this clonegate can use."""
+
+
+def migrate(connection: sqlite3.Connection, upto: int = len(MIGRATIONS)) -> int:
+    """Apply the migrations missing from ``connection``'s database, up to ``upto``;
+    the version it had before. The connection must be in autocommit mode."""
+    version = _version(connection)
+    if version > len(MIGRATIONS):
+        raise SchemaError(
+            f"the database has schema version {version}, newer than this clonegate's "
+            f"{len(MIGRATIONS)}: use a newer clonegate, or another database"
+        )
+    for number in range(version, upto):
+        # One transaction per step: executescript would commit on its own, so the
+        # statements run one by one between BEGIN IMMEDIATE and COMMIT.
+        connection.execute("BEGIN IMMEDIATE")
+        try:
+            if _version(connection) > number:  # another process migrated meanwhile
+                connection.execute("ROLLBACK")
+                continue
+            for statement in _statements(MIGRATIONS[number]):
+                connection.execute(statement)
+            connection.execute(f"PRAGMA user_version = {number + 1}")
+            connection.execute("COMMIT")
+        except BaseException:
+            connection.execute("ROLLBACK")
+            raise
+    return version
+
+
+def _version(connection: sqlite3.Connection) -> int:
+    (version,) = connection.execute("PRAGMA user_version").fetchone()
+    return int(version)
+
+
+def _statements(script: str) -> list[str]:
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

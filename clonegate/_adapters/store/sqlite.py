@@ -1,0 +1,352 @@
+"""``SQLiteStore``: the result store and the analysis cache in one SQLite file (ADR 0016).
+
+One writer task owns the only connection that writes: every write is a request to it,
+and it applies whatever has queued up in one transaction, each request inside its own
+savepoint, so a batch of concurrent saves costs one commit and one failing save cannot
+take the others with it. Nothing then ever waits on "database is locked" inside one
+process; other processes writing the same file wait on SQLite's busy timeout. Reads
+open their own connection, in a worker thread, and see the last committed state (WAL).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Generic, TypeVar, final
+
+import trio
+
+from ..._domain.reports import RepositoryReport
+from ..._domain.store import StoredResult, StoreError
+from . import reading
+from .reading import Difference, HistoryEntry, RunInfo
+from .rows import insert_report, read_report
+from .schema import SchemaError, migrate
+
+__all__ = ["DEFAULT_CACHE_LIMIT", "SQLiteStore", "open_store"]
+
+logger = logging.getLogger("clonegate")
+T = TypeVar("T")
+
+DEFAULT_CACHE_LIMIT = 256 << 20
+# Another process holding the write lock (a second run on the same file) is waited
+# for this long before a write fails.
+_BUSY_SECONDS = 30.0
+# Writes still queued when the store closes are applied within this bound, shielded.
+_CLOSE_SECONDS = 10.0
+_CHUNK = 500  # SQLite's default limit on host parameters per statement is 999
+
+
+@dataclass(eq=False)
+class _Write(Generic[T]):
+    apply: Callable[[sqlite3.Connection], T]
+    done: trio.Event = field(default_factory=trio.Event)
+    result: T | None = None
+    error: sqlite3.Error | None = None
+
+
+@final
+class SQLiteStore:
+    """Reports, runs and the analysis cache in one SQLite file; open with :func:`open_store`.
+
+    Implements :class:`clonegate.ReportStore` and :class:`clonegate.AnalysisCache`, and a
+    small read API (:meth:`runs`, :meth:`history`, :meth:`reports`, :meth:`diff`). Every
+    async method is a checkpoint and raises :class:`clonegate.StoreError` when the file
+    cannot be read or written; a report whose :meth:`save` returned is durable (WAL,
+    committed), whatever happens to the process next.
+    """
+
+    def __init__(self, path: Path, writer: sqlite3.Connection, cache_limit: int) -> None:
+        self.path = path
+        self._db = writer
+        self._cache_limit = cache_limit
+        self._send, self._receive = trio.open_memory_channel[_Write[Any]](1024)
+        self._drained = trio.Event()  # the writer has ended
+        (size, used) = writer.execute(
+            "SELECT coalesce(sum(length(key) + length(value)), 0), coalesce(max(used), 0) "
+            "FROM analysis_cache"
+        ).fetchone()
+        self._cache_bytes: int = size
+        self._tick: int = used  # the cache's use counter: larger is more recent
+
+    # -- the report store (clonegate.ReportStore) ------------------------------------
+
+    async def begin_run(self, options: Mapping[str, object]) -> int:
+        text = json.dumps(dict(options), sort_keys=True, default=str)
+
+        def begin(db: sqlite3.Connection) -> int:
+            cursor = db.execute(
+                "INSERT INTO runs (started_at, options) VALUES (?, ?)", (_now(), text)
+            )
+            assert cursor.lastrowid is not None
+            return cursor.lastrowid
+
+        return await self._write(begin)
+
+    async def save(self, run_id: int, key: str, report: RepositoryReport) -> None:
+        await self._write(lambda db: insert_report(db, run_id, key, report))
+
+    async def finish_run(self, run_id: int) -> None:
+        def finish(db: sqlite3.Connection) -> None:
+            summary = reading.summary_of(db, run_id)
+            db.execute(
+                "UPDATE runs SET finished_at = ?, summary = ? WHERE id = ?",
+                (_now(), json.dumps(summary), run_id),
+            )
+
+        await self._write(finish)
+
+    async def last_result(self, key: str) -> StoredResult | None:
+        row = await self._read(
+            lambda db: db.execute(
+                "SELECT run_id, commit_id, analyzer_version FROM reports "
+                "WHERE key = ? AND status = 'ok' AND reused = 0 AND duplicate_of IS NULL "
+                "ORDER BY run_id DESC LIMIT 1",
+                (key,),
+            ).fetchone()
+        )
+        return StoredResult(*row) if row is not None else None
+
+    async def load(self, run_id: int, key: str) -> RepositoryReport | None:
+        def load(db: sqlite3.Connection) -> RepositoryReport | None:
+            row = db.execute(
+                "SELECT id FROM reports WHERE run_id = ? AND key = ? AND duplicate_of IS NULL "
+                "ORDER BY line LIMIT 1",
+                (run_id, key),
+            ).fetchone()
+            return read_report(db, row[0]) if row is not None else None
+
+        return await self._read(load)
+
+    # -- the analysis cache (clonegate.AnalysisCache) --------------------------------
+
+    async def lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        def lookup(db: sqlite3.Connection) -> dict[bytes, bytes]:
+            found: dict[bytes, bytes] = {}
+            for start in range(0, len(keys), _CHUNK):
+                chunk = keys[start : start + _CHUNK]
+                found.update(
+                    db.execute(
+                        "SELECT key, value FROM analysis_cache "
+                        f"WHERE key IN ({', '.join('?' * len(chunk))})",
+                        chunk,
+                    ).fetchall()
+                )
+            return found
+
+        found = await self._read(lookup)
+        if found:
+            # Recency for eviction: queued, not awaited; a lookup never waits on a write.
+            self._tick += 1
+            tick, hits = self._tick, list(found)
+            self._write_nowait(lambda db: _touch(db, hits, tick))
+        return found
+
+    async def keep(self, entries: Mapping[bytes, bytes]) -> None:
+        if not entries:
+            await trio.lowlevel.checkpoint()
+            return
+        self._tick += 1
+        tick = self._tick
+        rows = [(key, value, tick) for key, value in entries.items()]
+
+        def keep(db: sqlite3.Connection) -> None:
+            for row in rows:
+                cursor = db.execute("INSERT OR IGNORE INTO analysis_cache VALUES (?, ?, ?)", row)
+                if cursor.rowcount > 0:  # not already there
+                    self._cache_bytes += len(row[0]) + len(row[1])
+            if self._cache_bytes > self._cache_limit:
+                self._cache_bytes = _evict(db, self._cache_limit * 9 // 10)
+
+        await self._write(keep)
+
+    # -- reading ----------------------------------------------------------------------
+
+    async def runs(self, limit: int | None = None) -> list[RunInfo]:
+        """Runs, newest first."""
+        return await self._read(lambda db: reading.runs(db, limit))
+
+    async def history(self, url: str) -> list[HistoryEntry]:
+        """What each run found for the repository of ``url``, oldest first."""
+        return await self._read(lambda db: reading.history(db, url))
+
+    async def reports(self, run_id: int, *, inventory: bool = False) -> list[RepositoryReport]:
+        """Run ``run_id``'s reports in input order, with their inventories if asked."""
+        return await self._read(lambda db: reading.reports(db, run_id, inventory=inventory))
+
+    async def diff(self, run_a: int, run_b: int) -> list[Difference]:
+        """The repositories whose status or tests differ from run ``run_a`` to ``run_b``."""
+        return await self._read(lambda db: reading.diff(db, run_a, run_b))
+
+    # -- the writer ---------------------------------------------------------------------
+
+    async def _write(self, apply: Callable[[sqlite3.Connection], T]) -> T:
+        request = _Write(apply)
+        try:
+            await self._send.send(request)
+        except (trio.ClosedResourceError, trio.BrokenResourceError):
+            raise StoreError(f"the result store {self.path} is closed") from None
+        await request.done.wait()
+        if request.error is not None:
+            raise _store_error(self.path, request.error)
+        return request.result  # type: ignore[return-value]
+
+    def _write_nowait(self, apply: Callable[[sqlite3.Connection], object]) -> None:
+        # Only a recency hint: dropping it costs a less accurate eviction, nothing more.
+        with suppress(trio.WouldBlock, trio.ClosedResourceError, trio.BrokenResourceError):
+            self._send.send_nowait(_Write(apply))
+
+    async def _writer(self) -> None:
+        try:
+            await self._write_until_closed()
+        finally:
+            self._drained.set()
+
+    async def _write_until_closed(self) -> None:
+        async with self._receive:
+            async for first in self._receive:
+                batch: list[_Write[Any]] = [first]
+                while True:
+                    try:
+                        batch.append(self._receive.receive_nowait())
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                # Never abandoned: a transaction is finished or rolled back before
+                # anything else happens to this connection.
+                await trio.to_thread.run_sync(_apply, self._db, batch)
+                for request in batch:
+                    request.done.set()
+
+    async def _read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+        def run() -> T:
+            db = _connect(self.path)
+            try:
+                return query(db)
+            finally:
+                db.close()
+
+        try:
+            return await trio.to_thread.run_sync(run)
+        except sqlite3.Error as exc:
+            raise _store_error(self.path, exc) from None
+
+
+def _apply(db: sqlite3.Connection, batch: list[_Write[Any]]) -> None:
+    """Apply ``batch`` in one transaction, each request in a savepoint of its own."""
+    try:
+        db.execute("BEGIN IMMEDIATE")
+    except sqlite3.Error as exc:
+        for request in batch:
+            request.error = exc
+        return
+    for request in batch:
+        db.execute("SAVEPOINT request")
+        try:
+            request.result = request.apply(db)
+            db.execute("RELEASE request")
+        except sqlite3.Error as exc:
+            request.error = exc
+            try:
+                db.execute("ROLLBACK TO request")
+                db.execute("RELEASE request")
+            except sqlite3.Error:
+                break
+    try:
+        db.execute("COMMIT")
+    except sqlite3.Error as exc:
+        # Nothing of this batch is written: every request learns it.
+        for request in batch:
+            request.error = request.error or exc
+        with suppress(sqlite3.Error):
+            db.execute("ROLLBACK")
+
+
+def _touch(db: sqlite3.Connection, keys: list[bytes], tick: int) -> None:
+    db.executemany("UPDATE analysis_cache SET used = ? WHERE key = ?", [(tick, k) for k in keys])
+
+
+def _evict(db: sqlite3.Connection, target: int) -> int:
+    """Delete the least recently used entries until the cache holds at most ``target``
+    bytes; what it holds then."""
+    (size,) = db.execute(
+        "SELECT coalesce(sum(length(key) + length(value)), 0) FROM analysis_cache"
+    ).fetchone()
+    rows = db.execute("SELECT key, length(key) + length(value) FROM analysis_cache ORDER BY used")
+    doomed = []
+    for key, length in rows:
+        if size <= target:
+            break
+        doomed.append((key,))
+        size -= length
+    db.executemany("DELETE FROM analysis_cache WHERE key = ?", doomed)
+    return int(size)
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    # Autocommit at the driver level: transactions are explicit (BEGIN IMMEDIATE takes
+    # the write lock up front, so a batch never fails half-way on a lock upgrade).
+    db = sqlite3.connect(path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
+    db.execute("PRAGMA foreign_keys = ON")
+    return db
+
+
+def _open(path: Path, create: bool) -> sqlite3.Connection:
+    if not create and not path.exists():
+        raise StoreError(f"no result store at {path}")
+    db = _connect(path)
+    try:
+        # WAL: readers see the last commit while the writer writes; synchronous=NORMAL
+        # in WAL mode loses nothing to a crashed process (only to a lost machine).
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        migrate(db)
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+@asynccontextmanager
+async def open_store(
+    path: str | Path, *, cache_limit: int = DEFAULT_CACHE_LIMIT, create: bool = True
+) -> AsyncIterator[SQLiteStore]:
+    """Open (creating it if ``create``, and bringing its schema up to date) the store
+    at ``path``; its writer task runs until the block ends.
+
+    ``cache_limit``: bytes the analysis cache may hold; past it, the least recently
+    used entries are evicted down to 90% of it. Raises :class:`clonegate.StoreError`
+    if the file cannot be opened or is not a clonegate store.
+    """
+    path = Path(path)
+    try:
+        db = await trio.to_thread.run_sync(_open, path, create)
+    except (sqlite3.Error, SchemaError) as exc:
+        raise _store_error(path, exc) from None
+    try:
+        store = SQLiteStore(path, db, cache_limit)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(store._writer)
+            try:
+                yield store
+            finally:
+                # Let the writer apply what is queued, then end: shielded, bounded.
+                store._send.close()
+                with trio.move_on_after(_CLOSE_SECONDS, shield=True):
+                    await store._drained.wait()
+                nursery.cancel_scope.cancel()
+    finally:
+        await trio.to_thread.run_sync(db.close)
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+def _store_error(path: Path, exc: Exception) -> StoreError:
+    return StoreError(f"the result store {path}: {exc}")
