@@ -27,6 +27,11 @@ class RepositoryStatus(StrEnum):
     TIMEOUT = "timeout"
     CANCELLED = "cancelled"
 
+    @classmethod
+    def of_error(cls, kind: str) -> RepositoryStatus:
+        """The status of a repository that failed with an error of ``kind``."""
+        return {"timeout": cls.TIMEOUT, "cancelled": cls.CANCELLED}.get(kind, cls.FAILED)
+
 
 @dataclass(frozen=True, slots=True)
 class ReportError:

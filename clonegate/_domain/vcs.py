@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import trio
 
@@ -112,6 +112,7 @@ class RemoteHead:
     commit: str  # full hex sha
 
 
+@runtime_checkable
 class RemoteHeads(Protocol):
     """A VCS that can ask a remote for its HEAD without cloning (an incremental run)."""
 

@@ -5,9 +5,8 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import AsyncIterator, Iterable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager, nullcontext
-from dataclasses import dataclass
-from typing import ClassVar, Protocol, final
+from contextlib import asynccontextmanager, nullcontext
+from typing import ClassVar, final
 
 import trio
 
@@ -17,81 +16,22 @@ from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
 from .._domain.limits import LimitError
 from .._domain.memory import MemorySensor
-from .._domain.reports import (
-    AnalysisTotals,
-    RefInfo,
-    RepositoryReport,
-    RepositoryStatus,
-    Timings,
-)
+from .._domain.reports import AnalysisTotals, RefInfo, RepositoryReport, RepositoryStatus
+from .._domain.store import StoreError
 from .._domain.urls import parse_repo_url, redact, shown_url
 from .._domain.vcs import VCS, ClonedSource
 from .batch import Batch, BatchState, Pipeline
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry
+from .incremental import Recorder, Reuse, key_of
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
+from .stopwatch import Stopwatch
+from .wiring import Wiring
 
 __all__ = ["AnalyzeUseCase", "Wiring"]
 
 logger = logging.getLogger("clonegate")
-
-_STATUS_OF_KIND = {
-    ErrorKind.TIMEOUT: RepositoryStatus.TIMEOUT,
-    ErrorKind.CANCELLED: RepositoryStatus.CANCELLED,
-}
-
-
-@dataclass
-class _Stopwatch:
-    """When a repository reached each step; its Timings at any moment, finished or not."""
-
-    started: float
-    slot_at: float | None = None
-    ready_at: float | None = None  # the VCS's set-up done, the clone itself begins
-    cloned_at: float | None = None
-    analysis_at: float | None = None
-
-    def phase(self) -> str:
-        if self.cloned_at is not None:
-            return "analyzing"
-        if self.slot_at is None:
-            return "waiting for a clone slot"
-        return "cloning" if self.ready_at is not None else "starting the clone"
-
-    def timings(self, now: float) -> Timings:
-        slot = self.slot_at if self.slot_at is not None else now
-        cloned = self.cloned_at if self.cloned_at is not None else now
-        if self.ready_at is not None:
-            ready = self.ready_at
-        else:  # unfinished: still setting up; finished by a VCS that never said: all clone
-            ready = slot if self.cloned_at is not None else cloned
-        return Timings(
-            waited=slot - self.started,
-            setup=ready - slot,
-            clone=cloned - ready,
-            analysis=now - self.analysis_at if self.analysis_at is not None else 0.0,
-        )
-
-
-class Wiring(Protocol):
-    """What a use case built without adapters runs; provided by the composition root."""
-
-    def vcs(self, config: UseCaseConfig) -> VCS:
-        """The VCS for ``config`` (its depth, work directory, whether clones are kept)."""
-        ...
-
-    def analyzer(self, config: UseCaseConfig) -> Analyzer:
-        """The analyzer for ``config``."""
-        ...
-
-    def batch_scope(self) -> AbstractAsyncContextManager[object]:
-        """Entered around a whole batch: the adapters' shared resources (worker processes)."""
-        ...
-
-    def memory_sensor(self) -> MemorySensor:
-        """What the memory budget reads (its cgroup, ``/proc``)."""
-        ...
 
 
 @final
@@ -160,6 +100,14 @@ class AnalyzeUseCase:
             host_limiter=config.host_limiter,
             global_limiter=config.global_limiter,
         )
+        store = config.result_store
+        self._recorder = Recorder(store, config, self._analyzer) if store is not None else None
+        self._reuse: Reuse | None = None
+        if config.incremental:
+            if store is None:
+                raise ValueError("an incremental run needs a result store (with_result_store)")
+            self._reuse = Reuse(store, self._vcs, self._analyzer, config.remote_head_limit)
+        self._session_run: int | None = None  # the run of the open session() block
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
@@ -174,16 +122,27 @@ class AnalyzeUseCase:
         the clone limit; inside :meth:`session` they also share worker processes.
         """
         report = await self._run_one(index, url)
+        if self._recorder is not None:
+            await self._recorder.save_one(self._session_run, key_of(url), report)
         self._done(report)
         return report
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[None]:
         """Share the default adapters' resources (worker processes) among the
-        :meth:`execute` calls made inside; they end with the block."""
+        :meth:`execute` calls made inside; they end with the block. With a result
+        store, the block is one run."""
         wiring = type(self).wiring
         async with wiring.batch_scope() if wiring is not None else nullcontext():
-            yield
+            if self._recorder is None or self._session_run is not None:
+                yield
+                return
+            self._session_run = await self._recorder.begin()
+            try:
+                yield
+            finally:
+                run_id, self._session_run = self._session_run, None
+                await self._recorder.finish(run_id)
 
     @asynccontextmanager
     async def analyze_many(self, urls: Iterable[str]) -> AsyncIterator[Batch]:
@@ -200,18 +159,29 @@ class AnalyzeUseCase:
         wiring = type(self).wiring
         workers = wiring.batch_scope() if wiring is not None else nullcontext()
         raised: BaseException | None = None
-        async with workers, trio.open_nursery() as nursery:
-            nursery.start_soon(self._run_batch, urls, send, state)
-            try:
-                async with receive:
-                    yield Batch(receive, state)
-            except BaseException as exc:
-                # Re-raised below, outside the nursery: the caller's own exception
-                # (a broken pipe, a bug in its loop) must not come back as an
-                # ExceptionGroup of ours.
-                raised = exc
-            finally:
-                nursery.cancel_scope.cancel()
+        run_id = await self._recorder.begin() if self._recorder is not None else None
+        try:
+            async with workers, trio.open_nursery() as nursery:
+                nursery.start_soon(self._run_batch, urls, send, state, run_id)
+                try:
+                    async with receive:
+                        yield Batch(receive, state)
+                except BaseException as exc:
+                    # Re-raised below, outside the nursery: the caller's own exception
+                    # (a broken pipe, a bug in its loop) must not come back as an
+                    # ExceptionGroup of ours.
+                    raised = exc
+                finally:
+                    nursery.cancel_scope.cancel()
+        except BaseExceptionGroup as group:
+            # The store failed: that, plainly, not a group of the batch's internals.
+            failed, _ = group.split(StoreError)
+            if failed is None:
+                raise
+            raise _first(failed) from None
+        finally:
+            if self._recorder is not None and run_id is not None:
+                await self._recorder.finish(run_id)
         if raised is not None:
             raise raised
 
@@ -220,11 +190,19 @@ class AnalyzeUseCase:
         urls: Iterable[str],
         send: trio.MemorySendChannel[RepositoryReport],
         state: BatchState,
+        run_id: int | None,
     ) -> None:
         config = self.config
         analyses = config.max_concurrent_analyses or os.cpu_count() or 1
         in_flight = min(1024, 2 * (config.max_concurrent_clones + analyses))
-        pipeline = Pipeline(self._run_one, self._done, in_flight, send, state)
+        recorder = self._recorder
+        save = None
+        if recorder is not None and run_id is not None:
+
+            async def save(url: str, report: RepositoryReport) -> None:
+                await recorder.save(run_id, key_of(url), report)
+
+        pipeline = Pipeline(self._run_one, self._done, in_flight, send, state, save)
         async with trio.open_nursery() as watchdog:
             watchdog.start_soon(self._gate.watch_for_stuck, config.stuck_threshold, self._stuck)
             if self._gate.memory is not None and self._sensor is not None:
@@ -243,7 +221,7 @@ class AnalyzeUseCase:
         # A checkpoint on every path, the early failures below included.
         await trio.lowlevel.checkpoint()
         shown = shown_url(url)
-        watch = _Stopwatch(trio.current_time())
+        watch = Stopwatch(trio.current_time())
         try:
             # The VCS applies its own policy later; this finds the credential, if any.
             parsed = parse_repo_url(url, allow_local=True)
@@ -258,6 +236,10 @@ class AnalyzeUseCase:
             )
         source: ClonedSource | None = None
         with trio.move_on_after(self.config.analysis_timeout):
+            if self._reuse is not None:  # reused, or failed listing the remote's HEAD
+                early = await self._reuse.early_report(url, parsed.key, credential, shown, index)
+                if early is not None:
+                    return early
             try:
                 self._emit(EventKind.QUEUED, shown, index)
                 async with self._gate.slot(index, shown, weight, parsed.host):
@@ -275,7 +257,7 @@ class AnalyzeUseCase:
             except Exception as exc:
                 if isinstance(exc, CloneError):
                     kind: str = exc.kind
-                    status = _STATUS_OF_KIND.get(exc.kind, RepositoryStatus.FAILED)
+                    status = RepositoryStatus.of_error(exc.kind)
                     message = str(exc)
                 elif isinstance(exc, LimitError):  # a shared limit failed this clone
                     kind, status = exc.kind, RepositoryStatus.FAILED
@@ -324,7 +306,7 @@ class AnalyzeUseCase:
             logger.warning("could not remove the clone of %s at %s: %s", shown, source.path, exc)
 
     async def _clone(
-        self, url: str, shown: str, watch: _Stopwatch, credential: Credential | None
+        self, url: str, shown: str, watch: Stopwatch, credential: Credential | None
     ) -> ClonedSource:
         timeout = self.config.clone_timeout
         # The clone timeout runs from the VCS's on_ready: its set-up (starting a worker
@@ -355,7 +337,7 @@ class AnalyzeUseCase:
         self._emit(EventKind.STUCK, entry.url, entry.index, entry.seconds)
 
     async def _analyze(
-        self, source: ClonedSource, index: int, shown: str, watch: _Stopwatch
+        self, source: ClonedSource, index: int, shown: str, watch: Stopwatch
     ) -> RepositoryReport:
         watch.analysis_at = trio.current_time()
         self._emit(EventKind.ANALYZING, shown, index)
@@ -402,6 +384,11 @@ class AnalyzeUseCase:
                 self.config.event_hook(Event(kind, url, index, elapsed, status, detail))
             except Exception:  # a broken progress display must not break a clone
                 logger.exception("the event hook failed on %s %s", kind, url)
+
+
+def _first(group: BaseExceptionGroup[StoreError]) -> StoreError:
+    first = group.exceptions[0]
+    return first if isinstance(first, StoreError) else _first(first)
 
 
 def _message(shown: str, exc: BaseException) -> str:

@@ -75,7 +75,8 @@ class Pipeline:
     ``in_flight`` at a time; later lines naming a repository seen before are reported
     after it, with its status and ``duplicate_of``, without being cloned again.
 
-    Reports go into ``send`` (closed when every URL is reported) as they finish.
+    Reports go into ``send`` (closed when every URL is reported) as they finish,
+    each after ``save`` (given the line's URL) has returned, when there is one.
     """
 
     def __init__(
@@ -85,8 +86,10 @@ class Pipeline:
         in_flight: int,
         send: trio.MemorySendChannel[RepositoryReport],
         state: BatchState,
+        save: Callable[[str, RepositoryReport], Awaitable[None]] | None = None,
     ) -> None:
         self._run_one = run_one
+        self._save = save
         self._on_done = on_done
         self._in_flight = trio.Semaphore(in_flight)
         self._send = send
@@ -113,16 +116,19 @@ class Pipeline:
             report = await self._run_one(index, url)
             outcome = outcome_of(report.status, report.error)
             waiting = self._seen.finish(key, index, outcome)
-            await self._deliver(report)
+            await self._deliver(report, url)
             for duplicate, shown in waiting:
                 await self._send_duplicate(duplicate, shown, index, outcome)
         finally:
             self._in_flight.release()
 
     async def _send_duplicate(self, index: int, shown: str, first: int, outcome: Outcome) -> None:
-        await self._deliver(RepositoryReport.duplicate(shown, index, first, *outcome))
+        await self._deliver(RepositoryReport.duplicate(shown, index, first, *outcome), shown)
 
-    async def _deliver(self, report: RepositoryReport) -> None:
+    async def _deliver(self, report: RepositoryReport, url: str) -> None:
+        # Stored first (with a store): a report its caller has is a report kept.
+        if self._save is not None:
+            await self._save(url, report)
         # The channel holds nothing: once send returns, the caller has the report. Only
         # then is it counted and announced, with no checkpoint in between, so that a
         # batch stopped at any moment sums, and says "done" for, exactly the reports

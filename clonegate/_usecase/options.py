@@ -14,10 +14,12 @@ from .._domain.events import Event
 from .._domain.limits import Limiter
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
+from .._domain.store import AnalysisCache, ReportStore
 
 __all__ = [
     "Option",
     "UseCaseConfig",
+    "with_analysis_cache",
     "with_analysis_timeout",
     "with_ca_bundle",
     "with_clone_depth",
@@ -29,6 +31,7 @@ __all__ = [
     "with_global_limiter",
     "with_host_limit",
     "with_host_limiter",
+    "with_incremental",
     "with_keep_clones",
     "with_low_speed_limit",
     "with_max_concurrent_analyses",
@@ -37,6 +40,8 @@ __all__ = [
     "with_memory_budget",
     "with_netrc",
     "with_read_timeout",
+    "with_remote_head_limit",
+    "with_result_store",
     "with_ssh_command",
     "with_stuck_threshold",
     "with_token",
@@ -72,6 +77,11 @@ class UseCaseConfig:
     # Shared limits held after the clone count (ADR 0015): per host, and in all.
     host_limiter: Callable[[str], Limiter] | None = None
     global_limiter: Limiter | None = None
+    # Kept results (ADR 0016): where, whether unchanged repositories are reused, and
+    # how many remotes are asked for their HEAD at once.
+    result_store: ReportStore | None = None
+    incremental: bool = False
+    remote_head_limit: int = 4
     # The default VCS (DulwichVCS)
     clone_depth: int | None = 1
     work_dir: Path | None = None
@@ -85,6 +95,8 @@ class UseCaseConfig:
     low_speed_time: float = 30.0
     # The default analyzer (TestInventoryAnalyzer); None: one process per CPU
     max_concurrent_analyses: int | None = None
+    analysis_cache: AnalysisCache | None = None
+    refresh_cache: bool = False  # write the cache, never read it
     vcs_options: frozenset[str] = frozenset()
     analyzer_options: frozenset[str] = frozenset()
 
@@ -322,3 +334,41 @@ def with_global_limiter(limiter: Limiter) -> Option:
     if not callable(getattr(limiter, "hold", None)):
         raise ValueError("a global limiter needs a hold(weight) method")
     return lambda config: dataclasses.replace(config, global_limiter=limiter)
+
+
+def with_result_store(store: ReportStore) -> Option:
+    """Keep every report in ``store`` (a :class:`clonegate.SQLiteStore` from
+    :func:`clonegate.open_store`, or your own): each batch, session or lone
+    :meth:`~clonegate.AnalyzeUseCase.execute` is a run, and a report reaches its
+    caller only once it is stored."""
+    return lambda config: dataclasses.replace(config, result_store=store)
+
+
+def with_incremental(enabled: bool = True) -> Option:
+    """Reuse stored results: before taking a clone slot, ask the remote for its HEAD
+    (a ref listing, no pack, no clone slot; at most :func:`with_remote_head_limit` at
+    once); if the newest stored successful result for that repository is of that commit
+    and by the current analyzer version, report it again (``reused=True``), with no
+    clone and no analysis. Needs :func:`with_result_store`, a VCS that can list a
+    remote's HEAD and an analyzer that states its version (the defaults do)."""
+    return lambda config: dataclasses.replace(config, incremental=enabled)
+
+
+def with_remote_head_limit(n: int) -> Option:
+    """At most ``n`` remotes asked for their HEAD at once in an incremental run (default 4)."""
+    n = positive_int("remote_head_limit", n)
+    return lambda config: dataclasses.replace(config, remote_head_limit=n)
+
+
+def with_analysis_cache(cache: AnalysisCache, *, refresh: bool = False) -> Option:
+    """Look each candidate file up in ``cache`` by its content before parsing it, and
+    keep what is parsed (the default analyzer; ADR 0016). ``refresh``: parse every file
+    again and overwrite nothing stale, only add (``--force``)."""
+
+    def apply(config: UseCaseConfig) -> UseCaseConfig:
+        given = config.analyzer_options | {"with_analysis_cache"}
+        return dataclasses.replace(
+            config, analyzer_options=given, analysis_cache=cache, refresh_cache=refresh
+        )
+
+    return apply

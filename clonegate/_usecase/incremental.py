@@ -1,0 +1,130 @@
+"""Reusing stored results: a repository whose remote HEAD has not moved since its last
+successful analysis by this analyzer version is reported again, not cloned (ADR 0016)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import trio
+
+from .._domain.credentials import Credential
+from .._domain.errors import CloneError, InvalidURLError
+from .._domain.inventory import Analyzer, VersionedAnalyzer
+from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
+from .._domain.store import ReportStore
+from .._domain.urls import parse_repo_url
+from .._domain.vcs import VCS, RemoteHeads
+from .options import UseCaseConfig
+
+__all__ = ["Recorder", "Reuse", "key_of"]
+
+
+class Reuse:
+    """Finds the stored report an incremental run can give instead of cloning."""
+
+    def __init__(self, store: ReportStore, vcs: VCS, analyzer: Analyzer, limit: int) -> None:
+        if not isinstance(vcs, RemoteHeads):
+            raise ValueError("an incremental run needs a VCS that can list a remote's HEAD")
+        if not isinstance(analyzer, VersionedAnalyzer):
+            raise ValueError("an incremental run needs an analyzer that states its version")
+        self._store = store
+        self._heads: RemoteHeads = vcs
+        self._analyzer: VersionedAnalyzer = analyzer
+        # Listings take no clone slot (no pack, little memory), but a thousand at once
+        # would still hammer the forges and the worker pool: a small limit of their own.
+        self._limiter = trio.CapacityLimiter(limit)
+
+    async def early_report(
+        self, url: str, key: str, credential: Credential | None, shown: str, index: int
+    ) -> RepositoryReport | None:
+        """The stored report for ``key`` if the remote's HEAD is still at its commit and
+        it was made by the current analyzer version; None if the repository must run.
+
+        A listing that fails gives the repository's failed report (phase ``clone``,
+        the listing's error kind): a remote that cannot be listed could not be cloned
+        either, and trying would only wait for the same error twice.
+        """
+        started = trio.current_time()
+        try:
+            async with self._limiter:
+                head = await self._heads.remote_head(url, credential=credential)
+        except CloneError as exc:
+            status = RepositoryStatus.of_error(exc.kind)
+            timings = Timings(clone=trio.current_time() - started)
+            return RepositoryReport.failure(
+                shown, index, "clone", exc.kind, str(exc), status, timings
+            )
+        stored = await self._store.last_result(key)
+        if (
+            stored is None
+            or stored.commit != head.commit
+            or stored.analyzer_version != self._analyzer.version
+        ):
+            return None
+        report = await self._store.load(stored.run_id, key)
+        if report is None or report.ref is None or report.ref.commit != head.commit:
+            return None  # pruned meanwhile, or not what last_result said: run it
+        return dataclasses.replace(
+            report,
+            url=shown,
+            index=index,
+            reused=True,
+            timings=Timings(clone=trio.current_time() - started),
+            path=None,
+            duplicate_of=None,
+        )
+
+
+class Recorder:
+    """Keeps a use case's reports in its store, in runs (ADR 0016).
+
+    A batch or a session is one run; an :meth:`~AnalyzeUseCase.execute` outside them is
+    a run of its own. A run is finished (its summary written) when it ends, however it
+    ends, within a bound; a run whose process died keeps ``finished_at`` empty.
+    """
+
+    # Finishing a run is one small write; more than this means the store is stuck.
+    FINISH_SECONDS = 10.0
+
+    def __init__(self, store: ReportStore, config: UseCaseConfig, analyzer: Analyzer) -> None:
+        self._store = store
+        # What shapes the results, recorded with each run.
+        self._options = {
+            "clone_depth": config.clone_depth,
+            "incremental": config.incremental,
+            "refresh_cache": config.refresh_cache,
+            "max_concurrent_clones": config.max_concurrent_clones,
+            "memory_budget": config.memory_budget,
+            "analyzer_version": (
+                analyzer.version if isinstance(analyzer, VersionedAnalyzer) else None
+            ),
+        }
+
+    async def begin(self) -> int:
+        return await self._store.begin_run(self._options)
+
+    async def save(self, run_id: int, key: str, report: RepositoryReport) -> None:
+        await self._store.save(run_id, key, report)
+
+    async def save_one(self, run_id: int | None, key: str, report: RepositoryReport) -> None:
+        """Save ``report`` in run ``run_id``, or in a run of its own if None."""
+        if run_id is not None:
+            await self.save(run_id, key, report)
+            return
+        run_id = await self.begin()
+        try:
+            await self.save(run_id, key, report)
+        finally:
+            await self.finish(run_id)
+
+    async def finish(self, run_id: int) -> None:
+        with trio.move_on_after(self.FINISH_SECONDS, shield=True):
+            await self._store.finish_run(run_id)
+
+
+def key_of(url: str) -> str:
+    """The store's key for ``url``: the repository's normalized URL, '' for no URL."""
+    try:
+        return parse_repo_url(url, allow_local=True).key
+    except InvalidURLError:
+        return ""
