@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
@@ -327,13 +328,23 @@ async def open_store(
     try:
         db = await trio.to_thread.run_sync(_open, path, create)
     except (sqlite3.Error, SchemaError) as exc:
+        if _read_only(path):
+            raise StoreError(
+                f"the result store {path} is on a read-only file system: a run writes "
+                "its reports there"
+            ) from None
         raise _store_error(path, exc) from None
+    raised: BaseException | None = None
     try:
         store = SQLiteStore(path, db, cache_limit)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(store._writer)
             try:
                 yield store
+            except BaseException as exc:
+                # Re-raised below, outside the nursery: the caller's own exception
+                # (a StoreError from a save) comes back as itself, not in a group.
+                raised = exc
             finally:
                 # Let the writer apply what is queued, then end: shielded, bounded.
                 store._send.close()
@@ -342,6 +353,15 @@ async def open_store(
                 nursery.cancel_scope.cancel()
     finally:
         await trio.to_thread.run_sync(db.close)
+    if raised is not None:
+        raise raised
+
+
+def _read_only(path: Path) -> bool:
+    try:
+        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
+    except OSError:
+        return False
 
 
 def _now() -> str:

@@ -1,0 +1,272 @@
+"""The SQLite result store on real files: schema and migrations, concurrent saves, the
+analysis cache's bound, and what a read-only or full disk does (ADR 0016)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from clonegate import (
+    AnalysisTotals,
+    Inventory,
+    RefInfo,
+    RepositoryReport,
+    RepositoryStatus,
+    ScanError,
+    StoreError,
+    TestCase,
+    TestFile,
+    TestStatus,
+    TestSuite,
+    open_store,
+)
+from clonegate._adapters.store.rows import insert_report
+from clonegate._adapters.store.schema import MIGRATIONS, migrate
+
+KEY = "git://example.org/team/repo"
+WHEN = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
+
+INVENTORY = Inventory(
+    files=(
+        TestFile(
+            "tests/test_a.py",
+            "pytest",
+            "python",
+            suites=(
+                TestSuite(
+                    "TestOuter",
+                    3,
+                    suites=(TestSuite("TestInner", 8, tests=(TestCase("test_deep", 9),)),),
+                    tests=(TestCase("test_skipped", 4, TestStatus.SKIPPED),),
+                ),
+            ),
+            tests=(TestCase("test_top", 1), TestCase("test_top", 20, TestStatus.XFAIL)),
+        ),
+        TestFile(
+            "web/a.test.ts", "vitest", "typescript", tests=(TestCase("adds", 2),), config_note="n"
+        ),
+    ),
+    errors=(ScanError("tests/broken.py", "parse", "syntax error at line 1: invalid syntax"),),
+)
+
+
+def report(
+    index: int = 0, commit: str = "a" * 40, inventory: Inventory = INVENTORY
+) -> RepositoryReport:
+    return RepositoryReport(
+        url="git://example.org/team/repo.git",
+        index=index,
+        status=RepositoryStatus.OK,
+        ref=RefInfo("main", commit, WHEN),
+        analysis=AnalysisTotals(2, 5, {"pytest": 4, "vitest": 1}, {}, {}, 1, 30, "v-test"),
+        inventory=inventory,
+    )
+
+
+async def test_a_new_store_has_the_whole_schema_in_wal_mode(tmp_path: Path) -> None:
+    async with open_store(tmp_path / "s.db"):
+        pass
+    db = sqlite3.connect(tmp_path / "s.db")
+    assert db.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    tables = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {
+        "runs",
+        "reports",
+        "files",
+        "suites",
+        "tests",
+        "scan_errors",
+        "analysis_cache",
+    } <= tables
+
+
+async def test_a_report_comes_back_equal_with_its_whole_inventory(tmp_path: Path) -> None:
+    async with open_store(tmp_path / "s.db") as store:
+        run = await store.begin_run({"clone_depth": 1})
+        await store.save(run, KEY, report())
+        await store.finish_run(run)
+        assert await store.load(run, KEY) == report()
+        assert (await store.last_result(KEY)) is not None
+        (info,) = await store.runs()
+    assert info.id == run and info.options == {"clone_depth": 1} and info.finished_at
+    assert info.summary is not None and info.summary["ok"] == 1 and info.summary["tests"] == 5
+
+
+async def test_a_database_of_the_previous_schema_is_migrated_in_place(tmp_path: Path) -> None:
+    path = tmp_path / "old.db"
+    old = sqlite3.connect(path, isolation_level=None)
+    migrate(old, upto=len(MIGRATIONS) - 1)  # what the previous clonegate made
+    old.execute("INSERT INTO runs (started_at, options) VALUES ('2025-01-01T00:00:00', '{}')")
+    old.execute("BEGIN")
+    insert_report(old, 1, KEY, report())
+    old.execute("COMMIT")
+    old.close()
+    async with open_store(path) as store:
+        assert await store.load(1, KEY) == report()  # kept through the migration
+        await store.keep({b"k" * 20: b"value"})  # the new table works
+        assert await store.lookup([b"k" * 20]) == {b"k" * 20: b"value"}
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+
+
+async def test_a_database_from_a_newer_clonegate_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "new.db"
+    sqlite3.connect(path).execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")
+    with pytest.raises(StoreError, match="newer than this clonegate"):
+        async with open_store(path):
+            pass
+
+
+async def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("not sqlite\n" * 100)
+    with pytest.raises(StoreError, match="notes.txt"):
+        async with open_store(path):
+            pass
+    with pytest.raises(StoreError, match="no result store"):
+        async with open_store(tmp_path / "missing.db", create=False):
+            pass
+
+
+async def test_concurrent_saves_from_a_batch_all_land_with_no_lock_error(tmp_path: Path) -> None:
+    async with open_store(tmp_path / "s.db") as store:
+        run = await store.begin_run({})
+        async with trio.open_nursery() as nursery:
+            for i in range(300):
+                nursery.start_soon(store.save, run, f"{KEY}{i}", report(i))
+        await store.finish_run(run)
+        stored = await store.reports(run, inventory=True)
+    assert [r.index for r in stored] == list(range(300))
+    assert all(r.inventory == INVENTORY for r in stored)
+
+
+async def test_two_processes_writing_one_store_wait_for_each_other(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    async with open_store(path) as store:
+        run = await store.begin_run({})
+    # Another process holds the write lock for a while: saves wait, then land.
+    script = (
+        "import sqlite3, sys; db = sqlite3.connect(sys.argv[1], isolation_level=None); "
+        "db.execute('BEGIN IMMEDIATE'); print('locked', flush=True); sys.stdin.readline(); "
+        "db.execute('COMMIT')"
+    )
+    with subprocess.Popen(
+        ["python3", "-c", script, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline() == "locked\n"
+        async with open_store(path) as store, trio.open_nursery() as nursery:
+            for i in range(20):
+                nursery.start_soon(store.save, run, f"{KEY}{i}", report(i))
+            await trio.testing.wait_all_tasks_blocked()
+            holder.stdin.write("\n")
+            holder.stdin.flush()
+        assert holder.wait() == 0
+    async with open_store(path) as store:
+        assert len(await store.reports(run)) == 20
+
+
+async def test_the_cache_stays_within_its_bound_evicting_the_least_recently_used(
+    tmp_path: Path,
+) -> None:
+    value = b"v" * 1000
+    async with open_store(tmp_path / "s.db", cache_limit=10_000) as store:
+        for i in range(8):
+            await store.keep({bytes([i]) * 20: value})
+        assert len(await store.lookup([bytes([0]) * 20])) == 1  # 0 is used again: recent
+        for i in range(8, 12):
+            await store.keep({bytes([i]) * 20: value})
+        kept = await store.lookup([bytes([i]) * 20 for i in range(12)])
+    size = sum(len(k) + len(v) for k, v in kept.items())
+    assert size <= 10_000
+    assert bytes([0]) * 20 in kept  # used recently: kept
+    assert bytes([1]) * 20 not in kept  # the least recently used: gone first
+    assert bytes([11]) * 20 in kept
+
+
+@pytest.fixture
+def small_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 1 MiB tmpfs of this test's own (root and mount(8) needed; CI has both)."""
+    where = tmp_path / "disk"
+    where.mkdir()
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True
+    )
+    if done.returncode != 0:
+        message = f"cannot mount a tmpfs: {done.stderr.decode().strip()}"
+        if os.environ.get("CLONEGATE_REQUIRE_ALL_SERVERS"):
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=True)
+
+
+async def test_a_full_disk_is_a_clear_error_and_loses_no_report_written(small_disk: Path) -> None:
+    path = small_disk / "s.db"
+    written = 0
+    with pytest.raises(StoreError, match="full"):
+        async with open_store(path) as store:
+            run = await store.begin_run({})
+            while True:  # each report's inventory takes a few KiB: the disk fills
+                await store.save(run, f"{KEY}{written}", report(written))
+                written += 1
+    assert written > 10
+    # Every save that returned is there, whole, once the disk has room again.
+    subprocess.run(["mount", "-o", "remount,size=8m", str(small_disk)], check=True)
+    async with open_store(path) as store:
+        stored = await store.reports(run, inventory=True)
+    assert [r.index for r in stored] == list(range(written))
+    assert all(r.inventory == INVENTORY for r in stored)
+    assert sqlite3.connect(path).execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+async def test_a_read_only_store_is_a_clear_error_and_keeps_what_it_had(small_disk: Path) -> None:
+    path = small_disk / "s.db"
+    async with open_store(path) as store:
+        run = await store.begin_run({})
+        await store.save(run, KEY, report(0))
+    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    try:
+        with pytest.raises(StoreError, match=r"s\.db is on a read-only file system"):
+            async with open_store(path):
+                pass
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
+    async with open_store(path) as store:
+        assert [r.index for r in await store.reports(run, inventory=True)] == [0]
+        assert await store.load(run, KEY) == report(0)
+
+
+async def test_diff_lists_changed_repositories_with_tests_added_and_removed(tmp_path: Path) -> None:
+    changed = replace(
+        INVENTORY,
+        files=(
+            replace(INVENTORY.files[0], tests=(TestCase("test_top", 1), TestCase("test_new", 30))),
+            INVENTORY.files[1],
+        ),
+    )
+    async with open_store(tmp_path / "s.db") as store:
+        a = await store.begin_run({})
+        await store.save(a, KEY, report(0))
+        await store.save(a, KEY + "/same", replace(report(1), url="git://example.org/same"))
+        b = await store.begin_run({})
+        await store.save(b, KEY, report(0, commit="b" * 40, inventory=changed))
+        await store.save(b, KEY + "/same", replace(report(1), url="git://example.org/same"))
+        (change,) = await store.diff(a, b)
+    assert change.key == KEY and (change.commit_a, change.commit_b) == ("a" * 40, "b" * 40)
+    assert change.added == {"tests/test_a.py": ["test_new"]}
+    assert change.removed == {"tests/test_a.py": ["test_top"]}  # the xfail twin
