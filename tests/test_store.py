@@ -6,7 +6,9 @@ from __future__ import annotations
 import os
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,8 +100,11 @@ async def test_a_report_comes_back_equal_with_its_whole_inventory(tmp_path: Path
         assert await store.load(run, KEY) == report()
         assert (await store.last_result(KEY)) is not None
         (info,) = await store.runs()
-    assert info.id == run and info.options == {"clone_depth": 1} and info.finished_at
-    assert info.summary is not None and info.summary["ok"] == 1 and info.summary["tests"] == 5
+    assert info.id == run
+    assert info.options == {"clone_depth": 1}
+    assert info.finished_at
+    assert info.summary is not None
+    assert (info.summary["ok"], info.summary["tests"]) == (1, 5)
 
 
 async def test_a_database_of_the_previous_schema_is_migrated_in_place(tmp_path: Path) -> None:
@@ -129,7 +134,7 @@ async def test_a_database_from_a_newer_clonegate_is_refused(tmp_path: Path) -> N
 async def test_a_file_that_is_not_a_database_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "notes.txt"
     path.write_text("not sqlite\n" * 100)
-    with pytest.raises(StoreError, match="notes.txt"):
+    with pytest.raises(StoreError, match=r"notes\.txt"):
         async with open_store(path):
             pass
     with pytest.raises(StoreError, match="no result store"):
@@ -149,31 +154,44 @@ async def test_concurrent_saves_from_a_batch_all_land_with_no_lock_error(tmp_pat
     assert all(r.inventory == INVENTORY for r in stored)
 
 
-async def test_two_processes_writing_one_store_wait_for_each_other(tmp_path: Path) -> None:
-    path = tmp_path / "s.db"
-    async with open_store(path) as store:
-        run = await store.begin_run({})
-    # Another process holds the write lock for a while: saves wait, then land.
+@contextmanager
+def _lock_held_elsewhere(path: Path) -> Iterator[Callable[[], None]]:
+    """Another process holds ``path``'s write lock until the function yielded is called."""
     script = (
         "import sqlite3, sys; db = sqlite3.connect(sys.argv[1], isolation_level=None); "
         "db.execute('BEGIN IMMEDIATE'); print('locked', flush=True); sys.stdin.readline(); "
         "db.execute('COMMIT')"
     )
-    with subprocess.Popen(
-        ["python3", "-c", script, str(path)],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        text=True,
-    ) as holder:
-        assert holder.stdout is not None and holder.stdin is not None
-        assert holder.stdout.readline() == "locked\n"
+    command = [sys.executable, "-c", script, str(path)]
+    with subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True) as p:
+        assert p.stdout is not None
+        assert p.stdin is not None
+        assert p.stdout.readline() == "locked\n"
+
+        def release() -> None:
+            assert p.stdin is not None
+            p.stdin.write("\n")
+            p.stdin.flush()
+
+        yield release
+        assert p.wait() == 0
+
+
+def _mount(*options: str) -> None:
+    subprocess.run(["mount", *options], check=True)
+
+
+async def test_two_processes_writing_one_store_wait_for_each_other(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    async with open_store(path) as store:
+        run = await store.begin_run({})
+    # Another process holds the write lock for a while: saves wait, then land.
+    with _lock_held_elsewhere(path) as release:
         async with open_store(path) as store, trio.open_nursery() as nursery:
             for i in range(20):
                 nursery.start_soon(store.save, run, f"{KEY}{i}", report(i))
             await trio.testing.wait_all_tasks_blocked()
-            holder.stdin.write("\n")
-            holder.stdin.flush()
-        assert holder.wait() == 0
+            release()
     async with open_store(path) as store:
         assert len(await store.reports(run)) == 20
 
@@ -218,15 +236,21 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 async def test_a_full_disk_is_a_clear_error_and_loses_no_report_written(small_disk: Path) -> None:
     path = small_disk / "s.db"
     written = 0
-    with pytest.raises(StoreError, match="full"):
+
+    async def fill() -> int:
+        nonlocal written
         async with open_store(path) as store:
             run = await store.begin_run({})
             while True:  # each report's inventory takes a few KiB: the disk fills
                 await store.save(run, f"{KEY}{written}", report(written))
                 written += 1
+
+    with pytest.raises(StoreError, match="full"):
+        await fill()
+    run = 1
     assert written > 10
     # Every save that returned is there, whole, once the disk has room again.
-    subprocess.run(["mount", "-o", "remount,size=8m", str(small_disk)], check=True)
+    _mount("-o", "remount,size=8m", str(small_disk))
     async with open_store(path) as store:
         stored = await store.reports(run, inventory=True)
     assert [r.index for r in stored] == list(range(written))
@@ -239,13 +263,13 @@ async def test_a_read_only_store_is_a_clear_error_and_keeps_what_it_had(small_di
     async with open_store(path) as store:
         run = await store.begin_run({})
         await store.save(run, KEY, report(0))
-    subprocess.run(["mount", "-o", "remount,ro", str(small_disk)], check=True)
+    _mount("-o", "remount,ro", str(small_disk))
     try:
         with pytest.raises(StoreError, match=r"s\.db is on a read-only file system"):
             async with open_store(path):
                 pass
     finally:
-        subprocess.run(["mount", "-o", "remount,rw", str(small_disk)], check=True)
+        _mount("-o", "remount,rw", str(small_disk))
     async with open_store(path) as store:
         assert [r.index for r in await store.reports(run, inventory=True)] == [0]
         assert await store.load(run, KEY) == report(0)
@@ -267,6 +291,7 @@ async def test_diff_lists_changed_repositories_with_tests_added_and_removed(tmp_
         await store.save(b, KEY, report(0, commit="b" * 40, inventory=changed))
         await store.save(b, KEY + "/same", replace(report(1), url="git://example.org/same"))
         (change,) = await store.diff(a, b)
-    assert change.key == KEY and (change.commit_a, change.commit_b) == ("a" * 40, "b" * 40)
+    assert change.key == KEY
+    assert (change.commit_a, change.commit_b) == ("a" * 40, "b" * 40)
     assert change.added == {"tests/test_a.py": ["test_new"]}
     assert change.removed == {"tests/test_a.py": ["test_top"]}  # the xfail twin
