@@ -5,9 +5,11 @@ anything. Only strings here: the command line reads this module to start a zygot
 before it imports the adapters (or trio) itself.
 """
 
-# What a clone imports, lazily (the parent imports clone_worker for CloneJob alone).
+# What a clone (or a remote HEAD listing) imports, lazily (the parent imports
+# clone_worker and head_worker for their job types and entry points alone).
 CLONE_MODULES = (
     "clonegate._adapters.git.clone_worker",
+    "clonegate._adapters.git.head_worker",
     "clonegate._adapters.git.pack_intake",
     "dulwich.client",
     "dulwich.commit_graph",

@@ -21,12 +21,13 @@ from ..._domain.errors import (
     StorageError,
 )
 from ..._domain.urls import RepoURL, parse_repo_url
-from ..._domain.vcs import ClonedSource, discard
+from ..._domain.vcs import ClonedSource, RemoteHead, discard
 from ..preloads import CLONE_MODULES
 from ..workers import WorkerDied, add_default_preload, current_pool
 from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
+from .head_worker import head_in_worker
 
 __all__ = ["DulwichVCS"]
 
@@ -78,6 +79,10 @@ class DulwichVCS:
     killed, the clone's directory removed, and only then does :meth:`clone` raise
     :exc:`trio.Cancelled`, so a limit slot held around the call is held until the
     clone is really gone. The adapter has no concurrency limit of its own.
+
+    :meth:`remote_head` asks a remote for its HEAD without cloning (an incremental
+    run), under the same rules: the adapter implements the ``RemoteHeads`` port
+    (``clonegate._domain.vcs``).
     """
 
     def __init__(
@@ -146,21 +151,7 @@ class DulwichVCS:
         owned_root, target = await trio.to_thread.run_sync(
             self._make_target, repo, destination, keep_at
         )
-        job = CloneJob(
-            url=repo.path if repo.scheme == "file" else repo.without_credentials,
-            shown_url=shown,
-            username=username,
-            password=password,
-            target=str(target),
-            bare=not self._checkout,
-            depth=self._depth,
-            connect_timeout=self._connect_timeout,
-            read_timeout=self._read_timeout,
-            ssh_command=self._ssh_command,
-            ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
-            keep_at=str(keep_at) if keep_at is not None else None,
-            envelope=self._envelope,
-        )
+        job = self._job(repo, username, password, target=str(target), keep_at=keep_at)
         try:
             outcome, peak = await current_pool().run(
                 clone_in_worker,
@@ -173,18 +164,7 @@ class DulwichVCS:
             # is dead by now (run_in_worker waits for it); remove what it left.
             await discard(owned_root or target)
             if isinstance(exc, WorkerDied):
-                died: CloneError
-                if exc.out_of_memory:
-                    used = exc.peak_rss_bytes >> 20
-                    died = OutOfMemoryError(
-                        shown, f"the kernel's out-of-memory killer ended the clone ({used} MiB)"
-                    )
-                else:
-                    died = CloneCancelledError(
-                        shown, "the clone's worker process died before finishing"
-                    )
-                died.peak_memory = exc.peak_rss_bytes
-                raise died from None
+                raise _died(shown, exc, "the clone") from None
             raise
         if outcome.error_kind is not None:
             await discard(owned_root or target)
@@ -205,6 +185,74 @@ class DulwichVCS:
             owned_root=owned_root or target,
             redirected_to=outcome.redirected_to or None,
             peak_memory=peak,
+        )
+
+    async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
+        """The commit ``url``'s HEAD points at, and its branch, from one ref listing.
+
+        What ``git ls-remote <url> HEAD`` asks: the server's ref advertisement (over
+        protocol v2, only the ``HEAD`` ref), in a worker process of the current pool
+        like a clone. No ``want`` is sent, so no pack is transferred, and nothing is
+        written to disk: no directory is made, not even a temporary one.
+
+        ``branch`` is the branch the server says HEAD is a symbolic ref to, without
+        ``refs/heads/``; ``""`` if the server does not say (a detached HEAD, an old
+        server). ``commit`` is the full hex id HEAD points at, the ``commit`` a clone
+        made now would report.
+
+        The rules are :meth:`clone`'s: the same URL policy (``allow_local``), the
+        same ``credential`` rules (https and http only, sent to its own origin in
+        answer to a 401; a credential bound to another origin is refused with
+        :class:`InvalidURLError` before anything is sent; user-info in ``url``
+        wins; neither is ever shown in a message), the same connect and read
+        timeouts, ssh command and CA bundle, the same envelope (an advertisement
+        past its byte cap is ``too_large``, one slower than the low-speed limit
+        ``too_slow``) and memory cap, and the same :class:`clonegate.CloneError`
+        subclasses: a repository the server does not serve is ``not_found``, one
+        with no commit on its HEAD ``empty_repository``, a worker killed from
+        outside ``cancelled`` (``out_of_memory`` if the kernel's OOM killer did it).
+
+        On cancellation the worker is killed, and this raises :exc:`trio.Cancelled`
+        only once it is dead: nothing is left running.
+        """
+        repo = parse_repo_url(url, allow_local=self._allow_local)
+        username, password = _credentials(repo, credential)
+        # The job a clone of this URL would get, with no target: nothing is written.
+        job = self._job(repo, username, password, target="", keep_at=None)
+        try:
+            outcome, _peak = await current_pool().run(
+                head_in_worker, job, memory_allowance=self._envelope.max_memory
+            )
+        except WorkerDied as exc:
+            raise _died(repo.redacted, exc, "the ref listing") from None
+        if outcome.error_kind is not None:
+            raise ERROR_TYPES[outcome.error_kind](repo.redacted, outcome.error_reason)
+        return RemoteHead(branch=outcome.branch, commit=outcome.commit)
+
+    def _job(
+        self,
+        repo: RepoURL,
+        username: str | None,
+        password: str | None,
+        *,
+        target: str,
+        keep_at: Path | None,
+    ) -> CloneJob:
+        """What a worker needs to reach ``repo`` under this adapter's settings."""
+        return CloneJob(
+            url=repo.path if repo.scheme == "file" else repo.without_credentials,
+            shown_url=repo.redacted,
+            username=username,
+            password=password,
+            target=target,
+            bare=not self._checkout,
+            depth=self._depth,
+            connect_timeout=self._connect_timeout,
+            read_timeout=self._read_timeout,
+            ssh_command=self._ssh_command,
+            ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
+            keep_at=str(keep_at) if keep_at is not None else None,
+            envelope=self._envelope,
         )
 
     def _make_target(
@@ -236,6 +284,21 @@ class DulwichVCS:
                 repo.redacted, f"cannot create a work directory: {exc.strerror}"
             ) from None
         return root, root / repo.directory_name
+
+
+def _died(shown: str, exc: WorkerDied, what: str) -> CloneError:
+    """The error for a job whose worker ended without a reply (killed from outside,
+    or by the kernel's out-of-memory killer)."""
+    died: CloneError
+    if exc.out_of_memory:
+        used = exc.peak_rss_bytes >> 20
+        died = OutOfMemoryError(
+            shown, f"the kernel's out-of-memory killer ended {what} ({used} MiB)"
+        )
+    else:
+        died = CloneCancelledError(shown, f"{what}'s worker process died before finishing")
+    died.peak_memory = exc.peak_rss_bytes
+    return died
 
 
 def _credentials(repo: RepoURL, credential: Credential | None) -> tuple[str | None, str | None]:
