@@ -284,6 +284,8 @@ class _Connection:
     path: str = "?"  # the repository, once the client's request has been read
     request: bytes = b""
     asked_all: bool = False  # the client half-closed: no request will follow
+    wanted: bool = False  # the client asked for objects: a pack transfer, not a listing
+    sent: bytes = b""  # the end of what the client sent, for a want line cut in two
     gone: bool = False  # the server finished answering, or a side broke the connection
 
 
@@ -297,8 +299,10 @@ class ThrottlingProxy:
     What happened is recorded in order. A connection counts as open (``active``,
     ``max_active``, ``timeline``) from its accept until the server has finished
     answering (or either side broke it); ``log`` has ("request", path) for each
-    git:// request and ("closed", path) for each end. Once the client has half-closed
-    (git clients do, after their last request), the proxy holds back the latest chunk
+    git:// request, ("want", path) when its client asks for objects (a pack
+    transfer, which a bare ref listing never does), and ("closed", path) for each
+    end. Once the client has half-closed (git clients do, after their last
+    request), the proxy holds back the latest chunk
     of the answer until the next one or the server's end of file: the close is
     recorded before the client can have the whole answer, so a client cannot finish
     its clone, and let the next one start, before its close is on record, however
@@ -380,6 +384,8 @@ class ThrottlingProxy:
             while data := await connection.client.receive_some(65536):
                 if connection.path == "?":
                     self._read_request(connection, data)
+                elif not connection.wanted:
+                    self._read_wants(connection, data)
                 await server.send_all(data)
             connection.asked_all = True
             await server.send_eof()  # the client half-closes after its last request
@@ -393,6 +399,14 @@ class ThrottlingProxy:
         if found or len(connection.request) > 4096:
             connection.path = found.group(1).decode() if found else "-"
             self.log.append(("request", connection.path))
+
+    def _read_wants(self, connection: _Connection, data: bytes) -> None:
+        # A pkt-line "want <sha>": the client fetches objects. A ref listing alone
+        # (ls-remote, an incremental run's HEAD check) sends none, only a flush.
+        connection.sent = connection.sent[-64:] + data
+        if re.search(rb"[0-9a-f]{4}want [0-9a-f]{40}", connection.sent):
+            connection.wanted = True
+            self.log.append(("want", connection.path))
 
     async def _download(
         self, server: trio.SocketStream, connection: _Connection, scope: trio.CancelScope
