@@ -5,7 +5,11 @@ from typing import TYPE_CHECKING
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._adapters.analysis.analyzer import ANALYZER_VERSION, TestInventoryAnalyzer
+    from ._adapters.analysis.analyzer import (
+        ANALYZER_VERSION,
+        AnalyzerStatistics,
+        TestInventoryAnalyzer,
+    )
     from ._adapters.git.dulwich_vcs import DulwichVCS
     from ._adapters.redis import (
         Lease,
@@ -117,6 +121,7 @@ if TYPE_CHECKING:
 # AnalyzeUseCase comes from the composition root, which wires the default adapters.
 _LAZY = {
     "ANALYZER_VERSION": "._adapters.analysis.analyzer",
+    "AnalyzerStatistics": "._adapters.analysis.analyzer",
     "TestInventoryAnalyzer": "._adapters.analysis.analyzer",
     "DulwichVCS": "._adapters.git.dulwich_vcs",
     "WorkerDied": "._adapters.workers",
@@ -246,6 +251,7 @@ __all__ = [
     "AnalysisTotals",
     "AnalyzeUseCase",
     "Analyzer",
+    "AnalyzerStatistics",
     "AuthenticationError",
     "Batch",
     "BatchSummary",

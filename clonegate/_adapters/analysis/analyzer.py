@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import TypeVar, final
 
 import trio
 
 from ..._domain.checks import positive_int
-from ..._domain.inventory import AnalysisReport, RepositoryFacts
+from ..._domain.inventory import AnalysisReport, RepositoryFacts, ScanError, TestFile
+from ..._domain.store import AnalysisCache
 from ..._domain.vcs import ClonedSource
 from ..preloads import SCAN_MODULES
 from ..workers import add_default_preload, default_worker_limiter, run_in_worker
+from .cache_keys import Outcome, UndecodableValue, cache_key, decode
+from .config import ConfigScopes
 from .scan import (
     Listing,
     Part,
@@ -21,6 +26,8 @@ from .scan import (
     list_commit,
     scan_part,
 )
+
+logger = logging.getLogger("clonegate")
 
 # The workers' zygote loads the grammars and compiles the queries once (ADR 0003).
 add_default_preload(SCAN_MODULES)
@@ -33,6 +40,24 @@ ANALYZER_VERSION = "clonegate-analyzer/4"
 MIN_FILES_PER_PART = 100
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzerStatistics:
+    """What one :class:`TestInventoryAnalyzer` did since it was made, over every analysis.
+
+    ``files_parsed``: candidate files read from a clone and parsed (a file that could
+    not be read is not counted). With a cache: ``cache_hits``, candidate files whose
+    outcome came from the cache; ``cache_misses``, those it did not answer, or answered
+    with a value that does not decode, or all of them when its lookup failed;
+    ``entries_kept``: entries handed to the cache's ``keep`` that it accepted (a
+    file's outcome once per distinct key).
+    """
+
+    files_parsed: int = 0
+    cache_hits: int = 0
+    cache_misses: int = 0
+    entries_kept: int = 0
 
 
 @final
@@ -50,28 +75,48 @@ class TestInventoryAnalyzer:
 
     Cancelling the caller kills the workers. The report does not depend on how the
     files were split.
+
+    With a ``cache`` (:class:`clonegate._domain.store.AnalysisCache`), each candidate
+    file's outcome is looked up by its content key (:mod:`.cache_keys`) in the parent,
+    before any part goes to a worker: only the misses are read and parsed (a
+    repository fully cached starts no scan worker), and their outcomes are kept. The
+    inventory is the one an uncached analysis gives; ``bytes_read`` counts only the
+    files read, so a cached file adds 0. A cache whose ``lookup`` fails leaves that
+    analysis uncached; one whose ``keep`` fails loses those entries; either logs one
+    warning on the ``clonegate`` logger and the report is made all the same.
     """
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, *, processes: int | None = None) -> None:
+    def __init__(self, *, processes: int | None = None, cache: AnalysisCache | None = None) -> None:
         self._limiter = (
             trio.CapacityLimiter(positive_int("processes", processes))
             if processes is not None
             else None
         )
+        self._cache = cache
+        self._parsed = self._hits = self._misses = self._kept = 0
+
+    @property
+    def version(self) -> str:
+        """The version its reports carry: :data:`ANALYZER_VERSION`, read when asked."""
+        return ANALYZER_VERSION
+
+    def statistics(self) -> AnalyzerStatistics:
+        """The counts since this analyzer was made (not a checkpoint)."""
+        return AnalyzerStatistics(self._parsed, self._hits, self._misses, self._kept)
 
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
         path = str(source.path)
         cpus = self._limiter or default_worker_limiter()
+        version = ANALYZER_VERSION  # read once, so that the keys and the report agree
         listing: Listing = await _in_worker(cpus, list_commit, path, source.commit)
-        parts = split(listing.candidates, int(cpus.total_tokens))
-        results = await _all(
-            [
-                functools.partial(_in_worker, cpus, scan_part, path, part, listing.scopes)
-                for part in parts
-            ]
-        )
+        if self._cache is None:
+            parts = _parts(listing.candidates, cpus)
+            results = await _scan(cpus, path, parts, listing.scopes, encode=False)
+        else:
+            results = await self._scan_cached(self._cache, cpus, source, listing, version)
+        self._parsed += sum(r.parsed for r in results)
         result = ScanResult.merge(listing, results)
         facts = RepositoryFacts(
             branch=source.branch,
@@ -82,7 +127,98 @@ class TestInventoryAnalyzer:
             bytes_read=result.bytes_read,
             files_per_language=result.files_per_language,
         )
-        return AnalysisReport(facts, result.inventory, ANALYZER_VERSION)
+        return AnalysisReport(facts, result.inventory, version)
+
+    async def _scan_cached(
+        self,
+        cache: AnalysisCache,
+        cpus: trio.CapacityLimiter,
+        source: ClonedSource,
+        listing: Listing,
+        version: str,
+    ) -> list[PartResult]:
+        """The parts' results, the cached files' outcomes as one more part (0 bytes read)."""
+        path, candidates = str(source.path), listing.candidates
+        keys = [
+            cache_key(sha, context, version)
+            for (_, sha), context in zip(candidates, listing.contexts, strict=True)
+        ]
+        try:
+            found = await cache.lookup(list(dict.fromkeys(keys)))
+        except Exception as exc:  # failures only: trio.Cancelled is no Exception
+            # Uncached for this analysis, keep included: a cache that cannot read is
+            # unlikely to write, and one warning says it.
+            logger.warning(
+                "analysis cache lookup failed, %s analyzed without it: %s", source.url, exc
+            )
+            self._misses += len(candidates)
+            return await _scan(cpus, path, _parts(candidates, cpus), listing.scopes, encode=False)
+        cached = _Outcomes()
+        missing: list[tuple[str, bytes]] = []
+        key_of: dict[str, bytes] = {}
+        for (file, sha), key in zip(candidates, keys, strict=True):
+            value = found.get(key)
+            if value is not None:
+                try:
+                    cached.add(decode(value, file))
+                    continue
+                except UndecodableValue:  # an edited or damaged entry: analyze the file
+                    pass
+            missing.append((file, sha))
+            key_of[file] = key
+        self._hits += len(candidates) - len(missing)
+        self._misses += len(missing)
+        parts = _parts(tuple(missing), cpus)
+        results = await _scan(cpus, path, parts, listing.scopes, encode=True)
+        entries: dict[bytes, bytes] = {}
+        decoded = [cached.result(bytes_read=0, parsed=0)]
+        for part, result in zip(parts, results, strict=True):
+            fresh = _Outcomes(result.errors)
+            for (file, _), value in zip(part, result.values, strict=True):
+                if value is not None:  # None: a read error, already in result.errors
+                    entries[key_of[file]] = value
+                    # Decoded like a hit, so that a warm cache gives what a cold one does.
+                    fresh.add(decode(value, file))
+            decoded.append(fresh.result(result.bytes_read, result.parsed))
+        if entries:
+            try:
+                await cache.keep(entries)
+            except Exception as exc:  # the report stands without them
+                logger.warning("analysis cache keep failed for %s: %s", source.url, exc)
+            else:
+                self._kept += len(entries)
+        return decoded
+
+
+class _Outcomes:
+    """Decoded outcomes gathered into a :class:`PartResult`."""
+
+    def __init__(self, errors: tuple[ScanError, ...] = ()) -> None:
+        self.files: list[TestFile] = []
+        self.errors = list(errors)
+
+    def add(self, outcome: Outcome) -> None:
+        if isinstance(outcome, TestFile):
+            self.files.append(outcome)
+        elif outcome is not None:
+            self.errors.append(outcome)
+
+    def result(self, bytes_read: int, parsed: int) -> PartResult:
+        return PartResult(tuple(self.files), tuple(self.errors), bytes_read, parsed)
+
+
+def _parts(candidates: Part, cpus: trio.CapacityLimiter) -> list[Part]:
+    # No part, and no worker, for no file (no tests, or all of them cached).
+    return split(candidates, int(cpus.total_tokens)) if candidates else []
+
+
+async def _scan(
+    cpus: trio.CapacityLimiter, path: str, parts: list[Part], scopes: ConfigScopes, encode: bool
+) -> list[PartResult]:
+    """Each part's result, in the parts' order."""
+    return await _all(
+        [functools.partial(_in_worker, cpus, scan_part, path, p, scopes, encode) for p in parts]
+    )
 
 
 def split(candidates: Part, processes: int, min_files: int = MIN_FILES_PER_PART) -> list[Part]:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..._domain.inventory import Inventory, ScanError, TestFile
 from . import go, java, javascript, python, rust
 from .blobs import BlobTooLarge, blob_reader
+from .cache_keys import ScopeContexts, encode_file, encode_parse_error
 from .config import ConfigScopes
 from .detect import FAMILY, JS_LANGUAGES, MAX_FILE_BYTES, language_of, skipped_directory
 from .frameworks import KEEPS_UNNAMED
@@ -49,9 +50,12 @@ class Listing:
     """One pass over a commit's tree: the files to parse, and what decides their framework.
 
     Plain data, pickled to the worker processes that each scan a part of the candidates.
+    ``contexts``: each candidate's cache context (:meth:`.cache_keys.ScopeContexts.of`),
+    in the candidates' order; worked out here, in the worker, to keep the parent cheap.
     """
 
     candidates: Part
+    contexts: tuple[bytes, ...]
     scopes: ConfigScopes
     files_scanned: int
     files_per_language: dict[str, int]
@@ -59,9 +63,19 @@ class Listing:
 
 @dataclass(frozen=True, slots=True)
 class PartResult:
+    """What one part gave: ``parsed`` files were read and handed to ``analyze_file``.
+
+    Encoded (``scan_part(..., encode=True)``), ``values`` holds, in the part's order,
+    each file's cache value (:mod:`.cache_keys`), or None for a file that could not be
+    read; ``files`` is then empty and ``errors`` holds only the read errors. One
+    bytes object a file is what crosses the process boundary instead of the objects.
+    """
+
     files: tuple[TestFile, ...]
     errors: tuple[ScanError, ...]
     bytes_read: int
+    parsed: int = 0
+    values: tuple[bytes | None, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,56 +122,79 @@ def list_commit(repo_path: str, commit: str) -> Listing:
         per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
         visible = [p for p in sorted(blobs) if not skipped_directory(p)]
         scopes = ConfigScopes(visible, lambda path: read(blobs[path]))
+        contexts = ScopeContexts(scopes)
+        # A file has a context exactly when it is a candidate (is_candidate).
+        found = [(p, context) for p in visible if (context := contexts.of(p)) is not None]
         return Listing(
-            candidates=tuple((p, blobs[p]) for p in visible if is_candidate(p, scopes)),
+            candidates=tuple((p, blobs[p]) for p, _ in found),
+            contexts=tuple(context for _, context in found),
             scopes=scopes,
             files_scanned=len(blobs),
             files_per_language=dict(sorted(per_language.items())),
         )
 
 
-def scan_part(repo_path: str, part: Part, scopes: ConfigScopes) -> PartResult:
-    """Read and parse the files of ``part``; a file that fails becomes a :class:`ScanError`."""
+def scan_part(repo_path: str, part: Part, scopes: ConfigScopes, encode: bool = False) -> PartResult:
+    """Read and parse the files of ``part``; a file that fails becomes a :class:`ScanError`.
+
+    ``encode``: return each file's outcome as its cache value instead (see
+    :class:`PartResult`).
+    """
     from dulwich.repo import Repo
 
     with Repo(repo_path) as repo:
-        return _scan(part, blob_reader(repo.object_store, MAX_FILE_BYTES), scopes)
+        return _scan(part, blob_reader(repo.object_store, MAX_FILE_BYTES), scopes, encode)
 
 
-def _scan(part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes) -> PartResult:
+def _scan(
+    part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes, encode: bool
+) -> PartResult:
     # Parsing makes millions of short-lived objects and no cycles worth finding: the
     # cyclic collector cost about 40% of ast.parse on a Python-heavy repository.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _scan_files(part, read, scopes)
+        return _scan_files(part, read, scopes, encode)
     finally:
         if collecting:
             gc.enable()
 
 
-def _scan_files(part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes) -> PartResult:
+def _scan_files(
+    part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes, encode: bool
+) -> PartResult:
     files: list[TestFile] = []
     errors: list[ScanError] = []
-    bytes_read = 0
+    values: list[bytes | None] = []
+    bytes_read = parsed = 0
     for path, sha in part:
         try:
             data = read(sha)  # refuses a blob over the limit before inflating it
         except BlobTooLarge as exc:
             errors.append(ScanError(path, "read", str(exc)))
+            values.append(None)  # a read error says nothing of the content: never cached
             continue
         except Exception as exc:  # a corrupt object must not stop the scan
             errors.append(ScanError(path, "read", f"{type(exc).__name__}: {exc}"))
+            values.append(None)
             continue
         bytes_read += len(data)
+        parsed += 1
         try:
             found = analyze_file(path, data, scopes)
         except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as exc:
-            errors.append(ScanError(path, "parse", _describe(exc)))
+            if encode:
+                values.append(encode_parse_error(_describe(exc)))
+            else:
+                errors.append(ScanError(path, "parse", _describe(exc)))
             continue
-        if found is not None:
+        if encode:
+            values.append(encode_file(found))
+        elif found is not None:
             files.append(found)
-    return PartResult(tuple(files), tuple(errors), bytes_read)
+    return PartResult(
+        tuple(files), tuple(errors), bytes_read, parsed, tuple(values) if encode else ()
+    )
 
 
 def is_candidate(path: str, scopes: ConfigScopes) -> bool:
