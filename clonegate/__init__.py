@@ -23,6 +23,7 @@ if TYPE_CHECKING:
         RunStatus,
         open_redis,
     )
+    from ._adapters.store import Difference, HistoryEntry, RunInfo, SQLiteStore, open_store
     from ._adapters.workers import (
         WorkerDied,
         WorkerPool,
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
         TestFile,
         TestStatus,
         TestSuite,
+        VersionedAnalyzer,
     )
     from ._domain.jobs import Job, JobQueue
     from ._domain.limits import (
@@ -80,14 +82,16 @@ if TYPE_CHECKING:
     )
     from ._domain.semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
     from ._domain.sizes import parse_size
+    from ._domain.store import AnalysisCache, ReportStore, StoredResult, StoreError
     from ._domain.urls import RepoURL, parse_repo_url, redact, visible
-    from ._domain.vcs import VCS, ClonedSource
+    from ._domain.vcs import VCS, ClonedSource, RemoteHead, RemoteHeads
     from ._usecase.analyze import AnalyzeUseCase
     from ._usecase.batch import Batch
     from ._usecase.gate import CloneGateStatistics, GateEntry
     from ._usecase.options import (
         Option,
         UseCaseConfig,
+        with_analysis_cache,
         with_analysis_timeout,
         with_ca_bundle,
         with_clone_depth,
@@ -99,6 +103,7 @@ if TYPE_CHECKING:
         with_global_limiter,
         with_host_limit,
         with_host_limiter,
+        with_incremental,
         with_keep_clones,
         with_low_speed_limit,
         with_max_concurrent_analyses,
@@ -107,6 +112,8 @@ if TYPE_CHECKING:
         with_memory_budget,
         with_netrc,
         with_read_timeout,
+        with_remote_head_limit,
+        with_result_store,
         with_ssh_command,
         with_stuck_threshold,
         with_token,
@@ -226,6 +233,22 @@ _LAZY = {
     "with_global_limiter": "._usecase.options",
     "with_host_limit": "._usecase.options",
     "with_host_limiter": "._usecase.options",
+    "Difference": "._adapters.store",
+    "HistoryEntry": "._adapters.store",
+    "RunInfo": "._adapters.store",
+    "SQLiteStore": "._adapters.store",
+    "open_store": "._adapters.store",
+    "AnalysisCache": "._domain.store",
+    "ReportStore": "._domain.store",
+    "StoreError": "._domain.store",
+    "StoredResult": "._domain.store",
+    "RemoteHead": "._domain.vcs",
+    "RemoteHeads": "._domain.vcs",
+    "VersionedAnalyzer": "._domain.inventory",
+    "with_analysis_cache": "._usecase.options",
+    "with_incremental": "._usecase.options",
+    "with_remote_head_limit": "._usecase.options",
+    "with_result_store": "._usecase.options",
 }
 
 
@@ -247,6 +270,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ANALYZER_VERSION",
     "VCS",
+    "AnalysisCache",
     "AnalysisReport",
     "AnalysisTotals",
     "AnalyzeUseCase",
@@ -263,12 +287,14 @@ __all__ = [
     "ClonedSource",
     "ClusterWorker",
     "Credential",
+    "Difference",
     "DulwichVCS",
     "EmptyRepositoryError",
     "ErrorKind",
     "Event",
     "EventKind",
     "GateEntry",
+    "HistoryEntry",
     "InvalidRepositoryError",
     "InvalidURLError",
     "Inventory",
@@ -293,16 +319,23 @@ __all__ = [
     "RedisWaiter",
     "RedisWorkQueue",
     "RefInfo",
+    "RemoteHead",
+    "RemoteHeads",
     "RepoURL",
     "ReportError",
+    "ReportStore",
     "RepositoryFacts",
     "RepositoryNotFoundError",
     "RepositoryReport",
     "RepositoryStatus",
+    "RunInfo",
     "RunStatus",
     "Running",
+    "SQLiteStore",
     "ScanError",
     "StorageError",
+    "StoreError",
+    "StoredResult",
     "TestCase",
     "TestFile",
     "TestInventoryAnalyzer",
@@ -313,6 +346,7 @@ __all__ = [
     "TooSlowError",
     "TransportError",
     "UseCaseConfig",
+    "VersionedAnalyzer",
     "WeightedSemaphore",
     "WeightedSemaphoreStatistics",
     "WorkerDied",
@@ -322,6 +356,7 @@ __all__ = [
     "__version__",
     "credential_for",
     "open_redis",
+    "open_store",
     "open_worker_pool",
     "parse_repo_url",
     "parse_size",
@@ -329,6 +364,7 @@ __all__ = [
     "report_from_json",
     "to_json",
     "visible",
+    "with_analysis_cache",
     "with_analysis_timeout",
     "with_ca_bundle",
     "with_clone_depth",
@@ -340,6 +376,7 @@ __all__ = [
     "with_global_limiter",
     "with_host_limit",
     "with_host_limiter",
+    "with_incremental",
     "with_keep_clones",
     "with_low_speed_limit",
     "with_max_concurrent_analyses",
@@ -348,6 +385,8 @@ __all__ = [
     "with_memory_budget",
     "with_netrc",
     "with_read_timeout",
+    "with_remote_head_limit",
+    "with_result_store",
     "with_ssh_command",
     "with_stuck_threshold",
     "with_token",

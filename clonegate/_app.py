@@ -7,7 +7,10 @@ tree-sitter out of the box, while the use case module itself names neither.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
+
+import trio
 
 from ._adapters.analysis.analyzer import TestInventoryAnalyzer
 from ._adapters.git.dulwich_vcs import DulwichVCS
@@ -15,6 +18,7 @@ from ._adapters.memory import SystemMemorySensor
 from ._adapters.workers import open_worker_pool
 from ._domain.inventory import Analyzer
 from ._domain.memory import MemorySensor
+from ._domain.store import AnalysisCache
 from ._domain.vcs import VCS
 from ._usecase.analyze import AnalyzeUseCase
 from ._usecase.options import UseCaseConfig
@@ -41,13 +45,30 @@ class DefaultWiring:
         )
 
     def analyzer(self, config: UseCaseConfig) -> Analyzer:
-        return TestInventoryAnalyzer(processes=config.max_concurrent_analyses)
+        cache = config.analysis_cache
+        if cache is not None and config.refresh_cache:
+            cache = _Refreshing(cache)
+        return TestInventoryAnalyzer(processes=config.max_concurrent_analyses, cache=cache)
 
     def batch_scope(self) -> AbstractAsyncContextManager[object]:
         return open_worker_pool()
 
     def memory_sensor(self) -> MemorySensor:
         return SystemMemorySensor()
+
+
+class _Refreshing:
+    """A cache that is written and never read: every file is parsed again (``--force``)."""
+
+    def __init__(self, cache: AnalysisCache) -> None:
+        self._cache = cache
+
+    async def lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
+        await trio.lowlevel.checkpoint()
+        return {}
+
+    async def keep(self, entries: Mapping[bytes, bytes]) -> None:
+        await self._cache.keep(entries)
 
 
 AnalyzeUseCase.wiring = DefaultWiring()

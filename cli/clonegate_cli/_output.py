@@ -62,6 +62,8 @@ def write_table(console: Console, reports: list[RepositoryReport], summary: Batc
 
 def _detail(report: RepositoryReport) -> str:
     parts = []
+    if report.reused:
+        parts.append("unchanged: reused from the store")
     if report.duplicate_of is not None:
         parts.append(f"same repository as #{report.duplicate_of + 1}")
     if report.redirected_to is not None:
@@ -89,7 +91,9 @@ def summary_line(summary: BatchSummary) -> str:
     return (
         f"{_count(summary.repositories, 'repository', 'repositories')}: {summary.ok} ok, "
         f"{summary.failed} failed, {summary.timeout} timed out, "
-        f"{summary.cancelled} cancelled, {_count(summary.duplicates, 'duplicate')}; "
+        f"{summary.cancelled} cancelled, {_count(summary.duplicates, 'duplicate')}"
+        + (f", {summary.reused} reused" if summary.reused else "")
+        + "; "
         f"{_count(summary.tests, 'test')} in {_count(summary.test_files, 'file')}; "
         f"{summary.elapsed:.1f} s"
     )

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO
+from typing import TextIO, TypeVar
 
 import trio
 import typer
@@ -22,8 +22,13 @@ from clonegate import (
     BatchSummary,
     Option,
     RepositoryReport,
+    StoreError,
+    open_store,
     visible,
+    with_analysis_cache,
     with_event_hook,
+    with_incremental,
+    with_result_store,
 )
 
 from ._output import summary_line, write_json, write_jsonl, write_table
@@ -31,14 +36,17 @@ from ._progress import Progress
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
+    "EXIT_STORE",
     "EXIT_TERMINATED",
     "EXIT_USAGE",
     "Format",
+    "StoreSettings",
     "run_batch",
     "usage_error",
 ]
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+E = TypeVar("E", bound=BaseException)
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 4
 EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED = 141, 130, 143  # 128 + signal
 
 
@@ -46,6 +54,16 @@ class Format(enum.StrEnum):
     table = "table"
     json = "json"
     jsonl = "jsonl"
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """``--db`` and what goes with it (ADR 0016)."""
+
+    path: Path
+    cache_limit: int  # bytes; 0: no analysis cache
+    incremental: bool
+    force: bool
 
 
 def usage_error(message: str) -> typer.Exit:
@@ -60,6 +78,7 @@ def run_batch(
     output: Path | None,
     verbose: bool,
     quiet: bool,
+    store: StoreSettings | None = None,
 ) -> int:
     stderr = Console(stderr=True)
     handler = logging.StreamHandler(sys.stderr)
@@ -72,10 +91,15 @@ def run_batch(
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         progress = Progress(stderr, live=stderr.is_terminal and not quiet, verbose=verbose)
-        run = _Run(urls, options, fmt, stream, progress, quiet)
+        run = _Run(urls, options, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
         except BaseException as exc:
+            failed = _find(exc, StoreError)
+            if failed is not None:
+                # What was written stays written; the reports already printed are out.
+                stderr.print(f"clonegate: error: {visible(str(failed))}", markup=False)
+                return EXIT_STORE
             if _only(exc, BrokenPipeError):
                 # The reader went away (`| head`): stop quietly, like any Unix filter,
                 # and keep Python from complaining again when it flushes stdout at exit.
@@ -105,11 +129,24 @@ class _Run:
     stream: TextIO
     progress: Progress
     quiet: bool
+    store: StoreSettings | None = None
     reports: list[RepositoryReport] = field(default_factory=list)
     stopped_by: int | None = None  # the signal that stopped the batch
 
     async def main(self) -> int:
-        uc = AnalyzeUseCase(*self.options, with_event_hook(self.progress.on_event))
+        if self.store is None:
+            return await self._batch(self.options)
+        settings = self.store
+        async with open_store(settings.path, cache_limit=max(settings.cache_limit, 1)) as store:
+            options = [*self.options, with_result_store(store)]
+            if settings.cache_limit:
+                options.append(with_analysis_cache(store, refresh=settings.force))
+            if settings.incremental:
+                options.append(with_incremental())
+            return await self._batch(options)
+
+    async def _batch(self, options: list[Option]) -> int:
+        uc = AnalyzeUseCase(*options, with_event_hook(self.progress.on_event))
         summary = BatchSummary()  # if a signal comes before the batch has begun
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._on_signal, nursery.cancel_scope.cancel)
@@ -167,6 +204,17 @@ def _results_stream(output: Path | None) -> Iterator[TextIO]:
         raise usage_error(f"cannot write {output}: {exc.strerror}") from None
     with stream:
         yield stream
+
+
+def _find(exc: BaseException, kind: type[E]) -> E | None:
+    """``exc`` if it is a ``kind``, or the first ``kind`` in its group."""
+    if isinstance(exc, kind):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            if (found := _find(inner, kind)) is not None:
+                return found
+    return None
 
 
 def _only(exc: BaseException, kind: type[BaseException]) -> bool:

@@ -29,9 +29,9 @@ from clonegate import (
     with_work_dir,
 )
 
-from . import _cluster, _demo
+from . import _cluster, _demo, _store
 from ._input import credential_options, read_urls
-from ._run import Format, run_batch, usage_error
+from ._run import Format, StoreSettings, run_batch, usage_error
 
 app = typer.Typer(
     name="clonegate",
@@ -78,8 +78,9 @@ def _root(
 
 
 _EXIT_CODES = (
-    "Exit status: 0 all repositories ok, 1 some failed, 2 usage error, 130 interrupted "
-    "(Ctrl-C), 141 output closed (a pipe), 143 terminated (SIGTERM)."
+    "Exit status: 0 all repositories ok (reused ones included), 1 some failed, 2 usage "
+    "error, 4 the result store failed, 130 interrupted (Ctrl-C), 141 output closed (a "
+    "pipe), 143 terminated (SIGTERM)."
 )
 
 
@@ -229,6 +230,28 @@ def analyze(
             metavar="DIR",
         ),
     ] = None,
+    db: _store.DbOption = None,
+    incremental: Annotated[
+        bool,
+        typer.Option(
+            help="With --db: report a repository from the store, without cloning it, when "
+            "its remote HEAD is at the commit of its last result by this analyzer.",
+        ),
+    ] = False,
+    force: Annotated[
+        bool,
+        typer.Option(
+            help="With --db: clone and parse everything again (no reuse, no cached files).",
+        ),
+    ] = False,
+    cache_size: Annotated[
+        str,
+        typer.Option(
+            help="With --db: most the per-file analysis cache may hold (least recently "
+            "used evicted first).",
+            metavar="SIZE",
+        ),
+    ] = "256M",
     verbose: Annotated[
         bool, typer.Option("-v", "--verbose", help="Log each step of each repository.")
     ] = False,
@@ -281,7 +304,17 @@ def analyze(
         except OSError as exc:
             raise usage_error(f"--keep {keep}: {exc.strerror}") from None
         options.append(with_work_dir(keep.resolve(), keep_clones=True))
-    raise typer.Exit(run_batch(lines, options, output_format, output, verbose, quiet))
+    if (incremental or force) and db is None:
+        flag = "--incremental" if incremental else "--force"
+        raise usage_error(f"{flag} needs a result store: --db PATH or CLONEGATE_DB")
+    store = None
+    if db is not None:
+        try:
+            limit = _size("--cache-size", cache_size) if cache_size.strip() != "0" else 0
+        except ValueError as exc:
+            raise usage_error(str(exc)) from None
+        store = StoreSettings(db, limit, incremental and not force, force)
+    raise typer.Exit(run_batch(lines, options, output_format, output, verbose, quiet, store))
 
 
 @app.command()
@@ -330,6 +363,7 @@ def _size(option: str, text: str) -> int:
 
 
 _cluster.register(app)
+_store.register(app)
 
 
 def main() -> None:
