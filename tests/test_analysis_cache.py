@@ -122,7 +122,7 @@ def forks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ClonedSource]:
 
 
 class MemoryCache:
-    """The AnalysisCache port on a dict: a key already cached keeps its value."""
+    """The AnalysisCache port on a dict: a key kept again takes the new value."""
 
     def __init__(self) -> None:
         self.entries: dict[bytes, bytes] = {}
@@ -135,8 +135,7 @@ class MemoryCache:
 
     async def keep(self, entries: Mapping[bytes, bytes]) -> None:
         await trio.lowlevel.checkpoint()
-        for key, value in entries.items():
-            self.entries.setdefault(key, value)
+        self.entries.update(entries)
 
 
 class FailingCache(MemoryCache):
@@ -312,7 +311,10 @@ async def test_a_damaged_value_is_a_miss(forks: dict[str, ClonedSource], damage:
     warm, stats = await _analyze(forks["a"], cache)
     assert stats == AnalyzerStatistics(1, CANDIDATES - 1, 1, 1)
     assert warm.inventory == cold.inventory
-    assert cache.entries[target] == damage  # keep() does not replace a cached value
+    assert cache.entries[target] != damage  # repaired by the re-parse
+    again, stats = await _analyze(forks["a"], cache)
+    assert stats.files_parsed == 0
+    assert again.inventory == cold.inventory
 
 
 def test_every_damaged_value_is_refused_by_decode() -> None:

@@ -68,5 +68,6 @@ class AnalysisCache(Protocol):
         ...
 
     async def keep(self, entries: Mapping[bytes, bytes]) -> None:
-        """Cache ``entries`` (a key already cached keeps its value)."""
+        """Cache ``entries``; a key already cached takes the new value (the analyzer
+        keeps only what the cache could not answer, a damaged value included)."""
         ...

@@ -158,10 +158,12 @@ class SQLiteStore:
         rows = [(key, value, tick) for key, value in entries.items()]
 
         def keep(db: sqlite3.Connection) -> None:
-            for row in rows:
-                cursor = db.execute("INSERT OR IGNORE INTO analysis_cache VALUES (?, ?, ?)", row)
-                if cursor.rowcount > 0:  # not already there
-                    self._cache_bytes += len(row[0]) + len(row[1])
+            # Replacing, not ignoring: the analyzer keeps only what it could not take
+            # from the cache, so an existing key here held a value it could not decode
+            # (damaged, or another writer's), and this repairs it. The running size
+            # may then count a value twice; eviction recounts before deleting.
+            db.executemany("INSERT OR REPLACE INTO analysis_cache VALUES (?, ?, ?)", rows)
+            self._cache_bytes += sum(len(key) + len(value) for key, value, _ in rows)
             if self._cache_bytes > self._cache_limit:
                 self._cache_bytes = _evict(db, self._cache_limit * 9 // 10)
 
