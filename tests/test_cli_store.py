@@ -73,7 +73,7 @@ def test_runs_and_history(runner: CliRunner, tmp_path: Path) -> None:
 
 def test_diff_names_the_tests_added_and_removed(runner: CliRunner, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    a, b = _store(db)
+    a, _ = _store(db)
     result = runner.invoke(app, ["diff", str(a), "latest", "--db", str(db)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
