@@ -1,0 +1,150 @@
+"""Incremental runs and the analysis cache (issue 18), side by side in one run.
+
+    python bench/bench_incremental.py            # a few minutes
+    python bench/bench_incremental.py --quick    # 40 repositories, 10 forks
+
+1. N repositories (default 200, each distinct; "tiny": 12 test files and 30 other
+   files, "small project": 60 test files and 300 other files) served by
+   ``git daemon`` on 127.0.0.1. ``clonegate analyze -j 2 --db`` over all of them (the
+   full run), then 10% of them get a new commit, then ``clonegate analyze --incremental``
+   (the re-run), then for reference a plain re-run with the cache warm. Each is a fresh
+   command, start-up and exit included; the ratio re-run / full run is the target.
+2. F forks (default 50) of one repository of 300 test files, each fork with one test
+   file of its own: analyzed in-process (``AnalyzeUseCase`` with ``DulwichVCS`` and a
+   ``TestInventoryAnalyzer``) with no cache, with a cold cache, then with the warm
+   cache; files parsed (the analyzer's statistics) and seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import trio  # noqa: E402
+
+from clonegate import (  # noqa: E402
+    AnalyzeUseCase,
+    DulwichVCS,
+    TestInventoryAnalyzer,
+    open_store,
+    with_max_concurrent_clones,
+)
+from tests.servers import fast_import, git, git_daemon  # noqa: E402
+
+COMMITTER = "committer Bench <bench@example.invalid> 1700000000 +0000\n"
+
+
+def _files(repo: int, tests: int, others: int) -> dict[str, str]:
+    files = {}
+    for i in range(tests):
+        body = "".join(f"def test_{repo}_{i}_{k}():\n    assert {k}\n\n\n" for k in range(8))
+        files[f"tests/unit/test_module_{i}.py"] = f"# repository {repo}\n{body}"
+    for i in range(others):
+        files[f"src/pkg/mod_{i}.py"] = f"# repository {repo}\ndef f_{i}():\n    return {i}\n"
+    files["pytest.ini"] = "[pytest]\naddopts = -q\n"
+    return files
+
+
+def _commit(files: dict[str, str], parent: str | None = None) -> bytes:
+    stream = [f"commit refs/heads/main\n{COMMITTER}data 6\nbench\n"]
+    if parent:
+        stream.append(f"from {parent}\n")
+    for path, text in files.items():
+        data = text.encode()
+        stream.append(f"M 644 inline {path}\ndata {len(data)}\n{text}\n")
+    return "".join(stream).encode()
+
+
+def make(root: Path, name: str, files: dict[str, str]) -> str:
+    bare = root / f"{name}.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    return fast_import(bare, _commit(files))
+
+
+def change(root: Path, name: str, repo: int) -> None:
+    """A new commit on ``name``: one test file changed."""
+    bare = root / f"{name}.git"
+    head = git("-C", str(bare), "rev-parse", "HEAD")
+    text = "".join(f"def test_new_{repo}_{k}():\n    pass\n\n\n" for k in range(3))
+    fast_import(bare, _commit({"tests/unit/test_module_0.py": text}, head))
+
+
+def clonegate(*args: str) -> float:
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "clonegate", "analyze", "-q", "--format", "jsonl", *args],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    return time.perf_counter() - started
+
+
+def incremental(root: Path, count: int, tests: int, others: int) -> dict[str, float]:
+    for r in range(count):
+        make(root, f"r{r}", _files(r, tests=tests, others=others))
+    figures: dict[str, float] = {}
+    with git_daemon(root) as daemon:
+        urls = root / "urls.txt"
+        urls.write_text("".join(daemon.url(f"r{r}") + "\n" for r in range(count)))
+        db = str(root / "runs.db")
+        common = ("-j", "2", "--db", db, "--from-file", str(urls))
+        figures["full run s"] = clonegate(*common)
+        for r in range(0, count, 10):  # 10%
+            change(root, f"r{r}", r)
+        figures["incremental re-run s"] = clonegate(*common, "--incremental")
+        figures["plain re-run, warm cache s"] = clonegate(*common)
+    figures["incremental / full"] = figures["incremental re-run s"] / figures["full run s"]
+    return figures
+
+
+async def forks(root: Path, count: int) -> dict[str, float]:
+    base = _files(0, tests=300, others=50)
+    for f in range(count):
+        own = dict(base)
+        own[f"tests/unit/test_fork_{f}.py"] = f"def test_fork_{f}():\n    pass\n"
+        make(root, f"fork{f}", own)
+    figures: dict[str, float] = {}
+    with git_daemon(root) as daemon:
+        urls = [daemon.url(f"fork{f}") for f in range(count)]
+        async with open_store(root / "cache.db") as store:
+            for label, cache in (("no cache", None), ("cold", store), ("warm", store)):
+                analyzer = TestInventoryAnalyzer(cache=cache)
+                use_case = AnalyzeUseCase(
+                    with_max_concurrent_clones(2), vcs=DulwichVCS(), analyzer=analyzer
+                )
+                started = time.perf_counter()
+                async with use_case.analyze_many(urls) as batch:
+                    async for report in batch:
+                        assert report.status == "ok", report.error
+                figures[f"{label} s"] = time.perf_counter() - started
+                figures[f"{label} files parsed"] = analyzer.statistics().files_parsed
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    repositories, fork_count = (40, 10) if args.quick else (200, 50)
+    with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
+        for label, tests, others in (("tiny", 12, 30), ("small project", 60, 300)):
+            first = Path(tmp) / label.replace(" ", "-")
+            first.mkdir()
+            for name, value in incremental(first, repositories, tests, others).items():
+                print(f"{repositories} {label} repositories, {name}: {value:.3f}")
+        second = Path(tmp) / "forks"
+        second.mkdir()
+        for name, value in trio.run(forks, second, fork_count).items():
+            print(f"{fork_count} forks, {name}: {value:.3f}")
+
+
+if __name__ == "__main__":
+    main()
