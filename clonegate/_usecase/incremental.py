@@ -4,6 +4,7 @@ successful analysis by this analyzer version is reported again, not cloned (ADR 
 from __future__ import annotations
 
 import dataclasses
+import logging
 
 import trio
 
@@ -11,12 +12,14 @@ from .._domain.credentials import Credential
 from .._domain.errors import CloneError, InvalidURLError
 from .._domain.inventory import Analyzer, VersionedAnalyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
-from .._domain.store import ReportStore
+from .._domain.store import ReportStore, StoreError
 from .._domain.urls import parse_repo_url
 from .._domain.vcs import VCS, RemoteHeads
 from .options import UseCaseConfig
 
 __all__ = ["Recorder", "Reuse", "key_of"]
+
+logger = logging.getLogger("clonegate")
 
 
 class Reuse:
@@ -118,8 +121,13 @@ class Recorder:
             await self.finish(run_id)
 
     async def finish(self, run_id: int) -> None:
+        """Record the run's end; never raises: it runs in ``finally`` blocks, where an
+        error of its own would hide the one (or the cancellation) in flight."""
         with trio.move_on_after(self.FINISH_SECONDS, shield=True):
-            await self._store.finish_run(run_id)
+            try:
+                await self._store.finish_run(run_id)
+            except StoreError as exc:
+                logger.warning("could not record the end of run %d: %s", run_id, exc)
 
 
 def key_of(url: str) -> str:
