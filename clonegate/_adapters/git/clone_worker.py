@@ -92,19 +92,24 @@ class CloneOutcome:
 
 def clone_in_worker(job: CloneJob) -> CloneOutcome:
     """Clone ``job.url``'s remote HEAD branch into ``job.target``; never raises."""
-    secrets = [s for s in (job.password, job.username) if s and len(s) >= 4]
     try:
         return _clone(job)
-    except Breach as breach:
-        return CloneOutcome(error_kind=breach.kind, error_reason=breach.reason)
-    except Exception as exc:  # every failure becomes data; see the module docstring
-        kind, reason = classify(
-            exc, job, has_credentials=job.username is not None, mid_transfer=False
-        )
-        reason = redact(reason)
-        for secret in secrets:
-            reason = reason.replace(secret, "***")
+    except (Exception, Breach) as exc:  # every failure becomes data (module docstring)
+        kind, reason = failure_of(exc, job)
         return CloneOutcome(error_kind=kind, error_reason=reason)
+
+
+def failure_of(exc: Exception | Breach, job: CloneJob) -> tuple[ErrorKind, str]:
+    """The kind and message of ``exc``, raised by a job for ``job.url``, with every
+    secret scrubbed: user-info in any URL the text quotes, and the job's password and
+    user name wherever else a server or a library echoed them."""
+    if isinstance(exc, Breach):
+        return exc.kind, exc.reason
+    kind, reason = classify(exc, job, has_credentials=job.username is not None, mid_transfer=False)
+    reason = redact(reason)
+    for secret in (s for s in (job.password, job.username) if s and len(s) >= 4):
+        reason = reason.replace(secret, "***")
+    return kind, reason
 
 
 def minimal_environment() -> None:

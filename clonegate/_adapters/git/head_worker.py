@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._domain.errors import ErrorKind
-from ..._domain.urls import redact, visible
-from .clone_worker import CloneJob, _client_for, minimal_environment
+from ..._domain.urls import visible
+from .clone_worker import CloneJob, _client_for, failure_of, minimal_environment
 from .envelope import Breach, TransferMeter
 from .worker_errors import Failure, classify
 
@@ -48,20 +48,10 @@ def head_in_worker(job: CloneJob) -> HeadOutcome:
     ``job`` is the one a clone of that URL would get (URL, credentials, timeouts,
     ssh command, CA bundle, envelope); its target, depth and ``keep_at`` are not used.
     """
-    secrets = [s for s in (job.password, job.username) if s and len(s) >= 4]
     try:
         return _remote_head(job)
-    except Breach as breach:
-        return HeadOutcome(error_kind=breach.kind, error_reason=breach.reason)
-    except Exception as exc:  # every failure becomes data; see the module docstring
-        kind, reason = classify(
-            exc, job, has_credentials=job.username is not None, mid_transfer=False
-        )
-        # The same scrubbing as a clone's: user-info in any URL the text quotes, and
-        # the secrets themselves wherever else a server or library echoed them.
-        reason = redact(reason)
-        for secret in secrets:
-            reason = reason.replace(secret, "***")
+    except (Exception, Breach) as exc:  # every failure becomes data, as a clone's
+        kind, reason = failure_of(exc, job)
         return HeadOutcome(error_kind=kind, error_reason=reason)
 
 
