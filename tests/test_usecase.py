@@ -24,6 +24,7 @@ from clonegate import (
     Event,
     EventKind,
     Inventory,
+    MemoryReading,
     Option,
     ReportError,
     RepositoryFacts,
@@ -44,6 +45,7 @@ from clonegate import (
     with_keep_clones,
     with_max_concurrent_analyses,
     with_max_concurrent_clones,
+    with_memory_budget,
     with_read_timeout,
     with_ssh_command,
     with_stuck_threshold,
@@ -560,6 +562,89 @@ async def test_events_statistics_and_stuck_warning(
     ]
     stats = uc.clone_gate_statistics()
     assert (stats.acquired, stats.released, stats.done) == (2, 2, 2)
+
+
+async def test_a_session_warns_of_a_clone_stuck_past_the_threshold(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # How a cluster worker runs its jobs: execute() calls inside one session().
+    events: list[tuple[EventKind, int]] = []
+    vcs = FakeVCS(tmp_path, blocking=True)
+    uc = AnalyzeUseCase(
+        with_stuck_threshold(30),
+        with_event_hook(lambda e: events.append((e.kind, e.index))),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    reports: list[RepositoryReport] = []
+
+    async def job(index: int) -> None:
+        reports.append(await uc.execute(url(index), index=index))
+
+    async with uc.session(), trio.open_nursery() as nursery:
+        nursery.start_soon(job, 7)
+        await trio.sleep(29)
+        assert (EventKind.STUCK, 7) not in events
+        await trio.sleep(2)  # the watchdog looks once a second
+        assert [e.index for e in uc.clone_gate_statistics().active] == [7]
+        assert (EventKind.STUCK, 7) in events
+        assert "has run for more than 30 s" in caplog.text
+        vcs.release[url(7)].set()
+    assert [r.status for r in reports] == [RepositoryStatus.OK]
+    assert [kind for kind, index in events if index == 7] == [
+        EventKind.QUEUED,
+        EventKind.CLONING,
+        EventKind.STUCK,
+        EventKind.CLONED,
+        EventKind.ANALYZING,
+        EventKind.DONE,
+    ]
+
+
+class SetReading:
+    """A memory sensor that reads what the test last set, and counts its reads."""
+
+    def __init__(self, reading: MemoryReading) -> None:
+        self.reading = reading
+        self.reads = 0
+
+    def read(self) -> MemoryReading:
+        self.reads += 1
+        return self.reading
+
+
+async def test_a_session_runs_the_budget_controller_while_it_lasts(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    gib = 1 << 30
+    pressed = MemoryReading(limit=4 * gib, available=3 * gib, pressure=0.30)
+    calm = MemoryReading(limit=4 * gib, available=3 * gib, pressure=0.0)
+    sensor = SetReading(pressed)
+    budget: list[Event] = []
+    uc = AnalyzeUseCase(
+        with_memory_budget("400M"),
+        with_event_hook(lambda e: budget.append(e) if e.kind is EventKind.BUDGET else None),
+        vcs=FakeVCS(tmp_path),
+        analyzer=FakeAnalyzer(),
+        memory_sensor=sensor,
+    )
+    async with uc.session():
+        await trio.sleep(1.5)  # one reading a second; then three readings of cooldown
+        assert [(e.status, e.detail.split(":")[0]) for e in budget] == [
+            ("shrink", "400 -> 300 MiB")
+        ]
+        assert uc.clone_gate_statistics().memory_size == 300
+    reads = sensor.reads
+    await trio.sleep(60)
+    assert sensor.reads == reads  # the controller ended with the block
+    # The next session's controller grows the gate back up to the budget configured,
+    # not to the size the last one left, and no further.
+    sensor.reading = calm
+    async with uc.session():
+        await trio.sleep(60)
+    assert [e.status for e in budget] == ["shrink", "grow", "grow"]
+    assert budget[-1].detail.startswith("350 -> 400 MiB")
+    assert uc.clone_gate_statistics().memory_size == 400
 
 
 def _hook(event: Event) -> None:

@@ -87,19 +87,25 @@ class AnalyzeUseCase:
             analyzer = analyzer if analyzer is not None else wiring.analyzer(config)
         self._vcs: VCS = vcs
         self._analyzer: Analyzer = analyzer
-        self._sensor = memory_sensor
-        if config.memory_budget is not None and self._sensor is None:
+        sensor = memory_sensor
+        if config.memory_budget is not None and sensor is None:
             wiring = type(self).wiring
             if wiring is None:
                 raise TypeError("a memory budget needs a memory_sensor= or the default wiring")
-            self._sensor = wiring.memory_sensor()
-        estimates = MemoryEstimates.for_budget(config, self._sensor)
+            sensor = wiring.memory_sensor()
+        estimates = MemoryEstimates.for_budget(config, sensor)
         self._gate = CloneGate(
             config.max_concurrent_clones,
             estimates,
             host_limiter=config.host_limiter,
             global_limiter=config.global_limiter,
         )
+        # One for the use case's life: its ceiling stays the budget, whatever a run shrank.
+        memory, self._controller = self._gate.memory, None
+        if memory is not None and sensor is not None:
+            self._controller = PressureController(
+                memory, memory.size, sensor, self._gate.heaviest, on_decision=self._budget_changed
+            )
         store = config.result_store
         self._recorder = Recorder(store, config, self._analyzer) if store is not None else None
         self._reuse: Reuse | None = None
@@ -117,9 +123,9 @@ class AnalyzeUseCase:
         """Clone and analyze one repository, like Go's ``Execute``; never raises a CloneError.
 
         Failures are in the report, whose ``index`` is ``index``. Cancellation of the
-        caller propagates, after the clone (if any) is stopped and removed. Stuck-clone
-        warnings come from batches (:meth:`analyze_many`) only. Concurrent calls share
-        the clone limit; inside :meth:`session` they also share worker processes.
+        caller propagates, after the clone (if any) is stopped and removed. Concurrent calls
+        share the clone limit; inside :meth:`session` they also share worker processes,
+        and get stuck-clone warnings and the memory budget's controller (not outside).
         """
         report = await self._run_one(index, url)
         if self._recorder is not None:
@@ -129,11 +135,11 @@ class AnalyzeUseCase:
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[None]:
-        """Share the default adapters' resources (worker processes) among the
-        :meth:`execute` calls made inside; they end with the block. With a result
-        store, the block is one run."""
+        """What a batch has, for the :meth:`execute` calls inside: shared worker processes,
+        the stuck-clone watchdog (STUCK events) and the memory budget's controller (BUDGET
+        events), until the block ends. With a result store, the block is one run."""
         wiring = type(self).wiring
-        async with wiring.batch_scope() if wiring is not None else nullcontext():
+        async with wiring.batch_scope() if wiring is not None else nullcontext(), self._watched():
             if self._recorder is None or self._session_run is not None:
                 yield
                 return
@@ -192,9 +198,8 @@ class AnalyzeUseCase:
         state: BatchState,
         run_id: int | None,
     ) -> None:
-        config = self.config
-        analyses = config.max_concurrent_analyses or os.cpu_count() or 1
-        in_flight = min(1024, 2 * (config.max_concurrent_clones + analyses))
+        analyses = self.config.max_concurrent_analyses or os.cpu_count() or 1
+        in_flight = min(1024, 2 * (self.config.max_concurrent_clones + analyses))
         recorder = self._recorder
         save = None
         if recorder is not None and run_id is not None:
@@ -203,19 +208,18 @@ class AnalyzeUseCase:
                 await recorder.save(run_id, key_of(url), report)
 
         pipeline = Pipeline(self._run_one, self._done, in_flight, send, state, save)
-        async with trio.open_nursery() as watchdog:
-            watchdog.start_soon(self._gate.watch_for_stuck, config.stuck_threshold, self._stuck)
-            if self._gate.memory is not None and self._sensor is not None:
-                controller = PressureController(
-                    self._gate.memory,
-                    self._gate.memory.size,
-                    self._sensor,
-                    self._gate.heaviest,
-                    on_decision=self._budget_changed,
-                )
-                watchdog.start_soon(controller.run)
+        async with self._watched():
             await pipeline.feed(urls)
-            watchdog.cancel_scope.cancel()
+
+    @asynccontextmanager
+    async def _watched(self) -> AsyncIterator[None]:
+        """The stuck-clone watchdog and the budget's controller, beside a batch or session."""
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._gate.watch_for_stuck, self.config.stuck_threshold, self._stuck)
+            if self._controller is not None:
+                nursery.start_soon(self._controller.run)
+            yield  # an exception of the block cancels them too, as the nursery's body
+            nursery.cancel_scope.cancel()
 
     async def _run_one(self, index: int, url: str) -> RepositoryReport:
         # A checkpoint on every path, the early failures below included.
@@ -264,11 +268,8 @@ class AnalyzeUseCase:
                     message = f"{shown}: {redact(str(exc))}"
                 else:  # a VCS of the user's that broke its contract: this repository only
                     logger.exception("clone of %s failed", shown)
-                    kind, status, message = (
-                        "clone_error",
-                        RepositoryStatus.FAILED,
-                        _message(shown, exc),
-                    )
+                    kind, status = "clone_error", RepositoryStatus.FAILED
+                    message = _message(shown, exc)
                 if source is not None:  # cloned, then a hook or the bookkeeping failed
                     await self._discard(source, shown)
                 timings = watch.timings(trio.current_time())
