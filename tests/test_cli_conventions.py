@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import select
 import signal
 import subprocess
@@ -22,7 +23,7 @@ from .servers import GitDaemon, never_answer, raw_tcp_server
 from .terminal import run_on_a_terminal
 
 
-@pytest.mark.parametrize("command", [[], ["analyze"], ["demo"]])
+@pytest.mark.parametrize("command", [[], ["analyze"], ["demo"], ["worker"]])
 def test_help_with_h_and_no_type_noise(runner: CliRunner, command: list[str]) -> None:
     short, long = (runner.invoke(app, [*command, flag]) for flag in ("-h", "--help"))
     assert short.exit_code == long.exit_code == 0
@@ -53,6 +54,70 @@ def test_every_demo_option_says_what_it_does(runner: CliRunner) -> None:
     for line in options:
         flags = [word for word in line if word.startswith("-") or word.isupper()]
         assert len(line) > len(flags) + 1, f"no help text: {' '.join(line)}"
+
+
+def _flags(help_text: str) -> set[str]:
+    """The option names in the first column of a command's help."""
+    columns = (line.split("  ")[1] for line in help_text.splitlines() if line.startswith("  -"))
+    return {flag for column in columns for flag in re.findall(r"(?<!\S)--?[\w-]+", column)}
+
+
+def test_worker_takes_every_clone_option_of_analyze(runner: CliRunner) -> None:
+    analyze, worker = (
+        _flags(runner.invoke(app, [c, "--help"]).stdout) for c in ("analyze", "worker")
+    )
+    for flag in (
+        "--memory-budget",
+        "--ssh-command",
+        "--ca-bundle",
+        "--max-repo-size",
+        "--clone-memory",
+        "--low-speed-limit",
+        "--low-speed-time",
+        "--connect-timeout",
+        "--max-concurrent-clones",
+        "--netrc",
+        "-q",
+    ):
+        assert flag in worker
+    # All but the input, the output and the result store: jobs come from Redis, and
+    # their reports go back there.
+    assert analyze - worker == {
+        "--from-file",
+        "--format",
+        "-o",
+        "--output",
+        "--keep",
+        "--db",
+        "--incremental",
+        "--no-incremental",
+        "--force",
+        "--no-force",
+        "--cache-size",
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-j", "0"], "-j/--max-concurrent-clones must be at least 1, got 0"),
+        (["--max-repo-size", "lots"], "--max-repo-size: "),
+        (["--memory-budget", "lots"], "--memory-budget: "),
+        (["--ca-bundle", "/no/such/file"], "--ca-bundle /no/such/file: no such file"),
+        (["--token", "t0k3n"], "a token needs its host"),
+        (["-v", "-q"], "--verbose and --quiet contradict each other"),
+    ],
+)
+def test_worker_refuses_bad_clone_options_like_analyze(
+    runner: CliRunner, args: list[str], message: str, tmpdir_env: Path
+) -> None:
+    analyze = runner.invoke(app, ["analyze", *args, "git://127.0.0.1/x.git"])
+    # Refused before any connection: nothing listens on this Redis port.
+    worker = runner.invoke(app, ["worker", "--redis", "redis://127.0.0.1:9/0", *args])
+    for result in (analyze, worker):
+        assert result.exit_code == 2, result.output
+        assert message in result.output
+    assert list(tmpdir_env.iterdir()) == []
 
 
 def test_verbose_and_quiet_together_is_a_usage_error(runner: CliRunner) -> None:

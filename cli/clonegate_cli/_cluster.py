@@ -7,7 +7,6 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Annotated, Any
 
 import trio
@@ -19,7 +18,6 @@ from clonegate import (
     BatchSummary,
     ClusterWorker,
     LimitConfigError,
-    Option,
     RedisSemaphore,
     RedisUnavailableError,
     RedisWorkQueue,
@@ -28,17 +26,19 @@ from clonegate import (
     open_redis,
     redact,
     visible,
-    with_analysis_timeout,
-    with_clone_depth,
-    with_clone_timeout,
     with_global_limiter,
     with_host_limiter,
-    with_max_concurrent_clones,
-    with_read_timeout,
 )
 from clonegate._adapters.redis.connection import redis_url
 
-from ._input import credential_options, read_urls
+from ._clone_options import (
+    CloneSettings,
+    QuietOption,
+    VerboseOption,
+    check_verbosity,
+    clone_options,
+)
+from ._input import read_urls
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._run import EXIT_BROKEN_PIPE, EXIT_TERMINATED, EXIT_USAGE, Format, usage_error
 
@@ -145,9 +145,10 @@ def submit(
     raise typer.Exit(_run(main))
 
 
+@clone_options
 def worker(
+    ctx: typer.Context,
     redis: RedisOption = None,
-    jobs: Annotated[int, typer.Option("-j", min=1, help="Clones at once here.", metavar="N")] = 2,
     cluster_limit: Annotated[
         int | None,
         typer.Option(min=1, help="Clones at once in the whole cluster.", metavar="M"),
@@ -170,42 +171,25 @@ def worker(
     exit_when_done: Annotated[
         bool, typer.Option(help="Exit once no job is queued or running anywhere.")
     ] = False,
-    timeout: Annotated[float, typer.Option(min=0.001, metavar="SECONDS")] = 15 * 60.0,
-    clone_timeout: Annotated[float | None, typer.Option(min=0.001, metavar="SECONDS")] = None,
-    read_timeout: Annotated[float, typer.Option(min=0.001, metavar="SECONDS")] = 120.0,
-    depth: Annotated[int, typer.Option(min=0, metavar="N")] = 1,
-    token: Annotated[
-        str | None, typer.Option(envvar="CLONEGATE_TOKEN", show_default=False, metavar="TOKEN")
-    ] = None,
-    token_host: Annotated[
-        str | None,
-        typer.Option(envvar="CLONEGATE_TOKEN_HOST", show_default=False, metavar="HOST"),
-    ] = None,
-    netrc: Annotated[
-        Path | None, typer.Option(envvar="CLONEGATE_NETRC", show_default=False, metavar="FILE")
-    ] = None,
-    verbose: Annotated[bool, typer.Option("-v", "--verbose")] = False,
+    *,
+    clone: CloneSettings,
+    verbose: VerboseOption = False,
+    quiet: QuietOption = False,
 ) -> None:
     """Take jobs from the queue and run them, under the cluster-wide limits; each
     report goes to its run's results before the job is acknowledged."""
     url = _connect(redis)
+    options = clone.options(ctx)
+    check_verbosity(verbose, quiet)
     logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
+        level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
         format="%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    options: list[Option] = [
-        with_max_concurrent_clones(jobs),
-        with_analysis_timeout(timeout),
-        with_clone_depth(depth or None),
-        with_read_timeout(read_timeout),
-    ]
-    if clone_timeout is not None:
-        options.append(with_clone_timeout(clone_timeout))
-    try:
-        options += credential_options(token, token_host, netrc)
-    except (OSError, ValueError) as exc:
-        raise usage_error(str(exc)) from None
+
+    def say(line: str) -> None:
+        if not quiet:
+            typer.echo(line, err=True)
 
     async def main() -> int:
         async with open_redis(url) as client, trio.open_nursery() as nursery:
@@ -226,12 +210,11 @@ def worker(
             queue = RedisWorkQueue(client, claim_idle=claim_idle)
             use_case = AnalyzeUseCase(*limits)
             work = ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
-            typer.echo(f"worker {queue.consumer}: waiting for jobs", err=True)
+            say(f"worker {queue.consumer}: waiting for jobs")
             totals = await work.run(exit_when_done=exit_when_done)
-            typer.echo(
+            say(
                 f"worker {queue.consumer}: {totals.reported} reports written, "
-                f"{totals.superseded} already reported, {totals.dead_lettered} dead-lettered",
-                err=True,
+                f"{totals.superseded} already reported, {totals.dead_lettered} dead-lettered"
             )
             nursery.cancel_scope.cancel()
         return 0
