@@ -6,7 +6,7 @@ import os
 import sys
 
 # Commands that clone: their worker zygote starts before the command line's imports.
-_CLONING_COMMANDS = frozenset({"analyze", "demo"})
+_CLONING_COMMANDS = frozenset({"analyze", "demo", "worker"})
 # What the command line removes from its environment once read (app.py): a token
 # never reaches a worker, not even through /proc/<pid>/environ.
 _SECRET_VARIABLES = frozenset({"CLONEGATE_TOKEN"})

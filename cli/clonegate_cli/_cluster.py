@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -40,7 +39,14 @@ from ._clone_options import (
 )
 from ._input import read_urls
 from ._output import summary_line, write_json, write_jsonl, write_table
-from ._run import EXIT_BROKEN_PIPE, EXIT_TERMINATED, EXIT_USAGE, Format, usage_error
+from ._run import (
+    EXIT_BROKEN_PIPE,
+    EXIT_TERMINATED,
+    EXIT_USAGE,
+    Format,
+    configure_logging,
+    usage_error,
+)
 
 __all__ = ["register"]
 
@@ -181,11 +187,7 @@ def worker(
     url = _connect(redis)
     options = clone.options(ctx)
     check_verbosity(verbose, quiet)
-    logging.basicConfig(
-        level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
-        format="%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    configure_logging(verbose, quiet)  # escaped: messages quote what servers sent
 
     def say(line: str) -> None:
         if not quiet:

@@ -41,6 +41,7 @@ __all__ = [
     "EXIT_USAGE",
     "Format",
     "StoreSettings",
+    "configure_logging",
     "run_batch",
     "usage_error",
 ]
@@ -81,12 +82,7 @@ def run_batch(
     store: StoreSettings | None = None,
 ) -> int:
     stderr = Console(stderr=True)
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
-    logging.basicConfig(
-        level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
-        handlers=[handler],
-    )
+    configure_logging(verbose, quiet)
     with _results_stream(output) as stream:
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
@@ -109,6 +105,16 @@ def run_batch(
                 stderr.print("clonegate: interrupted", markup=False)
                 return EXIT_INTERRUPTED
             raise
+
+
+def configure_logging(verbose: bool, quiet: bool) -> None:
+    """Log lines on stderr at the level -v/-q ask for, every one shown escaped."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(
+        level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
+        handlers=[handler],
+    )
 
 
 class _VisibleFormatter(logging.Formatter):

@@ -128,7 +128,8 @@ def with_memory_budget(budget: int | str) -> Option:
     quarters of what this process may still use when the use case is made (its cgroup's
     limit minus its working set, or ``MemAvailable``). Each clone reserves its
     expected peak, learned from the clones that finished (ADR 0014); before any has,
-    its hard memory cap (:func:`with_clone_memory_limit`). During a batch a controller
+    its hard memory cap (:func:`with_clone_memory_limit`). During a batch or a
+    :meth:`~clonegate.AnalyzeUseCase.session` a controller
     shrinks what is admitted under memory pressure and grows it back, never above
     ``budget``. Combines with :func:`with_max_concurrent_clones`: at most that many
     clones, and within the budget.
