@@ -114,6 +114,11 @@ class PressureController:
             f"memory stalls {stalled:.0%} of the time, {available} MiB available "
             f"of {reading.limit // MiB} MiB"
         )
+        if action == "shrink" and new > size:
+            # Under pressure, yet raised: the heaviest waiting clone must fit, or it
+            # would wait forever. Said as what it is.
+            action = "grow"
+            reason += f"; raised to {new} MiB, what the heaviest waiting clone needs"
         decision = BudgetDecision(action, size, new, reason)
         if self._on_decision is not None:
             self._on_decision(decision)
