@@ -85,6 +85,7 @@ def test_a_thousand_urls_with_ten_percent_bad(tmp_path: Path, work: Path) -> Non
         "timeout": 25,
         "cancelled": 0,
         "duplicates": 0,
+        "reused": 0,
         "test_files": 0,
         "tests": 0,
         "elapsed": 0,
