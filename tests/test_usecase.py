@@ -601,25 +601,15 @@ async def test_a_session_warns_of_a_clone_stuck_past_the_threshold(
     ]
 
 
-class SetReading:
-    """A memory sensor that reads what the test last set, and counts its reads."""
-
-    def __init__(self, reading: MemoryReading) -> None:
-        self.reading = reading
-        self.reads = 0
-
-    def read(self) -> MemoryReading:
-        self.reads += 1
-        return self.reading
-
-
 async def test_a_session_runs_the_budget_controller_while_it_lasts(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
+    from .test_budget import Readings  # here: test_budget imports this module
+
     gib = 1 << 30
     pressed = MemoryReading(limit=4 * gib, available=3 * gib, pressure=0.30)
     calm = MemoryReading(limit=4 * gib, available=3 * gib, pressure=0.0)
-    sensor = SetReading(pressed)
+    sensor = Readings(pressed)
     budget: list[Event] = []
     uc = AnalyzeUseCase(
         with_memory_budget("400M"),

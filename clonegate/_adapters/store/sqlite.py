@@ -11,7 +11,6 @@ open their own connection, in a worker thread, and see the last committed state 
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -32,7 +31,6 @@ from .schema import SchemaError, migrate
 
 __all__ = ["DEFAULT_CACHE_LIMIT", "SQLiteStore", "open_store"]
 
-logger = logging.getLogger("clonegate")
 T = TypeVar("T")
 
 DEFAULT_CACHE_LIMIT = 256 << 20
