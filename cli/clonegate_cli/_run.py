@@ -17,13 +17,13 @@ import trio
 import typer
 from rich.console import Console
 
+import clonegate  # open_store through its lazy attribute: SQLite only with --db
 from clonegate import (
     AnalyzeUseCase,
     BatchSummary,
     Option,
     RepositoryReport,
     StoreError,
-    open_store,
     visible,
     with_analysis_cache,
     with_event_hook,
@@ -143,7 +143,9 @@ class _Run:
         if self.store is None:
             return await self._batch(self.options)
         settings = self.store
-        async with open_store(settings.path, cache_limit=max(settings.cache_limit, 1)) as store:
+        async with clonegate.open_store(
+            settings.path, cache_limit=max(settings.cache_limit, 1)
+        ) as store:
             options = [*self.options, with_result_store(store)]
             if settings.cache_limit:
                 options.append(with_analysis_cache(store, refresh=settings.force))

@@ -17,7 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from clonegate import RepositoryReport, SQLiteStore, StoreError, open_store, to_json, visible
+import clonegate  # the store through its lazy attributes: only these commands load it
+from clonegate import RepositoryReport, StoreError, to_json, visible
 
 from ._run import EXIT_STORE, usage_error
 
@@ -42,7 +43,7 @@ def runs(
 ) -> None:
     """List the stored runs, newest first: id, start, end, and counts."""
 
-    async def show(store: SQLiteStore) -> None:
+    async def show(store: clonegate.SQLiteStore) -> None:
         table = _table("run", "started (UTC)", "finished", "repositories", "ok", "reused", "tests")
         for run in await store.runs(limit):
             summary = run.summary or {}
@@ -69,7 +70,7 @@ def history(
 ) -> None:
     """What each run found for one repository: status, commit, test counts, over time."""
 
-    async def show(store: SQLiteStore) -> None:
+    async def show(store: clonegate.SQLiteStore) -> None:
         entries = await store.history(url)
         if as_jsonl:
             for entry in entries:
@@ -96,7 +97,7 @@ def diff(
     """Repositories whose status or tests changed between two runs, with the tests
     added (+) and removed (-) per file."""
 
-    async def show(store: SQLiteStore) -> None:
+    async def show(store: clonegate.SQLiteStore) -> None:
         a, b = await _run_id(store, run_a), await _run_id(store, run_b)
         out = sys.stdout
         for change in await store.diff(a, b):
@@ -130,7 +131,7 @@ def export(
     if output_format not in ("jsonl", "csv"):
         raise usage_error(f"--format must be jsonl or csv, got {output_format!r}")
 
-    async def write(store: SQLiteStore) -> None:
+    async def write(store: clonegate.SQLiteStore) -> None:
         reports = await store.reports(await _run_id(store, run), inventory=tests)
         records = _test_records(reports) if tests else (_flat(r) for r in reports)
         if output_format == "jsonl":
@@ -193,7 +194,7 @@ def _tests_of(
         yield from _tests_of(url, path, framework, inner, suite)
 
 
-async def _run_id(store: SQLiteStore, text: str) -> int:
+async def _run_id(store: clonegate.SQLiteStore, text: str) -> int:
     if text == "latest":
         latest = await store.runs(1)
         if not latest:
@@ -205,12 +206,12 @@ async def _run_id(store: SQLiteStore, text: str) -> int:
         raise StoreError(f"{text!r} is not a run id (a number, or 'latest')") from None
 
 
-def _with_store(db: Path | None, use: Callable[[SQLiteStore], Awaitable[None]]) -> None:
+def _with_store(db: Path | None, use: Callable[[clonegate.SQLiteStore], Awaitable[None]]) -> None:
     if db is None:
         raise usage_error("no result store: give --db PATH or set CLONEGATE_DB")
 
     async def main() -> None:
-        async with open_store(db, create=False) as store:
+        async with clonegate.open_store(db, create=False) as store:
             await use(store)
 
     try:
