@@ -637,6 +637,32 @@ async def test_a_session_runs_the_budget_controller_while_it_lasts(
     assert uc.clone_gate_statistics().memory_size == 400
 
 
+async def test_an_exception_in_a_session_comes_out_as_itself(tmp_path: Path) -> None:
+    # The watchdog's and the worker pool's nurseries must not wrap the caller's error.
+    uc = AnalyzeUseCase(vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
+
+    async def fail_inside() -> None:
+        async with uc.session():
+            report = await uc.execute(url(1), index=1)
+            raise KeyError(report.status.value)
+
+    with pytest.raises(KeyError) as caught:
+        await fail_inside()
+    assert caught.value.args == ("ok",)
+
+
+async def test_a_session_cancelled_from_outside_ends_quietly(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path, blocking=True)
+    uc = AnalyzeUseCase(vcs=vcs, analyzer=FakeAnalyzer())
+    with trio.move_on_after(5) as scope:
+        async with uc.session():
+            await uc.execute(url(2), index=2)  # blocks until cancelled
+    assert scope.cancelled_caught
+    assert uc.clone_gate_statistics().active == ()
+
+
 def _hook(event: Event) -> None:
     pass
 

@@ -55,8 +55,7 @@ class AnalyzeUseCase:
     silently ignore them.
     """
 
-    # Set once by clonegate._app when clonegate is imported: the layers point inward,
-    # so the use case names no adapter and the composition root hands them in.
+    # Set by clonegate._app, the composition root: the use case names no adapter.
     wiring: ClassVar[Wiring | None] = None
 
     def __init__(
@@ -66,7 +65,7 @@ class AnalyzeUseCase:
         analyzer: Analyzer | None = None,
         memory_sensor: MemorySensor | None = None,
     ) -> None:
-        config = UseCaseConfig()
+        config, wiring = UseCaseConfig(), type(self).wiring
         for option in options:
             config = option(config)
         self.config = config
@@ -80,7 +79,6 @@ class AnalyzeUseCase:
                     f"replaces it: configure your {name} itself instead"
                 )
         if vcs is None or analyzer is None:
-            wiring = type(self).wiring
             if wiring is None:
                 raise TypeError("no vcs= or analyzer= given, and no default adapters are wired")
             vcs = vcs if vcs is not None else wiring.vcs(config)
@@ -89,7 +87,6 @@ class AnalyzeUseCase:
         self._analyzer: Analyzer = analyzer
         sensor = memory_sensor
         if config.memory_budget is not None and sensor is None:
-            wiring = type(self).wiring
             if wiring is None:
                 raise TypeError("a memory budget needs a memory_sensor= or the default wiring")
             sensor = wiring.memory_sensor()
@@ -137,18 +134,25 @@ class AnalyzeUseCase:
     async def session(self) -> AsyncIterator[None]:
         """What a batch has, for the :meth:`execute` calls inside: shared worker processes,
         the stuck-clone watchdog (STUCK events) and the memory budget's controller (BUDGET
-        events), until the block ends. With a result store, the block is one run."""
+        events), until the block ends. With a result store, the block is one run. An
+        exception of the block comes out as itself, not in an ExceptionGroup."""
         wiring = type(self).wiring
+        raised: BaseException | None = None
+        # A nested session() joins the run of the block around it.
+        recorder = self._recorder if self._session_run is None else None
         async with wiring.batch_scope() if wiring is not None else nullcontext(), self._watched():
-            if self._recorder is None or self._session_run is not None:
-                yield
-                return
-            self._session_run = await self._recorder.begin()
+            if recorder is not None:
+                self._session_run = await recorder.begin()
             try:
                 yield
+            except BaseException as exc:
+                raised = exc  # re-raised outside the nurseries, like analyze_many's
             finally:
-                run_id, self._session_run = self._session_run, None
-                await self._recorder.finish(run_id)
+                if recorder is not None and self._session_run is not None:
+                    run_id, self._session_run = self._session_run, None
+                    await recorder.finish(run_id)
+        if raised is not None:
+            raise raised
 
     @asynccontextmanager
     async def analyze_many(self, urls: Iterable[str]) -> AsyncIterator[Batch]:
