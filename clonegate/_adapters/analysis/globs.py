@@ -21,16 +21,28 @@ def glob_matches(pattern: str, path: str) -> bool:
 
 
 def name_matches(patterns: tuple[str, ...], path: str) -> bool:
-    """pytest's way: a pattern without ``/`` matches the file name, one with a ``/``
-    the end of the path (``test/*test_*.py``)."""
-    name = path.rsplit("/", 1)[-1]
-    for pattern in patterns:
-        if "/" in pattern:
-            if fnmatch.fnmatchcase(path, pattern) or fnmatch.fnmatchcase(path, "*/" + pattern):
-                return True
-        elif fnmatch.fnmatchcase(name, pattern):
-            return True
-    return False
+    """pytest's way (``fnmatch``): a pattern without ``/`` matches the file name, one
+    with a ``/`` the end of the path (``test/*test_*.py``)."""
+    names, paths = _fnmatch_union(patterns)
+    if names is not None and names.match(path.rsplit("/", 1)[-1]):
+        return True
+    return paths is not None and paths.match(path) is not None
+
+
+@functools.cache
+def _fnmatch_union(
+    patterns: tuple[str, ...],
+) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+    # One expression per kind instead of a fnmatch per pattern: a listing asks this
+    # for every file and every directory of the tree (39 fnmatch calls per file of a
+    # 20,000-file tree took 1.1 s of its 2.1 s).
+    names = [fnmatch.translate(p) for p in patterns if "/" not in p]
+    paths = [fnmatch.translate(q) for p in patterns if "/" in p for q in (p, "*/" + p)]
+    # Each translation ends in \Z, so .match() of the alternation is a full match.
+    return (
+        re.compile("|".join(names)) if names else None,
+        re.compile("|".join(paths)) if paths else None,
+    )
 
 
 @functools.cache
