@@ -313,6 +313,26 @@ async def test_empty_repository(
     assert caught.value.kind is ErrorKind.EMPTY
 
 
+async def test_listings_share_a_worker_until_one_fails(
+    daemon: GitDaemon, repo_root: Path, repos: dict[str, FixtureRepo]
+) -> None:
+    # A listing is ~4 ms of work and a fresh worker ~10 ms of CPU: many listings run in
+    # one served worker, which ends after a failed one (ADR 0016).
+    vcs = DulwichVCS()
+    async with open_worker_pool() as pool:
+        for _ in range(10):
+            head = await vcs.remote_head(daemon.url("basic"))
+            assert head.commit == served_head(repo_root, "basic")
+        (serving,) = worker_pids()
+        assert pool.statistics().workers_started == 1
+        with pytest.raises(RepositoryNotFoundError):
+            await vcs.remote_head(daemon.url("no-such-repo"))
+        await pool.exited(serving)
+        assert (await vcs.remote_head(daemon.url("trunk"))).branch == repos["trunk"].branch
+        assert pool.statistics().workers_started == 2
+    assert worker_pids() == set()
+
+
 async def test_local_paths_only_when_allowed(repo_root: Path) -> None:
     local = str(repo_root / "basic.git")
     for url in (local, f"file://{local}"):

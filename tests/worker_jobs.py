@@ -82,3 +82,22 @@ def modules_a_clone_and_a_scan_import(url: str, target: str) -> list[str]:
     listing = list_commit(target, outcome.commit)
     scan_part(target, listing.candidates, listing.scopes)
     return sorted(set(sys.modules) - before)
+
+
+_kept: list[bytearray] = []
+
+
+def keep(size: int) -> int:
+    """Grow the worker's heap by ``size`` bytes, for good; its pid."""
+    block = bytearray(size)
+    block[:: 4096] = b"x" * len(block[::4096])  # touched: resident, not only reserved
+    _kept.append(block)
+    return os.getpid()
+
+
+def pid_then_end() -> int:
+    """Ask a served worker to end after this job."""
+    from clonegate._adapters.workers.zygote import end_after_reply
+
+    end_after_reply()
+    return os.getpid()

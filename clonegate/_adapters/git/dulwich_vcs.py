@@ -192,8 +192,9 @@ class DulwichVCS:
 
         What ``git ls-remote <url> HEAD`` asks: the server's ref advertisement (over
         protocol v2, only the ``HEAD`` ref), in a worker process of the current pool
-        like a clone. No ``want`` is sent, so no pack is transferred, and nothing is
-        written to disk: no directory is made, not even a temporary one.
+        like a clone (one that serves listing after listing while they succeed). No
+        ``want`` is sent, so no pack is transferred, and nothing is written to disk:
+        no directory is made, not even a temporary one.
 
         ``branch`` is the branch the server says HEAD is a symbolic ref to, without
         ``refs/heads/``; ``""`` if the server does not say (a detached HEAD, an old
@@ -221,7 +222,7 @@ class DulwichVCS:
         job = self._job(repo, username, password, target="", keep_at=None)
         try:
             outcome, _peak = await current_pool().run(
-                head_in_worker, job, memory_allowance=self._envelope.max_memory
+                head_in_worker, job, memory_allowance=self._envelope.max_memory, reuse="listing"
             )
         except WorkerDied as exc:
             raise _died(repo.redacted, exc, "the ref listing") from None

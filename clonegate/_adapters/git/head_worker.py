@@ -11,6 +11,11 @@ sent, so no pack is ever asked for, and nothing is written to disk.
 
 Exceptions never leave the worker: each becomes an ``ErrorKind`` and a message with
 every secret removed.
+
+Listings run by the hundred, so their workers are served ones (``workers.served``):
+one worker lists one remote after another, each listing set up from its own job
+(timeout, environment, client, credentials, meter) as in a fresh worker, and the
+worker ends after any listing that failed.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from typing import Any
 
 from ..._domain.errors import ErrorKind
 from ..._domain.urls import visible
+from ..workers.zygote import end_after_reply
 from .clone_worker import CloneJob, _client_for, failure_of, minimal_environment
 from .envelope import Breach, TransferMeter
 from .worker_errors import Failure, classify
@@ -51,6 +57,9 @@ def head_in_worker(job: CloneJob) -> HeadOutcome:
     try:
         return _remote_head(job)
     except (Exception, Breach) as exc:  # every failure becomes data, as a clone's
+        # A served worker (DulwichVCS.remote_head) serves the next listing only after
+        # a clean one: a breach or an error may have left a socket or a buffer behind.
+        end_after_reply()
         kind, reason = failure_of(exc, job)
         return HeadOutcome(error_kind=kind, error_reason=reason)
 

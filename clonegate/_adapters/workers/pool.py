@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import trio
 
 from . import spawn, wire
+from .served import MAX_JOBS, IdleWorkers, ServedWorker
 
 T = TypeVar("T")
 
@@ -97,6 +98,7 @@ class WorkerPool:
         self._started_count = 0
         self._running: set[int] = set()
         self._largest_peak_kib = 0
+        self._idle = IdleWorkers()
 
     def statistics(self) -> WorkerPoolStatistics:
         """A snapshot; never a checkpoint."""
@@ -113,6 +115,7 @@ class WorkerPool:
         *args: object,
         on_ready: Callable[[], object] | None = None,
         memory_allowance: int = 0,
+        reuse: str | None = None,
     ) -> tuple[T, int]:
         """Run ``function(*args)`` in a new worker; return its value and the job's peak
         memory: the most resident memory the worker had above what it started with.
@@ -123,28 +126,42 @@ class WorkerPool:
         ``MemoryError`` inside the job. The function's own exceptions are re-raised;
         :class:`WorkerDied` if the worker ends without a reply. On cancellation the
         worker is killed, and this returns only once it is dead.
+
+        ``reuse``: a kind of job whose workers serve one job after another (see
+        :mod:`.served`): the job goes to an idle worker of that kind (and the same
+        allowance) if there is one, and its worker then waits for the next. The cap
+        is then on the worker's whole life, and the peak is the worker's since it
+        started. Only for jobs that leave nothing behind in their process.
         """
         await self._ensure_started()
         oom_kills = _oom_kills()
-        pid, stream, pidfd = await self._fork(memory_allowance)
+        kind = (reuse, memory_allowance) if reuse is not None else None
+        worker = self._idle.take(kind) if kind is not None else None
+        if worker is None:
+            worker = ServedWorker(*await self._fork(memory_allowance, serve=kind is not None))
+        keep = False
         try:
             if on_ready is not None:
                 on_ready()
-            await stream.send_all(wire.frame(wire.dump((function, args))))
-            payload = await _receive(stream)
+            await worker.stream.send_all(wire.frame(wire.dump((function, args))))
+            payload = await worker.receive()
             if payload is None:
-                died = await self._exit_of(pid)
+                died = await self._exit_of(worker.pid)
                 oom = oom_kills is not None and (_oom_kills() or 0) > oom_kills
                 raise WorkerDied(died.status, died.peak_kib * 1024, out_of_memory=oom)
             reply = wire.load_reply(payload)
+            worker.jobs += 1
+            keep = kind is not None and reply.serving and worker.jobs < MAX_JOBS
         except BaseException:
             with trio.CancelScope(shield=True, deadline=trio.current_time() + _CLEANUP_SECONDS):
-                _kill(pidfd)
-                await trio.lowlevel.wait_readable(pidfd)
+                _kill(worker.pidfd)
+                await trio.lowlevel.wait_readable(worker.pidfd)
             raise
         finally:
-            stream.socket.close()
-            os.close(pidfd)
+            if keep:
+                self._idle.put(kind, worker)
+            else:
+                worker.close()
         if reply.error is not None:
             raise reply.error
         return reply.value, reply.job_peak_bytes
@@ -174,6 +191,7 @@ class WorkerPool:
             raise
         finally:
             self._started.set()
+            self._idle.close_all()
             await self._stop_zygote()
 
     async def _read_messages(self) -> None:
@@ -216,13 +234,13 @@ class WorkerPool:
             for pid in [pid for pid, ended in self._exits.items() if ended.done.is_set()][:512]:
                 del self._exits[pid]
 
-    async def _fork(self, allowance: int) -> tuple[int, trio.SocketStream, int]:
+    async def _fork(self, allowance: int, serve: bool) -> tuple[int, trio.SocketStream, int]:
         assert self._control is not None
         request = self._next_request = self._next_request + 1
         send, receive = trio.open_memory_channel[tuple[int, int, int]](1)
         self._forks[request] = send
         try:
-            await self._control.send(wire.FORK.pack(b"F", request, allowance))
+            await self._control.send(wire.FORK.pack(b"F", request, allowance, serve))
             pid, conn_fd, pidfd = await receive.receive()
         finally:
             self._forks.pop(request, None)
@@ -290,23 +308,6 @@ def _fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
             fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
     return list(fds)
-
-
-async def _receive(stream: trio.SocketStream) -> bytes | None:
-    """One frame, or None if the worker closed its end first."""
-    buffer = bytearray()
-    needed = wire.LENGTH.size
-    header_done = False
-    while True:
-        while len(buffer) < needed:
-            chunk = await stream.receive_some(1 << 20)
-            if not chunk:
-                return None
-            buffer += chunk
-        if header_done:
-            return bytes(buffer[wire.LENGTH.size : needed])
-        needed += wire.LENGTH.unpack(buffer[: wire.LENGTH.size])[0]
-        header_done = True
 
 
 _limiter: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("clonegate_cpus")

@@ -18,7 +18,8 @@ from typing import Any
 # A frame is its length, then the pickle.
 LENGTH = struct.Struct("!Q")
 # The control channel (parent <-> zygote) carries fixed messages; see zygote.py.
-FORK = struct.Struct("!cQQ")  # b"F", request id, address-space allowance in bytes (0: none)
+# b"F", request id, address-space allowance in bytes (0: none), serve (see served.py)
+FORK = struct.Struct("!cQQ?")
 FORKED = struct.Struct("!cQi")  # b"W", request id, pid; the ancillary data holds 2 fds
 EXITED = struct.Struct("!ciiq")  # b"X", pid, wait status, peak RSS in KiB
 READY = struct.Struct("!cq")  # b"R", the zygote's own address-space size in bytes
@@ -29,12 +30,14 @@ _TRUSTED_MODULES = ("builtins", "datetime", "pathlib", "collections", "copyreg",
 
 @dataclass(frozen=True, slots=True)
 class Reply:
-    """What one job gave: its value, or the exception it raised; and the most resident
-    memory the worker had above what it started with (what the job itself took)."""
+    """What one job gave: its value, or the exception it raised; the most resident
+    memory the worker had above what it started with (what the job itself took); and
+    whether the worker now waits for another job (a served worker that goes on)."""
 
     value: Any = None
     error: BaseException | None = None
     job_peak_bytes: int = 0
+    serving: bool = False
 
 
 class ReplyUnpickler(pickle.Unpickler):

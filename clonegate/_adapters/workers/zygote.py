@@ -8,7 +8,10 @@ modules already loaded, and shares their pages with its siblings.
 
 One job per worker: the worker runs it, sends the reply and exits, so its memory
 (however high one repository took it) goes back to the system at once, and its
-peak is that one job's.
+peak is that one job's. The exception is a served worker (:mod:`.served`), asked
+for by small jobs that run by the hundred: it waits for the next job after its
+reply, until its stream closes, a job raises or asks for an end
+(:func:`end_after_reply`), or its memory grows past :data:`RETIRE_GROWTH`.
 
 Nothing outlives the parent. The zygote's control socket is its lifeline: when the
 parent is gone (even killed with SIGKILL) the socket reads end-of-file, and the
@@ -36,6 +39,17 @@ from typing import NoReturn
 from . import wire
 
 _PR_SET_PDEATHSIG = 1
+# A served worker whose resident memory grew this much past its start ends after
+# its reply: the next job of its kind gets a fresh fork, not a big heap.
+RETIRE_GROWTH = 32 << 20
+_ending = False
+
+
+def end_after_reply() -> None:
+    """Called by a job in a served worker: end the worker once this job has replied
+    (for example after a failure that may have left something behind)."""
+    global _ending
+    _ending = True
 
 
 def main(control_fd: int, preload: list[str]) -> None:
@@ -98,7 +112,7 @@ class Zygote:
             for pid in self._children:
                 os.waitpid(pid, 0)
 
-    def _fork(self, request_id: int, allowance: int) -> None:
+    def _fork(self, request_id: int, allowance: int, serve: bool) -> None:
         parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         me = os.getpid()
         pid = os.fork()
@@ -107,7 +121,7 @@ class Zygote:
             self._control.close()
             for fd in (self._wake_r, self._wake_w):
                 os.close(fd)
-            _worker(worker_end, me, allowance)
+            _worker(worker_end, me, allowance, serve)
         self._children.add(pid)
         worker_end.close()
         pidfd = os.pidfd_open(pid)
@@ -130,8 +144,9 @@ class Zygote:
             self._control.send(wire.EXITED.pack(b"X", pid, status, usage.ru_maxrss))
 
 
-def _worker(conn: socket.socket, zygote: int, allowance: int) -> NoReturn:
-    """A forked worker: one job, one reply, then exit. Never returns into the zygote's loop."""
+def _worker(conn: socket.socket, zygote: int, allowance: int, serve: bool) -> NoReturn:
+    """A forked worker: one job, one reply, then exit (``serve``: the next job, until
+    one of the ends in the module docstring). Never returns into the zygote's loop."""
     status = 70  # EX_SOFTWARE, if anything below fails
     try:
         libc = ctypes.CDLL(None, use_errno=True)
@@ -145,30 +160,48 @@ def _worker(conn: socket.socket, zygote: int, allowance: int) -> NoReturn:
         if allowance:
             limit = _address_space() + allowance
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        job = _receive(conn)
-        try:
-            function, args = pickle.loads(job)
-        except Exception as exc:  # e.g. a function of the caller's __main__, never imported here
-            function, args = _cannot_load, (f"{type(exc).__name__}: {exc}",)
-        value, error = None, None
-        try:
-            value = function(*args)
-        except BaseException as exc:  # the parent decides what an exception means
-            error = exc
-        peak = _job_peak(start)
-        reply = wire.Reply(value, error, peak)
-        try:
-            payload = wire.dump(reply)
-        except Exception as exc:  # an exception (or value) that cannot be pickled
-            message = f"{type(reply.error or exc).__name__}: {reply.error or exc}"
-            payload = wire.dump(wire.Reply(error=RuntimeError(message), job_peak_bytes=peak))
-        conn.sendall(wire.frame(payload))
-        status = 0
+        while True:
+            try:
+                job = _receive(conn)
+            except EOFError:
+                if status == 0:  # a served worker's stream closed between jobs: done
+                    break
+                raise
+            status = 70
+            serving = _run_job(conn, job, start, serve)
+            status = 0
+            if not serving:
+                break
     except BaseException:
         pass  # the parent sees the worker end without a reply
     finally:
         sys.stdout.flush()
         os._exit(status)
+
+
+def _run_job(conn: socket.socket, job: bytes, start: int, serve: bool) -> bool:
+    """Run one job and send its reply; whether this worker waits for another."""
+    try:
+        function, args = pickle.loads(job)
+    except Exception as exc:  # e.g. a function of the caller's __main__, never imported here
+        function, args = _cannot_load, (f"{type(exc).__name__}: {exc}",)
+    value, error = None, None
+    try:
+        value = function(*args)
+    except BaseException as exc:  # the parent decides what an exception means
+        error = exc
+    peak = _job_peak(start)
+    serving = serve and error is None and not _ending
+    serving = serving and _resident() - start < RETIRE_GROWTH
+    reply = wire.Reply(value, error, peak, serving)
+    try:
+        payload = wire.dump(reply)
+    except Exception as exc:  # an exception (or value) that cannot be pickled
+        message = f"{type(reply.error or exc).__name__}: {reply.error or exc}"
+        payload = wire.dump(wire.Reply(error=RuntimeError(message), job_peak_bytes=peak))
+        serving = False
+    conn.sendall(wire.frame(payload))
+    return serving
 
 
 def _first_to_go() -> None:

@@ -1,0 +1,96 @@
+"""Workers that serve one job after another, and where they wait in between (ADR 0003).
+
+Most jobs get a fresh fork and end with it: a clone or a scan may take a worker's
+memory anywhere, and the next job must not inherit it. A job that is small, leaves
+nothing in its process and runs by the hundred (a HEAD listing: ~4 ms of work
+against ~10 ms of CPU to fork and tear down a worker) can ask for a served worker
+instead: the worker waits for another job of the same kind after replying. It ends,
+and the next job of that kind forks a new one, when a job raised, when the worker
+says so in its reply (its memory grew, or the job asked for it: see
+``zygote.end_after_reply``), after :data:`MAX_JOBS` jobs, or with the pool.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+from collections.abc import Hashable
+from dataclasses import dataclass
+
+import trio
+
+from . import wire
+
+__all__ = ["MAX_JOBS", "IdleWorkers", "ServedWorker"]
+
+# A served worker ends after this many jobs, so that whatever a job leaves behind
+# (a cache entry, a fragment of the heap) stays bounded.
+MAX_JOBS = 256
+# Idle workers kept per kind of job; beyond that the one idle longest is ended.
+MAX_IDLE = 8
+
+
+@dataclass
+class ServedWorker:
+    """One worker process, seen from the parent: its pid, the stream of its jobs and a
+    pidfd (readable once it has ended)."""
+
+    pid: int
+    stream: trio.SocketStream
+    pidfd: int
+    jobs: int = 0
+
+    def alive(self) -> bool:
+        readable, _, _ = select.select([self.pidfd], [], [], 0)
+        return not readable
+
+    async def receive(self) -> bytes | None:
+        """One frame of its reply, or None if it closed its end first."""
+        buffer = bytearray()
+        needed = wire.LENGTH.size
+        header_done = False
+        while True:
+            while len(buffer) < needed:
+                chunk = await self.stream.receive_some(1 << 20)
+                if not chunk:
+                    return None
+                buffer += chunk
+            if header_done:
+                return bytes(buffer[wire.LENGTH.size : needed])
+            needed += wire.LENGTH.unpack(buffer[: wire.LENGTH.size])[0]
+            header_done = True
+
+    def close(self) -> None:
+        """Close its stream (a served worker waiting for a job reads end-of-file and
+        exits; the zygote reaps it) and the pidfd. Not a checkpoint."""
+        self.stream.socket.close()
+        os.close(self.pidfd)
+
+
+class IdleWorkers:
+    """Served workers between jobs, by kind; a kind is any hashable the pool chooses."""
+
+    def __init__(self) -> None:
+        self._idle: dict[Hashable, list[ServedWorker]] = {}
+
+    def take(self, kind: Hashable) -> ServedWorker | None:
+        """The worker of ``kind`` that finished last, if one is idle and alive."""
+        waiting = self._idle.get(kind, [])
+        while waiting:
+            worker = waiting.pop()
+            if worker.alive():
+                return worker
+            worker.close()  # killed while idle (the OOM killer, an operator)
+        return None
+
+    def put(self, kind: Hashable, worker: ServedWorker) -> None:
+        waiting = self._idle.setdefault(kind, [])
+        waiting.append(worker)
+        if len(waiting) > MAX_IDLE:
+            waiting.pop(0).close()
+
+    def close_all(self) -> None:
+        for waiting in self._idle.values():
+            for worker in waiting:
+                worker.close()
+        self._idle.clear()

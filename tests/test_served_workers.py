@@ -1,0 +1,131 @@
+"""Served workers: one process for many small jobs of one kind (workers/served.py)."""
+
+from __future__ import annotations
+
+import os
+import signal
+
+import pytest
+import trio
+import trio.testing
+
+from clonegate._adapters.workers import open_worker_pool
+from clonegate._adapters.workers.served import MAX_IDLE
+from clonegate._adapters.workers.zygote import RETIRE_GROWTH
+
+from . import worker_jobs
+from .servers import pid_alive
+
+
+async def test_jobs_of_one_kind_share_a_worker_that_ends_with_the_pool() -> None:
+    async with open_worker_pool() as pool:
+        pids = [(await pool.run(worker_jobs.pid, reuse="k"))[0] for _ in range(5)]
+        fresh, _ = await pool.run(worker_jobs.pid)  # no kind: a fork of its own, as always
+        stats = pool.statistics()
+        assert len(set(pids)) == 1
+        assert pid_alive(pids[0])  # idle, waiting for the next job
+    assert fresh != pids[0]
+    assert stats.workers_started == 2
+    assert not pid_alive(pids[0])
+
+
+async def test_kinds_and_allowances_do_not_share_workers() -> None:
+    async with open_worker_pool() as pool:
+        a, _ = await pool.run(worker_jobs.pid, reuse="a")
+        b, _ = await pool.run(worker_jobs.pid, reuse="b")
+        capped, _ = await pool.run(worker_jobs.pid, reuse="a", memory_allowance=64 << 20)
+        again, _ = await pool.run(worker_jobs.pid, reuse="a")
+    assert len({a, b, capped}) == 3
+    assert again == a
+
+
+async def test_a_job_that_raises_ends_its_worker() -> None:
+    async with open_worker_pool() as pool:
+        first, _ = await pool.run(worker_jobs.pid, reuse="k")
+        with pytest.raises(ValueError, match="no good"):
+            await pool.run(worker_jobs.fail, "no good", reuse="k")
+        after, _ = await pool.run(worker_jobs.pid, reuse="k")
+        assert after != first
+        assert pool.statistics().workers_started == 2  # the failing job ran in `first`
+
+
+async def test_a_job_can_ask_its_worker_to_end() -> None:
+    async with open_worker_pool() as pool:
+        first, _ = await pool.run(worker_jobs.pid_then_end, reuse="k")
+        await pool.exited(first)  # it ended on its own, after its reply
+        after, _ = await pool.run(worker_jobs.pid, reuse="k")
+    assert after != first
+
+
+async def test_a_worker_whose_memory_grew_ends_after_its_reply() -> None:
+    async with open_worker_pool() as pool:
+        small, _ = await pool.run(worker_jobs.keep, 1 << 20, reuse="k")
+        same, _ = await pool.run(worker_jobs.keep, RETIRE_GROWTH, reuse="k")
+        await pool.exited(same)
+        after, _ = await pool.run(worker_jobs.pid, reuse="k")
+    assert small == same
+    assert after != same
+
+
+async def test_concurrent_jobs_get_workers_of_their_own_then_share_them() -> None:
+    gate = trio.Event()
+    pids: list[int] = []
+
+    async def job() -> None:
+        await gate.wait()
+        pids.append((await pool.run(worker_jobs.pid, reuse="k"))[0])
+
+    async with open_worker_pool() as pool:
+        async with trio.open_nursery() as nursery:
+            for _ in range(3):
+                nursery.start_soon(job)
+            await trio.testing.wait_all_tasks_blocked()
+            gate.set()
+        for _ in range(6):
+            pids.append((await pool.run(worker_jobs.pid, reuse="k"))[0])
+        assert len(set(pids[:3])) == 3  # never two jobs in one worker at once
+        assert set(pids[3:]) <= set(pids[:3])
+        assert pool.statistics().workers_started == 3
+
+
+async def test_idle_workers_are_bounded_per_kind() -> None:
+    gate = trio.Event()
+    pids: list[int] = []
+
+    async def job() -> None:
+        await gate.wait()
+        pids.append((await pool.run(worker_jobs.pid, reuse="k"))[0])
+
+    async with open_worker_pool() as pool:
+        async with trio.open_nursery() as nursery:
+            for _ in range(MAX_IDLE + 2):
+                nursery.start_soon(job)
+            await trio.testing.wait_all_tasks_blocked()
+            gate.set()  # all of them ask at once: a worker each
+        assert len(set(pids)) == MAX_IDLE + 2
+        # Idle in the order they finished; the two idle longest were ended.
+        await pool.exited(pids[0])
+        await pool.exited(pids[1])
+        assert pool.statistics().workers_running & set(pids) == set(pids[2:])
+
+
+async def test_an_idle_worker_killed_from_outside_is_replaced() -> None:
+    async with open_worker_pool() as pool:
+        first, _ = await pool.run(worker_jobs.pid, reuse="k")
+        os.kill(first, signal.SIGKILL)
+        await pool.exited(first)
+        after, _ = await pool.run(worker_jobs.pid, reuse="k")
+    assert after != first
+
+
+async def test_cancelling_a_served_job_kills_its_worker() -> None:
+    async with open_worker_pool() as pool:
+        idle, _ = await pool.run(worker_jobs.pid, reuse="k")
+        with trio.CancelScope() as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(lambda: pool.run(worker_jobs.sleep_forever, reuse="k"))
+                await trio.testing.wait_all_tasks_blocked()
+                scope.cancel()
+        assert not pid_alive(idle)  # the job ran in the idle worker, which was killed
+        after, _ = await pool.run(worker_jobs.pid, reuse="k")
+    assert after != idle
