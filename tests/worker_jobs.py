@@ -90,7 +90,7 @@ _kept: list[bytearray] = []
 def keep(size: int) -> int:
     """Grow the worker's heap by ``size`` bytes, for good; its pid."""
     block = bytearray(size)
-    block[:: 4096] = b"x" * len(block[::4096])  # touched: resident, not only reserved
+    block[::4096] = b"x" * len(block[::4096])  # touched: resident, not only reserved
     _kept.append(block)
     return os.getpid()
 
