@@ -38,6 +38,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.installed import compile_sources  # noqa: E402
 from tests.cgroup import cgroup_unavailable, make_memory_heavy_repo, memory_cgroup  # noqa: E402
 from tests.servers import fast_import, git, git_daemon  # noqa: E402
 
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=2)
     args = parser.parse_args(argv)
+    compile_sources()  # measured as installed (bench/installed.py)
     reason = cgroup_unavailable()
     if reason is not None:
         print(f"skipped: {reason}")
