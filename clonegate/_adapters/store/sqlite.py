@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -73,6 +74,11 @@ class SQLiteStore:
         ).fetchone()
         self._cache_bytes: int = size
         self._tick: int = used  # the cache's use counter: larger is more recent
+        # One reading connection per worker thread, kept until the store closes:
+        # opening one costs 0.46 ms, the reads of a reused report 0.005 ms each.
+        self._readers = threading.local()
+        self._reader_connections: list[sqlite3.Connection] = []
+        self._readers_lock = threading.Lock()
 
     # -- the report store (clonegate.ReportStore) ------------------------------------
 
@@ -224,13 +230,26 @@ class SQLiteStore:
                 for request in batch:
                     request.done.set()
 
+    def _close_all(self) -> None:
+        """Close the writer's and every reader's connection (no read is running)."""
+        with self._readers_lock:
+            connections, self._reader_connections = self._reader_connections, []
+        for db in [self._db, *connections]:
+            db.close()
+
     async def _read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         def run() -> T:
-            db = _connect(self.path)
+            db: sqlite3.Connection | None = getattr(self._readers, "db", None)
+            if db is None:
+                db = self._readers.db = _connect(self.path)
+                with self._readers_lock:
+                    self._reader_connections.append(db)
             try:
+                # Autocommit: each query reads the last commit (WAL), nothing is held.
                 return query(db)
-            finally:
-                db.close()
+            except sqlite3.Error:
+                self._readers.db = None  # a connection that failed is not reused
+                raise
 
         try:
             return await trio.to_thread.run_sync(run)
@@ -334,9 +353,13 @@ async def open_store(
                 "its reports there"
             ) from None
         raise _store_error(path, exc) from None
-    raised: BaseException | None = None
     try:
         store = SQLiteStore(path, db, cache_limit)
+    except BaseException:
+        await trio.to_thread.run_sync(db.close)
+        raise
+    raised: BaseException | None = None
+    try:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(store._writer)
             try:
@@ -352,7 +375,7 @@ async def open_store(
                     await store._drained.wait()
                 nursery.cancel_scope.cancel()
     finally:
-        await trio.to_thread.run_sync(db.close)
+        await trio.to_thread.run_sync(store._close_all)
     if raised is not None:
         raise raised
 
