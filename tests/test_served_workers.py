@@ -9,7 +9,7 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate._adapters.workers import open_worker_pool
+from clonegate._adapters.workers import WorkerPool, open_worker_pool
 from clonegate._adapters.workers.served import MAX_IDLE
 from clonegate._adapters.workers.zygote import RETIRE_GROWTH
 
@@ -67,7 +67,9 @@ async def test_a_worker_whose_memory_grew_ends_after_its_reply() -> None:
     assert after != same
 
 
-async def test_concurrent_jobs_get_workers_of_their_own_then_share_them() -> None:
+async def at_once(pool: WorkerPool, count: int) -> list[int]:
+    """The pids of ``count`` jobs of one kind asked for at the same moment, in the
+    order they finished."""
     gate = trio.Event()
     pids: list[int] = []
 
@@ -75,12 +77,17 @@ async def test_concurrent_jobs_get_workers_of_their_own_then_share_them() -> Non
         await gate.wait()
         pids.append((await pool.run(worker_jobs.pid, reuse="k"))[0])
 
+    async with trio.open_nursery() as nursery:
+        for _ in range(count):
+            nursery.start_soon(job)
+        await trio.testing.wait_all_tasks_blocked()
+        gate.set()
+    return pids
+
+
+async def test_concurrent_jobs_get_workers_of_their_own_then_share_them() -> None:
     async with open_worker_pool() as pool:
-        async with trio.open_nursery() as nursery:
-            for _ in range(3):
-                nursery.start_soon(job)
-            await trio.testing.wait_all_tasks_blocked()
-            gate.set()
+        pids = await at_once(pool, 3)
         for _ in range(6):
             pids.append((await pool.run(worker_jobs.pid, reuse="k"))[0])
         assert len(set(pids[:3])) == 3  # never two jobs in one worker at once
@@ -89,19 +96,8 @@ async def test_concurrent_jobs_get_workers_of_their_own_then_share_them() -> Non
 
 
 async def test_idle_workers_are_bounded_per_kind() -> None:
-    gate = trio.Event()
-    pids: list[int] = []
-
-    async def job() -> None:
-        await gate.wait()
-        pids.append((await pool.run(worker_jobs.pid, reuse="k"))[0])
-
     async with open_worker_pool() as pool:
-        async with trio.open_nursery() as nursery:
-            for _ in range(MAX_IDLE + 2):
-                nursery.start_soon(job)
-            await trio.testing.wait_all_tasks_blocked()
-            gate.set()  # all of them ask at once: a worker each
+        pids = await at_once(pool, MAX_IDLE + 2)  # a worker each
         assert len(set(pids)) == MAX_IDLE + 2
         # Idle in the order they finished; the two idle longest were ended.
         await pool.exited(pids[0])
