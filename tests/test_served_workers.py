@@ -9,8 +9,8 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate._adapters.workers import WorkerPool, open_worker_pool
-from clonegate._adapters.workers.served import MAX_IDLE
+from clonegate._adapters.workers import WorkerDied, WorkerPool, open_worker_pool
+from clonegate._adapters.workers.served import MAX_IDLE, ServedWorker
 from clonegate._adapters.workers.zygote import RETIRE_GROWTH
 
 from . import worker_jobs
@@ -125,3 +125,20 @@ async def test_cancelling_a_served_job_kills_its_worker() -> None:
         assert not pid_alive(idle)  # the job ran in the idle worker, which was killed
         after, _ = await pool.run(worker_jobs.pid, reuse="k")
     assert after != idle
+
+
+async def test_a_worker_dead_before_its_job_arrives_is_reported_as_died(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The worker ends between the idle check and the job's arrival (staged: the check
+    # is made to miss it): the caller gets WorkerDied, as for any worker that ends
+    # without a reply, not a broken stream.
+    async with open_worker_pool() as pool:
+        first, _ = await pool.run(worker_jobs.pid, reuse="k")
+        os.kill(first, signal.SIGKILL)
+        await pool.exited(first)
+        monkeypatch.setattr(ServedWorker, "alive", lambda self: True)
+        with pytest.raises(WorkerDied, match="killed by signal 9"):
+            await pool.run(worker_jobs.pid, reuse="k")
+        after, _ = await pool.run(worker_jobs.pid, reuse="k")
+    assert after != first

@@ -143,8 +143,11 @@ class WorkerPool:
         try:
             if on_ready is not None:
                 on_ready()
-            await worker.stream.send_all(wire.frame(wire.dump((function, args))))
-            payload = await worker.receive()
+            try:
+                await worker.stream.send_all(wire.frame(wire.dump((function, args))))
+                payload = await worker.receive()
+            except trio.BrokenResourceError:
+                payload = None  # it ended before or while reading the job: why, below
             if payload is None:
                 died = await self._exit_of(worker.pid)
                 oom = oom_kills is not None and (_oom_kills() or 0) > oom_kills
