@@ -96,6 +96,14 @@ def tmpdir_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return work
 
 
+@pytest.fixture
+def work_dir(tmp_path: Path) -> Path:
+    """A VCS adapter's work directory, empty, so a test can see what is left in it."""
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
 @pytest.fixture(scope="session")
 def redis_service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
     """One redis-server for the session; tests keep apart by their own key names."""

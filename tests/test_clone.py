@@ -53,13 +53,6 @@ from .servers import (
 )
 
 
-@pytest.fixture
-def work_dir(tmp_path: Path) -> Path:
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def _assert_shallow_single_branch(source: ClonedSource, repo: FixtureRepo) -> None:
     path = source.path
     assert source.commit == repo.head

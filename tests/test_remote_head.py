@@ -63,14 +63,6 @@ from .servers import (
 MiB = 1 << 20
 
 
-@pytest.fixture
-def work_dir(tmp_path: Path) -> Path:
-    """The adapter's work directory: a listing must leave it empty (it makes nothing)."""
-    path = tmp_path / "work"
-    path.mkdir()
-    return path
-
-
 def served_head(repo_root: Path, name: str) -> str:
     return git("-C", str(repo_root / f"{name}.git"), "rev-parse", "HEAD")
 

@@ -40,6 +40,7 @@ from ._run import (
     EXIT_USAGE,
     Format,
     configure_logging,
+    find_exception,
     usage_error,
 )
 
@@ -95,24 +96,16 @@ def _run(main: Callable[[], Awaitable[int]]) -> int:
     try:
         return trio.run(guarded)
     except BaseException as exc:
-        if _leaf(exc, (BrokenPipeError,)) is not None:  # `clonegate results ... | head`
+        if find_exception(exc, BrokenPipeError) is not None:  # `clonegate results ... | head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_BROKEN_PIPE
-        failure = _leaf(exc, (clonegate.RedisUnavailableError, clonegate.LimitConfigError))
+        failure: BaseException | None = find_exception(
+            exc, (clonegate.RedisUnavailableError, clonegate.LimitConfigError)
+        )
         if failure is None:
             raise
         _error(str(failure))
         return EXIT_USAGE if isinstance(failure, clonegate.LimitConfigError) else EXIT_UNAVAILABLE
-
-
-def _leaf(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> BaseException | None:
-    if isinstance(exc, kinds):
-        return exc
-    if isinstance(exc, BaseExceptionGroup):
-        for sub in exc.exceptions:
-            if (found := _leaf(sub, kinds)) is not None:
-                return found
-    return None
 
 
 def _error(message: str) -> None:

@@ -91,7 +91,7 @@ def run_batch(
         try:
             return trio.run(run.main)
         except BaseException as exc:
-            failed = _find(exc, StoreError)
+            failed = find_exception(exc, StoreError)
             if failed is not None:
                 # What was written stays written; the reports already printed are out.
                 stderr.print(f"clonegate: error: {visible(str(failed))}", markup=False)
@@ -214,13 +214,13 @@ def _results_stream(output: Path | None) -> Iterator[TextIO]:
         yield stream
 
 
-def _find(exc: BaseException, kind: type[E]) -> E | None:
-    """``exc`` if it is a ``kind``, or the first ``kind`` in its group."""
+def find_exception(exc: BaseException, kind: type[E] | tuple[type[E], ...]) -> E | None:
+    """``exc`` if it is a ``kind``, or the first ``kind`` in its group (at any depth)."""
     if isinstance(exc, kind):
         return exc
     if isinstance(exc, BaseExceptionGroup):
         for inner in exc.exceptions:
-            if (found := _find(inner, kind)) is not None:
+            if (found := find_exception(inner, kind)) is not None:
                 return found
     return None
 
