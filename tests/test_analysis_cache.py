@@ -395,9 +395,9 @@ async def test_a_fully_cached_repository_starts_no_scan_worker(
     jobs: list[str] = []
     real = analyzer_module.run_in_worker  # type: ignore[attr-defined]
 
-    async def counted(function: object, *args: object) -> object:
+    async def counted(function: object, *args: object, **options: object) -> object:
         jobs.append(getattr(function, "__name__", ""))
-        return await real(function, *args)  # type: ignore[arg-type]
+        return await real(function, *args, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(analyzer_module, "run_in_worker", counted)
     report, stats = await _analyze(forks["a"], cache)

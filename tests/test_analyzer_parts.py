@@ -157,7 +157,9 @@ async def test_analyses_at_once_share_the_cpus(suite_daemon: GitDaemon, tmp_path
     finally:
         await source.aclose()
     assert len(gate.checked_in) == 6
-    assert len(set(gate.checked_in)) == 6  # six parts, each in a fresh process
+    # Six parts in at most two processes: a served worker takes part after part, and
+    # never more run at once than the CPU tokens allow (ADR 0003).
+    assert len(set(gate.checked_in)) <= 2
     assert len(reports) == 3
     assert reports[0] == reports[1] == reports[2]
 

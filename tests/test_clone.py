@@ -336,6 +336,28 @@ async def test_on_ready_comes_after_the_worker_starts_and_before_the_clone(
     assert proxy.connections == 1
 
 
+async def test_clones_share_a_worker_until_one_fails(
+    daemon: GitDaemon, repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    # A fork and its teardown cost more CPU than a small clone (ADR 0003): clone after
+    # clone runs in one served worker, which ends after a failed one.
+    vcs = DulwichVCS(work_dir=work_dir)
+    async with open_worker_pool() as pool:
+        for name in ("basic", "trunk", "basic"):
+            source = await vcs.clone(daemon.url(name))
+            assert source.commit == repos[name].head
+            await source.aclose()
+        (serving,) = worker_pids()
+        assert pool.statistics().workers_started == 1
+        with pytest.raises(RepositoryNotFoundError):
+            await vcs.clone(daemon.url("no-such-repo"))
+        await pool.exited(serving)
+        source = await vcs.clone(daemon.url("trunk"))
+        await source.aclose()
+        assert pool.statistics().workers_started == 2
+    assert worker_pids() == set()
+
+
 async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
     daemon: GitDaemon, work_dir: Path
 ) -> None:

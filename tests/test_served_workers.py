@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+from collections.abc import Callable
 
 import pytest
 import trio
@@ -65,6 +66,27 @@ async def test_a_worker_whose_memory_grew_ends_after_its_reply() -> None:
         after, _ = await pool.run(worker_jobs.pid, reuse="k")
     assert small == same
     assert after != same
+
+
+async def test_each_job_of_a_served_worker_has_its_own_peak_and_allowance() -> None:
+    # Clones run in served workers: each must be measured and capped as in a fresh
+    # worker, since the memory budget learns from a clone's own peak (ADR 0014) and an
+    # earlier clone's leftovers must not eat into the next one's allowance.
+    allowance = 256 << 20
+    async with open_worker_pool() as pool:
+
+        async def run(job: Callable[..., int], *args: object) -> tuple[int, int]:
+            return await pool.run(job, *args, memory_allowance=allowance, reuse="k")
+
+        first, big_peak = await run(worker_jobs.allocated_in, 200 << 20)
+        second, small_peak = await run(worker_jobs.pid)
+        third, big_again = await run(worker_jobs.allocated_in, 200 << 20)
+        with pytest.raises(MemoryError):
+            await run(worker_jobs.allocated_in, 300 << 20)
+    assert first == second == third
+    assert big_peak >= 200 << 20
+    assert big_again >= 200 << 20
+    assert small_peak < 64 << 20
 
 
 async def at_once(pool: WorkerPool, count: int) -> list[int]:

@@ -101,3 +101,9 @@ def pid_then_end() -> int:
 
     end_after_reply()
     return os.getpid()
+
+
+def allocated_in(size: int) -> int:
+    """Allocate and fill ``size`` bytes, then free them; this worker's pid."""
+    len(bytearray(size))
+    return os.getpid()

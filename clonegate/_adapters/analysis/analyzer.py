@@ -65,7 +65,7 @@ class TestInventoryAnalyzer:
     """Takes the test inventory of a :class:`clonegate.ClonedSource`.
 
     Parsing is CPU-bound and the GIL would serialize it, so it runs in worker
-    processes, a fresh one per job (ADR 0003): one job lists the commit's tree,
+    processes (served ones, ADR 0003): one job lists the commit's tree,
     then the candidate files are split into parts scanned side by side, so that one
     large repository uses every CPU. Every job waits on one limiter, which all
     analyses of this analyzer share: however many analyses the caller runs at once,
@@ -234,7 +234,7 @@ def split(candidates: Part, processes: int, min_files: int = MIN_FILES_PER_PART)
 
 async def _in_worker(limiter: trio.CapacityLimiter, function: Callable[..., T], *args: object) -> T:
     async with limiter:
-        return await run_in_worker(function, *args)
+        return await run_in_worker(function, *args, reuse="analysis")
 
 
 async def _all(jobs: list[Callable[[], Awaitable[PartResult]]]) -> list[PartResult]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._domain.errors import ErrorKind
 from ..._domain.urls import redact, visible
+from ..workers.zygote import end_after_reply
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .worker_errors import Failure, classify
@@ -95,6 +96,9 @@ def clone_in_worker(job: CloneJob) -> CloneOutcome:
     try:
         return _clone(job)
     except (Exception, Breach) as exc:  # every failure becomes data (module docstring)
+        # A served worker (DulwichVCS.clone) takes the next clone only after a clean
+        # one: a failure may have left a socket, a child or a big heap behind.
+        end_after_reply()
         kind, reason = failure_of(exc, job)
         return CloneOutcome(error_kind=kind, error_reason=reason)
 

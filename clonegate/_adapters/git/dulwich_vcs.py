@@ -158,6 +158,10 @@ class DulwichVCS:
                 job,
                 on_ready=on_ready,
                 memory_allowance=self._envelope.max_memory,
+                # Served: a worker takes clone after clone while they succeed, each with
+                # its own allowance and peak (ADR 0003). The file-size limit is part of
+                # the kind: a worker's hard limit cannot be raised for a later job.
+                reuse=f"clone/{self._envelope.max_repo_bytes}",
             )
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker

@@ -1,6 +1,6 @@
 """clonegate's worker processes, seen from the parent: a pool around one zygote (ADR 0003).
 
-:func:`run_in_worker` runs a function in a fresh worker process forked from the
+:func:`run_in_worker` runs a function in a worker process forked from the
 zygote (see :mod:`.zygote`), waits for its reply, and kills the worker if the caller
 is cancelled. A pool lives as long as an :func:`open_worker_pool` scope, or, outside
 any scope, as long as the ``trio.run`` that first needed one.
@@ -129,9 +129,11 @@ class WorkerPool:
 
         ``reuse``: a kind of job whose workers serve one job after another (see
         :mod:`.served`): the job goes to an idle worker of that kind (and the same
-        allowance) if there is one, and its worker then waits for the next. The cap
-        is then on the worker's whole life, and the peak is the worker's since it
-        started. Only for jobs that leave nothing behind in their process.
+        allowance) if there is one, and its worker then waits for the next. The job
+        still gets its whole allowance, above the address space the worker has when
+        it starts (the worker's hard cap adds ``zygote.RETIRE_ADDRESS_SPACE``), and
+        its own peak: the high-water mark is reset when it starts, and its worker's
+        memory left by earlier jobs counts (at most ``zygote.RETIRE_GROWTH``).
         """
         await self._ensure_started()
         oom_kills = _oom_kills()
@@ -290,8 +292,7 @@ async def _write_init(zygote: spawn.StartedZygote, init: Callable[[], object] | 
 
 def _oom_kills() -> int | None:
     """Processes the kernel's OOM killer has killed since boot (any cgroup), if known."""
-    # Read before every job: one pread of a file kept open and a search (opening
-    # /proc/vmstat and walking its lines cost 0.5 ms, a HEAD listing's bookkeeping).
+    # Before every job: one pread of a file kept open (opening it cost 0.3-0.5 ms).
     global _vmstat
     try:
         if _vmstat is None:
@@ -389,9 +390,10 @@ async def run_in_worker(
     *args: object,
     on_ready: Callable[[], object] | None = None,
     memory_allowance: int = 0,
+    reuse: str | None = None,
 ) -> T:
     """:meth:`WorkerPool.run` on the current pool, without the peak."""
     value, _peak = await current_pool().run(
-        function, *args, on_ready=on_ready, memory_allowance=memory_allowance
+        function, *args, on_ready=on_ready, memory_allowance=memory_allowance, reuse=reuse
     )
     return value

@@ -1,13 +1,14 @@
 """Workers that serve one job after another, and where they wait in between (ADR 0003).
 
-Most jobs get a fresh fork and end with it: a clone or a scan may take a worker's
-memory anywhere, and the next job must not inherit it. A job that is small, leaves
-nothing in its process and runs by the hundred (a HEAD listing: ~4 ms of work
-against ~10 ms of CPU to fork and tear down a worker) can ask for a served worker
-instead: the worker waits for another job of the same kind after replying. It ends,
-and the next job of that kind forks a new one, when a job raised, when the worker
-says so in its reply (its memory grew, or the job asked for it: see
-``zygote.end_after_reply``), after :data:`MAX_JOBS` jobs, or with the pool.
+A job may ask for a served worker: one that waits for another job of the same kind
+after replying, instead of ending. Forking a worker and tearing it down cost more
+CPU than the jobs clonegate runs by the hundred: a HEAD listing is ~1 ms of work, a
+shallow clone of a small repository ~10 ms, its analysis ~5 ms, and a fresh worker
+each costs 3-11 ms more (bench/README.md). A served worker ends, and the next job of
+its kind forks a new one, when a job raised, when the worker says so in its reply
+(its memory grew, or the job asked for it after a failure: see
+``zygote.end_after_reply``), after :data:`MAX_JOBS` jobs, or with the pool; so a
+clone that took a worker's memory high never leaves it to the next one.
 """
 
 from __future__ import annotations

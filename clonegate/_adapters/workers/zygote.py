@@ -1,4 +1,4 @@
-"""The zygote: a warm, clean process that forks one worker process per job (ADR 0003).
+"""The zygote: a warm, clean process that forks the worker processes (ADR 0003).
 
 Started by :mod:`.pool` as ``python -c`` with the parent's ``sys.path``, never from the
 caller's ``__main__``: a script without a main guard runs once, in its own process.
@@ -6,12 +6,13 @@ It imports the modules the jobs need (dulwich, tree-sitter, clonegate's worker c
 once; every worker is a fork of it, so a worker starts in about 2 ms with those
 modules already loaded, and shares their pages with its siblings.
 
-One job per worker: the worker runs it, sends the reply and exits, so its memory
-(however high one repository took it) goes back to the system at once, and its
-peak is that one job's. The exception is a served worker (:mod:`.served`), asked
-for by small jobs that run by the hundred: it waits for the next job after its
-reply, until its stream closes, a job raises or asks for an end
-(:func:`end_after_reply`), or its memory grows past :data:`RETIRE_GROWTH`.
+A worker runs one job, sends the reply and exits, so its memory (however high one
+repository took it) goes back to the system at once. A served worker
+(:mod:`.served`: clones, listings, analysis parts) waits for the next job of its
+kind instead, until its stream closes, a job raises or asks for an end
+(:func:`end_after_reply`), or its memory grew past :data:`RETIRE_GROWTH` (resident)
+or :data:`RETIRE_ADDRESS_SPACE` (reserved). Each of its jobs starts as in a fresh
+worker where it counts: with its own peak and its whole memory allowance.
 
 Nothing outlives the parent. The zygote's control socket is its lifeline: when the
 parent is gone (even killed with SIGKILL) the socket reads end-of-file, and the
@@ -34,7 +35,7 @@ import selectors
 import signal
 import socket
 import sys
-from typing import NoReturn
+from typing import NamedTuple, NoReturn
 
 from . import wire
 
@@ -42,6 +43,10 @@ _PR_SET_PDEATHSIG = 1
 # A served worker whose resident memory grew this much past its start ends after
 # its reply: the next job of its kind gets a fresh fork, not a big heap.
 RETIRE_GROWTH = 32 << 20
+# Address space a served worker may keep reserved past its start. Reserved is not
+# resident: the envelope's watchdog thread leaves glibc a 64 MiB malloc arena and
+# an 8 MiB stack (72 MiB, reused by the next job's thread), which cost no memory.
+RETIRE_ADDRESS_SPACE = 256 << 20
 _ending = False
 
 
@@ -156,9 +161,11 @@ def _worker(conn: socket.socket, zygote: int, allowance: int, serve: bool) -> No
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         _first_to_go()
-        start = _resident()  # the zygote's pages this fork maps, shared until written
+        start = _Start(_resident(), _address_space())  # the zygote's pages this fork maps
         if allowance:
-            limit = _address_space() + allowance
+            # The hard cap: the allowance, and for a served worker the most it may keep
+            # from earlier jobs (past RETIRE_ADDRESS_SPACE it is retired, see _run_job).
+            limit = start.address_space + allowance + (RETIRE_ADDRESS_SPACE if serve else 0)
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         while True:
             try:
@@ -168,6 +175,8 @@ def _worker(conn: socket.socket, zygote: int, allowance: int, serve: bool) -> No
                     break
                 raise
             status = 70
+            if serve:
+                _new_job(allowance)
             serving = _run_job(conn, job, start, serve)
             status = 0
             if not serving:
@@ -179,7 +188,30 @@ def _worker(conn: socket.socket, zygote: int, allowance: int, serve: bool) -> No
         os._exit(status)
 
 
-def _run_job(conn: socket.socket, job: bytes, start: int, serve: bool) -> bool:
+class _Start(NamedTuple):
+    resident: int
+    address_space: int
+
+
+def _new_job(allowance: int) -> None:
+    """Give a served worker's next job what a fresh worker's would get: its own peak
+    (the kernel's high-water mark of resident memory, which ``ru_maxrss`` reads, is
+    reset to the present size) and its whole allowance above the present address
+    space (the soft limit; the hard one, set at the fork, bounds it)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as clear:
+            clear.write("5")
+    except OSError:
+        # No reset (an old kernel, no procfs): the peak is the worker's since it
+        # started, which overstates this job's, never understates it.
+        pass
+    if allowance:
+        _, hard = resource.getrlimit(resource.RLIMIT_AS)
+        soft = min(hard, _address_space() + allowance)
+        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+def _run_job(conn: socket.socket, job: bytes, start: _Start, serve: bool) -> bool:
     """Run one job and send its reply; whether this worker waits for another."""
     try:
         function, args = pickle.loads(job)
@@ -190,9 +222,10 @@ def _run_job(conn: socket.socket, job: bytes, start: int, serve: bool) -> bool:
         value = function(*args)
     except BaseException as exc:  # the parent decides what an exception means
         error = exc
-    peak = _job_peak(start)
+    peak = _job_peak(start.resident)
     serving = serve and error is None and not _ending
-    serving = serving and _resident() - start < RETIRE_GROWTH
+    serving = serving and _resident() - start.resident < RETIRE_GROWTH
+    serving = serving and _address_space() - start.address_space < RETIRE_ADDRESS_SPACE
     reply = wire.Reply(value, error, peak, serving)
     try:
         payload = wire.dump(reply)
