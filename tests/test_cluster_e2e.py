@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import RedisWorkQueue, open_redis, parse_repo_url
+from clonegate import RedisWorkQueue, open_redis, open_store, parse_repo_url
 
 from .redis_server import RedisServer
 from .servers import ThrottlingProxy, git_daemon, make_repo
@@ -117,3 +117,46 @@ async def test_three_workers_share_the_limit_and_survive_a_killed_one(
     assert proxy.connections >= REPOSITORIES
     # The killed worker's clone directory was swept by the survivors.
     assert list(tmpdir_env.iterdir()) == []
+
+
+async def test_a_worker_keeps_its_own_store_and_reuses_what_it_found(
+    tmp_path: Path, tmpdir_env: Path, redis_service: RedisServer
+) -> None:
+    # ADR 0016: a worker's --db is its own record and cache; with --incremental it
+    # reports a repository it analyzed before at the same commit without cloning it.
+    served = tmp_path / "served"
+    served.mkdir()
+    for i in range(4):
+        make_repo(served, f"r{i}", files={"tests/test_a.py": b"def test_one():\n    pass\n"})
+    db = tmp_path / "worker.db"
+    env = {**os.environ, "CLONEGATE_REDIS_URL": redis_service.url, "TMPDIR": str(tmpdir_env)}
+    prefix = f"db{tmp_path.name[-6:]}"
+    with git_daemon(served) as daemon:
+        proxy = ThrottlingProxy(daemon.port)
+        async with trio.open_nursery() as nursery:
+            await nursery.start(proxy.serve)
+            urls = [f"git://127.0.0.1:{proxy.port}/r{i}.git" for i in range(4)]
+            for run, extra in ((f"{prefix}a", ()), (f"{prefix}b", ("--incremental",))):
+                for command in (
+                    ["submit", "--run", run, *urls],
+                    ["worker", "--db", str(db), "--exit-when-done", *extra],
+                ):
+                    await trio.run_process(
+                        [sys.executable, "-m", "clonegate", *command],
+                        capture_stdout=True,
+                        capture_stderr=True,
+                        env=env,
+                        cwd=ROOT,
+                    )
+            async with open_redis(redis_service.url) as redis:
+                entries = await redis.xrange(f"{{clonegate}}:run:{prefix}b:results")
+                again = [json.loads(entry.field_values["report"]) for entry in entries]
+            nursery.cancel_scope.cancel()
+    assert len(again) == 4
+    assert all(r["status"] == "ok" and r["reused"] for r in again)
+    # Packs were fetched by the first run only: the second listed each HEAD, no more.
+    assert sum(1 for event, _ in proxy.log if event == "want") == 4
+    async with open_store(db) as store:
+        runs = await store.runs()
+        assert len(runs) == 2
+        assert [r.status for r in await store.reports(runs[0].id)] == ["ok"] * 4

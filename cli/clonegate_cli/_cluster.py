@@ -21,6 +21,7 @@ from clonegate import (
     BatchSummary,
     RepositoryReport,
     RepositoryStatus,
+    StoreError,
     redact,
     visible,
 )
@@ -36,12 +37,21 @@ from ._input import read_urls
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._run import (
     EXIT_BROKEN_PIPE,
+    EXIT_STORE,
     EXIT_TERMINATED,
     EXIT_USAGE,
     Format,
     configure_logging,
     find_exception,
     usage_error,
+)
+from ._store_options import (
+    CacheSizeOption,
+    DbOption,
+    ForceOption,
+    IncrementalOption,
+    StoreSettings,
+    store_options,
 )
 
 __all__ = ["register"]
@@ -100,11 +110,13 @@ def _run(main: Callable[[], Awaitable[int]]) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_BROKEN_PIPE
         failure: BaseException | None = find_exception(
-            exc, (clonegate.RedisUnavailableError, clonegate.LimitConfigError)
+            exc, (clonegate.RedisUnavailableError, clonegate.LimitConfigError, StoreError)
         )
         if failure is None:
             raise
         _error(str(failure))
+        if isinstance(failure, StoreError):  # a worker's --db
+            return EXIT_STORE
         return EXIT_USAGE if isinstance(failure, clonegate.LimitConfigError) else EXIT_UNAVAILABLE
 
 
@@ -167,16 +179,28 @@ def worker(
     exit_when_done: Annotated[
         bool, typer.Option(help="Exit once no job is queued or running anywhere.")
     ] = False,
+    db: DbOption = None,
+    incremental: IncrementalOption = False,
+    force: ForceOption = False,
+    cache_size: CacheSizeOption = "256M",
     *,
     clone: CloneSettings,
     verbose: VerboseOption = False,
     quiet: QuietOption = False,
 ) -> None:
     """Take jobs from the queue and run them, under the cluster-wide limits; each
-    report goes to its run's results before the job is acknowledged."""
+    report goes to its run's results before the job is acknowledged.
+
+    With --db, this worker also keeps its reports and analysis cache in its own store
+    (one run per worker session): --incremental reuses what this worker found before.
+    """
     url = _connect(redis)
     options = clone.options(ctx)
     check_verbosity(verbose, quiet)
+    try:
+        store = StoreSettings.of(db, incremental, force, cache_size)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
     configure_logging(verbose, quiet)  # escaped: messages quote what servers sent
 
     def say(line: str) -> None:
@@ -184,8 +208,12 @@ def worker(
             typer.echo(line, err=True)
 
     async def main() -> int:
-        async with clonegate.open_redis(url) as client, trio.open_nursery() as nursery:
-            limits = list(options)
+        async with (
+            clonegate.open_redis(url) as client,
+            store_options(store) as stored,
+            trio.open_nursery() as nursery,
+        ):
+            limits = [*options, *stored]
             if cluster_limit is not None:
                 semaphore = clonegate.RedisSemaphore(
                     client, GLOBAL_LIMIT, cluster_limit, lease=lease, nursery=nursery

@@ -17,7 +17,6 @@ import trio
 import typer
 from rich.console import Console
 
-import clonegate  # open_store through its lazy attribute: SQLite only with --db
 from clonegate import (
     AnalyzeUseCase,
     BatchSummary,
@@ -25,14 +24,12 @@ from clonegate import (
     RepositoryReport,
     StoreError,
     visible,
-    with_analysis_cache,
     with_event_hook,
-    with_incremental,
-    with_result_store,
 )
 
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._progress import Progress
+from ._store_options import StoreSettings, store_options
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -40,7 +37,6 @@ __all__ = [
     "EXIT_TERMINATED",
     "EXIT_USAGE",
     "Format",
-    "StoreSettings",
     "configure_logging",
     "run_batch",
     "usage_error",
@@ -55,16 +51,6 @@ class Format(enum.StrEnum):
     table = "table"
     json = "json"
     jsonl = "jsonl"
-
-
-@dataclass(frozen=True)
-class StoreSettings:
-    """``--db`` and what goes with it (ADR 0016)."""
-
-    path: Path
-    cache_limit: int  # bytes; 0: no analysis cache
-    incremental: bool
-    force: bool
 
 
 def usage_error(message: str) -> typer.Exit:
@@ -140,18 +126,8 @@ class _Run:
     stopped_by: int | None = None  # the signal that stopped the batch
 
     async def main(self) -> int:
-        if self.store is None:
-            return await self._batch(self.options)
-        settings = self.store
-        async with clonegate.open_store(
-            settings.path, cache_limit=max(settings.cache_limit, 1)
-        ) as store:
-            options = [*self.options, with_result_store(store)]
-            if settings.cache_limit:
-                options.append(with_analysis_cache(store, refresh=settings.force))
-            if settings.incremental:
-                options.append(with_incremental())
-            return await self._batch(options)
+        async with store_options(self.store) as options:
+            return await self._batch([*self.options, *options])
 
     async def _batch(self, options: list[Option]) -> int:
         uc = AnalyzeUseCase(*options, with_event_hook(self.progress.on_event))

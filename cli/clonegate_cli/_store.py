@@ -21,19 +21,10 @@ import clonegate  # the store through its lazy attributes: only these commands l
 from clonegate import RepositoryReport, StoreError, to_json, visible
 
 from ._run import EXIT_STORE, usage_error
+from ._store_options import DbOption
 
 T = TypeVar("T")
 
-DbOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--db",
-        envvar="CLONEGATE_DB",
-        show_default=False,
-        help="The result store: an SQLite file, created if missing (or CLONEGATE_DB).",
-        metavar="PATH",
-    ),
-]
 RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, or 'latest'.")]
 
 

@@ -19,10 +19,16 @@ from ._clone_options import (
     VerboseOption,
     check_verbosity,
     clone_options,
-    parse_size_option,
 )
 from ._input import read_urls
-from ._run import Format, StoreSettings, run_batch, usage_error
+from ._run import Format, run_batch, usage_error
+from ._store_options import (
+    CacheSizeOption,
+    DbOption,
+    ForceOption,
+    IncrementalOption,
+    StoreSettings,
+)
 
 app = typer.Typer(
     name="clonegate",
@@ -108,28 +114,10 @@ def analyze(
             metavar="DIR",
         ),
     ] = None,
-    db: _store.DbOption = None,
-    incremental: Annotated[
-        bool,
-        typer.Option(
-            help="With --db: report a repository from the store, without cloning it, when "
-            "its remote HEAD is at the commit of its last result by this analyzer.",
-        ),
-    ] = False,
-    force: Annotated[
-        bool,
-        typer.Option(
-            help="With --db: clone and parse everything again (no reuse, no cached files).",
-        ),
-    ] = False,
-    cache_size: Annotated[
-        str,
-        typer.Option(
-            help="With --db: most the per-file analysis cache may hold (least recently "
-            "used evicted first).",
-            metavar="SIZE",
-        ),
-    ] = "256M",
+    db: DbOption = None,
+    incremental: IncrementalOption = False,
+    force: ForceOption = False,
+    cache_size: CacheSizeOption = "256M",
     verbose: VerboseOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -146,18 +134,10 @@ def analyze(
         except OSError as exc:
             raise usage_error(f"--keep {keep}: {exc.strerror}") from None
         options.append(with_work_dir(keep.resolve(), keep_clones=True))
-    if (incremental or force) and db is None:
-        flag = "--incremental" if incremental else "--force"
-        raise usage_error(f"{flag} needs a result store: --db PATH or CLONEGATE_DB")
-    store = None
-    if db is not None:
-        try:
-            limit = (
-                parse_size_option("--cache-size", cache_size) if cache_size.strip() != "0" else 0
-            )
-        except ValueError as exc:
-            raise usage_error(str(exc)) from None
-        store = StoreSettings(db, limit, incremental and not force, force)
+    try:
+        store = StoreSettings.of(db, incremental, force, cache_size)
+    except ValueError as exc:
+        raise usage_error(str(exc)) from None
     raise typer.Exit(run_batch(lines, options, output_format, output, verbose, quiet, store))
 
 

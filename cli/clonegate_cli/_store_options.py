@@ -1,0 +1,95 @@
+"""``--db`` and the options that go with it, for `analyze` and `worker` (ADR 0016)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+import clonegate  # open_store through its lazy attribute: SQLite only with --db
+from clonegate import Option, parse_size, with_analysis_cache, with_incremental, with_result_store
+
+__all__ = [
+    "CacheSizeOption",
+    "DbOption",
+    "ForceOption",
+    "IncrementalOption",
+    "StoreSettings",
+    "store_options",
+]
+
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        envvar="CLONEGATE_DB",
+        show_default=False,
+        help="The result store: an SQLite file, created if missing (or CLONEGATE_DB).",
+        metavar="PATH",
+    ),
+]
+IncrementalOption = Annotated[
+    bool,
+    typer.Option(
+        help="With --db: report a repository from the store, without cloning it, when "
+        "its remote HEAD is at the commit of its last result by this analyzer.",
+    ),
+]
+ForceOption = Annotated[
+    bool,
+    typer.Option(help="With --db: clone and parse everything again (no reuse, no cached files)."),
+]
+CacheSizeOption = Annotated[
+    str,
+    typer.Option(
+        help="With --db: most the per-file analysis cache may hold (least recently "
+        "used evicted first).",
+        metavar="SIZE",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class StoreSettings:
+    """``--db`` and what goes with it."""
+
+    path: Path
+    cache_limit: int  # bytes; 0: no analysis cache
+    incremental: bool
+    force: bool
+
+    @classmethod
+    def of(
+        cls, db: Path | None, incremental: bool, force: bool, cache_size: str
+    ) -> StoreSettings | None:
+        """The settings the options ask for; None without ``--db``. Raises
+        ``ValueError`` with the message for the user if they do not go together."""
+        if db is None:
+            if incremental or force:
+                flag = "--incremental" if incremental else "--force"
+                raise ValueError(f"{flag} needs a result store: --db PATH or CLONEGATE_DB")
+            return None
+        try:
+            limit = parse_size(cache_size) if cache_size.strip() != "0" else 0
+        except ValueError as exc:
+            raise ValueError(f"--cache-size: {exc}") from None
+        return cls(db, limit, incremental and not force, force)
+
+
+@asynccontextmanager
+async def store_options(settings: StoreSettings | None) -> AsyncIterator[list[Option]]:
+    """The use case's options for ``settings``, with the store open while they are used."""
+    if settings is None:
+        yield []
+        return
+    async with clonegate.open_store(settings.path, cache_limit=max(settings.cache_limit, 1)) as db:
+        options = [with_result_store(db)]
+        if settings.cache_limit:
+            options.append(with_analysis_cache(db, refresh=settings.force))
+        if settings.incremental:
+            options.append(with_incremental())
+        yield options
