@@ -123,6 +123,35 @@ async def test_a_database_of_the_previous_schema_is_migrated_in_place(tmp_path: 
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
 
 
+async def test_a_reused_report_shares_the_stored_inventory(tmp_path: Path) -> None:
+    # ADR 0016: a re-run reports most repositories from the store; copying each one's
+    # inventory into every run would make the store grow by a whole inventory per run.
+    path = tmp_path / "s.db"
+    reused = replace(report(), reused=True)
+    async with open_store(path) as store:
+        first = await store.begin_run({})
+        await store.save(first, KEY, report())
+        runs = [await store.begin_run({}) for _ in range(2)]
+        for run in runs:
+            await store.save(run, KEY, reused)
+        for run in runs:
+            assert await store.load(run, KEY) == reused
+            assert await store.reports(run, inventory=True) == [replace(reused, index=0)]
+        assert await store.diff(first, runs[1]) == []
+        # The first run's report written again (a retried write) keeps the rows the
+        # others share.
+        await store.save(first, KEY, report())
+        assert await store.load(runs[1], KEY) == reused
+        # A reused report whose inventory is not the stored one's gets rows of its own.
+        other = replace(reused, inventory=Inventory(files=INVENTORY.files[:1]))
+        await store.save(runs[0], KEY, other)
+        assert await store.load(runs[0], KEY) == other
+    db = sqlite3.connect(path)
+    (tests,) = db.execute("SELECT count(*) FROM tests").fetchone()
+    # The first report's rows (kept for the runs that share them), its rewrite's, other's.
+    assert tests == 5 + 5 + 4
+
+
 async def test_a_database_from_a_newer_clonegate_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "new.db"
     sqlite3.connect(path).execute(f"PRAGMA user_version = {len(MIGRATIONS) + 1}")

@@ -5,14 +5,14 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..._domain.errors import InvalidURLError
 from ..._domain.inventory import Inventory, TestSuite
 from ..._domain.reports import RepositoryReport
 from ..._domain.urls import parse_repo_url
-from .rows import read_inventory, read_report
+from .rows import inventory_rows_of, read_inventory, read_report
 
 __all__ = ["Difference", "HistoryEntry", "RunInfo", "diff", "history", "reports", "runs"]
 
@@ -120,9 +120,7 @@ def reports(db: sqlite3.Connection, run_id: int, *, inventory: bool) -> list[Rep
         row[0]
         for row in db.execute("SELECT id FROM reports WHERE run_id = ? ORDER BY line", (run_id,))
     ]
-    if not inventory:
-        return [replace(read_report(db, i), inventory=None) for i in ids]
-    return [read_report(db, i) for i in ids]
+    return [read_report(db, i, inventory=inventory) for i in ids]
 
 
 def diff(db: sqlite3.Connection, run_a: int, run_b: int) -> list[Difference]:
@@ -186,7 +184,7 @@ def _same(old: _Row, new: _Row) -> bool:
 
 
 def _tests(db: sqlite3.Connection, report_id: int) -> dict[str, Counter[str]]:
-    inventory: Inventory = read_inventory(db, report_id)
+    inventory: Inventory = read_inventory(db, inventory_rows_of(db, report_id))
     found: dict[str, Counter[str]] = {}
     for file in inventory.files:
         names: Counter[str] = Counter(test.name for test in file.tests)

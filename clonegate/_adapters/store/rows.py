@@ -13,7 +13,7 @@ from ..._domain.inventory import Inventory, ScanError, TestCase, TestFile, TestS
 from ..._domain.report_json import report_from_json, to_json
 from ..._domain.reports import RepositoryReport
 
-__all__ = ["insert_report", "read_inventory", "read_report"]
+__all__ = ["insert_report", "inventory_rows_of", "read_inventory", "read_report"]
 
 _REPORT_COLUMNS = (
     "run_id, line, key, url, status, error_phase, error_kind, error, branch, commit_id, "
@@ -24,15 +24,26 @@ _REPORT_COLUMNS = (
 
 def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: RepositoryReport) -> int:
     """Insert ``report`` and its inventory; the report's row id. A report already
-    stored for that run and line is replaced (a retried write)."""
+    stored for that run and line is replaced (a retried write).
+
+    A reused report's inventory is not copied: its row points at the rows of the
+    stored report it was reused from (``inventory_of``), found by key, commit and
+    analyzer version, the same inventory by construction (ADR 0016); the totals are
+    compared all the same, and rows of its own are written if they differ.
+    """
     error, ref, totals, timings = report.error, report.ref, report.analysis, report.timings
     old = db.execute(
         "SELECT id FROM reports WHERE run_id = ? AND line = ?", (run_id, report.index)
     ).fetchone()
     if old is not None:
-        for table in ("tests", "suites", "files", "scan_errors", "reports"):
-            column = "id" if table == "reports" else "report_id"
-            db.execute(f"DELETE FROM {table} WHERE {column} = ?", old)
+        # A later run's reused report may share these rows: they stay, keyed by the
+        # old id, which is all a reader needs.
+        shared = db.execute("SELECT 1 FROM reports WHERE inventory_of = ? LIMIT 1", old)
+        if shared.fetchone() is None:
+            for table in ("tests", "suites", "files", "scan_errors"):
+                db.execute(f"DELETE FROM {table} WHERE report_id = ?", old)
+        db.execute("DELETE FROM reports WHERE id = ?", old)
+    shared = _shared_inventory(db, key, report) if report.reused else None
     cursor = db.execute(
         f"INSERT INTO reports ({_REPORT_COLUMNS}) VALUES ({', '.join('?' * 21)})",
         (
@@ -61,9 +72,27 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
     )
     report_id = cursor.lastrowid
     assert report_id is not None
-    if report.inventory is not None:
+    if shared is not None:
+        db.execute("UPDATE reports SET inventory_of = ? WHERE id = ?", (shared, report_id))
+    elif report.inventory is not None:
         _insert_inventory(db, report_id, report.inventory)
     return report_id
+
+
+def _shared_inventory(db: sqlite3.Connection, key: str, report: RepositoryReport) -> int | None:
+    """The id of the inventory rows ``report``, a reused one, can share; None if none."""
+    ref, totals, inventory = report.ref, report.analysis, report.inventory
+    if ref is None or totals is None or inventory is None:
+        return None
+    row = db.execute(
+        "SELECT COALESCE(inventory_of, id), test_files, tests FROM reports "
+        "WHERE key = ? AND commit_id = ? AND analyzer_version = ? AND status = 'ok' "
+        "AND reused = 0 AND duplicate_of IS NULL ORDER BY run_id DESC LIMIT 1",
+        (key, ref.commit, totals.analyzer_version),
+    ).fetchone()
+    if row is None or (row[1], row[2]) != (inventory.test_files, inventory.tests):
+        return None
+    return int(row[0])
 
 
 def _insert_inventory(db: sqlite3.Connection, report_id: int, inventory: Inventory) -> None:
@@ -123,17 +152,29 @@ def _flatten(
         _flatten(child, number, report_id, file_no, counter, suites, tests)
 
 
-def read_report(db: sqlite3.Connection, report_id: int) -> RepositoryReport:
-    """The report stored as ``report_id``, with its inventory if it had one."""
-    (document,) = db.execute("SELECT document FROM reports WHERE id = ?", (report_id,)).fetchone()
+def read_report(
+    db: sqlite3.Connection, report_id: int, *, inventory: bool = True
+) -> RepositoryReport:
+    """The report stored as ``report_id``, with its inventory if it had one (and
+    ``inventory`` asks for it)."""
+    document, shared = db.execute(
+        "SELECT document, inventory_of FROM reports WHERE id = ?", (report_id,)
+    ).fetchone()
     report = report_from_json(json.loads(document))
-    if report.analysis is None:
+    if report.analysis is None or not inventory:
         return report
-    return replace(report, inventory=read_inventory(db, report_id))
+    return replace(report, inventory=read_inventory(db, shared or report_id))
+
+
+def inventory_rows_of(db: sqlite3.Connection, report_id: int) -> int:
+    """The id the inventory rows of report ``report_id`` are stored under."""
+    row = db.execute("SELECT inventory_of FROM reports WHERE id = ?", (report_id,)).fetchone()
+    return int(row[0]) if row is not None and row[0] is not None else report_id
 
 
 def read_inventory(db: sqlite3.Connection, report_id: int) -> Inventory:
-    """The inventory stored for ``report_id``, equal to the one that was saved."""
+    """The inventory stored under ``report_id`` (see :func:`inventory_rows_of`), equal
+    to the one that was saved."""
     tests_of: dict[tuple[int, int | None], list[TestCase]] = {}
     for file_no, suite_no, name, line, status in db.execute(
         "SELECT file_no, suite_no, name, line, status FROM tests WHERE report_id = ? "

@@ -93,6 +93,12 @@ MIGRATIONS: tuple[str, ...] = (
     ) WITHOUT ROWID;
     CREATE INDEX analysis_cache_by_use ON analysis_cache (used);
     """,
+    # 3: a reused report shares the inventory rows of the report it was reused from
+    # (``inventory_of``; NULL: rows of its own) instead of copying them into each run.
+    """
+    ALTER TABLE reports ADD COLUMN inventory_of INTEGER;
+    CREATE INDEX reports_by_inventory ON reports (inventory_of) WHERE inventory_of IS NOT NULL;
+    """,
 )
 
 
