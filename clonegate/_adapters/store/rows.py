@@ -38,8 +38,8 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
     if old is not None:
         # A later run's reused report may share these rows: they stay, keyed by the
         # old id, which is all a reader needs.
-        shared = db.execute("SELECT 1 FROM reports WHERE inventory_of = ? LIMIT 1", old)
-        if shared.fetchone() is None:
+        sharing = db.execute("SELECT 1 FROM reports WHERE inventory_of = ? LIMIT 1", old)
+        if sharing.fetchone() is None:
             for table in ("tests", "suites", "files", "scan_errors"):
                 db.execute(f"DELETE FROM {table} WHERE report_id = ?", old)
         db.execute("DELETE FROM reports WHERE id = ?", old)
