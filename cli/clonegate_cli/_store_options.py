@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 import clonegate  # open_store through its lazy attribute: SQLite only with --db
-from clonegate import Option, parse_size, with_analysis_cache, with_incremental, with_result_store
+from clonegate import Option, with_analysis_cache, with_incremental, with_result_store
 
 __all__ = [
     "CacheSizeOption",
@@ -73,10 +73,10 @@ class StoreSettings:
                 flag = "--incremental" if incremental else "--force"
                 raise ValueError(f"{flag} needs a result store: --db PATH or CLONEGATE_DB")
             return None
-        try:
-            limit = parse_size(cache_size) if cache_size.strip() != "0" else 0
-        except ValueError as exc:
-            raise ValueError(f"--cache-size: {exc}") from None
+        # Imported here: _clone_options reaches this module through _input and _run.
+        from ._clone_options import parse_size_option
+
+        limit = parse_size_option("--cache-size", cache_size) if cache_size.strip() != "0" else 0
         return cls(db, limit, incremental and not force, force)
 
 
