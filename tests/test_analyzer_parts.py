@@ -12,13 +12,8 @@ import trio.testing
 
 from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer
 from clonegate._adapters.analysis.analyzer import _all, split
-from clonegate._adapters.analysis.scan import (
-    PartResult,
-    ScanResult,
-    list_commit,
-    scan_commit,
-    scan_part,
-)
+from clonegate._adapters.analysis.results import MIN_FILES_PER_PART, PartResult, ScanResult
+from clonegate._adapters.analysis.scan import list_commit, list_or_scan, scan_commit, scan_part
 from clonegate._adapters.workers import default_worker_limiter, open_worker_pool
 
 from .servers import (
@@ -83,6 +78,47 @@ def test_inventories_survive_pickling(fixture_repo: tuple[str, str]) -> None:
     assert [type(t.status) for f in copy.files for t in f.all_tests()] == [
         type(t.status) for f in inventory.files for t in f.all_tests()
     ]
+
+
+def test_list_or_scan_scans_what_makes_one_part_and_lists_the_rest(
+    fixture_repo: tuple[str, str], tmp_path: Path
+) -> None:
+    path, head = fixture_repo
+    listing = list_commit(path, head)
+    assert 0 < len(listing.candidates) < 2 * MIN_FILES_PER_PART
+    # One part whatever the CPUs: the scan itself, as one process would make it.
+    for processes in (1, 2, 8):
+        assert list_or_scan(path, head, processes) == scan_commit(path, head)
+
+
+async def test_a_small_repository_is_one_job_and_a_large_one_is_split(
+    suite_daemon: GitDaemon, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import clonegate._adapters.analysis.analyzer as analyzer_module
+
+    jobs: list[str] = []
+    real = analyzer_module.run_in_worker  # type: ignore[attr-defined]
+
+    async def counted(function: Callable[..., object], *args: object, **options: str) -> object:
+        jobs.append(function.__name__)
+        return await real(function, *args, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(analyzer_module, "run_in_worker", counted)
+    cpus = default_worker_limiter()
+    cpus.total_tokens = 2
+    source = await _clone(suite_daemon, tmp_path)
+    try:
+        async with open_worker_pool():
+            large = await TestInventoryAnalyzer().analyze(source)
+            assert jobs == ["list_or_scan", "scan_part", "scan_part"]
+            jobs.clear()
+            cpus.total_tokens = 1  # one part: listed and scanned in one job
+            single = await TestInventoryAnalyzer().analyze(source)
+            assert jobs == ["list_or_scan"]
+    finally:
+        await source.aclose()
+    assert large == single
+    assert large.inventory.test_files == 4000
 
 
 async def _clone(daemon: GitDaemon, work: Path) -> ClonedSource:

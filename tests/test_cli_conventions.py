@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 from typer.testing import CliRunner
 
 from clonegate import BatchSummary, RepositoryReport, RepositoryStatus
@@ -174,7 +173,7 @@ def test_the_table_reads_like_a_list_of_lines() -> None:
     reports = [first, RepositoryReport.duplicate(url, 1, 0, RepositoryStatus.FAILED, first.error)]
     summary = BatchSummary(repositories=2, failed=2, duplicates=1, elapsed=1.0)
     out = io.StringIO()
-    write_table(Console(file=out, width=100), reports, summary)
+    write_table(out, reports, summary, width=100)
     text = out.getvalue()
     assert text.count(url) == 2  # whole, on one line, once per entry: not in the detail
     numbers = [line.split()[0] for line in text.splitlines() if line.split()[1:2] == ["failed"]]

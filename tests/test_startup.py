@@ -3,20 +3,28 @@ line loads, so the heavy ones load only where they are used (ADR 0003, issue 14)
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
+from .servers import git_daemon, make_repo
 
-def imported_by(*arguments: str) -> set[str]:
-    """Every module a fresh ``python -X importtime ARGUMENTS`` imported, by name."""
+
+def imported_by(*arguments: str, env: dict[str, str] | None = None) -> set[str]:
+    """Every module a fresh ``python -X importtime ARGUMENTS`` imported, by name.
+
+    Only the process itself: ``-X importtime`` is not passed on to the workers'
+    zygote, which starts a fresh interpreter."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", *arguments],
         capture_output=True,
         text=True,
         timeout=120,
         check=False,
+        env=env,
     )
     names = set()
     for line in done.stderr.splitlines():
@@ -56,3 +64,28 @@ def test_analyze_loads_neither_redis_nor_sqlite_nor_pydantic(arguments: list[str
     loaded = top_level(imported_by("-m", "clonegate", *arguments))
     assert "typer" in loaded  # the command line did run
     assert not loaded & {"coredis", "sqlite3", "pydantic"}
+
+
+def test_json_output_loads_no_rich_and_a_small_analysis_no_parser(tmp_path: Path) -> None:
+    # Rich draws tables and a terminal's progress; a first result in JSON, with stderr
+    # no terminal, needs neither it nor (one job lists and scans a small repository in
+    # a worker) the parsers and frameworks' definitions in the parent (issue 14).
+    root = tmp_path / "served"
+    root.mkdir()
+    make_repo(root, "tiny", files={"test_a.py": b"def test_a():\n    pass\n"})
+    environment = {
+        k: v for k, v in os.environ.items() if k not in {"FORCE_COLOR", "TTY_COMPATIBLE"}
+    }
+    with git_daemon(root) as daemon:
+        loaded = imported_by(
+            "-m", "clonegate", "analyze", "--format", "json", daemon.url("tiny"), env=environment
+        )
+    assert "clonegate._adapters.analysis.analyzer" in loaded  # it did analyze
+    assert not {name for name in loaded if name.split(".")[0] == "rich"}
+    assert not loaded & {
+        "clonegate._adapters.analysis.scan",
+        "clonegate._adapters.analysis.config",
+        "clonegate._adapters.analysis.cache_keys",
+        "tree_sitter",
+        "dulwich",
+    }

@@ -24,7 +24,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from clonegate._adapters.analysis.scan import ScanResult, scan_commit
+from clonegate._adapters.analysis.results import ScanResult
+from clonegate._adapters.analysis.scan import scan_commit
 from clonegate._domain.inventory import Inventory
 
 ROOT = Path(__file__).resolve().parents[2]

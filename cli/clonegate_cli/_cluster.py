@@ -10,7 +10,6 @@ from typing import Annotated, Any
 
 import trio
 import typer
-from rich.console import Console
 
 # The Redis adapter (coredis: 0.2 s of imports) is reached through `clonegate`'s lazy
 # attributes when a cluster command runs, never when the module is imported: `analyze`
@@ -270,7 +269,7 @@ def results(
         if output_format is Format.json:
             write_json(sys.stdout, reports, summary)
         elif output_format is Format.table:
-            write_table(Console(), reports, summary)
+            write_table(sys.stdout, reports, summary)
         else:
             typer.echo(summary_line(summary), err=True)
         return 0 if summary.ok == summary.repositories else 1

@@ -5,11 +5,6 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
-
 from clonegate import BatchSummary, RepositoryReport, RepositoryStatus, to_json, visible
 
 as_json = to_json  # the library's codec (clonegate.report_from_json reads it back)
@@ -36,7 +31,13 @@ _STATUS_STYLE = {
 }
 
 
-def write_table(console: Console, reports: list[RepositoryReport], summary: BatchSummary) -> None:
+def write_table(
+    stream: TextIO,
+    reports: list[RepositoryReport],
+    summary: BatchSummary,
+    *,
+    width: int | None = None,
+) -> None:
     """One entry per input line, numbered from 1 like the lines of a file: the URL on a
     line of its own, whole (it breaks only if the terminal is narrower than it), then
     what was found or what went wrong.
@@ -45,6 +46,12 @@ def write_table(console: Console, reports: list[RepositoryReport], summary: Batc
     error message, a branch name) is read as rich markup or reaches the terminal as a
     control character or escape sequence; those are shown escaped (``\\x1b``).
     """
+    # Rich is imported here, not with the module: JSON output never needs it (issue 14).
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
     table = Table(box=box.SIMPLE_HEAD, title="clonegate", title_justify="left", pad_edge=False)
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("status", no_wrap=True)
@@ -56,6 +63,7 @@ def write_table(console: Console, reports: list[RepositoryReport], summary: Batc
         table.add_row(
             Text(str(r.index + 1)), Text(str(r.status), style=_STATUS_STYLE[r.status]), entry
         )
+    console = Console(file=stream, width=width)  # None: the terminal's width, or 80
     console.print(table)
     console.print(Text(summary_line(summary)))
 

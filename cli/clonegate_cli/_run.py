@@ -15,7 +15,6 @@ from typing import TextIO, TypeVar
 
 import trio
 import typer
-from rich.console import Console
 
 from clonegate import (
     AnalyzeUseCase,
@@ -28,7 +27,7 @@ from clonegate import (
 )
 
 from ._output import summary_line, write_json, write_jsonl, write_table
-from ._progress import Progress
+from ._progress import Progress, stderr_is_terminal
 from ._store_options import StoreSettings, store_options
 
 __all__ = [
@@ -67,12 +66,12 @@ def run_batch(
     quiet: bool,
     store: StoreSettings | None = None,
 ) -> int:
-    stderr = Console(stderr=True)
     configure_logging(verbose, quiet)
     with _results_stream(output) as stream:
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
-        progress = Progress(stderr, live=stderr.is_terminal and not quiet, verbose=verbose)
+        terminal = stderr_is_terminal()
+        progress = Progress(terminal, live=terminal and not quiet, verbose=verbose)
         run = _Run(urls, options, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
@@ -80,7 +79,7 @@ def run_batch(
             failed = find_exception(exc, StoreError)
             if failed is not None:
                 # What was written stays written; the reports already printed are out.
-                stderr.print(f"clonegate: error: {visible(str(failed))}", markup=False)
+                progress.say(f"clonegate: error: {visible(str(failed))}")
                 return EXIT_STORE
             if _only(exc, BrokenPipeError):
                 # The reader went away (`| head`): stop quietly, like any Unix filter,
@@ -88,7 +87,7 @@ def run_batch(
                 os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
                 return EXIT_BROKEN_PIPE
             if _only(exc, KeyboardInterrupt):  # a second Ctrl-C, during the clean-up
-                stderr.print("clonegate: interrupted", markup=False)
+                progress.say("clonegate: interrupted")
                 return EXIT_INTERRUPTED
             raise
 
@@ -151,16 +150,15 @@ class _Run:
         if self.fmt is Format.json:
             write_json(self.stream, self.reports, summary)
         elif self.fmt is Format.table:
-            write_table(Console(file=self.stream), self.reports, summary)
+            write_table(self.stream, self.reports, summary)
         elif not self.quiet:
-            self.progress.console.print(summary_line(summary), markup=False, highlight=False)
+            self.progress.say(summary_line(summary))
         if self.stopped_by is not None:
             name = "interrupted" if self.stopped_by == signal.SIGINT else "terminated"
-            self.progress.console.print(
+            self.progress.say(
                 f"clonegate: {name}; every clone was stopped and removed; "
                 f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
-                "not finished",
-                markup=False,
+                "not finished"
             )
             return EXIT_INTERRUPTED if self.stopped_by == signal.SIGINT else EXIT_TERMINATED
         all_ok = summary.repositories == summary.ok

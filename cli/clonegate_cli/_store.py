@@ -8,20 +8,20 @@ import json
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Annotated, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 
 import trio
 import typer
-from rich import box
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 import clonegate  # the store through its lazy attributes: only these commands load it
 from clonegate import RepositoryReport, StoreError, to_json, visible
 
 from ._run import EXIT_STORE, usage_error
 from ._store_options import DbOption
+
+if TYPE_CHECKING:
+    from rich.table import Table
+    from rich.text import Text
 
 T = TypeVar("T")
 
@@ -49,7 +49,7 @@ def runs(
                     summary.get("tests", ""),
                 )
             )
-        Console().print(table)
+        _print(table)
 
     _with_store(db, show)
 
@@ -74,7 +74,7 @@ def history(
             table.add_row(
                 *_cells(e.run_id, e.started_at, e.status, commit, e.test_files, e.tests, note)
             )
-        Console().print(table)
+        _print(table)
 
     _with_store(db, show)
 
@@ -214,7 +214,17 @@ def _with_store(db: Path | None, use: Callable[[clonegate.SQLiteStore], Awaitabl
         raise typer.Exit(141) from None
 
 
+def _print(table: Table) -> None:
+    from rich.console import Console
+
+    Console().print(table)
+
+
 def _table(*columns: str) -> Table:
+    # Rich is imported when a table is drawn: `analyze` registers these commands too.
+    from rich import box
+    from rich.table import Table
+
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     for column in columns:
         table.add_column(column)
@@ -223,6 +233,8 @@ def _table(*columns: str) -> Table:
 
 def _cells(*values: object) -> list[Text]:
     # Text, never markup: URLs, branch names and messages come from servers.
+    from rich.text import Text
+
     return [Text(visible("" if v is None else str(v))) for v in values]
 
 

@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 import clonegate
 from clonegate import RepositoryStatus, with_max_concurrent_clones, with_work_dir
@@ -164,6 +163,8 @@ def demo(
         with _demo.serve(Path(root), rate * 1024) as port:
             urls = [f"git://127.0.0.1:{port}/{name}.git" for name in names]
             if not quiet:
+                from rich.console import Console
+
                 Console(stderr=True).print(
                     f"serving {len(urls)} sample repositories on git://127.0.0.1:{port}/ "
                     "(in this process); clone limit 2",

@@ -6,7 +6,7 @@ import functools
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TypeVar, final
+from typing import TYPE_CHECKING, TypeVar, final
 
 import trio
 
@@ -16,16 +16,24 @@ from ..._domain.store import AnalysisCache
 from ..._domain.vcs import ClonedSource
 from ..preloads import SCAN_MODULES
 from ..workers import add_default_preload, default_worker_limiter, run_in_worker
-from .cache_keys import Outcome, UndecodableValue, cache_key, decode
-from .config import ConfigScopes
-from .scan import (
-    Listing,
-    Part,
-    PartResult,
-    ScanResult,
-    list_commit,
-    scan_part,
-)
+from ..workers.wire import Named
+from .results import MIN_FILES_PER_PART, Part, PartResult, ScanResult, split
+
+# The parsers, the grammars and the frameworks' definitions (.scan, .config,
+# .cache_keys) run in the workers; the parent loads them only for a listing it splits
+# or a cache it consults, never for a small repository's finished scan (issue 14).
+if TYPE_CHECKING:
+    from .cache_keys import Outcome
+    from .config import ConfigScopes
+    from .scan import Listing
+
+__all__ = [
+    "ANALYZER_VERSION",
+    "MIN_FILES_PER_PART",
+    "AnalyzerStatistics",
+    "TestInventoryAnalyzer",
+    "split",
+]
 
 logger = logging.getLogger("clonegate")
 
@@ -35,11 +43,15 @@ add_default_preload(SCAN_MODULES)
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
 ANALYZER_VERSION = "clonegate-analyzer/4"
 
-# Below this many candidate files per part, another process costs more than it saves:
-# each part opens the repository and its pack index again (bench/README.md).
-MIN_FILES_PER_PART = 100
-
 T = TypeVar("T")
+
+
+class _SCAN:
+    """The scan module's jobs, by name (see :class:`..workers.wire.Named`)."""
+
+    list_or_scan = Named(f"{__package__}.scan", "list_or_scan")
+    list_commit = Named(f"{__package__}.scan", "list_commit")
+    scan_part = Named(f"{__package__}.scan", "scan_part")
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,14 +122,21 @@ class TestInventoryAnalyzer:
         path = str(source.path)
         cpus = self._limiter or default_worker_limiter()
         version = ANALYZER_VERSION  # read once, so that the keys and the report agree
-        listing: Listing = await _in_worker(cpus, list_commit, path, source.commit)
         if self._cache is None:
-            parts = _parts(listing.candidates, cpus)
-            results = await _scan(cpus, path, parts, listing.scopes, encode=False)
+            # One job when the candidates make one part; else the listing, to split.
+            processes = int(cpus.total_tokens)
+            first = await _in_worker(cpus, _SCAN.list_or_scan, path, source.commit, processes)
+            if isinstance(first, ScanResult):
+                result = first
+            else:
+                parts = _parts(first.candidates, cpus)
+                results = await _scan(cpus, path, parts, first.scopes, encode=False)
+                result = ScanResult.merge(first, results)
         else:
+            listing: Listing = await _in_worker(cpus, _SCAN.list_commit, path, source.commit)
             results = await self._scan_cached(self._cache, cpus, source, listing, version)
-        self._parsed += sum(r.parsed for r in results)
-        result = ScanResult.merge(listing, results)
+            result = ScanResult.merge(listing, results)
+        self._parsed += result.parsed
         facts = RepositoryFacts(
             branch=source.branch,
             commit=source.commit,
@@ -138,6 +157,8 @@ class TestInventoryAnalyzer:
         version: str,
     ) -> list[PartResult]:
         """The parts' results, the cached files' outcomes as one more part (0 bytes read)."""
+        from .cache_keys import UndecodableValue, cache_key, decode
+
         path, candidates = str(source.path), listing.candidates
         keys = [
             cache_key(sha, context, version)
@@ -216,20 +237,10 @@ async def _scan(
     cpus: trio.CapacityLimiter, path: str, parts: list[Part], scopes: ConfigScopes, encode: bool
 ) -> list[PartResult]:
     """Each part's result, in the parts' order."""
+    scan = _SCAN.scan_part
     return await _all(
-        [functools.partial(_in_worker, cpus, scan_part, path, p, scopes, encode) for p in parts]
+        [functools.partial(_in_worker, cpus, scan, path, p, scopes, encode) for p in parts]
     )
-
-
-def split(candidates: Part, processes: int, min_files: int = MIN_FILES_PER_PART) -> list[Part]:
-    """At most ``processes`` parts of at least ``min_files`` files each (one part if fewer).
-
-    Files are dealt out in turn, not cut into runs: candidates are in path order, so
-    a run would give one part all the Go files and another all the Python ones, and
-    the languages do not cost the same to parse.
-    """
-    count = max(1, min(processes, len(candidates) // min_files))
-    return [candidates[i::count] for i in range(count)]
 
 
 async def _in_worker(limiter: trio.CapacityLimiter, function: Callable[..., T], *args: object) -> T:

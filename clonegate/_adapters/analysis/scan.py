@@ -10,10 +10,10 @@ from __future__ import annotations
 import gc
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..._domain.inventory import Inventory, ScanError, TestFile
+from ..._domain.inventory import ScanError, TestFile
 from . import go, java, javascript, python, rust
 from .blobs import BlobTooLarge, blob_reader
 from .cache_keys import ScopeContexts, encode_file, encode_parse_error
@@ -21,6 +21,7 @@ from .config import ConfigScopes
 from .detect import FAMILY, JS_LANGUAGES, MAX_FILE_BYTES, language_of, skipped_directory
 from .frameworks import KEEPS_UNNAMED
 from .frameworks.definition import Reading
+from .results import Part, PartResult, ScanResult, split
 from .syntax import kit
 
 # One reader per language family: it parses a file once, whatever its framework.
@@ -42,9 +43,6 @@ def warm_up() -> None:
     kit("rust", rust.QUERY)
 
 
-Part = tuple[tuple[str, bytes], ...]  # (path, blob sha), in path order
-
-
 @dataclass(frozen=True, slots=True)
 class Listing:
     """One pass over a commit's tree: the files to parse, and what decides their framework.
@@ -61,47 +59,23 @@ class Listing:
     files_per_language: dict[str, int]
 
 
-@dataclass(frozen=True, slots=True)
-class PartResult:
-    """What one part gave: ``parsed`` files were read and handed to ``analyze_file``.
-
-    Encoded (``scan_part(..., encode=True)``), ``values`` holds, in the part's order,
-    each file's cache value (:mod:`.cache_keys`), or None for a file that could not be
-    read; ``files`` is then empty and ``errors`` holds only the read errors. One
-    bytes object a file is what crosses the process boundary instead of the objects.
-    """
-
-    files: tuple[TestFile, ...]
-    errors: tuple[ScanError, ...]
-    bytes_read: int
-    parsed: int = 0
-    values: tuple[bytes | None, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class ScanResult:
-    inventory: Inventory
-    files_scanned: int
-    bytes_read: int
-    files_per_language: dict[str, int]
-
-    @classmethod
-    def merge(cls, listing: Listing, parts: Iterable[PartResult]) -> ScanResult:
-        """Parts scanned in any order give the inventory one scan would: files in path order."""
-        results = list(parts)
-        files = sorted((f for r in results for f in r.files), key=lambda f: f.path)
-        errors = sorted((e for r in results for e in r.errors), key=lambda e: e.path)
-        return cls(
-            inventory=Inventory(tuple(files), tuple(errors)),
-            files_scanned=listing.files_scanned,
-            bytes_read=sum(r.bytes_read for r in results),
-            files_per_language=listing.files_per_language,
-        )
-
-
 def scan_commit(repo_path: str, commit: str) -> ScanResult:
     """The inventory of ``commit`` in the repository at ``repo_path`` (bare or not), in one go."""
     listing = list_commit(repo_path, commit)
+    return ScanResult.merge(listing, [scan_part(repo_path, listing.candidates, listing.scopes)])
+
+
+def list_or_scan(repo_path: str, commit: str, processes: int) -> Listing | ScanResult:
+    """The scan of ``commit`` when its candidates make one part (:func:`.results.split`),
+    else its listing, for the parent to split among ``processes`` workers.
+
+    Most repositories have fewer than two parts' worth of test files: one job then
+    lists and scans them, and the parent neither waits for a second job nor unpickles
+    a listing (which would load every framework's definition in it).
+    """
+    listing = list_commit(repo_path, commit)
+    if len(split(listing.candidates, processes)) > 1:
+        return listing
     return ScanResult.merge(listing, [scan_part(repo_path, listing.candidates, listing.scopes)])
 
 

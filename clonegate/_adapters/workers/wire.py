@@ -9,6 +9,7 @@ parent.
 
 from __future__ import annotations
 
+import importlib
 import io
 import pickle
 import struct
@@ -38,6 +39,26 @@ class Reply:
     error: BaseException | None = None
     job_peak_bytes: int = 0
     serving: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A job's function named by its module and attribute, imported where it runs.
+
+    The parent sends such a job without importing the module that does the work (the
+    zygote has preloaded it): a first result does not wait for the parent to load
+    what only workers use (issue 14).
+    """
+
+    module: str
+    name: str
+
+    @property
+    def __name__(self) -> str:  # named like the function it stands for (logs, tests)
+        return self.name
+
+    def __call__(self, *args: object) -> Any:
+        return getattr(importlib.import_module(self.module), self.name)(*args)
 
 
 class ReplyUnpickler(pickle.Unpickler):
