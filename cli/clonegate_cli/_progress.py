@@ -50,7 +50,7 @@ class Progress:
     analyzing: set[int] = field(default_factory=set)
     done: int = 0
     failed: int = 0
-    _console: Console | None = None
+    _console: Console | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def console(self) -> Console:
@@ -59,17 +59,19 @@ class Progress:
             self._console = stderr_console()
         return self._console
 
-    def say(self, line: str, *, style: str = "") -> None:
-        """One line on stderr, above the live display on a terminal; elsewhere as it is
-        (rich would wrap it at 80 columns). Callers escape what a server sent
-        (:func:`clonegate.visible`); the line is never read as markup or emoji codes."""
+    def say(self, line: str, *, warning: bool = False) -> None:
+        """One line on stderr (after ``warning:``, yellow on a terminal, if a warning),
+        above the live display on a terminal; elsewhere as it is (rich would wrap it at
+        80 columns). Callers escape what a server sent (:func:`clonegate.visible`); the
+        line is never read as markup or emoji codes."""
         if not self.terminal:
-            sys.stderr.write(line + "\n")
+            sys.stderr.write(("warning: " if warning else "") + line + "\n")
             sys.stderr.flush()
             return
         from rich.text import Text
 
-        self.console.print(Text(line, style=style), highlight=False)
+        text = Text.assemble(("warning:", "yellow"), " ", line) if warning else Text(line)
+        self.console.print(text, highlight=False)
 
     def on_event(self, event: Event) -> None:
         if event.kind is EventKind.ANALYZING:
@@ -81,8 +83,7 @@ class Progress:
                 self.failed += 1
         if event.kind is EventKind.STUCK:
             self.say(
-                f"warning: clone of {visible(event.url)} running for {event.elapsed:.0f} s",
-                style="yellow",
+                f"clone of {visible(event.url)} running for {event.elapsed:.0f} s", warning=True
             )
         elif event.kind is EventKind.BUDGET:
             if self.verbose:

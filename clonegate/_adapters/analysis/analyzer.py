@@ -77,11 +77,13 @@ class TestInventoryAnalyzer:
     """Takes the test inventory of a :class:`clonegate.ClonedSource`.
 
     Parsing is CPU-bound and the GIL would serialize it, so it runs in worker
-    processes (served ones, ADR 0003): one job lists the commit's tree,
-    then the candidate files are split into parts scanned side by side, so that one
-    large repository uses every CPU. Every job waits on one limiter, which all
-    analyses of this analyzer share: however many analyses the caller runs at once,
-    at most ``processes`` processes parse, and memory stays bounded. The default
+    processes (served ones, ADR 0003): one job lists the commit's tree, and scans the
+    candidates too when they make one part (most repositories: one job, and the
+    parent never loads the parsers); otherwise they are split into parts scanned
+    side by side, so that one large repository uses every CPU. Every job waits on
+    one limiter, which all analyses of this analyzer share: however many analyses
+    the caller runs at once, at most ``processes`` processes parse, and memory stays
+    bounded. The default
     (``None``) is one limiter per ``trio.run`` with a token per CPU, shared by every
     analyzer made with the default.
 
@@ -125,7 +127,9 @@ class TestInventoryAnalyzer:
         if self._cache is None:
             # One job when the candidates make one part; else the listing, to split.
             processes = int(cpus.total_tokens)
-            first = await _in_worker(cpus, _SCAN.list_or_scan, path, source.commit, processes)
+            first: Listing | ScanResult = await _in_worker(
+                cpus, _SCAN.list_or_scan, path, source.commit, processes
+            )
             if isinstance(first, ScanResult):
                 result = first
             else:

@@ -74,6 +74,8 @@ def list_or_scan(repo_path: str, commit: str, processes: int) -> Listing | ScanR
     a listing (which would load every framework's definition in it).
     """
     listing = list_commit(repo_path, commit)
+    if not listing.candidates:
+        return ScanResult.merge(listing, [])
     if len(split(listing.candidates, processes)) > 1:
         return listing
     return ScanResult.merge(listing, [scan_part(repo_path, listing.candidates, listing.scopes)])

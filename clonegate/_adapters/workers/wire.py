@@ -27,6 +27,8 @@ READY = struct.Struct("!cq")  # b"R", the zygote's own address-space size in byt
 
 # Modules whose classes a reply may name. Everything else fails to load.
 _TRUSTED_MODULES = ("builtins", "datetime", "pathlib", "collections", "copyreg", "_codecs")
+# The only functions a reply may name: what pickle's own older protocols rebuild with.
+_TRUSTED_FUNCTIONS = frozenset({("copyreg", "_reconstructor"), ("_codecs", "encode")})
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +64,32 @@ class Named:
 
 
 class ReplyUnpickler(pickle.Unpickler):
-    """Loads clonegate's types and plain values only (see the module docstring)."""
+    """Loads clonegate's types and plain values only (see the module docstring).
+
+    A reply may name a class, never a function or another callable: pickle calls what
+    it names (REDUCE), in this process. The class must be defined in an allowed module,
+    not only reachable from one (``Popen`` imported into a clonegate module is
+    subprocess's), and the name must be plain (a dotted one walks attributes:
+    ``wire`` then ``pickle.loads``). :class:`Named` calls what it names, so it is
+    refused, as are ``type`` and ``super``.
+    """
 
     def find_class(self, module: str, name: str) -> Any:
-        if module == "clonegate" or module.startswith("clonegate.") or module in _TRUSTED_MODULES:
-            if module == "builtins" and name in {"eval", "exec", "compile", "open", "__import__"}:
-                raise pickle.UnpicklingError(f"refused: {module}.{name}")
-            return super().find_class(module, name)
+        if "." not in name and _allowed(module):
+            found = super().find_class(module, name)
+            if (module, name) in _TRUSTED_FUNCTIONS:
+                return found
+            if (
+                isinstance(found, type)
+                and _allowed(found.__module__)
+                and found not in (type, super, Named)
+            ):
+                return found
         raise pickle.UnpicklingError(f"refused: {module}.{name}")
+
+
+def _allowed(module: str) -> bool:
+    return module == "clonegate" or module.startswith("clonegate.") or module in _TRUSTED_MODULES
 
 
 def load_reply(data: bytes) -> Reply:
