@@ -121,14 +121,17 @@ def cgroup_unavailable() -> str | None:
 
 
 def make_memory_heavy_repo(root: Path, name: str, *, blob_mib: int = 96) -> str:
-    """A bare ``root/<name>.git`` whose clone needs memory: one commit adds a
+    """A bare ``root/<name>.git`` whose full clone needs memory: one commit adds a
     ``blob_mib`` MiB data file (random hexadecimal text: it compresses about 2:1, so
-    the pack is a little over half of it), the next a small test file. dulwich holds
-    the whole object, inflated, while it indexes it: a clone needs about twice the
-    file's size for as long as that takes, far more than the pack it receives."""
+    the pack is a little over half of it), the next changes a line of it and adds a
+    small test file. One version of the file is stored as a delta of the other, and
+    resolving a delta holds its base and its result whole: a clone needs about twice
+    the file's size for as long as that takes, far more than the pack it receives.
+    (A file that is no delta's base is hashed as it streams, and needs little.)"""
     bare = root / f"{name}.git"
     git("init", "-q", "--bare", "-b", "main", str(bare))
     data = random.Random(15).randbytes(blob_mib * MiB // 2).hex().encode()
+    edited = b"edited\n" + data[7:]
     test = b"def test_data():\n    pass\n"
     stream = b"".join(
         [
@@ -138,7 +141,9 @@ def make_memory_heavy_repo(root: Path, name: str, *, blob_mib: int = 96) -> str:
             data,
             b"\ncommit refs/heads/main\nmark :2\n",
             b"committer Fixture <fixture@example.invalid> 1700000001 +0000\ndata 5\ntests",
-            f"\nfrom :1\nM 644 inline tests/test_data.py\ndata {len(test)}\n".encode(),
+            f"\nfrom :1\nM 644 inline data/table.txt\ndata {len(edited)}\n".encode(),
+            edited,
+            f"\nM 644 inline tests/test_data.py\ndata {len(test)}\n".encode(),
             test,
             b"\n",
         ]

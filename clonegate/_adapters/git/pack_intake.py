@@ -1,16 +1,16 @@
-"""Receiving a pack: written to disk once, indexed in one pass (ADR 0003).
+"""Receiving a pack: written to disk once, each whole object inflated once (ADR 0003).
 
 dulwich's own ``fetch`` spools the pack, copies it out of the spool while checking
 it, indexes it, then inflates every object a second time to find the bases a thin
 pack refers to, and only then writes the index: the delta chains are walked twice,
 and a full clone took 2-4x git's time. A fresh clone asks for no object it already
 has, so the server sends a complete (not thin) pack; here it goes straight into a
-file in the pack directory, one :class:`PackIndexer` pass computes every object's id
-from its content, the pack's trailing checksum is compared with the SHA-1 of what
-was received, and the index is written. What is skipped is only the search for
-missing bases, which a complete pack has none of: a pack that does refer to objects
-outside itself (an update of a kept clone, which does say what it has) fails the
-one pass with ``UnresolvedDeltas`` and goes through dulwich's thin-pack path instead.
+file in the pack directory, its trailing checksum is compared with the SHA-1 of what
+was received (computed as it arrived), :func:`.pack_index.index_pack` computes every
+object's id from its content, and the index is written. What is skipped is only the
+search for missing bases, which a complete pack has none of: a pack that does refer
+to objects outside itself (an update of a kept clone, which does say what it has)
+fails indexing with ``UnresolvedDeltas`` and goes through dulwich's thin-pack path.
 """
 
 from __future__ import annotations
@@ -21,9 +21,10 @@ from collections.abc import Callable
 from typing import Any
 
 from dulwich.errors import ChecksumMismatch
-from dulwich.pack import PackData, PackIndexer, UnresolvedDeltas, iter_sha1, write_pack_index_v2
+from dulwich.pack import UnresolvedDeltas, iter_sha1, write_pack_index_v2
 
 from .envelope import TransferMeter
+from .pack_index import index_pack
 
 
 def fetch_into(
@@ -62,7 +63,7 @@ def fetch_into(
                 )
         if os.path.getsize(incoming):
             checksum.verify()
-            _install(store, incoming)
+            _install(store, incoming, checksum.digest)
     finally:
         if os.path.exists(incoming):
             os.unlink(incoming)
@@ -89,24 +90,22 @@ class _TrailingChecksum:
         if self._hash.digest() != self._tail:
             raise ChecksumMismatch(self._tail, self._hash.digest())
 
+    @property
+    def digest(self) -> bytes:
+        """The pack's checksum (once :meth:`verify` passed)."""
+        return self._tail
 
-def _install(store: Any, incoming: str) -> None:
+
+def _install(store: Any, incoming: str, checksum: bytes) -> None:
     """Index the pack at ``incoming`` and move both files into the pack directory."""
-    data = PackData(incoming, store.object_format)
     try:
-        stored = data.get_stored_checksum()
-        try:
-            entries = sorted(PackIndexer.for_pack_data(data))
-            thin = False
-        except UnresolvedDeltas:
-            thin = True
-    finally:
-        data.close()
-    if thin:  # dulwich completes it with the bases the repository has
+        entries = index_pack(incoming, store.object_format)
+    except UnresolvedDeltas:
+        # A thin pack: dulwich completes it with the bases the repository has.
         with open(incoming, "rb") as pack:
             store.add_thin_pack(pack.read, None)
         return
     base = os.path.join(store.pack_dir, "pack-" + iter_sha1(e[0] for e in entries).decode("ascii"))
     with open(base + ".idx", "wb") as index:
-        write_pack_index_v2(index, entries, stored)
+        write_pack_index_v2(index, entries, checksum)
     os.rename(incoming, base + ".pack")

@@ -36,6 +36,7 @@ _INVALID_DATA = frozenset(
         "ChecksumMismatch",
         "ApplyDeltaError",
         "ObjectMissing",
+        "CorruptPack",  # pack_index
     }
 )
 _PROTOCOL = frozenset(

@@ -1,0 +1,162 @@
+"""Indexing a received pack (pack_index.py): the entries dulwich's own indexer gives,
+a large whole object never held, and every malformed pack refused."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import subprocess
+import tracemalloc
+import zlib
+from pathlib import Path
+
+import pytest
+from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+from dulwich.pack import OFS_DELTA, REF_DELTA, PackData, PackIndexer, UnresolvedDeltas
+
+from clonegate._adapters.git.pack_index import CorruptPack, index_pack
+
+from .servers import fast_import, git, make_large_repo
+
+MiB = 1 << 20
+
+
+def dulwich_entries(path: Path) -> list[tuple[bytes, int, int | None]]:
+    data = PackData(str(path), object_format=DEFAULT_OBJECT_FORMAT)
+    try:
+        return sorted(PackIndexer.for_pack_data(data))
+    finally:
+        data.close()
+
+
+def pack_of(repo: Path, into: Path, *options: str) -> Path:
+    """Every object of ``repo`` in one pack, as ``git pack-objects`` writes it."""
+    pack = subprocess.run(
+        ["git", "-C", str(repo), "pack-objects", "--all", "--stdout", *options],
+        input=b"",
+        capture_output=True,
+        check=True,
+    ).stdout
+    into.write_bytes(pack)
+    return into
+
+
+@pytest.mark.parametrize(
+    ("options", "kind"),
+    [(("--delta-base-offset",), OFS_DELTA), ((), REF_DELTA)],
+    ids=["offset deltas", "reference deltas"],
+)
+def test_the_entries_are_dulwich_s(tmp_path: Path, options: tuple[str, ...], kind: int) -> None:
+    make_large_repo(tmp_path, "history", files=200, commits=40)
+    pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", *options)
+    data = PackData(str(pack), object_format=DEFAULT_OBJECT_FORMAT)
+    try:
+        kinds = {unpacked.pack_type_num for unpacked in data.iter_unpacked()}
+    finally:
+        data.close()
+    assert kind in kinds  # deltas of that kind, and whole objects
+    mine = index_pack(str(pack), DEFAULT_OBJECT_FORMAT)
+    assert mine == dulwich_entries(pack)
+    assert len(mine) == int.from_bytes(pack.read_bytes()[8:12], "big")
+
+
+def test_a_large_whole_object_is_hashed_as_it_streams(tmp_path: Path) -> None:
+    bare = tmp_path / "data.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    blob = random.Random(16).randbytes(16 * MiB).hex().encode()  # 32 MiB
+    fast_import(
+        bare,
+        b"commit refs/heads/main\ncommitter F <f@example.invalid> 1700000000 +0000\n"
+        b"data 1\nc\n" + f"M 644 inline data.txt\ndata {len(blob)}\n".encode() + blob + b"\n",
+    )
+    pack = pack_of(bare, tmp_path / "data.pack")
+    tracemalloc.start()
+    try:
+        mine = index_pack(str(pack), DEFAULT_OBJECT_FORMAT)
+        _, mine_peak = tracemalloc.get_traced_memory()
+        tracemalloc.reset_peak()
+        theirs = dulwich_entries(pack)
+        _, theirs_peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert mine == theirs
+    assert theirs_peak > 32 * MiB  # dulwich holds the file whole
+    assert mine_peak < 4 * MiB
+
+
+# -- packs made by hand, each wrong in one way -------------------------------------------
+
+
+def header(type_num: int, size: int) -> bytes:
+    out = bytearray()
+    byte = (type_num << 4) | (size & 15)
+    size >>= 4
+    while size:
+        out.append(byte | 0x80)
+        byte, size = size & 0x7F, size >> 7
+    out.append(byte)
+    return bytes(out)
+
+
+def blob(content: bytes, *, stated: int | None = None) -> bytes:
+    return header(3, len(content) if stated is None else stated) + zlib.compress(content)
+
+
+def pack(*objects: bytes, count: int | None = None, tail: bytes = b"") -> bytes:
+    body = b"PACK" + (2).to_bytes(4, "big") + (count or len(objects)).to_bytes(4, "big")
+    body += b"".join(objects) + tail
+    return body + hashlib.sha1(body).digest()
+
+
+def index(tmp_path: Path, data: bytes) -> list[tuple[bytes, int, int]]:
+    path = tmp_path / "made.pack"
+    path.write_bytes(data)
+    return index_pack(str(path), DEFAULT_OBJECT_FORMAT)
+
+
+def test_a_pack_made_by_hand_indexes_as_git_hashes_it(tmp_path: Path) -> None:
+    entries = index(tmp_path, pack(blob(b"hello\n"), blob(b"")))
+    ids = {sha.hex() for sha, _offset, _crc in entries}
+    assert ids == {
+        "ce013625030ba8dba906f756967f9e9ca394464a",  # git hash-object of "hello\n"
+        "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391",  # the empty blob
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (b"PAKC" + bytes(8), "not a pack"),
+        (pack(blob(b"hello\n", stated=3)), "more than its stated size"),
+        (pack(blob(b"hello\n", stated=9)), "less than its stated size"),
+        (pack(blob(b"hello\n"), count=2), "ends inside an object header"),
+        (pack(blob(b"hello\n"), tail=b"extra"), "data after its last object"),
+        (pack(header(5, 3) + zlib.compress(b"abc")), "unknown object type 5"),
+        (pack(header(6, 3) + b"\x7f" + zlib.compress(b"abc")), "base outside the pack"),
+        (pack(header(3, 6) + b"not zlib at all"), "compressed data is invalid"),
+        (pack(blob(b"hello\n"), header(6, 3) + b"\x03" + zlib.compress(b"abc")), "middle of"),
+        (pack(header(3, 6) + zlib.compress(b"hello\n")[:-6]), "ends inside an object"),
+    ],
+    ids=[
+        "magic",
+        "larger",
+        "smaller",
+        "fewer objects",
+        "trailing bytes",
+        "unknown type",
+        "offset before the pack",
+        "not zlib",
+        "base inside an object",
+        "truncated",
+    ],
+)
+def test_a_malformed_pack_is_refused(tmp_path: Path, data: bytes, says: str) -> None:
+    with pytest.raises(CorruptPack, match=says):
+        index(tmp_path, data)
+
+
+def test_a_delta_on_an_object_not_in_the_pack_is_a_thin_pack(tmp_path: Path) -> None:
+    # A reference delta on an id the pack does not hold: the caller completes it.
+    delta = header(7, 4) + bytes(20) + zlib.compress(b"\x01\x01\x01x")
+    with pytest.raises(UnresolvedDeltas):
+        index(tmp_path, pack(blob(b"hello\n"), delta))
