@@ -4,6 +4,7 @@ each test file with the framework that runs it. Files left out are NOT test file
 
 from __future__ import annotations
 
+import pickle
 import textwrap
 
 import pytest
@@ -253,3 +254,27 @@ def test_pytest_naming_options_decide_classes_and_functions() -> None:
         f"{s.name}/{t.name}" for s in result.suites for t in s.tests
     ]
     assert names == ["check_a", "OrderSuite/check_c", "CheckD/check_e"]
+
+
+def test_scopes_sent_to_a_worker_answer_alike_and_leave_their_memos_behind() -> None:
+    # Scopes remember answers by directory; a worker gets the configs, not the memos.
+    sources = {
+        "pytest.ini": b"[pytest]\nnorecursedirs = build\npython_files = check_*.py\n",
+        "pkg/setup.cfg": b"[tool:pytest]\ntestpaths = tests\n",
+        "pkg/tests/test_a.py": b"",
+        "pkg/other/test_b.py": b"",
+        "check_c.py": b"",
+        "build/check_d.py": b"",
+        "deep/er/check_e.py": b"",
+    }
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    sent = pickle.dumps(scopes)
+    answers = {path: scopes.selecting(path, "python") for path in sources}
+    assert pickle.dumps(scopes) == sent  # answering memoized nothing that is sent
+    received = pickle.loads(sent)
+    assert {path: received.selecting(path, "python") for path in sources} == answers
+    assert {path for path, found in answers.items() if found} == {
+        "pkg/tests/test_a.py",
+        "check_c.py",
+        "deep/er/check_e.py",
+    }

@@ -19,6 +19,10 @@ from .frameworks.definition import Framework, Reading, Scope, Settings
 
 __all__ = ["ConfigScopes"]
 
+# Directories holding configs, nearest first, each with (framework, settings or None,
+# precedence) for each config there.
+_Chain = tuple[tuple[str, list[tuple[str, "Settings | None", int]]], ...]
+
 _CONFIG_NAMES = frozenset(
     name
     for framework in FRAMEWORKS
@@ -58,15 +62,32 @@ class ConfigScopes:
                 entries = self._by_directory.setdefault(posixpath.dirname(path), [])
                 entries.append((framework.name, settings, order.index(name)))
         self._mains = frozenset(mains)
+        # Asked for every file of the tree, several times: once per directory is enough.
+        self._chains: dict[str, _Chain] = {}
+        self._scopes: dict[tuple[str, str], Scope] = {}
+
+    # Both memos are rebuilt where the scopes are used, not pickled to the workers.
+    def __getstate__(self) -> dict[str, object]:
+        return {k: v for k, v in self.__dict__.items() if k not in ("_chains", "_scopes")}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state, _chains={}, _scopes={})
 
     def scope_for(self, path: str, framework: Framework) -> Scope:
         """The settings that apply to ``path`` for ``framework``, and where they are from."""
         owner = framework.settings_from or framework.name
-        for directory, entries in self._upwards(path):
+        key = (posixpath.dirname(path), framework.name)
+        scope = self._scopes.get(key)
+        if scope is None:
+            scope = self._scopes[key] = self._scope(key[0], owner, framework.defaults)
+        return scope
+
+    def _scope(self, directory: str, owner: str, defaults: Settings) -> Scope:
+        for config_directory, entries in self._chain(directory):
             found = [(rank, s) for name, s, rank in entries if name == owner and s is not None]
             if found:
-                return Scope(directory, min(found, key=lambda f: f[0])[1], self._mains)
-        return Scope(None, framework.defaults, self._mains)
+                return Scope(config_directory, min(found, key=lambda f: f[0])[1], self._mains)
+        return Scope(None, defaults, self._mains)
 
     def covers(self, path: str, framework: Framework) -> bool:
         """Whether a config file naming ``framework`` is in ``path``'s directories."""
@@ -119,15 +140,24 @@ class ConfigScopes:
                 return framework
         return next((f for f in eligible if f.fallback and f in running), None)
 
-    def _upwards(self, path: str) -> Iterable[tuple[str, list[tuple[str, Settings | None, int]]]]:
-        directory = posixpath.dirname(path)
-        while True:
-            entries = self._by_directory.get(directory)
-            if entries:
-                yield directory, entries
-            if not directory:
-                return
-            directory = posixpath.dirname(directory)
+    def _upwards(self, path: str) -> _Chain:
+        """The directories holding configs above ``path``, nearest first, with them."""
+        return self._chain(posixpath.dirname(path))
+
+    def _chain(self, start: str) -> _Chain:
+        chain = self._chains.get(start)
+        if chain is None:
+            found = []
+            directory = start
+            while True:
+                entries = self._by_directory.get(directory)
+                if entries:
+                    found.append((directory, entries))
+                if not directory:
+                    break
+                directory = posixpath.dirname(directory)
+            chain = self._chains[start] = tuple(found)
+        return chain
 
 
 def _settings(framework: Framework, name: str, content: bytes) -> Settings | None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import configparser
 import dataclasses
+import functools
 import shlex
 import tomllib
 from typing import Any
@@ -83,9 +84,15 @@ def selects(path: str, scope: Scope) -> bool:
         return False
     if settings.roots and not any(_under(root, relative) for root in settings.roots):
         return False
-    if any(name_matches(settings.skip_dirs, directory) for directory in parts[:-1]):
+    if len(parts) > 1 and _skipped(settings.skip_dirs, relative.rpartition("/")[0]):
         return False
     return name_matches(settings.names, relative)
+
+
+@functools.lru_cache(maxsize=4096)
+def _skipped(skip_dirs: tuple[str, ...], directory: str) -> bool:
+    # Asked for every file: once per directory (and norecursedirs) is enough.
+    return any(name_matches(skip_dirs, name) for name in directory.split("/"))
 
 
 def _under(root: str, relative: str) -> bool:
