@@ -9,8 +9,9 @@ side and alternately, in a cgroup limited to 1.3 times that peak (v1 ``memory``
 controller, no swap), as ``clonegate analyze --depth 0`` with ``-j 1``, ``-j 2``,
 ``-j 4`` and ``-j 4 --memory-budget auto`` (``-j`` then only a ceiling):
 
-- **data file**: 4 clones of a repository holding a 96 MiB data file (a 57 MB pack):
-  a clone needs more memory than its pack, for as long as indexing the file takes;
+- **data file**: 4 clones of a repository holding a 96 MiB data file and its edited
+  version, one stored as a delta of the other (a 57 MB pack): resolving that delta
+  holds both whole, so a clone needs far more memory than its pack for a while;
 - **long history**: 8 clones of a repository of 111,000 small objects (a 57 MB
   pack, 500 commits of 200 random files): a clone's memory is its index, and its
   pack is mostly page cache, which the kernel can reclaim.
