@@ -4,7 +4,9 @@ a large whole object never held, and every malformed pack refused."""
 from __future__ import annotations
 
 import hashlib
+import io
 import random
+import struct
 import subprocess
 import tracemalloc
 import zlib
@@ -12,9 +14,17 @@ from pathlib import Path
 
 import pytest
 from dulwich.object_format import DEFAULT_OBJECT_FORMAT
-from dulwich.pack import OFS_DELTA, REF_DELTA, PackData, PackIndexer, UnresolvedDeltas
+from dulwich.pack import (
+    OFS_DELTA,
+    REF_DELTA,
+    PackData,
+    PackIndexer,
+    UnresolvedDeltas,
+    iter_sha1,
+    write_pack_index_v2,
+)
 
-from clonegate._adapters.git.pack_index import CorruptPack, index_pack
+from clonegate._adapters.git.pack_index import CorruptPack, PackIndex, index_pack
 
 from .servers import fast_import, git, make_large_repo
 
@@ -55,9 +65,32 @@ def test_the_entries_are_dulwich_s(tmp_path: Path, options: tuple[str, ...], kin
     finally:
         data.close()
     assert kind in kinds  # deltas of that kind, and whole objects
-    mine = index_pack(str(pack), DEFAULT_OBJECT_FORMAT)
+    mine = list(index_pack(str(pack), DEFAULT_OBJECT_FORMAT).entries())
     assert mine == dulwich_entries(pack)
     assert len(mine) == int.from_bytes(pack.read_bytes()[8:12], "big")
+
+
+def test_the_index_is_the_one_dulwich_and_git_write(tmp_path: Path) -> None:
+    make_large_repo(tmp_path, "history", files=50, commits=20)
+    pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")
+    checksum = pack.read_bytes()[-20:]
+    index = index_pack(str(pack), DEFAULT_OBJECT_FORMAT)
+    mine, theirs = io.BytesIO(), io.BytesIO()
+    index.write(mine, checksum)
+    write_pack_index_v2(theirs, dulwich_entries(pack), checksum)
+    assert mine.getvalue() == theirs.getvalue()
+    assert index.name() == iter_sha1(sha for sha, _, _ in dulwich_entries(pack)).decode()
+    (tmp_path / "all.idx").write_bytes(mine.getvalue())
+    git("verify-pack", str(tmp_path / "all.idx"))  # git reads it, and checks every object
+
+
+def test_offsets_past_2_gib_go_to_the_large_offset_table() -> None:
+    entries = [(bytes([n]) * 20, offset, n) for n, offset in enumerate([12, 1 << 31, 5 << 32])]
+    records = [sha + struct.pack(">QIB", offset, crc, 3) for sha, offset, crc in entries]
+    mine, theirs = io.BytesIO(), io.BytesIO()
+    PackIndex(records, 20).write(mine, bytes(20))
+    write_pack_index_v2(theirs, entries, bytes(20))
+    assert mine.getvalue() == theirs.getvalue()
 
 
 def test_a_large_whole_object_is_hashed_as_it_streams(tmp_path: Path) -> None:
@@ -72,7 +105,7 @@ def test_a_large_whole_object_is_hashed_as_it_streams(tmp_path: Path) -> None:
     pack = pack_of(bare, tmp_path / "data.pack")
     tracemalloc.start()
     try:
-        mine = index_pack(str(pack), DEFAULT_OBJECT_FORMAT)
+        mine = list(index_pack(str(pack), DEFAULT_OBJECT_FORMAT).entries())
         _, mine_peak = tracemalloc.get_traced_memory()
         tracemalloc.reset_peak()
         theirs = dulwich_entries(pack)
@@ -111,7 +144,7 @@ def pack(*objects: bytes, count: int | None = None, tail: bytes = b"") -> bytes:
 def index(tmp_path: Path, data: bytes) -> list[tuple[bytes, int, int]]:
     path = tmp_path / "made.pack"
     path.write_bytes(data)
-    return index_pack(str(path), DEFAULT_OBJECT_FORMAT)
+    return list(index_pack(str(path), DEFAULT_OBJECT_FORMAT).entries())
 
 
 def test_a_pack_made_by_hand_indexes_as_git_hashes_it(tmp_path: Path) -> None:

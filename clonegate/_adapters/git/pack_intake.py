@@ -21,7 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from dulwich.errors import ChecksumMismatch
-from dulwich.pack import UnresolvedDeltas, iter_sha1, write_pack_index_v2
+from dulwich.pack import UnresolvedDeltas
 
 from .envelope import TransferMeter
 from .pack_index import index_pack
@@ -99,13 +99,13 @@ class _TrailingChecksum:
 def _install(store: Any, incoming: str, checksum: bytes) -> None:
     """Index the pack at ``incoming`` and move both files into the pack directory."""
     try:
-        entries = index_pack(incoming, store.object_format)
+        index = index_pack(incoming, store.object_format)
     except UnresolvedDeltas:
         # A thin pack: dulwich completes it with the bases the repository has.
         with open(incoming, "rb") as pack:
             store.add_thin_pack(pack.read, None)
         return
-    base = os.path.join(store.pack_dir, "pack-" + iter_sha1(e[0] for e in entries).decode("ascii"))
-    with open(base + ".idx", "wb") as index:
-        write_pack_index_v2(index, entries, checksum)
+    base = os.path.join(store.pack_dir, "pack-" + index.name())
+    with open(base + ".idx", "wb") as file:
+        index.write(file, checksum)
     os.rename(incoming, base + ".pack")
