@@ -292,8 +292,10 @@ class _Connection:
 class ThrottlingProxy:
     """A TCP proxy, run in the test's trio loop, that forwards at most ``rate`` bytes/s.
 
-    It reads from the server only as fast as it forwards, so killing the server stops
-    the transfer for real. ``forwarded`` counts bytes sent to the client;
+    It reads from the server only as fast as it forwards. A killed server's kernel
+    may still hold megabytes it had sent (socket buffers outlive the process), so
+    ``cut()`` ends every connection before its next chunk, as the server's death
+    would without those buffers. ``forwarded`` counts bytes sent to the client;
     ``wait_forwarded(n)`` returns once n bytes went through.
 
     What happened is recorded in order. A connection counts as open (``active``,
@@ -332,6 +334,7 @@ class ThrottlingProxy:
         self.log: list[tuple[str, str]] = []  # ("request" | "closed", repository path)
         self._progress = trio.Event()
         self._changed = trio.Event()
+        self._cut = False
         self.port = 0
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -339,6 +342,10 @@ class ThrottlingProxy:
         self.port = listeners[0].socket.getsockname()[1]
         task_status.started()
         await trio.serve_listeners(self._handle, listeners)
+
+    def cut(self) -> None:
+        """Forward nothing more: each connection closes before its next chunk."""
+        self._cut = True
 
     async def wait_forwarded(self, n: int) -> None:
         while self.forwarded < n:
@@ -432,6 +439,8 @@ class ThrottlingProxy:
 
     async def _forward(self, client: trio.SocketStream, data: bytes) -> None:
         await trio.sleep(len(data) / self.rate)  # the throttle itself
+        if self._cut:
+            raise trio.BrokenResourceError("cut")  # _download closes both sides
         await client.send_all(data)
         self.forwarded += len(data)
         self._progress.set()

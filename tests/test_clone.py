@@ -297,6 +297,7 @@ async def test_server_killed_mid_clone(
             async def kill_when_transferring() -> None:
                 await proxy.wait_forwarded(256 * 1024)
                 doomed.kill()
+                proxy.cut()  # what the dead server's kernel still held never arrives
 
             nursery.start_soon(kill_when_transferring)
             with pytest.raises(
