@@ -262,8 +262,11 @@ def test_scopes_sent_to_a_worker_answer_alike_and_leave_their_memos_behind() -> 
         "pytest.ini": b"[pytest]\nnorecursedirs = build\npython_files = check_*.py\n",
         "pkg/setup.cfg": b"[tool:pytest]\ntestpaths = tests\n",
         "pkg/tests/test_a.py": b"",
+        "pkg/tests/helper.py": b"",
+        "pkg/tests/test_z.py": b"",
         "pkg/other/test_b.py": b"",
         "check_c.py": b"",
+        "c_check.py": b"",
         "build/check_d.py": b"",
         "deep/er/check_e.py": b"",
     }
@@ -273,8 +276,12 @@ def test_scopes_sent_to_a_worker_answer_alike_and_leave_their_memos_behind() -> 
     assert pickle.dumps(scopes) == sent  # answering memoized nothing that is sent
     received = pickle.loads(sent)
     assert {path: received.selecting(path, "python") for path in sources} == answers
+    # Each answer is the one fresh scopes give, asked about that file alone.
+    for path in sources:
+        assert ConfigScopes(sources, sources.__getitem__).selecting(path, "python") == answers[path]
     assert {path for path, found in answers.items() if found} == {
         "pkg/tests/test_a.py",
+        "pkg/tests/test_z.py",
         "check_c.py",
         "deep/er/check_e.py",
     }

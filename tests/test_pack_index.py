@@ -23,8 +23,12 @@ from dulwich.pack import (
     iter_sha1,
     write_pack_index_v2,
 )
+from dulwich.repo import Repo
 
 from clonegate._adapters.git.pack_index import CorruptPack, PackIndex, index_pack
+from clonegate._adapters.git.pack_intake import _install
+from clonegate._adapters.git.worker_errors import classify
+from clonegate._domain.errors import ErrorKind
 
 from .servers import fast_import, git, make_large_repo
 
@@ -135,6 +139,24 @@ def blob(content: bytes, *, stated: int | None = None) -> bytes:
     return header(3, len(content) if stated is None else stated) + zlib.compress(content)
 
 
+def stored(data: bytes, *, final: bool = False) -> bytes:
+    """A zlib "stored" (uncompressed) deflate block: its bytes are where one chooses."""
+    return bytes([final]) + struct.pack("<HH", len(data), 0xFFFF ^ len(data)) + data
+
+
+def one_too_many_at_a_window_end(stated: int) -> bytes:
+    """A blob stated as ``stated`` bytes whose first window (``stated`` + 64 bytes)
+    ends just as byte ``stated`` + 1 has come out, and more follows."""
+    head = b"\x78\x01" + stored(b"a" * (stated + 1)) + stored(b"") * 11 + b"\x00"
+    assert len(head) == stated + 64
+    more = b"b" * 60000
+    rest = struct.pack("<HH", len(more), 0xFFFF ^ len(more)) + more + stored(b"", final=True)
+    content = b"a" * (stated + 1) + more
+    stream = head + rest + struct.pack(">I", zlib.adler32(content))
+    assert zlib.decompress(stream) == content
+    return header(3, stated) + stream
+
+
 def pack(*objects: bytes, count: int | None = None, tail: bytes = b"") -> bytes:
     body = b"PACK" + (2).to_bytes(4, "big") + (count or len(objects)).to_bytes(4, "big")
     body += b"".join(objects) + tail
@@ -161,10 +183,13 @@ def test_a_pack_made_by_hand_indexes_as_git_hashes_it(tmp_path: Path) -> None:
     [
         (b"PAKC" + bytes(8), "not a pack"),
         (pack(blob(b"hello\n", stated=3)), "more than its stated size"),
+        (pack(one_too_many_at_a_window_end(100)), "more than its stated size"),
+        (pack(b"\xb0" + b"\xff" * 10 + b"\x01" + zlib.compress(b"")), "impossible size"),
+        (pack(header(6, 3) + b"\xff" * 4000 + b"\x01" + zlib.compress(b"abc")), "outside the pack"),
         (pack(blob(b"hello\n", stated=9)), "less than its stated size"),
         (pack(blob(b"hello\n"), count=2), "ends inside an object header"),
         (pack(blob(b"hello\n"), tail=b"extra"), "data after its last object"),
-        (pack(header(5, 3) + zlib.compress(b"abc")), "unknown object type 5"),
+        (pack(header(5, 3) + zlib.compress(b"abc")), "unknown type 5"),
         (pack(header(6, 3) + b"\x7f" + zlib.compress(b"abc")), "base outside the pack"),
         (pack(header(3, 6) + b"not zlib at all"), "compressed data is invalid"),
         (pack(blob(b"hello\n"), header(6, 3) + b"\x03" + zlib.compress(b"abc")), "middle of"),
@@ -173,6 +198,9 @@ def test_a_pack_made_by_hand_indexes_as_git_hashes_it(tmp_path: Path) -> None:
     ids=[
         "magic",
         "larger",
+        "one byte too many at a window's end",
+        "a size past 64 bits",
+        "an endless base offset",
         "smaller",
         "fewer objects",
         "trailing bytes",
@@ -193,3 +221,25 @@ def test_a_delta_on_an_object_not_in_the_pack_is_a_thin_pack(tmp_path: Path) -> 
     delta = header(7, 4) + bytes(20) + zlib.compress(b"\x01\x01\x01x")
     with pytest.raises(UnresolvedDeltas):
         index(tmp_path, pack(blob(b"hello\n"), delta))
+
+
+class _Limits:
+    connect_timeout = read_timeout = 1.0
+    max_memory = max_file_size = 1 << 30
+
+
+def test_a_fresh_clone_refuses_a_delta_on_a_base_it_cannot_have(tmp_path: Path) -> None:
+    # The server was told the clone has nothing: no thin-pack completion is tried.
+    repo = Repo.init_bare(str(tmp_path / "fresh.git"), mkdir=True)
+    data = pack(blob(b"hello\n"), header(7, 4) + bytes(20) + zlib.compress(b"\x01\x01\x01x"))
+    incoming = tmp_path / "fresh.git" / "objects" / "pack" / "incoming.pack"
+    incoming.write_bytes(data)
+    with pytest.raises(CorruptPack, match="neither in the pack nor in the clone"):
+        _install(repo.object_store, str(incoming), data[-20:], thin_allowed=False)
+    kind, _reason = classify(
+        CorruptPack("the pack announces 404 objects, 403 were found"),
+        _Limits(),
+        has_credentials=False,
+        mid_transfer=True,
+    )
+    assert kind is ErrorKind.INVALID_REPOSITORY  # not "repository not found" for a 404

@@ -12,9 +12,11 @@ that is no delta's base never sits in memory.
 Every check of the walk is kept: each object inflates to exactly its stated size,
 its id is the hash of what it inflates to, every delta resolves within the pack
 (``UnresolvedDeltas`` otherwise: a thin pack, for the caller), and the index
-lists every object the header announced, once. And more: a type git knows, a
-delta's base at the start of an object, nothing between the last object and the
-checksum; anything else is :class:`CorruptPack`.
+lists as many objects as the header announced. And more: a type git knows, a size
+within 64 bits, a delta's base at the start of an object, nothing between the last
+object and the checksum. What the first pass refuses is :class:`CorruptPack`; the
+delta walk raises dulwich's own errors (``ApplyDeltaError``); the worker reports
+both as ``invalid_repository``.
 """
 
 from __future__ import annotations
@@ -79,7 +81,8 @@ class PackIndex:
             yield record[:size], offset, crc
 
     def name(self) -> str:
-        """The pack's name, as git and dulwich make it: the SHA-1 of the sorted ids."""
+        """The pack's name, as dulwich makes it: the SHA-1 of the sorted ids (git now
+        names a pack after its checksum; either is a valid name)."""
         size, hasher = self._id_size, hashlib.sha1()
         for record in self._records:
             hasher.update(record[:size])
@@ -155,6 +158,8 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
             byte = reader.byte()
             type_num, size, shift = (byte >> 4) & 7, byte & 15, 4
             while byte & 0x80:
+                if shift >= 64:  # as git: a size past 64 bits is no size
+                    raise CorruptPack("an object header states an impossible size")
                 byte = reader.byte()
                 size |= (byte & 0x7F) << shift
                 shift += 7
@@ -162,11 +167,11 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
             if type_num == OFS_DELTA:
                 byte = reader.byte()
                 back = byte & 0x7F
-                while byte & 0x80:
+                while byte & 0x80 and back < start:  # past the pack's start: stop reading
                     byte = reader.byte()
                     back = ((back + 1) << 7) | (byte & 0x7F)
                 if not 12 <= start - back < start:
-                    raise CorruptPack(f"the delta at {start} names a base outside the pack")
+                    raise CorruptPack("an offset delta names a base outside the pack")
                 bases.add(start - back)
                 deltas.append(UnpackedObject(OFS_DELTA, delta_base=back, offset=start))
             elif type_num == REF_DELTA:
@@ -176,7 +181,7 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
             elif type_num in _WHOLE_TYPES:
                 hasher = hash_func(object_header(type_num, size))
             else:
-                raise CorruptPack(f"unknown object type {type_num} at {start}")
+                raise CorruptPack(f"an object of unknown type {type_num}")
             with view[start : reader.pos] as object_header_bytes:
                 crc = binascii.crc32(object_header_bytes)
             crc = reader.inflate(size, hasher, crc)
@@ -225,9 +230,11 @@ class _Reader:
                     out = inflater.decompress(window, size - got + 1)
                 except zlib.error as exc:
                     raise CorruptPack(f"an object's compressed data is invalid ({exc})") from None
-                if inflater.unconsumed_tail:
-                    raise CorruptPack("an object inflates to more than its stated size")
                 got += len(out)
+                # Checked on what came out, not only on what zlib kept back: a window
+                # may end just as the one byte too many did.
+                if got > size or inflater.unconsumed_tail:
+                    raise CorruptPack("an object inflates to more than its stated size")
                 if hasher is not None:
                     hasher.update(out)
                 used = len(window) - len(inflater.unused_data)

@@ -24,7 +24,7 @@ from dulwich.errors import ChecksumMismatch
 from dulwich.pack import UnresolvedDeltas
 
 from .envelope import TransferMeter
-from .pack_index import index_pack
+from .pack_index import CorruptPack, index_pack
 
 
 def fetch_into(
@@ -42,6 +42,8 @@ def fetch_into(
     ``FetchPackResult``.
     """
     store = repo.object_store
+    # A repository with no pack yet (a fresh clone) has no base for a thin pack.
+    has_objects = bool(store.packs)
     fd, incoming = tempfile.mkstemp(prefix="incoming-", suffix=".pack", dir=store.pack_dir)
     try:
         with os.fdopen(fd, "wb") as sink:
@@ -63,7 +65,7 @@ def fetch_into(
                 )
         if os.path.getsize(incoming):
             checksum.verify()
-            _install(store, incoming, checksum.digest)
+            _install(store, incoming, checksum.digest, thin_allowed=has_objects)
     finally:
         if os.path.exists(incoming):
             os.unlink(incoming)
@@ -96,11 +98,13 @@ class _TrailingChecksum:
         return self._tail
 
 
-def _install(store: Any, incoming: str, checksum: bytes) -> None:
+def _install(store: Any, incoming: str, checksum: bytes, *, thin_allowed: bool) -> None:
     """Index the pack at ``incoming`` and move both files into the pack directory."""
     try:
         index = index_pack(incoming, store.object_format)
     except UnresolvedDeltas:
+        if not thin_allowed:  # the server was told we have nothing
+            raise CorruptPack("a delta's base is neither in the pack nor in the clone") from None
         # A thin pack: dulwich completes it with the bases the repository has.
         with open(incoming, "rb") as pack:
             store.add_thin_pack(pack.read, None)

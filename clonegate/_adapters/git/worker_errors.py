@@ -37,6 +37,7 @@ _INVALID_DATA = frozenset(
         "ApplyDeltaError",
         "ObjectMissing",
         "CorruptPack",  # pack_index
+        "UnresolvedDeltas",  # a delta whose base neither the pack nor the clone holds
     }
 )
 _PROTOCOL = frozenset(
@@ -92,13 +93,15 @@ def classify(
         kind = _by_type(e, limits, has_credentials)
         if kind is not None:
             return kind
+    names = {type(e).__name__ for e in found}
+    # Before the words: a message about invalid data may quote anything ("404" in an
+    # offset, "not found" in a path), and must not read as the server's answer.
+    if names & _INVALID_DATA:
+        return ErrorKind.INVALID_REPOSITORY, f"the server sent invalid data ({_words(exc)})"
     text = " ".join(str(e) for e in found).lower()
     by_text = _by_text(text)
     if by_text is not None:
         return by_text
-    names = {type(e).__name__ for e in found}
-    if names & _INVALID_DATA:
-        return ErrorKind.INVALID_REPOSITORY, f"the server sent invalid data ({_words(exc)})"
     if mid_transfer and names & ({"HangupException", "ConnectionError"} | _PROTOCOL):
         return ErrorKind.TRANSPORT, "the connection broke during the transfer"
     if "HangupException" in names:
