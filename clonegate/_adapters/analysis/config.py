@@ -75,10 +75,10 @@ class ConfigScopes:
 
     def scope_for(self, path: str, framework: Framework) -> Scope:
         """The settings that apply to ``path`` for ``framework``, and where they are from."""
-        owner = framework.settings_from or framework.name
         key = (posixpath.dirname(path), framework.name)
         scope = self._scopes.get(key)
         if scope is None:
+            owner = framework.settings_from or framework.name
             scope = self._scopes[key] = self._scope(key[0], owner, framework.defaults)
         return scope
 

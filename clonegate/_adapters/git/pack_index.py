@@ -70,9 +70,6 @@ class PackIndex:
         self._records = records
         self._id_size = id_size
 
-    def __len__(self) -> int:
-        return len(self._records)
-
     def entries(self) -> Iterator[tuple[bytes, int, int]]:
         """(id, offset, CRC32) of each object, by id: what dulwich's indexer yields."""
         size = self._id_size
