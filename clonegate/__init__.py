@@ -82,7 +82,13 @@ if TYPE_CHECKING:
     )
     from ._domain.semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
     from ._domain.sizes import parse_size
-    from ._domain.store import AnalysisCache, ReportStore, StoredResult, StoreError
+    from ._domain.store import (
+        AnalysisCache,
+        CloneMemoryHistory,
+        ReportStore,
+        StoredResult,
+        StoreError,
+    )
     from ._domain.urls import RepoURL, parse_repo_url, redact, visible
     from ._domain.vcs import VCS, ClonedSource, RemoteHead, RemoteHeads
     from ._usecase.analyze import AnalyzeUseCase
@@ -239,6 +245,7 @@ _LAZY = {
     "SQLiteStore": "._adapters.store",
     "open_store": "._adapters.store",
     "AnalysisCache": "._domain.store",
+    "CloneMemoryHistory": "._domain.store",
     "ReportStore": "._domain.store",
     "StoreError": "._domain.store",
     "StoredResult": "._domain.store",
@@ -283,6 +290,7 @@ __all__ = [
     "CloneCancelledError",
     "CloneError",
     "CloneGateStatistics",
+    "CloneMemoryHistory",
     "CloneTimeoutError",
     "ClonedSource",
     "ClusterWorker",

@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from clonegate import (
     AnalyzeUseCase,
+    Batch,
     ClonedSource,
     DulwichVCS,
     Event,
@@ -23,10 +24,12 @@ from clonegate import (
     PressureController,
     TooLargeError,
     WeightedSemaphore,
+    open_store,
     open_worker_pool,
     with_event_hook,
     with_max_concurrent_clones,
     with_memory_budget,
+    with_result_store,
 )
 from clonegate._usecase.estimates import MemoryEstimates
 from clonegate_cli.app import app
@@ -83,6 +86,16 @@ def test_estimates_take_an_upper_quantile_of_a_window_and_stay_under_the_ceiling
     book.exceeded("h", 1000 * MiB)  # but a clone that ran out of memory sets a floor
     assert book.estimate("h") == 300
     assert book.estimate("other") == 300  # two of the last ten peaks are 1000 MiB now
+
+
+def test_a_peak_measured_in_an_earlier_run_comes_first() -> None:
+    book = MemoryEstimates(initial=1024, ceiling=2000)
+    assert book.estimate("h", known=40 * MiB) == 50  # no waiting for this run's first
+    book.record("h", 400 * MiB)
+    assert book.estimate("h", known=40 * MiB) == 50  # the repository's own figure
+    assert book.estimate("h", known=4 * GiB) == 2000  # never above the ceiling
+    book.exceeded("h", 300 * MiB)
+    assert book.estimate("h", known=40 * MiB) == 375  # a host that ran out: its floor
 
 
 def test_estimates_refuse_nonsense() -> None:
@@ -199,6 +212,7 @@ class PeakVCS:
     def __init__(self, tmp: Path, peaks: dict[str, int], cap: int) -> None:
         self.tmp, self.peaks, self.cap = tmp, peaks, cap
         self.go: dict[str, trio.Event] = {u: trio.Event() for u in peaks}
+        self.entered: dict[str, trio.Event] = {u: trio.Event() for u in peaks}
         self.running: set[str] = set()
 
     async def clone(
@@ -210,6 +224,7 @@ class PeakVCS:
         on_ready: Callable[[], object] | None = None,
     ) -> ClonedSource:
         self.running.add(url)
+        self.entered[url].set()
         try:
             await self.go[url].wait()
         finally:
@@ -283,6 +298,51 @@ async def test_the_budget_admits_by_learned_estimates_and_never_overcommits(
     assert error.kind == "too_large"
     assert [r.status for u, r in sorted(by_url.items()) if u != urls[3]] == ["ok"] * 5
     assert budget_events == []  # calm readings, at the budget already: no resize
+
+
+async def test_a_run_with_a_store_starts_from_the_peaks_of_the_last(tmp_path: Path) -> None:
+    # ADR 0014: without history the first clone runs alone (its cap is the only
+    # figure known to be enough); a nightly re-run knows each repository's peak.
+    urls = [f"https://h.example/r{i}.git" for i in range(4)]
+    peaks = dict.fromkeys(urls, 100 * MiB)
+    starts: list[frozenset[str]] = []
+    reserved: list[list[int]] = []
+    async with open_store(tmp_path / "runs.db") as store:
+        for run in ("first", "second"):
+            (tmp_path / run).mkdir()
+            vcs = PeakVCS(tmp_path / run, peaks, cap=512 * MiB)
+            uc = AnalyzeUseCase(
+                with_max_concurrent_clones(4),
+                with_memory_budget("300M"),
+                with_result_store(store),
+                vcs=vcs,
+                analyzer=FakeAnalyzer(),
+                memory_sensor=Readings(CALM),
+            )
+            async with uc.analyze_many(urls) as batch, trio.open_nursery() as nursery:
+                nursery.start_soon(_drain, batch)
+                # The store answers from a thread: wait for the clones themselves.
+                await vcs.entered[urls[0]].wait()
+                if run == "second":
+                    await vcs.entered[urls[1]].wait()
+                stats = uc.clone_gate_statistics()
+                starts.append(frozenset(vcs.running))
+                # What is held shows what else could start: nothing fits beside these.
+                reserved.append([e.memory for e in stats.active])
+                assert stats.memory_held == sum(e.memory for e in stats.active) <= 300
+                for go in vcs.go.values():
+                    go.set()
+            reports = await store.reports((await store.runs(1))[0].id)
+            assert [r.clone_memory for r in reports] == [100 * MiB] * 4
+    # Nothing known: the cap (clamped to the budget), alone. Then 125 MiB each from
+    # the start: two fit, a third does not.
+    assert starts == [{urls[0]}, {urls[0], urls[1]}]
+    assert reserved == [[300], [125, 125]]
+
+
+async def _drain(batch: Batch) -> None:
+    async for _ in batch:
+        pass
 
 
 def test_budget_option_values() -> None:

@@ -107,13 +107,41 @@ async def test_a_report_comes_back_equal_with_its_whole_inventory(tmp_path: Path
     assert (info.summary["ok"], info.summary["tests"]) == (1, 5)
 
 
+async def test_what_a_clone_used_is_found_by_repository_and_depth(tmp_path: Path) -> None:
+    # ADR 0014: a memory budget starts from the last measured clone of the same
+    # repository at the same depth; a reused report (no clone) does not hide it.
+    measured = replace(report(), clone_memory=40 << 20)
+    async with open_store(tmp_path / "s.db") as store:
+        shallow, full = await store.begin_run({"clone_depth": 1}), await store.begin_run({})
+        await store.save(shallow, KEY, measured)
+        await store.save(full, KEY, replace(measured, clone_memory=90 << 20))
+        await store.save(full, "git://example.org/other", replace(measured, index=1))
+        later = await store.begin_run({"clone_depth": 1})
+        await store.save(later, KEY, replace(report(), reused=True))
+        assert await store.load(shallow, KEY) == measured
+        assert await store.clone_memory(KEY, 1) == 40 << 20
+        assert await store.clone_memory(KEY, None) == 90 << 20  # {} has no depth: full
+        assert await store.clone_memory(KEY, 5) is None
+        assert await store.clone_memory("git://example.org/nothing", 1) is None
+
+
 async def test_a_database_of_the_previous_schema_is_migrated_in_place(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     old = sqlite3.connect(path, isolation_level=None)
     migrate(old, upto=len(MIGRATIONS) - 1)  # what the previous clonegate made
-    old.execute("INSERT INTO runs (started_at, options) VALUES ('2025-01-01T00:00:00', '{}')")
+    # The previous clonegate's rows: written by today's code into a scratch database,
+    # then copied column by column into the tables the previous schema has.
+    scratch = sqlite3.connect(tmp_path / "scratch.db", isolation_level=None)
+    migrate(scratch)
+    scratch.execute("INSERT INTO runs (started_at, options) VALUES ('2025-01-01T00:00:00', '{}')")
+    insert_report(scratch, 1, KEY, report())
+    scratch.close()
+    old.execute("ATTACH ? AS scratch", (str(tmp_path / "scratch.db"),))
     old.execute("BEGIN")
-    insert_report(old, 1, KEY, report())
+    tables = old.execute("SELECT name FROM main.sqlite_master WHERE type = 'table'").fetchall()
+    for (table,) in tables:
+        columns = ", ".join(row[1] for row in old.execute(f"PRAGMA main.table_info({table})"))
+        old.execute(f"INSERT INTO main.{table} ({columns}) SELECT {columns} FROM scratch.{table}")
     old.execute("COMMIT")
     old.close()
     async with open_store(path) as store:

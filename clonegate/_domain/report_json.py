@@ -76,4 +76,9 @@ def report_from_json(document: dict[str, Any]) -> RepositoryReport:
         path=Path(path) if path is not None else None,
         redirected_to=document.get("redirected_to"),
         reused=bool(document.get("reused", False)),
+        clone_memory=_optional_int(document.get("clone_memory")),
     )
+
+
+def _optional_int(value: Any) -> int | None:
+    return None if value is None else int(value)

@@ -123,7 +123,10 @@ class RepositoryReport:
     ``reused`` says the report was not made in this run: an incremental run found the
     remote's HEAD at the commit of a stored result made by the same analyzer version,
     and reports that result (ADR 0016); ``timings`` are then this run's own (the
-    remote's HEAD asked in ``clone``), not the stored ones.
+    remote's HEAD asked in ``clone``), not the stored ones. ``clone_memory`` is the
+    most memory the clone used, in bytes, on top of what its worker process started
+    with (what a memory budget learns from, ADR 0014); None when there was no clone
+    or the VCS does not measure it.
     """
 
     url: str
@@ -138,6 +141,7 @@ class RepositoryReport:
     path: Path | None = None
     redirected_to: str | None = None
     reused: bool = False
+    clone_memory: int | None = None
 
     @classmethod
     def failure(
@@ -149,6 +153,7 @@ class RepositoryReport:
         message: str,
         status: RepositoryStatus = RepositoryStatus.FAILED,
         timings: Timings | None = None,
+        clone_memory: int | None = None,
     ) -> RepositoryReport:
         """A repository that failed (or timed out) in ``phase``: clone or analyze."""
         return cls(
@@ -157,6 +162,7 @@ class RepositoryReport:
             status=status,
             error=ReportError(phase, str(kind), message),
             timings=timings or Timings(),
+            clone_memory=clone_memory,
         )
 
     @classmethod

@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from .reports import RepositoryReport
 
-__all__ = ["AnalysisCache", "ReportStore", "StoreError", "StoredResult"]
+__all__ = ["AnalysisCache", "CloneMemoryHistory", "ReportStore", "StoreError", "StoredResult"]
 
 
 class StoreError(Exception):
@@ -56,6 +56,18 @@ class ReportStore(Protocol):
 
     async def load(self, run_id: int, key: str) -> RepositoryReport | None:
         """The report run ``run_id`` kept for ``key``, inventory included."""
+        ...
+
+
+@runtime_checkable
+class CloneMemoryHistory(Protocol):
+    """What earlier clones of a repository used: where a memory budget starts from
+    (ADR 0014) before this run has measured anything. A store may offer it; the use
+    case asks for it only with a memory budget."""
+
+    async def clone_memory(self, key: str, depth: int | None) -> int | None:
+        """The most memory (bytes) the newest stored clone of ``key`` made at ``depth``
+        (None: full history) used; None if no such clone was measured."""
         ...
 
 

@@ -23,7 +23,7 @@ from .._domain.vcs import VCS, ClonedSource
 from .batch import Batch, BatchState, Pipeline
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry
-from .incremental import Recorder, Reuse, key_of
+from .incremental import Recorder, Reuse, key_of, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
 from .stopwatch import Stopwatch
@@ -90,12 +90,13 @@ class AnalyzeUseCase:
             if wiring is None:
                 raise TypeError("a memory budget needs a memory_sensor= or the default wiring")
             sensor = wiring.memory_sensor()
-        estimates = MemoryEstimates.for_budget(config, sensor)
+        estimates, store = MemoryEstimates.for_budget(config, sensor), config.result_store
         self._gate = CloneGate(
             config.max_concurrent_clones,
             estimates,
             host_limiter=config.host_limiter,
             global_limiter=config.global_limiter,
+            history=stored_peaks(store, config.clone_depth) if estimates is not None else None,
         )
         # One for the use case's life: its ceiling stays the budget, whatever a run shrank.
         memory, self._controller = self._gate.memory, None
@@ -103,7 +104,6 @@ class AnalyzeUseCase:
             self._controller = PressureController(
                 memory, memory.size, sensor, self._gate.heaviest, on_decision=self._budget_changed
             )
-        store = config.result_store
         self._recorder = Recorder(store, config, self._analyzer) if store is not None else None
         self._reuse: Reuse | None = None
         if config.incremental:
@@ -166,8 +166,7 @@ class AnalyzeUseCase:
         """
         send, receive = trio.open_memory_channel[RepositoryReport](0)
         state = BatchState(started=trio.current_time())
-        wiring = type(self).wiring
-        workers = wiring.batch_scope() if wiring is not None else nullcontext()
+        workers = wiring.batch_scope() if (wiring := type(self).wiring) else nullcontext()
         raised: BaseException | None = None
         run_id = await self._recorder.begin() if self._recorder is not None else None
         try:
@@ -204,8 +203,7 @@ class AnalyzeUseCase:
     ) -> None:
         analyses = self.config.max_concurrent_analyses or os.cpu_count() or 1
         in_flight = min(1024, 2 * (self.config.max_concurrent_clones + analyses))
-        recorder = self._recorder
-        save = None
+        recorder, save = self._recorder, None
         if recorder is not None and run_id is not None:
 
             async def save(url: str, report: RepositoryReport) -> None:
@@ -250,7 +248,7 @@ class AnalyzeUseCase:
                     return early
             try:
                 self._emit(EventKind.QUEUED, shown, index)
-                async with self._gate.slot(index, shown, weight, parsed.host):
+                async with self._gate.slot(index, shown, weight, parsed.host, parsed.key):
                     watch.slot_at = trio.current_time()
                     self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
                     try:
@@ -277,8 +275,9 @@ class AnalyzeUseCase:
                 if source is not None:  # cloned, then a hook or the bookkeeping failed
                     await self._discard(source, shown)
                 timings = watch.timings(trio.current_time())
+                peak = exc.peak_memory if isinstance(exc, CloneError) else None
                 return RepositoryReport.failure(
-                    shown, index, "clone", kind, message, status, timings
+                    shown, index, "clone", kind, message, status, timings, peak
                 )
             try:
                 return await self._analyze(source, index, shown, watch)
@@ -357,6 +356,7 @@ class AnalyzeUseCase:
             inventory=report.inventory,
             path=source.path if self.config.keep_clones else None,
             redirected_to=source.redirected_to,
+            clone_memory=source.peak_memory,
         )
 
     def _weight(self, url: str) -> int:

@@ -26,6 +26,11 @@ class MemoryEstimates:
     known to be enough (a clone cannot take more; it fails ``too_large`` first).
     Estimates never exceed ``ceiling`` (the budget), so that every clone can run.
 
+    A repository whose clone was measured in an earlier run (``known``, from a result
+    store) uses that peak instead, with the margin: its own figure says more than its
+    host's, and a batch that starts from stored peaks does not start one clone at a
+    time. The host's floor still applies.
+
     Only the last ``window`` peaks of each host count: a batch moves on from one kind
     of repository to another. A clone that ran out of memory (:meth:`exceeded`) sets
     a floor for its host for the rest of the run: the quantile would otherwise treat
@@ -67,11 +72,15 @@ class MemoryEstimates:
         # The cap is the one figure known to be enough for a clone (ADR 0014).
         return cls(initial=config.clone_memory_limit // MiB, ceiling=budget // MiB)
 
-    def estimate(self, host: str | None = None) -> int:
-        """MiB to reserve for the next clone from ``host`` (``None``: a host not seen yet);
-        at least 1, at most the ceiling."""
+    def estimate(self, host: str | None = None, known: int | None = None) -> int:
+        """MiB to reserve for the next clone from ``host`` (``None``: a host not seen yet)
+        whose clone used ``known`` bytes when last measured (``None``: never); at least
+        1, at most the ceiling."""
         peaks = (self._by_host.get(host) if host is not None else None) or self._all
         floor = self._floors.get(host, 0) if host is not None else 0
+        if known is not None:
+            wanted = max(floor, math.ceil(known / MiB * self._margin))
+            return max(1, min(self.ceiling, wanted))
         if not peaks:
             return max(self.initial, min(self.ceiling, floor))
         ordered = sorted(peaks)

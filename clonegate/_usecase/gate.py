@@ -5,7 +5,8 @@ shared limits per host and for a whole cluster may follow (ADR 0015)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import AsyncIterator, Callable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 
@@ -13,9 +14,12 @@ import trio
 
 from .._domain.limits import Limiter
 from .._domain.semaphore import WeightedSemaphore
+from .._domain.store import StoreError
 from .estimates import MemoryEstimates
 
 __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry"]
+
+logger = logging.getLogger("clonegate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,8 +63,11 @@ class CloneGate:
         *,
         host_limiter: Callable[[str], Limiter] | None = None,
         global_limiter: Limiter | None = None,
+        history: Callable[[str], Awaitable[int | None]] | None = None,
     ) -> None:
         self._semaphore = WeightedSemaphore(size)
+        # With a budget: bytes a repository's clone used in an earlier run, by key.
+        self._history = history
         self._host_limiter = host_limiter
         self._host_limiters: dict[str, Limiter] = {}
         self._global_limiter = global_limiter
@@ -82,9 +89,12 @@ class CloneGate:
         return self._semaphore.size
 
     @asynccontextmanager
-    async def slot(self, index: int, url: str, weight: int, host: str = "") -> AsyncIterator[None]:
-        """Hold ``weight`` clone tokens, and with a budget the MiB expected for ``host``,
-        for the body: FIFO, cancellable while waiting, nothing held if cancelled.
+    async def slot(
+        self, index: int, url: str, weight: int, host: str = "", key: str = ""
+    ) -> AsyncIterator[None]:
+        """Hold ``weight`` clone tokens, and with a budget the MiB expected for ``host``
+        (or for the repository ``key``, if an earlier run measured its clone), for the
+        body: FIFO, cancellable while waiting, nothing held if cancelled.
 
         With a budget, clones pass a FIFO lock one at a time, and the one at the head
         estimates its memory when it gets there and again whenever something changes
@@ -101,7 +111,7 @@ class CloneGate:
         memory = 0
         try:
             if self.memory is not None:
-                memory = await self._reserve(host)
+                memory = await self._reserve(host, key)
                 # Held from now on, while it waits for a token: the statistics say so.
                 self._queued[ticket] = (url, index, weight, memory, queued_at)
             try:
@@ -150,12 +160,26 @@ class CloneGate:
             limiters.append(self._global_limiter)
         return limiters
 
-    async def _reserve(self, host: str) -> int:
+    async def _known(self, key: str) -> int | None:
+        if self._history is None or not key:
+            await trio.lowlevel.checkpoint()
+            return None
+        try:
+            return await self._history(key)
+        except StoreError as exc:
+            # Only a better first estimate is lost: this run still learns its own.
+            logger.warning("no stored clone memory for %s: %s", key, exc)
+            return None
+
+    async def _reserve(self, host: str, key: str) -> int:
         assert self.memory is not None
         assert self.estimates is not None
         async with self._admission:
+            # Asked in the queue's order: a lookup outside it would let the clones
+            # whose answers came first overtake the others.
+            known = await self._known(key)
             while True:
-                self._head = self.estimates.estimate(host)
+                self._head = self.estimates.estimate(host, known)
                 if self.memory.try_acquire(self._head):
                     memory, self._head = self._head, 0
                     return memory

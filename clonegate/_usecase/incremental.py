@@ -1,10 +1,12 @@
 """Reusing stored results: a repository whose remote HEAD has not moved since its last
-successful analysis by this analyzer version is reported again, not cloned (ADR 0016)."""
+successful analysis by this analyzer version is reported again, not cloned (ADR 0016);
+a memory budget starts from what its clones used before (ADR 0014)."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 
 import trio
 
@@ -12,12 +14,12 @@ from .._domain.credentials import Credential
 from .._domain.errors import CloneError, InvalidURLError
 from .._domain.inventory import Analyzer, VersionedAnalyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
-from .._domain.store import ReportStore, StoreError
+from .._domain.store import CloneMemoryHistory, ReportStore, StoreError
 from .._domain.urls import parse_repo_url
 from .._domain.vcs import VCS, RemoteHeads
 from .options import UseCaseConfig
 
-__all__ = ["Recorder", "Reuse", "key_of"]
+__all__ = ["Recorder", "Reuse", "key_of", "stored_peaks"]
 
 logger = logging.getLogger("clonegate")
 
@@ -136,3 +138,13 @@ def key_of(url: str) -> str:
         return parse_repo_url(url, allow_local=True).key
     except InvalidURLError:
         return ""
+
+
+def stored_peaks(
+    store: ReportStore | None, depth: int | None
+) -> Callable[[str], Awaitable[int | None]] | None:
+    """Bytes the last clone of a repository (by key) at ``depth`` used, from a store
+    that keeps it; None for a store that does not."""
+    if not isinstance(store, CloneMemoryHistory):
+        return None
+    return lambda key: store.clone_memory(key, depth)

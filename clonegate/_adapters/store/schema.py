@@ -99,6 +99,11 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE reports ADD COLUMN inventory_of INTEGER;
     CREATE INDEX reports_by_inventory ON reports (inventory_of) WHERE inventory_of IS NOT NULL;
     """,
+    # 4: what each clone used of memory (RepositoryReport.clone_memory, bytes; NULL:
+    # no clone, or not measured), where the next run's memory budget starts from.
+    """
+    ALTER TABLE reports ADD COLUMN clone_memory INTEGER;
+    """,
 )
 
 

@@ -26,6 +26,7 @@ import trio
 from ..._domain.reports import RepositoryReport
 from ..._domain.store import StoredResult, StoreError
 from . import reading
+from .cache_rows import evict, touch
 from .reading import Difference, HistoryEntry, RunInfo
 from .rows import insert_report, read_report
 from .schema import SchemaError, migrate
@@ -55,11 +56,12 @@ class _Write(Generic[T]):
 class SQLiteStore:
     """Reports, runs and the analysis cache in one SQLite file; open with :func:`open_store`.
 
-    Implements :class:`clonegate.ReportStore` and :class:`clonegate.AnalysisCache`, and a
-    small read API (:meth:`runs`, :meth:`history`, :meth:`reports`, :meth:`diff`). Every
-    async method is a checkpoint and raises :class:`clonegate.StoreError` when the file
-    cannot be read or written; a report whose :meth:`save` returned is durable (WAL,
-    committed), whatever happens to the process next.
+    Implements :class:`clonegate.ReportStore`, :class:`clonegate.CloneMemoryHistory` and
+    :class:`clonegate.AnalysisCache`, and a small read API (:meth:`runs`, :meth:`history`,
+    :meth:`reports`, :meth:`diff`). Every async method is a checkpoint and raises
+    :class:`clonegate.StoreError` when the file cannot be read or written; a report
+    whose :meth:`save` returned is durable (WAL, committed), whatever happens to the
+    process next.
     """
 
     def __init__(self, path: Path, writer: sqlite3.Connection, cache_limit: int) -> None:
@@ -129,6 +131,18 @@ class SQLiteStore:
 
         return await self._read(load)
 
+    async def clone_memory(self, key: str, depth: int | None) -> int | None:
+        row = await self._read(
+            lambda db: db.execute(
+                "SELECT r.clone_memory FROM reports r JOIN runs u ON u.id = r.run_id "
+                "WHERE r.key = ? AND r.clone_memory IS NOT NULL "
+                "AND json_extract(u.options, '$.clone_depth') IS ? "
+                "ORDER BY r.run_id DESC LIMIT 1",
+                (key, depth),
+            ).fetchone()
+        )
+        return int(row[0]) if row is not None else None
+
     # -- the analysis cache (clonegate.AnalysisCache) --------------------------------
 
     async def lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
@@ -150,7 +164,7 @@ class SQLiteStore:
             # Recency for eviction: queued, not awaited; a lookup never waits on a write.
             self._tick += 1
             tick, hits = self._tick, list(found)
-            self._write_nowait(lambda db: _touch(db, hits, tick))
+            self._write_nowait(lambda db: touch(db, hits, tick))
         return found
 
     async def keep(self, entries: Mapping[bytes, bytes]) -> None:
@@ -169,7 +183,7 @@ class SQLiteStore:
             db.executemany("INSERT OR REPLACE INTO analysis_cache VALUES (?, ?, ?)", rows)
             self._cache_bytes += sum(len(key) + len(value) for key, value, _ in rows)
             if self._cache_bytes > self._cache_limit:
-                self._cache_bytes = _evict(db, self._cache_limit * 9 // 10)
+                self._cache_bytes = evict(db, self._cache_limit * 9 // 10)
 
         await self._write(keep)
 
@@ -285,27 +299,6 @@ def _apply(db: sqlite3.Connection, batch: list[_Write[Any]]) -> None:
             request.error = request.error or exc
         with suppress(sqlite3.Error):
             db.execute("ROLLBACK")
-
-
-def _touch(db: sqlite3.Connection, keys: list[bytes], tick: int) -> None:
-    db.executemany("UPDATE analysis_cache SET used = ? WHERE key = ?", [(tick, k) for k in keys])
-
-
-def _evict(db: sqlite3.Connection, target: int) -> int:
-    """Delete the least recently used entries until the cache holds at most ``target``
-    bytes; what it holds then."""
-    (size,) = db.execute(
-        "SELECT coalesce(sum(length(key) + length(value)), 0) FROM analysis_cache"
-    ).fetchone()
-    rows = db.execute("SELECT key, length(key) + length(value) FROM analysis_cache ORDER BY used")
-    doomed = []
-    for key, length in rows:
-        if size <= target:
-            break
-        doomed.append((key,))
-        size -= length
-    db.executemany("DELETE FROM analysis_cache WHERE key = ?", doomed)
-    return int(size)
 
 
 def _connect(path: Path) -> sqlite3.Connection:
