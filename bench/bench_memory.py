@@ -54,7 +54,8 @@ CONTENDERS = {
     "-j 4": ["-j", "4"],
     "budget auto": ["--memory-budget", "auto"],  # as a user types it: -j 2 by default
     "-j 4, budget auto": ["-j", "4", "--memory-budget", "auto"],  # the budget decides more
-    "budget auto, re-run": ["--memory-budget", "auto", "--db"],  # + a primed store
+    # + a primed store; no analysis cache, so that only the budget differs
+    "budget auto, re-run": ["--memory-budget", "auto", "--cache-size", "0", "--db"],
 }
 BUDGETS = ("budget auto", "-j 4, budget auto", "budget auto, re-run")
 
@@ -118,7 +119,9 @@ def batch(name: str, urls: list[str], rounds: int, tmp: Path) -> None:
     stop = max(30.0, 2 * alone.seconds[0] * len(urls))  # twice one at a time
     tallies = {contender: Tally() for contender in CONTENDERS}
     store = str(tmp / f"{name.replace(' ', '-')}.db")
-    analyze(urls, [*CONTENDERS["budget auto, re-run"], store], limit, tmp, stop)  # primes it
+    primed = analyze(urls, [*CONTENDERS["budget auto, re-run"], store], limit, tmp, stop)
+    if primed.oom_kills or primed.failed or primed.stopped:  # partial figures: say so
+        print(f"priming the store: {primed.oom_kills} OOM kills, {primed.failed} failed")
     for _ in range(rounds):
         for contender, options in CONTENDERS.items():
             with_store = [*options, store] if options[-1] == "--db" else options

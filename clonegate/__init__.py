@@ -24,12 +24,7 @@ if TYPE_CHECKING:
         open_redis,
     )
     from ._adapters.store import Difference, HistoryEntry, RunInfo, SQLiteStore, open_store
-    from ._adapters.workers import (
-        WorkerDied,
-        WorkerPool,
-        WorkerPoolStatistics,
-        open_worker_pool,
-    )
+    from ._adapters.workers import WorkerDied, WorkerPool, WorkerPoolStatistics, open_worker_pool
     from ._domain.credentials import Credential, credential_for
     from ._domain.errors import (
         AuthenticationError,

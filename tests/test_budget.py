@@ -32,6 +32,7 @@ from clonegate import (
     with_result_store,
 )
 from clonegate._usecase.estimates import MemoryEstimates
+from clonegate._usecase.gate import CloneGate
 from clonegate_cli.app import app
 
 from .servers import GitDaemon
@@ -93,7 +94,8 @@ def test_a_peak_measured_in_an_earlier_run_comes_first() -> None:
     assert book.estimate("h", known=40 * MiB) == 50  # no waiting for this run's first
     book.record("h", 400 * MiB)
     assert book.estimate("h", known=40 * MiB) == 50  # the repository's own figure
-    assert book.estimate("h", known=4 * GiB) == 2000  # never above the ceiling
+    assert book.estimate("h", known=4 * GiB) == 1024  # never above the cap
+    assert MemoryEstimates(initial=4096, ceiling=300).estimate(known=GiB) == 300  # the budget
     book.exceeded("h", 300 * MiB)
     assert book.estimate("h", known=40 * MiB) == 375  # a host that ran out: its floor
 
@@ -321,10 +323,12 @@ async def test_a_run_with_a_store_starts_from_the_peaks_of_the_last(tmp_path: Pa
             )
             async with uc.analyze_many(urls) as batch, trio.open_nursery() as nursery:
                 nursery.start_soon(_drain, batch)
-                # The store answers from a thread: wait for the clones themselves.
-                await vcs.entered[urls[0]].wait()
-                if run == "second":
-                    await vcs.entered[urls[1]].wait()
+                # The store answers from a thread: wait for the clones themselves
+                # (bounded: a broken feature must fail here, not hang).
+                with trio.fail_after(30):
+                    await vcs.entered[urls[0]].wait()
+                    if run == "second":
+                        await vcs.entered[urls[1]].wait()
                 stats = uc.clone_gate_statistics()
                 starts.append(frozenset(vcs.running))
                 # What is held shows what else could start: nothing fits beside these.
@@ -338,6 +342,29 @@ async def test_a_run_with_a_store_starts_from_the_peaks_of_the_last(tmp_path: Pa
     # the start: two fit, a third does not.
     assert starts == [{urls[0]}, {urls[0], urls[1]}]
     assert reserved == [[300], [125, 125]]
+
+
+async def test_a_stuck_or_broken_history_costs_only_the_better_estimate(
+    autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every admission waits behind the lookup at the head: it must end, whatever
+    # the store (the user's own, over a network) does.
+    async def stuck(key: str) -> int | None:
+        await trio.sleep_forever()
+        raise AssertionError("unreachable")
+
+    async def broken(key: str) -> int | None:
+        raise RuntimeError("the store's disk is gone")
+
+    for history in (stuck, broken):
+        gate = CloneGate(2, MemoryEstimates(initial=100, ceiling=300), history=history)
+        async with gate.slot(0, "u", 1, "h", "git://h/r"):
+            assert gate.statistics().active[0].memory == 100  # the cap, as with no store
+    assert trio.current_time() == CloneGate.HISTORY_SECONDS  # the stuck one, given up
+    assert [r.getMessage().split(": ")[-1] for r in caplog.records] == [
+        "no stored clone memory for git://h/r within 2 s",
+        "the store's disk is gone",
+    ]
 
 
 async def _drain(batch: Batch) -> None:

@@ -116,10 +116,16 @@ async def test_what_a_clone_used_is_found_by_repository_and_depth(tmp_path: Path
         await store.save(shallow, KEY, measured)
         await store.save(full, KEY, replace(measured, clone_memory=90 << 20))
         await store.save(full, "git://example.org/other", replace(measured, index=1))
-        later = await store.begin_run({"clone_depth": 1})
-        await store.save(later, KEY, replace(report(), reused=True))
-        assert await store.load(shallow, KEY) == measured
         assert await store.clone_memory(KEY, 1) == 40 << 20
+        again = await store.begin_run({"clone_depth": 1})
+        await store.save(again, KEY, replace(measured, clone_memory=50 << 20))
+        assert await store.clone_memory(KEY, 1) == 50 << 20  # the newest
+        # Later rows that are no clone of their own do not count, whatever they say.
+        later = await store.begin_run({"clone_depth": 1})
+        await store.save(later, KEY, replace(measured, reused=True, clone_memory=1))
+        await store.save(later, KEY, replace(measured, index=1, duplicate_of=0, clone_memory=1))
+        assert await store.load(shallow, KEY) == measured
+        assert await store.clone_memory(KEY, 1) == 50 << 20
         assert await store.clone_memory(KEY, None) == 90 << 20  # {} has no depth: full
         assert await store.clone_memory(KEY, 5) is None
         assert await store.clone_memory("git://example.org/nothing", 1) is None
@@ -142,11 +148,17 @@ async def test_a_database_of_the_previous_schema_is_migrated_in_place(tmp_path: 
     for (table,) in tables:
         columns = ", ".join(row[1] for row in old.execute(f"PRAGMA main.table_info({table})"))
         old.execute(f"INSERT INTO main.{table} ({columns}) SELECT {columns} FROM scratch.{table}")
+    # The previous clonegate's documents had no clone_memory either.
+    old.execute("UPDATE main.reports SET document = json_remove(document, '$.clone_memory')")
     old.execute("COMMIT")
     old.close()
     async with open_store(path) as store:
         assert await store.load(1, KEY) == report()  # kept through the migration
-        await store.keep({b"k" * 20: b"value"})  # the new table works
+        assert await store.clone_memory(KEY, None) is None  # none measured before
+        run = await store.begin_run({"clone_depth": None})  # the new column works
+        await store.save(run, KEY, replace(report(), clone_memory=7))
+        assert await store.clone_memory(KEY, None) == 7
+        await store.keep({b"k" * 20: b"value"})  # and the cache
         assert await store.lookup([b"k" * 20]) == {b"k" * 20: b"value"}
     assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
 

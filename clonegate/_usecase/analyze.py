@@ -23,7 +23,7 @@ from .._domain.vcs import VCS, ClonedSource
 from .batch import Batch, BatchState, Pipeline
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry
-from .incremental import Recorder, Reuse, key_of, stored_peaks
+from .incremental import Recorder, Reuse, first_store_error, key_of, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
 from .stopwatch import Stopwatch
@@ -32,6 +32,7 @@ from .wiring import Wiring
 __all__ = ["AnalyzeUseCase", "Wiring"]
 
 logger = logging.getLogger("clonegate")
+_OUT_OF_MEMORY = frozenset({ErrorKind.TOO_LARGE, ErrorKind.OUT_OF_MEMORY})
 
 
 @final
@@ -187,7 +188,7 @@ class AnalyzeUseCase:
             failed, _ = group.split(StoreError)
             if failed is None:
                 raise
-            raise _first(failed) from None
+            raise first_store_error(failed) from None
         finally:
             if self._recorder is not None and run_id is not None:
                 await self._recorder.finish(run_id)
@@ -235,12 +236,13 @@ class AnalyzeUseCase:
         except InvalidURLError as exc:
             return RepositoryReport.failure(shown, index, "clone", exc.kind, str(exc))
         try:
-            weight = self._weight(url)
+            weight = self._gate.weight_of(self.config.clone_weight, url)
         except ValueError as exc:
             return RepositoryReport.failure(
                 shown, index, "clone", "invalid_weight", f"{shown}: {exc}"
             )
         source: ClonedSource | None = None
+        peak: int | None = None  # bytes a clone that failed for memory had used
         with trio.move_on_after(self.config.analysis_timeout):
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
                 early = await self._reuse.early_report(url, parsed.key, credential, shown, index)
@@ -254,8 +256,10 @@ class AnalyzeUseCase:
                     try:
                         source = await self._clone(url, shown, watch, credential)
                     except CloneError as exc:
-                        memory = exc.kind in (ErrorKind.TOO_LARGE, ErrorKind.OUT_OF_MEMORY)
+                        memory = exc.kind in _OUT_OF_MEMORY
                         self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
+                        # What a failed clone used is what it needs only if it ran out.
+                        peak = exc.peak_memory if memory else None
                         raise
                     self._gate.learn(parsed.host, source.peak_memory)
                     watch.cloned_at = trio.current_time()
@@ -275,7 +279,6 @@ class AnalyzeUseCase:
                 if source is not None:  # cloned, then a hook or the bookkeeping failed
                     await self._discard(source, shown)
                 timings = watch.timings(trio.current_time())
-                peak = exc.peak_memory if isinstance(exc, CloneError) else None
                 return RepositoryReport.failure(
                     shown, index, "clone", kind, message, status, timings, peak
                 )
@@ -286,7 +289,13 @@ class AnalyzeUseCase:
                 timings = watch.timings(trio.current_time())
                 message = _message(shown, exc)
                 return RepositoryReport.failure(
-                    shown, index, "analyze", "analysis_error", message, timings=timings
+                    shown,
+                    index,
+                    "analyze",
+                    "analysis_error",
+                    message,
+                    timings=timings,
+                    clone_memory=source.peak_memory,
                 )
             finally:
                 if not self.config.keep_clones:
@@ -301,6 +310,7 @@ class AnalyzeUseCase:
             f"repository timeout (while {watch.phase()})",
             RepositoryStatus.TIMEOUT,
             watch.timings(trio.current_time()),
+            source.peak_memory if source is not None else None,
         )
 
     async def _discard(self, source: ClonedSource, shown: str) -> None:
@@ -359,18 +369,6 @@ class AnalyzeUseCase:
             clone_memory=source.peak_memory,
         )
 
-    def _weight(self, url: str) -> int:
-        try:
-            weight = self.config.clone_weight(url)
-        except Exception as exc:
-            raise ValueError(f"the clone weight function failed: {redact(repr(exc))}") from None
-        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
-            raise ValueError(f"clone weight must be an int >= 0, got {weight!r}")
-        if weight > self._gate.size:
-            # Go would let it wait until its deadline: nothing can ever make it fit.
-            raise ValueError(f"clone weight {weight} exceeds the clone limit {self._gate.size}")
-        return weight
-
     def _done(self, report: RepositoryReport) -> RepositoryReport:
         self._emit(EventKind.DONE, report.url, report.index, status=report.status)
         return report
@@ -389,11 +387,6 @@ class AnalyzeUseCase:
                 self.config.event_hook(Event(kind, url, index, elapsed, status, detail))
             except Exception:  # a broken progress display must not break a clone
                 logger.exception("the event hook failed on %s %s", kind, url)
-
-
-def _first(group: BaseExceptionGroup[StoreError]) -> StoreError:
-    first = group.exceptions[0]
-    return first if isinstance(first, StoreError) else _first(first)
 
 
 def _message(shown: str, exc: BaseException) -> str:

@@ -29,7 +29,7 @@ class MemoryEstimates:
     A repository whose clone was measured in an earlier run (``known``, from a result
     store) uses that peak instead, with the margin: its own figure says more than its
     host's, and a batch that starts from stored peaks does not start one clone at a
-    time. The host's floor still applies.
+    time. The host's floor still applies, and the cap still bounds it.
 
     Only the last ``window`` peaks of each host count: a batch moves on from one kind
     of repository to another. A clone that ran out of memory (:meth:`exceeded`) sets
@@ -79,7 +79,8 @@ class MemoryEstimates:
         peaks = (self._by_host.get(host) if host is not None else None) or self._all
         floor = self._floors.get(host, 0) if host is not None else 0
         if known is not None:
-            wanted = max(floor, math.ceil(known / MiB * self._margin))
+            # Never above the cap (``initial``): a clone cannot use more than that.
+            wanted = max(floor, min(self.initial, math.ceil(known / MiB * self._margin)))
             return max(1, min(self.ceiling, wanted))
         if not peaks:
             return max(self.initial, min(self.ceiling, floor))

@@ -14,7 +14,7 @@ import trio
 
 from .._domain.limits import Limiter
 from .._domain.semaphore import WeightedSemaphore
-from .._domain.store import StoreError
+from .._domain.urls import redact
 from .estimates import MemoryEstimates
 
 __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry"]
@@ -55,6 +55,9 @@ class CloneGateStatistics:
 
 class CloneGate:
     """A :class:`WeightedSemaphore` that also knows who waits and who clones, since when."""
+
+    # A stored figure is one indexed read; more than this, and the store is stuck.
+    HISTORY_SECONDS = 2.0
 
     def __init__(
         self,
@@ -150,6 +153,19 @@ class CloneGate:
             self._semaphore.release(weight)
             self._release_memory(memory)
 
+    def weight_of(self, weigh: Callable[[str], int], url: str) -> int:
+        """``weigh(url)``, checked: an int >= 0 that fits the gate; else ValueError."""
+        try:
+            weight = weigh(url)
+        except Exception as exc:
+            raise ValueError(f"the clone weight function failed: {redact(repr(exc))}") from None
+        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 0:
+            raise ValueError(f"clone weight must be an int >= 0, got {weight!r}")
+        if weight > self.size:
+            # Go would let it wait until its deadline: nothing can ever make it fit.
+            raise ValueError(f"clone weight {weight} exceeds the clone limit {self.size}")
+        return weight
+
     def _shared_limiters(self, host: str) -> list[Limiter]:
         limiters = []
         if self._host_limiter is not None:
@@ -161,15 +177,20 @@ class CloneGate:
         return limiters
 
     async def _known(self, key: str) -> int | None:
+        """Bytes an earlier run's clone of ``key`` used, or None. Asked with every
+        admission waiting behind it, so bounded: a busy or broken store costs only
+        the better first estimate, and this run learns its own as without one."""
         if self._history is None or not key:
             await trio.lowlevel.checkpoint()
             return None
-        try:
-            return await self._history(key)
-        except StoreError as exc:
-            # Only a better first estimate is lost: this run still learns its own.
-            logger.warning("no stored clone memory for %s: %s", key, exc)
-            return None
+        with trio.move_on_after(self.HISTORY_SECONDS):
+            try:
+                return await self._history(key)
+            except Exception as exc:  # a store of the user's may raise anything
+                logger.warning("no stored clone memory for %s: %s", key, redact(str(exc)))
+                return None
+        logger.warning("no stored clone memory for %s within %g s", key, self.HISTORY_SECONDS)
+        return None
 
     async def _reserve(self, host: str, key: str) -> int:
         assert self.memory is not None

@@ -19,7 +19,7 @@ from .._domain.urls import parse_repo_url
 from .._domain.vcs import VCS, RemoteHeads
 from .options import UseCaseConfig
 
-__all__ = ["Recorder", "Reuse", "key_of", "stored_peaks"]
+__all__ = ["Recorder", "Reuse", "first_store_error", "key_of", "stored_peaks"]
 
 logger = logging.getLogger("clonegate")
 
@@ -77,6 +77,7 @@ class Reuse:
             timings=Timings(clone=trio.current_time() - started),
             path=None,
             duplicate_of=None,
+            clone_memory=None,  # no clone in this run
         )
 
 
@@ -148,3 +149,9 @@ def stored_peaks(
     if not isinstance(store, CloneMemoryHistory):
         return None
     return lambda key: store.clone_memory(key, depth)
+
+
+def first_store_error(group: BaseExceptionGroup[StoreError]) -> StoreError:
+    """The first :class:`StoreError` of ``group``, however deeply nested."""
+    first = group.exceptions[0]
+    return first if isinstance(first, StoreError) else first_store_error(first)

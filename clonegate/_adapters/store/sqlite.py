@@ -135,7 +135,8 @@ class SQLiteStore:
         row = await self._read(
             lambda db: db.execute(
                 "SELECT r.clone_memory FROM reports r JOIN runs u ON u.id = r.run_id "
-                "WHERE r.key = ? AND r.clone_memory IS NOT NULL "
+                "WHERE r.key = ? AND r.clone_memory IS NOT NULL AND r.reused = 0 "
+                "AND r.duplicate_of IS NULL "
                 "AND json_extract(u.options, '$.clone_depth') IS ? "
                 "ORDER BY r.run_id DESC LIMIT 1",
                 (key, depth),
