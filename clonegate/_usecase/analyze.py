@@ -242,7 +242,7 @@ class AnalyzeUseCase:
                 shown, index, "clone", "invalid_weight", f"{shown}: {exc}"
             )
         source: ClonedSource | None = None
-        peak: int | None = None  # bytes a clone that failed for memory had used
+        peak: int | None = None  # the clone's figure this report carries (clone_memory)
         with trio.move_on_after(self.config.analysis_timeout):
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
                 early = await self._reuse.early_report(url, parsed.key, credential, shown, index)
@@ -261,7 +261,8 @@ class AnalyzeUseCase:
                         # What a failed clone used is what it needs only if it ran out.
                         peak = exc.peak_memory if memory else None
                         raise
-                    self._gate.learn(parsed.host, source.peak_memory)
+                    peak = source.peak_memory
+                    self._gate.learn(parsed.host, peak)
                     watch.cloned_at = trio.current_time()
                 self._emit(EventKind.CLONED, shown, index, watch.cloned_at - watch.slot_at)
             except Exception as exc:
@@ -295,7 +296,7 @@ class AnalyzeUseCase:
                     "analysis_error",
                     message,
                     timings=timings,
-                    clone_memory=source.peak_memory,
+                    clone_memory=peak,
                 )
             finally:
                 if not self.config.keep_clones:
@@ -310,7 +311,7 @@ class AnalyzeUseCase:
             f"repository timeout (while {watch.phase()})",
             RepositoryStatus.TIMEOUT,
             watch.timings(trio.current_time()),
-            source.peak_memory if source is not None else None,
+            peak,
         )
 
     async def _discard(self, source: ClonedSource, shown: str) -> None:
