@@ -351,6 +351,11 @@ class ThrottlingProxy:
         while self.forwarded < n:
             await self._progress.wait()
 
+    async def wait_idle(self) -> None:
+        """Return once no connection is open."""
+        while self.active:
+            await self._changed.wait()
+
     async def _handle(self, client: trio.SocketStream) -> None:
         connection = _Connection(client)
         self.connections += 1
@@ -362,7 +367,7 @@ class ThrottlingProxy:
                 await client.aclose()
                 return
             async with client, server, trio.open_nursery() as nursery:
-                nursery.start_soon(self._upload, connection, server)
+                nursery.start_soon(self._upload, connection, server, nursery.cancel_scope)
                 nursery.start_soon(self._download, server, connection, nursery.cancel_scope)
         finally:
             self._gone(connection)
@@ -386,7 +391,9 @@ class ThrottlingProxy:
             while self.active < limit and self.connections < total:
                 await self._changed.wait()
 
-    async def _upload(self, connection: _Connection, server: trio.SocketStream) -> None:
+    async def _upload(
+        self, connection: _Connection, server: trio.SocketStream, scope: trio.CancelScope
+    ) -> None:
         try:
             while data := await connection.client.receive_some(65536):
                 if connection.path == "?":
@@ -397,7 +404,10 @@ class ThrottlingProxy:
             connection.asked_all = True
             await server.send_eof()  # the client half-closes after its last request
         except (trio.BrokenResourceError, trio.ClosedResourceError):
-            pass
+            # A side broke the connection. A client killed with unread data resets it
+            # (no end of file reaches the server), and a server still waiting for its
+            # wants would keep it open, and counted, for as long as the test runs.
+            scope.cancel()
 
     def _read_request(self, connection: _Connection, data: bytes) -> None:
         # A git:// request: pkt-line "git-upload-pack /name.git\0host=...\0".

@@ -61,10 +61,10 @@ async def test_three_workers_share_the_limit_and_survive_a_killed_one(
     env = {**os.environ, "CLONEGATE_REDIS_URL": redis_service.url, "TMPDIR": str(tmpdir_env)}
     prefix = f"e2e{tmp_path.name[-6:]}"
     with git_daemon(served) as daemon:
-        # Small chunks: the proxy notices a killed client's connection only when it next
-        # forwards to it, and counts it open until then; 16 KiB chunks at this rate made
-        # that up to a second, close to the killed worker's lease (about 1.3 s left when
-        # it was stopped), so a survivor's clone could overlap a connection already dead.
+        # The killed worker's clone ends with it: its socket is closed (or reset, when
+        # data it never read was waiting), and the proxy counts the connection closed
+        # at once (tests/test_servers.py), seconds before its lease frees its permit.
+        # Small chunks, so that a transfer to a dead client also fails at once.
         proxy = ThrottlingProxy(daemon.port, rate=32 * 1024, chunk=2 * 1024)
         async with trio.open_nursery() as nursery:
             await nursery.start(proxy.serve)
