@@ -4,11 +4,13 @@
     python bench/bench_incremental.py --quick    # 40 repositories, 10 forks
 
 1. N repositories (default 200, each distinct; "tiny": 12 test files and 30 other
-   files, "small project": 60 test files and 300 other files) served by
-   ``git daemon`` on 127.0.0.1. ``clonegate analyze -j 2 --db`` over all of them (the
-   full run), then 10% of them get a new commit, then ``clonegate analyze --incremental``
-   (the re-run), then for reference a plain re-run with the cache warm. Each is a fresh
-   command, start-up and exit included; the ratio re-run / full run is the target.
+   files, "small project": 60 test files and 300 other files; "real": the corpus
+   bundles of tests/fixtures/corpus in turn, their tips as published) served by
+   ``git daemon`` on 127.0.0.1 (``--only tiny|small|real``: one kind, no forks).
+   ``clonegate analyze -j 2 --db`` over all of them (the full run), then 10% of them
+   get a new commit, then ``clonegate analyze --incremental`` (the re-run), then for
+   reference a plain re-run with the cache warm. Each is a fresh command, start-up and
+   exit included; the ratio re-run / full run is the target.
 2. F forks (default 50) of one repository of 300 test files, each fork with one test
    file of its own: analyzed in-process (``AnalyzeUseCase`` with ``DulwichVCS`` and a
    ``TestInventoryAnalyzer``) with no cache, with a cold cache, then with the warm
@@ -39,6 +41,7 @@ from clonegate import (  # noqa: E402
 )
 from tests.servers import fast_import, git, git_daemon  # noqa: E402
 
+CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 COMMITTER = "committer Bench <bench@example.invalid> 1700000000 +0000\n"
 
 
@@ -77,6 +80,29 @@ def change(root: Path, name: str, repo: int) -> None:
     fast_import(bare, _commit({"tests/unit/test_module_0.py": text}, head))
 
 
+def copy_real(root: Path, name: str, bundle: Path) -> None:
+    """A real repository (a corpus bundle: its tip, depth 1) served as ``name``."""
+    git("clone", "-q", "--bare", str(bundle), str(root / f"{name}.git"))
+
+
+def change_real(root: Path, name: str) -> None:
+    """A new commit on ``name``: a line added to the first file named like a test
+    (else the first file under a test directory, else the first file)."""
+    bare = root / f"{name}.git"
+    head = git("-C", str(bare), "rev-parse", "HEAD")
+    paths = git("-C", str(bare), "ls-tree", "-r", "--name-only", "HEAD").splitlines()
+    named = [p for p in paths if "test" in p.rsplit("/", 1)[-1].lower()]
+    path = (named or [p for p in paths if "test" in p.lower()] or paths)[0]
+    text = git("-C", str(bare), "show", f"HEAD:{path}")
+    comment = "#" if path.endswith(".py") else "//"
+    # No repack afterwards: the bundle's tip is a shallow commit whose parents are absent.
+    subprocess.run(
+        ["git", "-C", str(bare), "fast-import", "--quiet"],
+        input=_commit({path: f"{text}\n{comment} changed\n"}, head),
+        check=True,
+    )
+
+
 def clonegate(*args: str) -> float:
     started = time.perf_counter()
     subprocess.run(
@@ -88,9 +114,15 @@ def clonegate(*args: str) -> float:
     return time.perf_counter() - started
 
 
-def incremental(root: Path, count: int, tests: int, others: int) -> dict[str, float]:
+def incremental(root: Path, count: int, kind: tuple[int, int] | None) -> dict[str, float]:
+    """Full run, then the re-runs, over ``count`` repositories: generated ones of
+    ``kind`` = (test files, other files), or (None) the real corpus bundles in turn."""
+    bundles = sorted(CORPUS.glob("*.bundle"))
     for r in range(count):
-        make(root, f"r{r}", _files(r, tests=tests, others=others))
+        if kind is None:
+            copy_real(root, f"r{r}", bundles[r % len(bundles)])
+        else:
+            make(root, f"r{r}", _files(r, tests=kind[0], others=kind[1]))
     figures: dict[str, float] = {}
     with git_daemon(root) as daemon:
         urls = root / "urls.txt"
@@ -99,7 +131,10 @@ def incremental(root: Path, count: int, tests: int, others: int) -> dict[str, fl
         common = ("-j", "2", "--db", db, "--from-file", str(urls))
         figures["full run s"] = clonegate(*common)
         for r in range(0, count, 10):  # 10%
-            change(root, f"r{r}", r)
+            if kind is None:
+                change_real(root, f"r{r}")
+            else:
+                change(root, f"r{r}", r)
         figures["incremental re-run s"] = clonegate(*common, "--incremental")
         figures["plain re-run, warm cache s"] = clonegate(*common)
     figures["incremental / full"] = figures["incremental re-run s"] / figures["full run s"]
@@ -133,15 +168,25 @@ async def forks(root: Path, count: int) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", choices=("tiny", "small", "real"), help="one kind, no forks")
     args = parser.parse_args()
     compile_sources()  # measured as installed (bench/installed.py)
     repositories, fork_count = (40, 10) if args.quick else (200, 50)
     with tempfile.TemporaryDirectory(prefix="bench-incremental-") as tmp:
-        for label, tests, others in (("tiny", 12, 30), ("small project", 60, 300)):
-            first = Path(tmp) / label.replace(" ", "-")
+        kinds: dict[str, tuple[int, int] | None] = {
+            "tiny": (12, 30),
+            "small project": (60, 300),
+            "real (corpus)": None,
+        }
+        for label, kind in kinds.items():
+            if args.only and not label.startswith(args.only):
+                continue
+            first = Path(tmp) / label.split()[0]
             first.mkdir()
-            for name, value in incremental(first, repositories, tests, others).items():
+            for name, value in incremental(first, repositories, kind).items():
                 print(f"{repositories} {label} repositories, {name}: {value:.3f}")
+        if args.only:
+            return
         second = Path(tmp) / "forks"
         second.mkdir()
         for name, value in trio.run(forks, second, fork_count).items():
