@@ -42,6 +42,8 @@ from clonegate import (  # noqa: E402
 from tests.servers import fast_import, git, git_daemon  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
+# The corpus's languages: a comment line in any of these is still a valid file.
+SOURCE_SUFFIXES = (".py", ".rs", ".go", ".java", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx")
 COMMITTER = "committer Bench <bench@example.invalid> 1700000000 +0000\n"
 
 
@@ -81,26 +83,29 @@ def change(root: Path, name: str, repo: int) -> None:
 
 
 def copy_real(root: Path, name: str, bundle: Path) -> None:
-    """A real repository (a corpus bundle: its tip, depth 1) served as ``name``."""
-    git("clone", "-q", "--bare", str(bundle), str(root / f"{name}.git"))
+    """A real repository (a corpus bundle: its tip, depth 1) served as ``name``, its
+    HEAD on branch main (the bundles hold a detached HEAD, which no commit moves)."""
+    bare = root / f"{name}.git"
+    git("clone", "-q", "--bare", str(bundle), str(bare))
+    # The tip's parents are not in the bundle: say so, as a depth-1 clone does, or
+    # git fails walking to them (a new commit's fast-forward check, a repack).
+    (bare / "shallow").write_text(git("-C", str(bare), "rev-parse", "HEAD") + "\n")
+    git("-C", str(bare), "update-ref", "refs/heads/main", "HEAD")
+    git("-C", str(bare), "symbolic-ref", "HEAD", "refs/heads/main")
 
 
 def change_real(root: Path, name: str) -> None:
-    """A new commit on ``name``: a line added to the first file named like a test
-    (else the first file under a test directory, else the first file)."""
+    """A new commit on ``name``: a comment line added to its first source file named
+    like a test (else the first source file under a test directory)."""
     bare = root / f"{name}.git"
     head = git("-C", str(bare), "rev-parse", "HEAD")
     paths = git("-C", str(bare), "ls-tree", "-r", "--name-only", "HEAD").splitlines()
-    named = [p for p in paths if "test" in p.rsplit("/", 1)[-1].lower()]
-    path = (named or [p for p in paths if "test" in p.lower()] or paths)[0]
+    sources = [p for p in paths if p.endswith(SOURCE_SUFFIXES)]
+    named = [p for p in sources if "test" in p.rsplit("/", 1)[-1].lower()]
+    path = (named or [p for p in sources if "test" in p.lower()])[0]
     text = git("-C", str(bare), "show", f"HEAD:{path}")
     comment = "#" if path.endswith(".py") else "//"
-    # No repack afterwards: the bundle's tip is a shallow commit whose parents are absent.
-    subprocess.run(
-        ["git", "-C", str(bare), "fast-import", "--quiet"],
-        input=_commit({path: f"{text}\n{comment} changed\n"}, head),
-        check=True,
-    )
+    fast_import(bare, _commit({path: f"{text}\n{comment} changed\n"}, head))
 
 
 def clonegate(*args: str) -> float:

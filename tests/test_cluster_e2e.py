@@ -53,8 +53,10 @@ async def _first_line(stream: trio.abc.ReceiveStream | None) -> str:
 
 
 def _open_at_peak(proxy: ThrottlingProxy) -> list[str]:
-    """The repositories whose connections were open, by the proxy's log, when the most
-    were: what a failure of the limit names (a survivor's clone, or a dead one's)."""
+    """The repositories whose requests were open, by the proxy's log, when the most
+    were: what a failure of the limit names (a survivor's clone, or a dead one's). A
+    connection counts from its accept and is logged from its request, so a peak may
+    hold one more connection than this names."""
     open_now: list[str] = []
     peak: list[str] = []
     for event, path in proxy.log:
@@ -141,7 +143,9 @@ async def test_three_workers_share_the_limit_and_survive_a_killed_one(
     by_key = {parse_repo_url(r["url"]).key: r for r in reports}
     assert all(by_key[key]["by"] != names[0] for key in victim_jobs)
     # The limit held across the three workers: never more than 2 pack transfers at once.
-    assert proxy.max_active <= 2, f"open at the peak: {_open_at_peak(proxy)}; taken back: {lost}"
+    assert proxy.max_active <= 2, (
+        f"requests open at the peak: {_open_at_peak(proxy)}; permits taken back: {lost}"
+    )
     assert proxy.connections >= REPOSITORIES
     # The killed worker's clone directory was swept by the survivors.
     assert list(tmpdir_env.iterdir()) == []

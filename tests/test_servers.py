@@ -25,18 +25,22 @@ async def test_a_client_killed_with_unread_data_ends_its_connection(tmp_path: Pa
     make_repo(tmp_path, "r")
     with git_daemon(tmp_path) as daemon:
         proxy = ThrottlingProxy(daemon.port)
-        async with trio.open_nursery() as nursery:
-            await nursery.start(proxy.serve)
-            client = await trio.open_tcp_stream("127.0.0.1", proxy.port)
-            await client.send_all(_pkt_line(b"git-upload-pack /r.git\0host=127.0.0.1\0"))
-            advertisement = b""
-            while not advertisement.endswith(b"0000"):  # all of it: the server now waits
-                advertisement += await client.receive_some()
-            linger = struct.pack("ii", 1, 0)  # close with a reset, as a killed process's
-            client.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
-            await client.aclose()
-            with trio.fail_after(30):  # a bound so that a regression fails, not hangs
+        # A bound so that a regression fails, not hangs (the server, with no timeout
+        # of its own, would wait for ever).
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                await nursery.start(proxy.serve)
+                client = await trio.open_tcp_stream("127.0.0.1", proxy.port)
+                await client.send_all(_pkt_line(b"git-upload-pack /r.git\0host=127.0.0.1\0"))
+                advertisement = b""
+                while not advertisement.endswith(b"0000"):  # all of it: the server now waits
+                    chunk = await client.receive_some()
+                    assert chunk, "the connection ended before the advertisement did"
+                    advertisement += chunk
+                linger = struct.pack("ii", 1, 0)  # close with a reset, as a killed process's
+                client.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
+                await client.aclose()
                 await proxy.wait_idle()
-            nursery.cancel_scope.cancel()
+                nursery.cancel_scope.cancel()
     assert proxy.log == [("request", "/r.git"), ("closed", "/r.git")]
     assert (proxy.connections, proxy.max_active, proxy.active) == (1, 1, 0)
