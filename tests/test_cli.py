@@ -17,17 +17,17 @@ from typer.testing import CliRunner
 
 from clonegate_cli.app import app
 
+from .processes import zygote_pids
+from .proxy import ThrottlingProxy
 from .servers import (
     BIG_BLOB_BYTES,
     TOKEN,
     FixtureRepo,
     GitDaemon,
     HttpGitServer,
-    ThrottlingProxy,
     git,
     never_answer,
     raw_tcp_server,
-    zygote_pids,
 )
 from .terminal import run_on_a_terminal
 

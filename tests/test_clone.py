@@ -34,6 +34,8 @@ from clonegate import (
 from clonegate._adapters.git.pack_intake import _TrailingChecksum
 from clonegate._adapters.workers import open_worker_pool
 
+from .processes import pid_alive, worker_pids
+from .proxy import ThrottlingProxy
 from .servers import (
     BIG_BLOB_BYTES,
     TOKEN,
@@ -41,15 +43,12 @@ from .servers import (
     GitDaemon,
     HttpGitServer,
     SshServer,
-    ThrottlingProxy,
     answer_garbage,
     free_port,
     git,
     git_daemon,
     never_answer,
-    pid_alive,
     raw_tcp_server,
-    worker_pids,
 )
 
 

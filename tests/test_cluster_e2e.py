@@ -17,8 +17,9 @@ import trio
 
 from clonegate import RedisWorkQueue, open_redis, open_store, parse_repo_url
 
+from .proxy import ThrottlingProxy
 from .redis_server import RedisServer
-from .servers import ThrottlingProxy, git_daemon, make_repo
+from .servers import git_daemon, make_repo
 
 pytestmark = pytest.mark.slow
 

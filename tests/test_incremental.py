@@ -27,7 +27,8 @@ from clonegate import (
     with_result_store,
 )
 
-from .servers import GitDaemon, ThrottlingProxy, git, git_daemon, make_repo
+from .proxy import ThrottlingProxy
+from .servers import GitDaemon, git, git_daemon, make_repo
 
 REPOSITORIES = 20
 CHANGED = (3, 11, 17)

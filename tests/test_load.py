@@ -23,13 +23,9 @@ import trio
 from bench.proctree import PeakTreeRSS
 
 from .load import EXPECTED, build_served_tree, load_scenario
-from .servers import (
-    GitDaemon,
-    ThrottlingProxy,
-    git_daemon,
-    make_large_repo,
-    worker_pids,
-)
+from .processes import worker_pids
+from .proxy import ThrottlingProxy
+from .servers import GitDaemon, git_daemon, make_large_repo
 
 pytestmark = pytest.mark.slow
 

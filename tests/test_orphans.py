@@ -20,7 +20,7 @@ import trio
 
 from clonegate._adapters.git.debris import new_clone_directory, remove_dead_runs
 
-from .servers import descendant_pids
+from .processes import descendant_pids
 
 SCRIPT = """
 import sys, trio

@@ -46,6 +46,7 @@ from .hostile_servers import (
     renaming_git_daemon,
     tls_contexts,
 )
+from .processes import pid_alive, worker_pids
 from .servers import (
     TOKEN,
     FixtureRepo,
@@ -55,9 +56,7 @@ from .servers import (
     git,
     git_daemon,
     never_answer,
-    pid_alive,
     raw_tcp_server,
-    worker_pids,
 )
 
 MiB = 1 << 20

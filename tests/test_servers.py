@@ -10,7 +10,8 @@ from pathlib import Path
 
 import trio
 
-from .servers import ThrottlingProxy, git_daemon, make_repo
+from .proxy import ThrottlingProxy
+from .servers import git_daemon, make_repo
 
 
 def _pkt_line(payload: bytes) -> bytes:

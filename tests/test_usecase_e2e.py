@@ -13,7 +13,8 @@ from clonegate import (
     with_work_dir,
 )
 
-from .servers import FixtureRepo, GitDaemon, commit_tree, descendant_pids, git_daemon
+from .processes import descendant_pids
+from .servers import FixtureRepo, GitDaemon, commit_tree, git_daemon
 from .test_analyzer import FIXTURE
 
 

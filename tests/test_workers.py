@@ -16,7 +16,8 @@ from clonegate._adapters.preloads import DEFAULT_MODULES
 from clonegate._adapters.workers import WorkerDied, open_worker_pool, run_in_worker, spawn
 
 from . import worker_jobs
-from .servers import GitDaemon, pid_alive
+from .processes import pid_alive
+from .servers import GitDaemon
 
 MiB = 1 << 20
 

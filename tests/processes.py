@@ -1,0 +1,73 @@
+"""Processes as the tests see them: a tree of descendants, clonegate's workers and
+zygotes found by pid (never by name alone), and whether a pid still runs."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from clonegate._adapters.workers.spawn import ZYGOTE_MARK
+
+
+def _process_table() -> dict[int, tuple[int, bytes]]:
+    """Every process: pid -> (parent pid, command line)."""
+    table = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        table[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), cmdline)
+    return table
+
+
+def descendant_pids(
+    root: int | None = None, table: dict[int, tuple[int, bytes]] | None = None
+) -> set[int]:
+    """Every living process below ``root`` (default: this one), at any depth."""
+    table = _process_table() if table is None else table
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _cmdline) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found: set[int] = set()
+    todo = [os.getpid() if root is None else root]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            if child not in found and pid_alive(child):
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def worker_pids(root: int | None = None) -> set[int]:
+    """The clonegate worker processes below ``root`` (default: this process): the
+    zygote's forks, not the zygote."""
+    table = _process_table()
+    mark = ZYGOTE_MARK.encode()
+    return {
+        pid
+        for pid in descendant_pids(root, table)
+        if mark in table.get(pid, (0, b""))[1] and mark in table.get(table[pid][0], (0, b""))[1]
+    }
+
+
+def zygote_pids(root: int) -> set[int]:
+    """The clonegate zygotes below ``root``: marked processes whose parent is not one."""
+    table = _process_table()
+    mark = ZYGOTE_MARK.encode()
+    return {
+        pid
+        for pid in descendant_pids(root, table)
+        if mark in table[pid][1] and mark not in table.get(table[pid][0], (0, b""))[1]
+    }
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        state = (Path("/proc") / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
