@@ -62,7 +62,7 @@ class ThrottlingProxy:
         self.active = 0
         self.max_active = 0
         self.timeline: list[tuple[float, int]] = []  # (trio time, connections open after)
-        self.log: list[tuple[str, str]] = []  # ("request" | "closed", repository path)
+        self.log: list[tuple[str, str]] = []  # ("request" | "want" | "closed", repository path)
         self._progress = trio.Event()
         self._changed = trio.Event()
         self._cut = False
