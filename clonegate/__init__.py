@@ -1,8 +1,10 @@
 """clonegate: clone many git repositories under a hard, fair limit, and analyze each clone."""
 
-from typing import TYPE_CHECKING
-
 from ._version import __version__
+
+# ``typing`` costs the command line ~6 ms before it can start the workers' zygote
+# (clonegate_cli.main); type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from ._adapters.analysis.analyzer import (

@@ -7,7 +7,9 @@ The names below load :mod:`.pool` (and trio) on first use: the zygote imports th
 package too, and it has no use for trio.
 """
 
-from typing import TYPE_CHECKING
+# ``typing`` costs the command line ~6 ms before it can start the workers' zygote
+# (clonegate_cli.main); type checkers treat any name TYPE_CHECKING as true.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from .pool import (

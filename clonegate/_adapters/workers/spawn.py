@@ -16,8 +16,12 @@ import pickle
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+# The command line imports this module before anything else of its own (``prestart``):
+# no ``dataclasses`` or ``typing`` here, which cost ~15 ms before the zygote could start.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
 
 _BOOT = (
     "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
@@ -28,13 +32,17 @@ _BOOT = (
 ZYGOTE_MARK = "clonegate._adapters.workers.zygote"
 
 
-@dataclass
 class StartedZygote:
     """A zygote process, its control socket, and the modules it was told to preload."""
 
-    process: subprocess.Popen[bytes]
-    control: socket.socket
-    preload: tuple[str, ...]
+    __slots__ = ("control", "preload", "process")
+
+    def __init__(
+        self, process: subprocess.Popen[bytes], control: socket.socket, preload: tuple[str, ...]
+    ) -> None:
+        self.process = process
+        self.control = control
+        self.preload = preload
 
 
 def start(preload: Sequence[str], environment: Mapping[str, str] | None = None) -> StartedZygote:
@@ -43,7 +51,8 @@ def start(preload: Sequence[str], environment: Mapping[str, str] | None = None) 
     ``None``), which it reads once its imports are done."""
     ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     try:
-        command = [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(theirs.fileno())]
+        # -S: no ``site`` (its path set-up is replaced by ours): ~2 ms less to start.
+        command = [sys.executable, "-S", "-c", _BOOT, json.dumps(sys.path), str(theirs.fileno())]
         process = subprocess.Popen(
             [*command, *preload], pass_fds=[theirs.fileno()], stdin=subprocess.PIPE, env=environment
         )
