@@ -19,7 +19,6 @@ CLONE_MODULES = (
     "dulwich.errors",
     "dulwich.index",
     "dulwich.pack",
-    "dulwich.porcelain",
     "dulwich.refs",
     "dulwich.repo",
     "dulwich.trailers",
