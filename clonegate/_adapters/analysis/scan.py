@@ -18,11 +18,10 @@ from . import go, java, javascript, python, rust
 from .blobs import BlobTooLarge, blob_reader
 from .cache_keys import ScopeContexts, encode_file, encode_parse_error
 from .config import ConfigScopes
-from .detect import FAMILY, JS_LANGUAGES, MAX_FILE_BYTES, language_of, skipped_directory
+from .detect import FAMILY, MAX_FILE_BYTES, language_of, skipped_directory
 from .frameworks import KEEPS_UNNAMED
 from .frameworks.definition import Reading
 from .results import Part, PartResult, ScanResult, split
-from .syntax import kit
 
 # One reader per language family: it parses a file once, whatever its framework.
 READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
@@ -32,15 +31,6 @@ READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
     "java": java.read,
     "rust": rust.read,
 }
-
-
-def warm_up() -> None:
-    """Build every language's parser and queries (in the zygote, before any fork)."""
-    for language in sorted(JS_LANGUAGES):
-        kit(language, javascript.query_for(language))
-    kit("go", go.QUERY)
-    kit("java", java.QUERY)
-    kit("rust", rust.QUERY)
 
 
 @dataclass(frozen=True, slots=True)
