@@ -187,8 +187,9 @@ def main() -> None:
     _with_only(sys.argv[1:2])()
 
 
-def _with_only(name: list[str]) -> typer.Typer:
-    """``app`` holding only the command ``name`` names, when it names one.
+def _with_only(first: list[str]) -> typer.Typer:
+    """``app`` holding only the command named by ``first`` (the first argument, or
+    nothing), when it names one.
 
     Typer builds every command it holds (each one's signature and type hints) before
     it parses anything: 11 commands, ~10 ms of every start. A run of one command needs
@@ -198,7 +199,7 @@ def _with_only(name: list[str]) -> typer.Typer:
         command
         for command in app.registered_commands
         if command.callback is not None
-        and name == [command.name or typer.main.get_command_name(command.callback.__name__)]
+        and first == [command.name or typer.main.get_command_name(command.callback.__name__)]
     ]
     if not chosen:
         return app
