@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from . import spawn, wire
+from . import oom, spawn, wire
 from .served import MAX_JOBS, IdleWorkers, ServedWorker
 
 T = TypeVar("T")
@@ -35,8 +35,9 @@ class WorkerDied(Exception):
     """The worker process ended without a reply (killed, or crashed in native code).
 
     ``out_of_memory``: it was killed with SIGKILL while the kernel's out-of-memory
-    killer killed something (its count in ``/proc/vmstat`` rose during the job), so it
-    was, in all likelihood, the OOM killer's victim.
+    killer killed something (its count in ``/proc/vmstat`` rose during the job, or at
+    most ``oom.BASELINE_SECONDS`` before it), so it was, in all likelihood, the OOM
+    killer's victim.
     """
 
     def __init__(
@@ -136,7 +137,7 @@ class WorkerPool:
         memory left by earlier jobs counts (at most ``zygote.RETIRE_GROWTH``).
         """
         await self._ensure_started()
-        oom_kills = _oom_kills()
+        oom_kills = oom.baseline()
         kind = (reuse, memory_allowance) if reuse is not None else None
         worker = self._idle.take(kind) if kind is not None else None
         if worker is None:
@@ -152,8 +153,8 @@ class WorkerPool:
                 payload = None  # it ended before or while reading the job: why, below
             if payload is None:
                 died = await self._exit_of(worker.pid)
-                oom = oom_kills is not None and (_oom_kills() or 0) > oom_kills
-                raise WorkerDied(died.status, died.peak_kib * 1024, out_of_memory=oom)
+                killed = oom_kills is not None and (oom.kills() or 0) > oom_kills
+                raise WorkerDied(died.status, died.peak_kib * 1024, out_of_memory=killed)
             reply = wire.load_reply(payload)
             worker.jobs += 1
             keep = kind is not None and reply.serving and worker.jobs < MAX_JOBS
@@ -288,25 +289,6 @@ async def _write_init(zygote: spawn.StartedZygote, init: Callable[[], object] | 
     zygote.process.stdin.close()
     async with stream:
         await stream.send_all(wire.dump(init))
-
-
-def _oom_kills() -> int | None:
-    """Processes the kernel's OOM killer has killed since boot (any cgroup), if known."""
-    # Before every job: one pread of a file kept open (opening it cost 0.3-0.5 ms).
-    global _vmstat
-    try:
-        if _vmstat is None:
-            _vmstat = os.open("/proc/vmstat", os.O_RDONLY | os.O_CLOEXEC)
-        text = os.pread(_vmstat, 1 << 16, 0)
-    except OSError:
-        return None
-    at = text.find(b"\noom_kill ")
-    if at < 0:
-        return None
-    return int(text[at + 10 : text.index(b"\n", at + 1)])
-
-
-_vmstat: int | None = None
 
 
 def _kill(pidfd: int) -> None:
