@@ -2,9 +2,7 @@
 
 from ._version import __version__
 
-# ``typing`` costs the command line ~6 ms before it can start the workers' zygote
-# (clonegate_cli.main); type checkers treat any name TYPE_CHECKING as true.
-TYPE_CHECKING = False
+TYPE_CHECKING = False  # not typing's: ~6 ms before the CLI starts its zygote (ADR 0003)
 
 if TYPE_CHECKING:
     from ._adapters.analysis.analyzer import (
@@ -83,6 +81,7 @@ if TYPE_CHECKING:
         AnalysisCache,
         CloneMemoryHistory,
         ReportStore,
+        ReusableReports,
         StoredResult,
         StoreError,
     )
@@ -125,9 +124,8 @@ if TYPE_CHECKING:
     from ._usecase.pressure import BudgetDecision, PressureController
     from ._usecase.worker import ClusterWorker, WorkerTotals
 
-# Where each public name lives. Nothing is imported until it is used: ``import
-# clonegate`` (and ``clonegate --version``) stays cheap, and the adapters' libraries
-# (trio, dulwich, tree-sitter) load only when a program uses them (ADR 0001).
+# Where each public name lives, imported on first use: ``import clonegate`` stays cheap,
+# and trio, dulwich and tree-sitter load only when a program uses them (ADR 0001).
 # AnalyzeUseCase comes from the composition root, which wires the default adapters.
 _LAZY = {
     "ANALYZER_VERSION": "._adapters.analysis.analyzer",
@@ -244,6 +242,7 @@ _LAZY = {
     "AnalysisCache": "._domain.store",
     "CloneMemoryHistory": "._domain.store",
     "ReportStore": "._domain.store",
+    "ReusableReports": "._domain.store",
     "StoreError": "._domain.store",
     "StoredResult": "._domain.store",
     "RemoteHead": "._domain.vcs",
@@ -333,6 +332,7 @@ __all__ = [
     "RepositoryNotFoundError",
     "RepositoryReport",
     "RepositoryStatus",
+    "ReusableReports",
     "RunInfo",
     "RunStatus",
     "Running",

@@ -23,7 +23,9 @@ from clonegate import (
     RefInfo,
     RepositoryReport,
     RepositoryStatus,
+    ReusableReports,
     ScanError,
+    StoredResult,
     StoreError,
     TestCase,
     TestFile,
@@ -105,6 +107,22 @@ async def test_a_report_comes_back_equal_with_its_whole_inventory(tmp_path: Path
     assert info.finished_at
     assert info.summary is not None
     assert (info.summary["ok"], info.summary["tests"]) == (1, 5)
+
+
+async def test_the_reusable_report_is_the_last_results_in_one_read(tmp_path: Path) -> None:
+    async with open_store(tmp_path / "s.db") as store:
+        older = await store.begin_run({})
+        await store.save(older, KEY, report(commit="b" * 40))
+        newer = await store.begin_run({})
+        await store.save(newer, KEY, report())
+        # A reused report is not a result of its own: the last result stays newer's.
+        await store.save(await store.begin_run({}), KEY, replace(report(), reused=True))
+        assert isinstance(store, ReusableReports)
+        assert await store.last_result(KEY) == StoredResult(newer, "a" * 40, "v-test")
+        assert await store.reusable(KEY, "a" * 40, "v-test") == report()
+        assert await store.reusable(KEY, "b" * 40, "v-test") is None  # not the last one
+        assert await store.reusable(KEY, "a" * 40, "v-other") is None
+        assert await store.reusable(KEY + "-other", "a" * 40, "v-test") is None
 
 
 async def test_what_a_clone_used_is_found_by_repository_and_depth(tmp_path: Path) -> None:

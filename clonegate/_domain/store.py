@@ -16,7 +16,14 @@ from typing import Protocol, runtime_checkable
 
 from .reports import RepositoryReport
 
-__all__ = ["AnalysisCache", "CloneMemoryHistory", "ReportStore", "StoreError", "StoredResult"]
+__all__ = [
+    "AnalysisCache",
+    "CloneMemoryHistory",
+    "ReportStore",
+    "ReusableReports",
+    "StoreError",
+    "StoredResult",
+]
 
 
 class StoreError(Exception):
@@ -56,6 +63,21 @@ class ReportStore(Protocol):
 
     async def load(self, run_id: int, key: str) -> RepositoryReport | None:
         """The report run ``run_id`` kept for ``key``, inventory included."""
+        ...
+
+
+@runtime_checkable
+class ReusableReports(Protocol):
+    """The question an incremental run asks of each repository, in one read. A store
+    may offer it; without it the use case asks :meth:`ReportStore.last_result`, then
+    :meth:`ReportStore.load` (each read of a store in a thread costs ~0.15 ms of the
+    parent's CPU: 18% of it per repository of an incremental re-run)."""
+
+    async def reusable(
+        self, key: str, commit: str, analyzer_version: str
+    ) -> RepositoryReport | None:
+        """The report ``last_result(key)`` names, inventory included, if it was made at
+        ``commit`` by ``analyzer_version``; None otherwise."""
         ...
 
 

@@ -14,7 +14,7 @@ from .._domain.credentials import Credential
 from .._domain.errors import CloneError, InvalidURLError
 from .._domain.inventory import Analyzer, VersionedAnalyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
-from .._domain.store import CloneMemoryHistory, ReportStore, StoreError
+from .._domain.store import CloneMemoryHistory, ReportStore, ReusableReports, StoreError
 from .._domain.urls import parse_repo_url
 from .._domain.vcs import VCS, RemoteHeads
 from .options import UseCaseConfig
@@ -59,14 +59,14 @@ class Reuse:
             return RepositoryReport.failure(
                 shown, index, "clone", exc.kind, str(exc), status, timings
             )
-        stored = await self._store.last_result(key)
-        if (
-            stored is None
-            or stored.commit != head.commit
-            or stored.analyzer_version != self._analyzer.version
-        ):
-            return None
-        report = await self._store.load(stored.run_id, key)
+        version = self._analyzer.version
+        if isinstance(self._store, ReusableReports):
+            report = await self._store.reusable(key, head.commit, version)
+        else:
+            stored = await self._store.last_result(key)
+            if stored is None or stored.commit != head.commit or stored.analyzer_version != version:
+                return None
+            report = await self._store.load(stored.run_id, key)
         if report is None or report.ref is None or report.ref.commit != head.commit:
             return None  # pruned meanwhile, or not what last_result said: run it
         return dataclasses.replace(

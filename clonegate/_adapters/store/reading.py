@@ -65,6 +65,23 @@ class Difference:
     removed: dict[str, list[str]] = field(default_factory=dict)
 
 
+# A repository's newest successful result of its own (not reused, not a duplicate).
+LAST_RESULT = (
+    "FROM reports WHERE key = ? AND status = 'ok' AND reused = 0 AND duplicate_of IS NULL "
+    "ORDER BY run_id DESC, line LIMIT 1"
+)
+
+
+def reusable(
+    db: sqlite3.Connection, key: str, commit: str, analyzer_version: str
+) -> RepositoryReport | None:
+    """The last result's report for ``key`` if made at ``commit`` by ``analyzer_version``."""
+    row = db.execute("SELECT id, commit_id, analyzer_version " + LAST_RESULT, (key,)).fetchone()
+    if row is None or (row[1], row[2]) != (commit, analyzer_version):
+        return None
+    return read_report(db, row[0])
+
+
 def summary_of(db: sqlite3.Connection, run_id: int) -> dict[str, int]:
     """A run's counts, from its stored reports."""
     row = db.execute(

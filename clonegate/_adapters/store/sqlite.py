@@ -112,13 +112,15 @@ class SQLiteStore:
     async def last_result(self, key: str) -> StoredResult | None:
         row = await self._read(
             lambda db: db.execute(
-                "SELECT run_id, commit_id, analyzer_version FROM reports "
-                "WHERE key = ? AND status = 'ok' AND reused = 0 AND duplicate_of IS NULL "
-                "ORDER BY run_id DESC LIMIT 1",
-                (key,),
+                "SELECT run_id, commit_id, analyzer_version " + reading.LAST_RESULT, (key,)
             ).fetchone()
         )
         return StoredResult(*row) if row is not None else None
+
+    async def reusable(
+        self, key: str, commit: str, analyzer_version: str
+    ) -> RepositoryReport | None:
+        return await self._read(lambda db: reading.reusable(db, key, commit, analyzer_version))
 
     async def load(self, run_id: int, key: str) -> RepositoryReport | None:
         def load(db: sqlite3.Connection) -> RepositoryReport | None:
