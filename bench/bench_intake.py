@@ -77,6 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first-runs", type=int, default=20, help="first results, alternating")
     parser.add_argument("--repository", type=Path, help="a local repository to serve instead")
     args = parser.parse_args(argv)
+    if args.first_runs < 1:
+        parser.error("--first-runs must be at least 1")
     compile_sources()  # measured as installed (bench/installed.py)
     files, commits = (200, 50) if args.quick else (20_000, 3_000)
     rounds = 1 if args.quick else args.rounds

@@ -49,10 +49,10 @@ def test_the_version_answers_before_the_command_line_loads() -> None:
 
 
 def test_the_zygote_starts_before_the_command_line_loads_typing_or_dataclasses() -> None:
-    # clonegate_cli.main starts the workers' zygote once these two modules are in; what
-    # they import comes before the zygote's whole start-up (typing and dataclasses,
-    # imported there, made the first result ~15 ms later).
-    code = "import clonegate._adapters.preloads, clonegate._adapters.workers.spawn"
+    # clonegate_cli.main starts the workers' zygote once these modules are in; what they
+    # import comes before the zygote's whole start-up (typing, dataclasses and inspect,
+    # imported there, made the first result ~10 ms later).
+    code = "import clonegate_cli, clonegate._adapters.preloads, clonegate._adapters.workers.spawn"
     loaded = top_level(imported_by("-c", code))
     assert not loaded & {"typing", "dataclasses", "inspect", "trio", "dulwich"}
 

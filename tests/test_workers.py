@@ -165,14 +165,14 @@ def test_the_oom_baseline_is_read_again_only_when_older_than_its_bound(
     # CPU; a baseline a tenth of a second old is as good.
     from clonegate._adapters.workers import oom
 
-    readings, now = iter([5, 7]), [1000.0]
+    readings, now = iter([5, 7, 8]), [1000.0]
     reads: list[int] = []
 
-    def kills() -> int:
+    def read() -> int:
         reads.append(1)
         return next(readings)
 
-    monkeypatch.setattr(oom, "kills", kills)
+    monkeypatch.setattr(oom, "_read", read)
     monkeypatch.setattr(oom, "monotonic", lambda: now[0])
     monkeypatch.setattr(oom, "_baseline", (0.0, None))
     assert oom.baseline() == 5
@@ -180,3 +180,29 @@ def test_the_oom_baseline_is_read_again_only_when_older_than_its_bound(
     assert (oom.baseline(), len(reads)) == (5, 1)
     now[0] = 1000.0 + oom.BASELINE_SECONDS
     assert (oom.baseline(), len(reads)) == (7, 2)
+    # A reading taken when a worker died is the next job's baseline: that job must
+    # not count the kill that ended the other one.
+    assert oom.kills() == 8
+    assert (oom.baseline(), len(reads)) == (8, 3)
+
+
+def test_every_grammar_the_parsers_import_is_in_the_zygotes_preload() -> None:
+    # A served analysis worker builds the parsers and queries of the languages it meets
+    # (ADR 0003); the grammars' modules must come from the zygote, or every fresh worker
+    # would import (and, without bytecode, compile) them again.
+    import ast
+    import inspect
+
+    from clonegate._adapters.analysis import syntax
+    from clonegate._adapters.preloads import SCAN_MODULES
+
+    tree = ast.parse(inspect.getsource(syntax))
+    grammars = {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+        if alias.name.startswith("tree_sitter_")
+    }
+    assert len(grammars) >= 5  # javascript, typescript (and tsx), go, java, rust
+    assert grammars <= set(SCAN_MODULES)

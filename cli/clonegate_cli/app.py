@@ -192,7 +192,7 @@ def _with_only(first: list[str]) -> typer.Typer:
     nothing), when it names one.
 
     Typer builds every command it holds (each one's signature and type hints) before
-    it parses anything: 11 commands, ~10 ms of every start. A run of one command needs
+    it parses anything: 11 commands, ~7 ms of every start. A run of one command needs
     only that one; anything else (``--help``, a typo to suggest a name for) gets ``app``.
     """
     chosen = [

@@ -8,7 +8,8 @@ before it imports the adapters (or trio) itself.
 # What a clone (or a remote HEAD listing) imports, lazily (the parent imports
 # clone_worker and head_worker for their job types and entry points alone). Not
 # ``dulwich.porcelain`` (~20 ms of every zygote's start): only the update of a kept
-# clone with a working tree uses it, and a served worker imports it once.
+# clone with a working tree uses it, and a served worker imports it once (~3 MiB,
+# counted in that first update's peak).
 CLONE_MODULES = (
     "clonegate._adapters.git.clone_worker",
     "clonegate._adapters.git.head_worker",
@@ -32,7 +33,7 @@ CLONE_MODULES = (
 # otherwise import these again for each job).
 SCAN_MODULES = (
     # The grammars' modules, not their parsers and queries (~30 ms of every zygote's
-    # start, 9.5 MiB): a worker builds those of the languages it meets, once (served).
+    # start, ~7 MiB): a worker builds those of the languages it meets, once (served).
     "clonegate._adapters.analysis.scan",
     "tree_sitter_go",
     "tree_sitter_java",

@@ -33,6 +33,8 @@ class Reuse:
         if not isinstance(analyzer, VersionedAnalyzer):
             raise ValueError("an incremental run needs an analyzer that states its version")
         self._store = store
+        # One read per repository if the store offers it (ADR 0016), decided once.
+        self._reusable = store if isinstance(store, ReusableReports) else None
         self._heads: RemoteHeads = vcs
         self._analyzer: VersionedAnalyzer = analyzer
         # Listings take no clone slot (no pack, little memory), but a thousand at once
@@ -60,8 +62,8 @@ class Reuse:
                 shown, index, "clone", exc.kind, str(exc), status, timings
             )
         version = self._analyzer.version
-        if isinstance(self._store, ReusableReports):
-            report = await self._store.reusable(key, head.commit, version)
+        if self._reusable is not None:
+            report = await self._reusable.reusable(key, head.commit, version)
         else:
             stored = await self._store.last_result(key)
             if stored is None or stored.commit != head.commit or stored.analyzer_version != version:

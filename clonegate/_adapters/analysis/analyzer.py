@@ -37,7 +37,8 @@ __all__ = [
 
 logger = logging.getLogger("clonegate")
 
-# The workers' zygote loads the grammars and compiles the queries once (ADR 0003).
+# The workers' zygote imports the scan and the grammars' modules once (ADR 0003); each
+# served analysis worker builds the parsers and queries of the languages it meets.
 add_default_preload(SCAN_MODULES)
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).

@@ -14,7 +14,17 @@ from ..._domain.reports import RepositoryReport
 from ..._domain.urls import parse_repo_url
 from .rows import inventory_rows_of, read_inventory, read_report
 
-__all__ = ["Difference", "HistoryEntry", "RunInfo", "diff", "history", "reports", "runs"]
+__all__ = [
+    "LAST_RESULT",
+    "Difference",
+    "HistoryEntry",
+    "RunInfo",
+    "diff",
+    "history",
+    "reports",
+    "reusable",
+    "runs",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +75,11 @@ class Difference:
     removed: dict[str, list[str]] = field(default_factory=dict)
 
 
-# A repository's newest successful result of its own (not reused, not a duplicate).
+# A repository's newest successful result of its own (not reused, not a duplicate);
+# of two in one run (a session's execute() calls), the one written last.
 LAST_RESULT = (
     "FROM reports WHERE key = ? AND status = 'ok' AND reused = 0 AND duplicate_of IS NULL "
-    "ORDER BY run_id DESC, line LIMIT 1"
+    "ORDER BY run_id DESC, id DESC LIMIT 1"
 )
 
 

@@ -56,12 +56,12 @@ class _Write(Generic[T]):
 class SQLiteStore:
     """Reports, runs and the analysis cache in one SQLite file; open with :func:`open_store`.
 
-    Implements :class:`clonegate.ReportStore`, :class:`clonegate.CloneMemoryHistory` and
-    :class:`clonegate.AnalysisCache`, and a small read API (:meth:`runs`, :meth:`history`,
-    :meth:`reports`, :meth:`diff`). Every async method is a checkpoint and raises
-    :class:`clonegate.StoreError` when the file cannot be read or written; a report
-    whose :meth:`save` returned is durable (WAL, committed), whatever happens to the
-    process next.
+    Implements :class:`clonegate.ReportStore`, :class:`clonegate.ReusableReports`,
+    :class:`clonegate.CloneMemoryHistory` and :class:`clonegate.AnalysisCache`, and a
+    small read API (:meth:`runs`, :meth:`history`, :meth:`reports`, :meth:`diff`).
+    Every async method is a checkpoint and raises :class:`clonegate.StoreError` when
+    the file cannot be read or written; a report whose :meth:`save` returned is
+    durable (WAL, committed), whatever happens to the process next.
     """
 
     def __init__(self, path: Path, writer: sqlite3.Connection, cache_limit: int) -> None:

@@ -7,8 +7,8 @@ The names below load :mod:`.pool` (and trio) on first use: the zygote imports th
 package too, and it has no use for trio.
 """
 
-# ``typing`` costs the command line ~6 ms before it can start the workers' zygote
-# (clonegate_cli.main); type checkers treat any name TYPE_CHECKING as true.
+# ``typing`` would cost the command line a few ms before it can start the workers'
+# zygote (clonegate_cli.main); type checkers treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:

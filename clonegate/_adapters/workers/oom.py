@@ -18,7 +18,17 @@ _baseline: tuple[float, int | None] = (-BASELINE_SECONDS, None)
 
 
 def kills() -> int | None:
-    """Processes the kernel's OOM killer has killed since boot (any cgroup), if known."""
+    """Processes the kernel's OOM killer has killed since boot (any cgroup), if known.
+
+    Read now; the reading is also the next jobs' baseline (after a worker died, a job
+    started at once must not count the kill that ended it as its own)."""
+    global _baseline
+    value = _read()
+    _baseline = (monotonic(), value)
+    return value
+
+
+def _read() -> int | None:
     # One pread of a file kept open (opening it cost 0.3-0.5 ms).
     global _vmstat
     try:
@@ -36,8 +46,6 @@ def kills() -> int | None:
 def baseline() -> int | None:
     """:func:`kills` before a job: read again when the last reading is older than
     ``BASELINE_SECONDS``."""
-    global _baseline
-    now = monotonic()
-    if now - _baseline[0] >= BASELINE_SECONDS:
-        _baseline = (now, kills())
+    if monotonic() - _baseline[0] >= BASELINE_SECONDS:
+        return kills()
     return _baseline[1]

@@ -63,7 +63,7 @@ def main(control_fd: int, preload: list[str]) -> None:
     control = socket.socket(fileno=control_fd)
     for entry in preload:
         # "package.module" is imported; "package.module:function" is imported, then
-        # the function called (a warm-up: grammars loaded, queries compiled).
+        # the function called (a warm-up that every worker would otherwise repeat).
         name, _, function = entry.partition(":")
         module = importlib.import_module(name)
         if function:
