@@ -2,7 +2,7 @@
 
 from ._version import __version__
 
-TYPE_CHECKING = False  # not typing's: ms before the CLI can start its zygote (ADR 0003)
+TYPE_CHECKING = False  # not typing's: a few ms before the CLI starts its zygote (ADR 0003)
 
 if TYPE_CHECKING:
     from ._adapters.analysis.analyzer import (
