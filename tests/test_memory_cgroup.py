@@ -23,6 +23,8 @@ import pytest
 from clonegate import (
     AnalyzeUseCase,
     CloneGateStatistics,
+    DulwichVCS,
+    Event,
     EventKind,
     MemoryReading,
     with_clone_depth,
@@ -36,6 +38,7 @@ from .servers import git_daemon
 
 MiB = 1 << 20
 COPIES = 4
+OPENING_MIB = -(-DulwichVCS.opening_memory // MiB)
 
 
 @pytest.fixture(scope="module")
@@ -126,24 +129,33 @@ async def test_the_gate_never_admits_beyond_the_budget_in_a_real_batch(
     """Real clones; the gate's own accounting is taken at every event of the batch
     (the use case logs what a hook raises, so the hook only records)."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
-    seen: list[tuple[EventKind, CloneGateStatistics]] = []
+    seen: list[tuple[Event, CloneGateStatistics]] = []
     use_case = AnalyzeUseCase(
         with_max_concurrent_clones(4),
         with_clone_depth(None),
         with_memory_budget("500M"),
-        with_event_hook(lambda e: seen.append((e.kind, use_case.clone_gate_statistics()))),
+        with_event_hook(lambda e: seen.append((e, use_case.clone_gate_statistics()))),
         memory_sensor=CalmSensor(),
     )
     async with use_case.analyze_many(heavy_urls) as batch:
         reports = [report async for report in batch]
     assert [r.status for r in reports] == ["ok"] * COPIES
-    for _kind, stats in seen:
+    for _event, stats in seen:
         assert stats.memory_budget == stats.memory_size == 500
         # Running clones, and a queued one that has its MiB and waits for a token.
         entries = (*stats.active, *stats.queued)
         assert stats.memory_held == sum(e.memory for e in entries) <= 500
-    cloning = [stats for kind, stats in seen if kind is EventKind.CLONING]
+    cloning = [stats for event, stats in seen if event.kind is EventKind.CLONING]
     assert len(cloning) == COPIES
-    # Nothing learned yet: the first clone reserves all of it, and runs alone.
-    assert [e.memory for e in cloning[0].active] == [500]
+    # Nothing learned yet: the first clone reserves what it uses before its pack is
+    # on disk (DulwichVCS forecasts the rest) ...
+    assert [e.memory for e in cloning[0].active] == [OPENING_MIB]
+    # ... and each clone, its pack on disk, forecast its delta walk at more than the
+    # budget: each then held all of it, so one at a time (the invariant above).
+    grown = {event.url for event, _ in seen if event.kind is EventKind.MEMORY}
+    assert len(grown) == COPIES
+    for event, stats in seen:
+        if event.kind is EventKind.MEMORY and event.detail.endswith("-> 500 MiB"):
+            assert [e.memory for e in stats.active if e.url == event.url] == [500]
+    assert sum(e.detail.endswith("-> 500 MiB") for e, _ in seen) >= COPIES
     assert use_case.clone_gate_statistics().memory_held == 0

@@ -91,7 +91,9 @@ class Progress:
                 self.say(f"{when} memory budget {event.status}: {event.detail}")
         elif self.verbose:
             status = f" {event.status}" if event.status else ""
-            self.say(f"{time.strftime('%H:%M:%S')} {event.kind}{status} {visible(event.url)}")
+            detail = f": {event.detail}" if event.detail else ""  # clonegate's own words
+            when = time.strftime("%H:%M:%S")
+            self.say(f"{when} {event.kind}{status} {visible(event.url)}{detail}")
 
     def render(self, uc: AnalyzeUseCase) -> Group:
         from rich.console import Group

@@ -16,6 +16,7 @@ class EventKind(StrEnum):
     DONE = "done"  # a report exists; see ``status``
     STUCK = "stuck"  # a clone has run longer than the stuck threshold
     BUDGET = "budget"  # the memory budget's controller resized the gate (no repository)
+    MEMORY = "memory"  # a clone's reservation in the budget changed as it forecast its need
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,4 +26,4 @@ class Event:
     index: int
     elapsed: float = 0.0  # seconds in this phase so far (for STUCK, the clone's)
     status: str = ""  # for DONE: the report's status; for BUDGET: "shrink" or "grow"
-    detail: str = ""  # for BUDGET: the new size and why
+    detail: str = ""  # for BUDGET: the new size and why; for MEMORY: "8 -> 500 MiB"

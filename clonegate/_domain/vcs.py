@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -13,7 +13,7 @@ import trio
 
 from .credentials import Credential
 
-__all__ = ["VCS", "ClonedSource", "RemoteHead", "RemoteHeads"]
+__all__ = ["VCS", "ClonedSource", "MemoryForecasts", "RemoteHead", "RemoteHeads"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +101,37 @@ class VCS(Protocol):
         :exc:`trio.Cancelled` when the caller's scope is cancelled; in both cases
         nothing is left on disk and no process is left running when it returns.
         """
+        ...
+
+
+@runtime_checkable
+class MemoryForecasts(Protocol):
+    """A VCS whose clone says how much memory it needs before it needs it (ADR 0014).
+
+    With a memory budget, the use case then reserves only a clone's opening figure
+    when it admits it, and the rest when the clone asks: a repository of small files
+    and one with a large delta say so once their pack is on disk, before the passes
+    that use the memory, and a batch needs no guess that makes its first clone run
+    alone.
+    """
+
+    # Bytes a clone uses before it first awaits ``on_memory``: what the use case
+    # reserves for a clone when nothing was learned yet.
+    opening_memory: int
+
+    async def clone(
+        self,
+        url: str,
+        destination: Path | None = None,
+        *,
+        credential: Credential | None = None,
+        on_ready: Callable[[], object] | None = None,
+        on_memory: Callable[[int], Awaitable[object]] | None = None,
+    ) -> ClonedSource:
+        """As :meth:`VCS.clone`; and ``on_memory``, when given, must be awaited, from
+        the calling task, with the bytes the clone will use in all from then on, before
+        it uses them. It returns once they are reserved (or at once, if they were);
+        the clone timeout does not run while it waits."""
         ...
 
 

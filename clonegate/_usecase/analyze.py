@@ -6,12 +6,13 @@ import logging
 import os
 from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager, nullcontext
+from functools import partial
 from typing import ClassVar, final
 
 import trio
 
-from .._domain.credentials import Credential, credential_for
-from .._domain.errors import CloneError, CloneTimeoutError, ErrorKind, InvalidURLError
+from .._domain.credentials import credential_for
+from .._domain.errors import CloneError, ErrorKind, InvalidURLError
 from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
 from .._domain.limits import LimitError
@@ -19,10 +20,11 @@ from .._domain.memory import MemorySensor
 from .._domain.reports import AnalysisTotals, RefInfo, RepositoryReport, RepositoryStatus
 from .._domain.store import StoreError
 from .._domain.urls import parse_repo_url, redact, shown_url
-from .._domain.vcs import VCS, ClonedSource
+from .._domain.vcs import VCS, ClonedSource, MemoryForecasts
 from .batch import Batch, BatchState, Pipeline
+from .clone_step import clone_timed
 from .estimates import MemoryEstimates
-from .gate import CloneGate, CloneGateStatistics, GateEntry
+from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
 from .incremental import Recorder, Reuse, first_store_error, key_of, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
@@ -91,7 +93,9 @@ class AnalyzeUseCase:
             if wiring is None:
                 raise TypeError("a memory budget needs a memory_sensor= or the default wiring")
             sensor = wiring.memory_sensor()
-        estimates, store = MemoryEstimates.for_budget(config, sensor), config.result_store
+        opening = vcs.opening_memory if isinstance(vcs, MemoryForecasts) else None
+        estimates = MemoryEstimates.for_budget(config, sensor, opening)
+        store = config.result_store
         self._gate = CloneGate(
             config.max_concurrent_clones,
             estimates,
@@ -250,11 +254,17 @@ class AnalyzeUseCase:
                     return early
             try:
                 self._emit(EventKind.QUEUED, shown, index)
-                async with self._gate.slot(index, shown, weight, parsed.host, parsed.key):
+                gate = self._gate
+                async with gate.slot(index, shown, weight, parsed.host, parsed.key) as lease:
                     watch.slot_at = trio.current_time()
                     self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
                     try:
-                        source = await self._clone(url, shown, watch, credential)
+                        timeout = self.config.clone_timeout
+                        budget = gate.memory is not None
+                        need = partial(self._need, lease, shown, index) if budget else None
+                        source = await clone_timed(
+                            self._vcs, url, shown, watch, credential, timeout, need
+                        )
                     except CloneError as exc:
                         memory = exc.kind in _OUT_OF_MEMORY
                         self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
@@ -320,24 +330,11 @@ class AnalyzeUseCase:
         except OSError as exc:
             logger.warning("could not remove the clone of %s at %s: %s", shown, source.path, exc)
 
-    async def _clone(
-        self, url: str, shown: str, watch: Stopwatch, credential: Credential | None
-    ) -> ClonedSource:
-        timeout = self.config.clone_timeout
-        # The clone timeout runs from the VCS's on_ready: its set-up (starting a worker
-        # process, which takes seconds on a busy machine) is not the clone.
-        with trio.CancelScope() as clone_scope:
-
-            def ready() -> None:
-                if watch.ready_at is not None:
-                    return  # once: a second call must not push the deadline back
-                watch.ready_at = trio.current_time()
-                if timeout is not None:
-                    clone_scope.deadline = watch.ready_at + timeout
-
-            return await self._vcs.clone(url, credential=credential, on_ready=ready)
-        assert timeout is not None
-        raise CloneTimeoutError(shown, f"the clone took longer than {timeout:g} s")
+    async def _need(self, lease: MemoryLease, shown: str, index: int, nbytes: int) -> None:
+        before = lease.memory
+        await self._gate.need(lease, nbytes)
+        if lease.memory != before:
+            self._emit(EventKind.MEMORY, shown, index, detail=f"{before} -> {lease.memory} MiB")
 
     def _budget_changed(self, decision: BudgetDecision) -> None:
         self._gate.changed()  # a clone waiting for memory may fit now

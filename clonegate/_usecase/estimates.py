@@ -24,7 +24,10 @@ class MemoryEstimates:
     of its own uses those; a host not seen yet uses every host's; before any clone
     has finished, ``initial`` is used: the clone's hard memory cap, the one figure
     known to be enough (a clone cannot take more; it fails ``too_large`` first).
-    Estimates never exceed ``ceiling`` (the budget), so that every clone can run.
+    Unless the VCS forecasts what each clone needs before it needs it
+    (``MemoryForecasts``): then ``opening``, what a clone uses before it asks, and
+    the gate reserves the rest when it does. Estimates never exceed ``ceiling`` (the
+    budget), so that every clone can run.
 
     A repository whose clone was measured in an earlier run (``known``, from a result
     store) uses that peak instead, with the margin: its own figure says more than its
@@ -45,10 +48,14 @@ class MemoryEstimates:
         quantile: float = 0.9,
         margin: float = 1.25,
         window: int = 32,
+        opening: int | None = None,
     ) -> None:
         if not 0.0 < quantile <= 1.0 or margin < 1.0 or window < 1:
             raise ValueError("quantile must be in (0, 1], margin >= 1 and window >= 1")
         self.initial = max(1, min(initial, ceiling))
+        # With a VCS that forecasts (MemoryForecasts), what a clone reserves before
+        # anything was learned: the rest it asks for when it knows.
+        self.opening = max(1, min(opening, self.initial)) if opening is not None else None
         self.ceiling = ceiling
         self._quantile = quantile
         self._margin = margin
@@ -59,9 +66,10 @@ class MemoryEstimates:
 
     @classmethod
     def for_budget(
-        cls, config: UseCaseConfig, sensor: MemorySensor | None
+        cls, config: UseCaseConfig, sensor: MemorySensor | None, opening: int | None = None
     ) -> MemoryEstimates | None:
-        """The estimates for ``config``'s memory budget; ``None`` without one."""
+        """The estimates for ``config``'s memory budget; ``None`` without one.
+        ``opening``: bytes a clone reserves first, if its VCS forecasts the rest."""
         budget = config.memory_budget
         if budget is None:
             return None
@@ -70,7 +78,8 @@ class MemoryEstimates:
                 raise TypeError("a memory budget of 'auto' needs a memory sensor")
             budget = int(sensor.read().available * AUTO_SHARE)
         # The cap is the one figure known to be enough for a clone (ADR 0014).
-        return cls(initial=config.clone_memory_limit // MiB, ceiling=budget // MiB)
+        first = -(-opening // MiB) if opening is not None else None
+        return cls(config.clone_memory_limit // MiB, budget // MiB, opening=first)
 
     def estimate(self, host: str | None = None, known: int | None = None) -> int:
         """MiB to reserve for the next clone from ``host`` (``None``: a host not seen yet)
@@ -83,7 +92,8 @@ class MemoryEstimates:
             wanted = max(floor, min(self.initial, math.ceil(known / MiB * self._margin)))
             return max(1, min(self.ceiling, wanted))
         if not peaks:
-            return max(self.initial, min(self.ceiling, floor))
+            first = self.initial if self.opening is None else self.opening
+            return max(first, min(self.ceiling, floor))
         ordered = sorted(peaks)
         # The nearest-rank quantile: with few samples it is the largest, as it should be.
         rank = max(0, math.ceil(self._quantile * len(ordered)) - 1)

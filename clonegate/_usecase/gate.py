@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import logging
+import math
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
@@ -15,9 +16,9 @@ import trio
 from .._domain.limits import Limiter
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.urls import redact
-from .estimates import MemoryEstimates
+from .estimates import MemoryEstimates, MiB
 
-__all__ = ["CloneGate", "CloneGateStatistics", "GateEntry"]
+__all__ = ["CloneGate", "CloneGateStatistics", "GateEntry", "MemoryLease"]
 
 logger = logging.getLogger("clonegate")
 
@@ -53,6 +54,16 @@ class CloneGateStatistics:
     memory_estimate: int | None = None  # MiB a clone from a host not seen yet reserves
 
 
+class MemoryLease:
+    """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
+    raise them as it learns what the clone needs (:meth:`CloneGate.need`)."""
+
+    __slots__ = ("memory", "ticket")
+
+    def __init__(self, ticket: int, memory: int) -> None:
+        self.ticket, self.memory = ticket, memory
+
+
 class CloneGate:
     """A :class:`WeightedSemaphore` that also knows who waits and who clones, since when."""
 
@@ -80,6 +91,7 @@ class CloneGate:
         self._admission = trio.Lock()  # FIFO: clones reach the memory check in order
         self._changed = trio.Event()
         self._head = 0  # MiB the clone at the head of the memory queue wants
+        self._growing: dict[int, int] = {}  # MiB that running clones wait for, by ticket
         # Keyed by a ticket per slot() call: the same index may be in flight twice
         # when a library user calls execute() concurrently.
         self._queued: dict[int, tuple[str, int, int, int, float]] = {}
@@ -94,7 +106,7 @@ class CloneGate:
     @asynccontextmanager
     async def slot(
         self, index: int, url: str, weight: int, host: str = "", key: str = ""
-    ) -> AsyncIterator[None]:
+    ) -> AsyncIterator[MemoryLease]:
         """Hold ``weight`` clone tokens, and with a budget the MiB expected for ``host``
         (or for the repository ``key``, if an earlier run measured its clone), for the
         body: FIFO, cancellable while waiting, nothing held if cancelled.
@@ -107,6 +119,8 @@ class CloneGate:
         waits for a token keeps no one else from running. The shared limits (per
         host, then global), if any, come after both; the entry counts as queued
         until it holds them all.
+
+        Yields the clone's :class:`MemoryLease`: :meth:`need` raises it.
         """
         ticket = next(self._tickets)
         queued_at = trio.current_time()
@@ -138,11 +152,13 @@ class CloneGate:
                     del self._queued[ticket]
                 self._acquired += 1
                 self._active[ticket] = (url, index, weight, memory, trio.current_time())
+                lease = MemoryLease(ticket, memory)
                 succeeded = False
                 try:
-                    yield
+                    yield lease
                     succeeded = True
                 finally:
+                    memory = lease.memory  # what it holds now, raised or not
                     del self._active[ticket]
                     self._released += 1
                     if succeeded:
@@ -201,10 +217,53 @@ class CloneGate:
             known = await self._known(key)
             while True:
                 self._head = self.estimates.estimate(host, known)
-                if self.memory.try_acquire(self._head):
+                # Running clones that wait for more go first: they hold a clone token.
+                if not self._growing and self.memory.try_acquire(self._head):
                     memory, self._head = self._head, 0
                     return memory
                 await self._changed.wait()
+
+    async def need(self, lease: MemoryLease, nbytes: int) -> None:
+        """Hold at least ``nbytes`` for ``lease``'s clone (its whole need from now on),
+        at most the budget; without a budget, nothing. Always a checkpoint.
+
+        What is free is taken at once. Otherwise the clone gives back what it holds
+        and waits for the whole figure, in FIFO order with the other running clones
+        that wait (ahead of clones not admitted yet): two clones that waited for more
+        while holding what they had could each wait for what the other holds. The
+        pages such a clone already uses go uncounted while it waits; its opening
+        figure, and only while it waits.
+        """
+        memory, estimates = self.memory, self.estimates
+        if memory is None or estimates is None:
+            await trio.lowlevel.checkpoint()
+            return
+        wanted = max(1, min(estimates.ceiling, math.ceil(nbytes / MiB)))
+        if wanted <= lease.memory:
+            await trio.lowlevel.checkpoint()
+            return
+        if not self._growing and memory.try_acquire(wanted - lease.memory):
+            self._hold(lease, wanted)
+            await trio.lowlevel.checkpoint()
+            return
+        logger.debug("a clone waits for %d MiB of memory (held %d)", wanted, lease.memory)
+        self._release_memory(lease.memory)
+        self._hold(lease, 0)
+        self._growing[lease.ticket] = wanted  # in order of arrival
+        try:
+            # Taken and booked in one step (no checkpoint between): the statistics
+            # never show MiB held that no entry holds.
+            while next(iter(self._growing)) != lease.ticket or not memory.try_acquire(wanted):
+                await self._changed.wait()
+            self._hold(lease, wanted)
+        finally:
+            del self._growing[lease.ticket]
+            self.changed()  # the next one waiting, or the head of the admissions
+
+    def _hold(self, lease: MemoryLease, memory: int) -> None:
+        lease.memory = memory
+        url, index, weight, _, since = self._active[lease.ticket]
+        self._active[lease.ticket] = (url, index, weight, memory, since)
 
     def _release_memory(self, memory: int) -> None:
         if self.memory is not None and memory:
@@ -227,9 +286,11 @@ class CloneGate:
             self.changed()
 
     def heaviest(self) -> int:
-        """The largest memory reservation running or wanted by the head of the queue
-        (MiB): the controller's floor, so that the next clone can always run."""
-        return max([e[3] for e in self._active.values()] + [self._head, 1])
+        """The largest memory reservation running, wanted by a running clone or by the
+        head of the queue (MiB): the controller's floor, so that the clone that waits
+        can always run."""
+        running = [e[3] for e in self._active.values()]
+        return max(running + list(self._growing.values()) + [self._head, 1])
 
     async def watch_for_stuck(
         self, threshold: float, on_stuck: Callable[[GateEntry], None]

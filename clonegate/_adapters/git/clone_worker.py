@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..._domain.errors import ErrorKind
 from ..._domain.urls import redact, visible
-from ..workers.zygote import end_after_reply
+from ..workers.zygote import ask_parent, end_after_reply
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .worker_errors import Failure, classify
@@ -66,6 +66,9 @@ class CloneJob:
     # already there, updated in place.
     keep_at: str | None = None
     envelope: Envelope = dataclasses.field(default_factory=Envelope)
+    # Tell the parent what indexing the pack will need before it does (a memory
+    # budget reserves it, ADR 0014); the question waits for the answer.
+    ask_memory: bool = False
 
     @property
     def max_memory(self) -> int:
@@ -232,7 +235,8 @@ def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple
     from .pack_intake import fetch_into
 
     try:
-        result: Any = fetch_into(client, path, repo, wants_head, job.depth, meter)
+        need = ask_parent if job.ask_memory else None
+        result: Any = fetch_into(client, path, repo, wants_head, job.depth, meter, need)
     except Failure:
         raise
     except Exception as exc:

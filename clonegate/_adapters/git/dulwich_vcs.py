@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
 from typing import final
@@ -24,6 +24,7 @@ from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, RemoteHead, discard
 from ..preloads import CLONE_MODULES
 from ..workers import WorkerDied, add_default_preload, current_pool
+from . import pack_forecast
 from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
@@ -82,8 +83,13 @@ class DulwichVCS:
 
     :meth:`remote_head` asks a remote for its HEAD without cloning (an incremental
     run), under the same rules: the adapter implements the ``RemoteHeads`` port
-    (``clonegate._domain.vcs``).
+    (``clonegate._domain.vcs``), and ``MemoryForecasts``: a clone says what its pack
+    will need in memory before it indexes it (``on_memory``).
     """
+
+    # Before its pack is on disk a clone holds the client, its buffers and the refs
+    # (the envelope bounds their number): what the pack's first pass also starts from.
+    opening_memory = pack_forecast.FIRST_PASS_BASE
 
     def __init__(
         self,
@@ -125,6 +131,7 @@ class DulwichVCS:
         *,
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
+        on_memory: Callable[[int], Awaitable[object]] | None = None,
     ) -> ClonedSource:
         """Clone ``url`` into ``destination`` (must not exist yet) or a private temporary directory.
 
@@ -140,6 +147,10 @@ class DulwichVCS:
         after a redirect to another origin. Redirects are followed on the first
         request only, up to 5 hops, never from https to http (ADR 0013).
 
+        ``on_memory`` (the ``MemoryForecasts`` port): awaited, from the calling task,
+        with the bytes the clone will use in all from then on, before each pass over
+        its pack that needs them (ADR 0014); at most the adapter's ``max_memory``.
+
         Raises :exc:`clonegate.CloneError` subclasses; see :class:`clonegate.ErrorKind`.
         """
         repo = parse_repo_url(url, allow_local=self._allow_local)
@@ -151,7 +162,20 @@ class DulwichVCS:
         owned_root, target = await trio.to_thread.run_sync(
             self._make_target, repo, destination, keep_at
         )
-        job = self._job(repo, username, password, target=str(target), keep_at=keep_at)
+        job = self._job(
+            repo, username, password, target=str(target), keep_at=keep_at, ask=on_memory
+        )
+        answer = None
+        if on_memory is not None:
+            cap = self._envelope.max_memory
+
+            async def answer(question: object) -> None:
+                # From the worker: believed only as a number, and never past the cap.
+                if type(question) is int and question >= 0:
+                    await on_memory(min(question, cap))
+                else:
+                    await trio.lowlevel.checkpoint()
+
         try:
             outcome, peak = await current_pool().run(
                 clone_in_worker,
@@ -162,6 +186,7 @@ class DulwichVCS:
                 # its own allowance and peak (ADR 0003). The file-size limit is part of
                 # the kind: a worker's hard limit cannot be raised for a later job.
                 reuse=f"clone/{self._envelope.max_repo_bytes}",
+                on_question=answer,
             )
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
@@ -242,6 +267,7 @@ class DulwichVCS:
         *,
         target: str,
         keep_at: Path | None,
+        ask: object = None,
     ) -> CloneJob:
         """What a worker needs to reach ``repo`` under this adapter's settings."""
         return CloneJob(
@@ -258,6 +284,7 @@ class DulwichVCS:
             ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
             keep_at=str(keep_at) if keep_at is not None else None,
             envelope=self._envelope,
+            ask_memory=ask is not None,
         )
 
     def _make_target(

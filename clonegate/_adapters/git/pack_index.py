@@ -29,11 +29,13 @@ import mmap
 import struct
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any, NamedTuple
 
 from dulwich.objects import object_header
 from dulwich.pack import OFS_DELTA, REF_DELTA, PackData, PackIndexer, UnpackedObject
+
+from . import pack_forecast
 
 __all__ = ["CorruptPack", "PackIndex", "index_pack"]
 
@@ -48,6 +50,9 @@ _UNMAP_EVERY = 4 << 20
 # Each object indexed is one bytes record: its id, then these (a tuple per object
 # took 33 MiB for a 111,000-object pack, the records take 8).
 _RECORD = struct.Struct(">QIB")  # offset, CRC32 of its packed bytes, type (whole ones)
+# A delta's data starts with its base's size and its result's, two varints of at
+# most 10 bytes each: the first pass keeps that much of each delta.
+_DELTA_HEAD = 20
 
 
 class _FirstPass(NamedTuple):
@@ -56,6 +61,7 @@ class _FirstPass(NamedTuple):
     bases: set[int]  # offsets that offset deltas are built on
     wanted: set[bytes]  # ids that reference deltas are built on
     announced: int  # objects the header announced
+    sizes: pack_forecast.DeltaSizes
 
 
 class CorruptPack(ValueError):
@@ -120,16 +126,28 @@ class PackIndex:
         file.write(hasher.digest())
 
 
-def index_pack(path: str, object_format: Any) -> PackIndex:
+def index_pack(
+    path: str, object_format: Any, need: Callable[[int], object] | None = None
+) -> PackIndex:
     """The index of the pack at ``path``.
+
+    ``need``, if given, is told how many bytes of memory the indexing will use in
+    all (the caller's clone included), before each pass that uses them: a memory
+    budget reserves them (ADR 0014); it may block until they are.
 
     Raises ``dulwich.pack.UnresolvedDeltas`` for a delta whose base is not in the
     pack, :class:`CorruptPack` for a pack that is not what it says.
     """
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        announced = int.from_bytes(data[8:12], "big")
+        first_pass = pack_forecast.first_pass(announced, len(data))
+        if need is not None:
+            need(first_pass)
         first = _first_pass(data, object_format)
     records = first.whole
     if first.deltas:
+        if need is not None:
+            need(first_pass + first.sizes.walk())
         records.extend(_resolve(path, object_format, first))
     if len(records) != first.announced:
         found = len(records)
@@ -147,6 +165,7 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
     deltas: list[UnpackedObject] = []
     bases: set[int] = set()
     wanted: set[bytes] = set()
+    sizes = pack_forecast.DeltaSizes()
     with memoryview(data) as view:
         # The trailing checksum is not an object's: it was verified as it arrived.
         reader = _Reader(data, view, len(data) - id_size)
@@ -160,7 +179,8 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
                 byte = reader.byte()
                 size |= (byte & 0x7F) << shift
                 shift += 7
-            hasher = None
+            hasher, head = None, None
+            base: int | bytes = b""
             if type_num == OFS_DELTA:
                 byte = reader.byte()
                 back = byte & 0x7F
@@ -170,10 +190,12 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
                 if not 12 <= start - back < start:
                     raise CorruptPack("an offset delta names a base outside the pack")
                 bases.add(start - back)
+                head, base = bytearray(), start - back
                 deltas.append(UnpackedObject(OFS_DELTA, delta_base=back, offset=start))
             elif type_num == REF_DELTA:
                 base = reader.take(id_size)
                 wanted.add(base)
+                head = bytearray()
                 deltas.append(UnpackedObject(REF_DELTA, delta_base=base, offset=start))
             elif type_num in _WHOLE_TYPES:
                 hasher = hash_func(object_header(type_num, size))
@@ -181,12 +203,14 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
                 raise CorruptPack(f"an object of unknown type {type_num}")
             with view[start : reader.pos] as object_header_bytes:
                 crc = binascii.crc32(object_header_bytes)
-            crc = reader.inflate(size, hasher, crc)
+            crc = reader.inflate(size, hasher, crc, head)
             if hasher is not None:
                 whole.append(hasher.digest() + _RECORD.pack(start, crc, type_num))
+            elif head is not None:
+                sizes.add(start, base, size, head)
         if reader.pos != reader.end:
             raise CorruptPack("the pack has data after its last object")
-    return _FirstPass(whole, deltas, bases, wanted, count)
+    return _FirstPass(whole, deltas, bases, wanted, count, sizes)
 
 
 class _Reader:
@@ -209,9 +233,10 @@ class _Reader:
         self.pos += size
         return bytes(self.view[self.pos - size : self.pos])
 
-    def inflate(self, size: int, hasher: Any, crc: int) -> int:
-        """Inflate the zlib stream here, a window at a time, into ``hasher`` (if any);
-        move past it; the CRC32 of the object's packed bytes."""
+    def inflate(self, size: int, hasher: Any, crc: int, head: bytearray | None = None) -> int:
+        """Inflate the zlib stream here, a window at a time, into ``hasher`` (if any)
+        and its first bytes into ``head`` (if any); move past it; the CRC32 of the
+        object's packed bytes."""
         inflater = zlib.decompressobj()
         got = 0
         # A small object's stream is read in one window of about its size.
@@ -234,6 +259,8 @@ class _Reader:
                     raise CorruptPack("an object inflates to more than its stated size")
                 if hasher is not None:
                     hasher.update(out)
+                elif head is not None and len(head) < _DELTA_HEAD:
+                    head += out[: _DELTA_HEAD - len(head)]
                 used = len(window) - len(inflater.unused_data)
                 with window[:used] as packed:
                     crc = binascii.crc32(packed, crc)

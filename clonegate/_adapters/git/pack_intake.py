@@ -34,12 +34,14 @@ def fetch_into(
     determine_wants: Callable[..., Any],
     depth: int | None,
     meter: TransferMeter,
+    need: Callable[[int], object] | None = None,
 ) -> Any:
     """``client.fetch(path, repo, ...)``, with the pack written once and indexed once.
 
     ``meter`` watches the transfer (and only the transfer: indexing after it is not
-    a slow server) and counts every piece of pack data. Returns dulwich's
-    ``FetchPackResult``.
+    a slow server) and counts every piece of pack data. ``need`` hears how much
+    memory indexing will use, before it does (:func:`.pack_index.index_pack`).
+    Returns dulwich's ``FetchPackResult``.
     """
     store = repo.object_store
     # A repository with no pack yet (a fresh clone) has no base for a thin pack.
@@ -65,7 +67,7 @@ def fetch_into(
                 )
         if os.path.getsize(incoming):
             checksum.verify()
-            _install(store, incoming, checksum.digest, thin_allowed=has_objects)
+            _install(store, incoming, checksum.digest, thin_allowed=has_objects, need=need)
     finally:
         if os.path.exists(incoming):
             os.unlink(incoming)
@@ -98,10 +100,17 @@ class _TrailingChecksum:
         return self._tail
 
 
-def _install(store: Any, incoming: str, checksum: bytes, *, thin_allowed: bool) -> None:
+def _install(
+    store: Any,
+    incoming: str,
+    checksum: bytes,
+    *,
+    thin_allowed: bool,
+    need: Callable[[int], object] | None = None,
+) -> None:
     """Index the pack at ``incoming`` and move both files into the pack directory."""
     try:
-        index = index_pack(incoming, store.object_format)
+        index = index_pack(incoming, store.object_format, need)
     except UnresolvedDeltas:
         if not thin_allowed:  # the server was told we have nothing
             raise CorruptPack("a delta's base is neither in the pack nor in the clone") from None

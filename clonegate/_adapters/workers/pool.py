@@ -13,7 +13,7 @@ import contextlib
 import os
 import signal
 import socket
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -117,6 +117,7 @@ class WorkerPool:
         on_ready: Callable[[], object] | None = None,
         memory_allowance: int = 0,
         reuse: str | None = None,
+        on_question: Callable[[Any], Awaitable[object]] | None = None,
     ) -> tuple[T, int]:
         """Run ``function(*args)`` in a new worker; return its value and the job's peak
         memory: the most resident memory the worker had above what it started with.
@@ -135,6 +136,10 @@ class WorkerPool:
         it starts (the worker's hard cap adds ``zygote.RETIRE_ADDRESS_SPACE``), and
         its own peak: the high-water mark is reset when it starts, and its worker's
         memory left by earlier jobs counts (at most ``zygote.RETIRE_GROWTH``).
+
+        ``on_question``: what answers the job's questions (``zygote.ask_parent``), in
+        this task, while the job waits; the job gets ``None`` without it. A question
+        comes from the worker: it is plain data, to be checked before it is believed.
         """
         await self._ensure_started()
         oom_kills = oom.baseline()
@@ -148,14 +153,13 @@ class WorkerPool:
                 on_ready()
             try:
                 await worker.stream.send_all(wire.frame(wire.dump((function, args))))
-                payload = await worker.receive()
+                reply = await self._answer(worker, on_question)
             except trio.BrokenResourceError:
-                payload = None  # it ended before or while reading the job: why, below
-            if payload is None:
+                reply = None  # it ended before or while reading the job: why, below
+            if reply is None:
                 died = await self._exit_of(worker.pid)
                 killed = oom_kills is not None and (oom.kills() or 0) > oom_kills
                 raise WorkerDied(died.status, died.peak_kib * 1024, out_of_memory=killed)
-            reply = wire.load_reply(payload)
             worker.jobs += 1
             keep = kind is not None and reply.serving and worker.jobs < MAX_JOBS
         except BaseException:
@@ -171,6 +175,19 @@ class WorkerPool:
         if reply.error is not None:
             raise reply.error
         return reply.value, reply.job_peak_bytes
+
+    @staticmethod
+    async def _answer(
+        worker: ServedWorker, on_question: Callable[[Any], Awaitable[object]] | None
+    ) -> wire.Reply | None:
+        """The job's reply, once its questions are answered; None if the worker ended."""
+        while (payload := await worker.receive()) is not None:
+            message = wire.load_reply(payload)
+            if isinstance(message, wire.Reply):
+                return message
+            answer = await on_question(message.value) if on_question is not None else None
+            await worker.stream.send_all(wire.frame(wire.dump(answer)))
+        return None
 
     async def _ensure_started(self) -> None:
         if self._broken is not None:

@@ -44,6 +44,14 @@ class Reply:
 
 
 @dataclass(frozen=True, slots=True)
+class Question:
+    """A running job's question to its caller (``zygote.ask_parent``): the caller
+    answers with one frame, a pickle of anything, and the job goes on."""
+
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class Named:
     """A job's function named by its module and attribute, imported where it runs.
 
@@ -92,9 +100,10 @@ def _allowed(module: str) -> bool:
     return module == "clonegate" or module.startswith("clonegate.") or module in _TRUSTED_MODULES
 
 
-def load_reply(data: bytes) -> Reply:
+def load_reply(data: bytes) -> Reply | Question:
+    """A worker's frame: its job's reply, or a question the job asks before it."""
     reply = ReplyUnpickler(io.BytesIO(data)).load()
-    if not isinstance(reply, Reply):
+    if not isinstance(reply, (Reply, Question)):
         raise pickle.UnpicklingError("not a reply")
     return reply
 

@@ -48,6 +48,7 @@ RETIRE_GROWTH = 32 << 20
 # an 8 MiB stack (72 MiB, reused by the next job's thread), which cost no memory.
 RETIRE_ADDRESS_SPACE = 256 << 20
 _ending = False
+_job_stream: socket.socket | None = None  # a worker's stream to the parent, in a job
 
 
 def end_after_reply() -> None:
@@ -55,6 +56,20 @@ def end_after_reply() -> None:
     (for example after a failure that may have left something behind)."""
     global _ending
     _ending = True
+
+
+def ask_parent(question: object) -> object:
+    """Called by a job: send ``question`` to the task that runs it in the parent and
+    wait for the answer (``WorkerPool.run``'s ``on_question``). In no worker (a job
+    called directly, in a test), or for a caller that takes no questions: ``None``.
+
+    The question is read with the reply's rules (clonegate's types and plain values);
+    the answer, from the parent, is trusted.
+    """
+    if _job_stream is None:
+        return None
+    _job_stream.sendall(wire.frame(wire.dump(wire.Question(question))))
+    return pickle.loads(_receive(_job_stream))
 
 
 def main(control_fd: int, preload: list[str]) -> None:
@@ -157,7 +172,9 @@ class Zygote:
 def _worker(conn: socket.socket, zygote: int, allowance: int, serve: bool) -> NoReturn:
     """A forked worker: one job, one reply, then exit (``serve``: the next job, until
     one of the ends in the module docstring). Never returns into the zygote's loop."""
+    global _job_stream
     status = 70  # EX_SOFTWARE, if anything below fails
+    _job_stream = conn
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
