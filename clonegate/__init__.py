@@ -86,7 +86,7 @@ if TYPE_CHECKING:
         StoreError,
     )
     from ._domain.urls import RepoURL, parse_repo_url, redact, visible
-    from ._domain.vcs import VCS, ClonedSource, RemoteHead, RemoteHeads
+    from ._domain.vcs import VCS, ClonedSource, MemoryForecasts, RemoteHead, RemoteHeads
     from ._usecase.analyze import AnalyzeUseCase
     from ._usecase.batch import Batch
     from ._usecase.gate import CloneGateStatistics, GateEntry
@@ -247,11 +247,10 @@ _LAZY = {
     "StoredResult": "._domain.store",
     "RemoteHead": "._domain.vcs",
     "RemoteHeads": "._domain.vcs",
+    "MemoryForecasts": "._domain.vcs",
     "VersionedAnalyzer": "._domain.inventory",
-    "with_analysis_cache": "._usecase.options",
-    "with_incremental": "._usecase.options",
-    "with_remote_head_limit": "._usecase.options",
-    "with_result_store": "._usecase.options",
+    **dict.fromkeys(["with_analysis_cache", "with_incremental"], "._usecase.options"),
+    **dict.fromkeys(["with_remote_head_limit", "with_result_store"], "._usecase.options"),
 }
 
 
@@ -310,6 +309,7 @@ __all__ = [
     "LimitError",
     "Limiter",
     "LimiterUnavailableError",
+    "MemoryForecasts",
     "MemoryReading",
     "MemorySensor",
     "Option",

@@ -74,6 +74,7 @@ def test_what_workers_send_back_still_loads() -> None:
     for value in values:
         reply = wire.Reply(value=value, job_peak_bytes=5, serving=True)
         loaded = wire.load_reply(wire.dump(reply))
+        assert isinstance(loaded, wire.Reply)
         assert type(loaded.value) is type(value)
         assert str(loaded.value) == str(value)
         assert loaded.job_peak_bytes == 5

@@ -107,3 +107,9 @@ def allocated_in(size: int) -> int:
     """Allocate and fill ``size`` bytes, then free them; this worker's pid."""
     len(bytearray(size))
     return os.getpid()
+
+
+def ask_twice() -> list[object]:
+    from clonegate._adapters.workers.zygote import ask_parent
+
+    return [ask_parent(1), ask_parent(2)]

@@ -36,7 +36,7 @@ class GateEntry:
 class CloneGateStatistics:
     """A snapshot. Invariants: ``acquired == released + len(active)``; with a memory
     budget, ``memory_held`` is the sum of the entries' ``memory`` (the active ones', and
-    that of a queued one that has its MiB and waits for a clone token) and never more
+    that of a queued one that has its MiB and waits for a shared limit) and never more
     than ``memory_budget``, and every admission fitted ``memory_size`` when it was made.
     """
 
@@ -115,8 +115,9 @@ class CloneGate:
         estimates its memory when it gets there and again whenever something changes
         (a clone ends, an estimate learns, the controller resizes): an estimate made
         when the clone was queued would miss what the clones ahead of it taught.
-        The memory comes before the clone token: a clone holding its MiB while it
-        waits for a token keeps no one else from running. The shared limits (per
+        The clone token comes before the memory: MiB held by clones that wait for a
+        token would keep the running ones from growing (:meth:`need`), and those
+        hold the tokens. The shared limits (per
         host, then global), if any, come after both; the entry counts as queued
         until it holds them all.
 
@@ -127,14 +128,14 @@ class CloneGate:
         self._queued[ticket] = (url, index, weight, 0, queued_at)
         memory = 0
         try:
-            if self.memory is not None:
-                memory = await self._reserve(host, key)
-                # Held from now on, while it waits for a token: the statistics say so.
-                self._queued[ticket] = (url, index, weight, memory, queued_at)
+            await self._semaphore.acquire(weight)
             try:
-                await self._semaphore.acquire(weight)
+                if self.memory is not None:
+                    memory = await self._reserve(host, key)
+                    # Held from now on, while it waits for the shared limits.
+                    self._queued[ticket] = (url, index, weight, memory, queued_at)
             except BaseException:
-                self._release_memory(memory)
+                self._semaphore.release(weight)
                 raise
         except BaseException:
             del self._queued[ticket]

@@ -1,0 +1,350 @@
+"""The memory budget in phases (issue 15, ADR 0014): a clone reserves its opening figure,
+then asks for what its pack needs before it needs it. The gate's leases step by step,
+the clone timeout that stops while a clone waits for memory, the pack's forecast, and
+the question a worker's job asks its parent."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import zlib
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import trio
+import trio.lowlevel
+import trio.testing
+
+from clonegate import (
+    AnalyzeUseCase,
+    ClonedSource,
+    DulwichVCS,
+    MemoryForecasts,
+    MemoryReading,
+    with_clone_timeout,
+    with_max_concurrent_clones,
+    with_memory_budget,
+)
+from clonegate._adapters.git import pack_forecast
+from clonegate._adapters.git.pack_index import index_pack
+from clonegate._adapters.workers import open_worker_pool, wire
+from clonegate._adapters.workers.zygote import ask_parent
+from clonegate._usecase.estimates import MemoryEstimates
+from clonegate._usecase.gate import CloneGate, MemoryLease
+
+from . import worker_jobs
+from .test_usecase import FakeAnalyzer
+
+MiB = 1 << 20
+WHEN = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+# The gate's leases ---------------------------------------------------------------------
+
+
+class Clone:
+    """A task that holds a slot and asks for memory when the test says so."""
+
+    def __init__(self, gate: CloneGate, name: str) -> None:
+        self.gate, self.name = gate, name
+        self.asks: trio.MemorySendChannel[int]
+        self._asks: trio.MemoryReceiveChannel[int]
+        self.asks, self._asks = trio.open_memory_channel[int](1)
+        self.lease: MemoryLease | None = None
+
+    async def run(self) -> None:
+        async with self.gate.slot(0, self.name, 1, "h") as lease:
+            self.lease = lease
+            async for mib in self._asks:
+                await self.gate.need(lease, mib * MiB)
+
+    def memory(self) -> int | None:
+        return self.lease.memory if self.lease is not None else None
+
+
+async def settle(gate: CloneGate) -> dict[str, int]:
+    """What each entry holds once everything is blocked; the accounting checked."""
+    await trio.testing.wait_all_tasks_blocked()
+    stats = gate.statistics()
+    entries = (*stats.active, *stats.queued)
+    assert stats.memory_size is not None
+    assert stats.memory_held == sum(e.memory for e in entries) <= stats.memory_size
+    return {e.url: e.memory for e in stats.active}
+
+
+def gate_of(budget: int, slots: int = 4) -> CloneGate:
+    return CloneGate(slots, MemoryEstimates(initial=budget, ceiling=budget, opening=8))
+
+
+async def test_clones_that_grow_at_once_wait_holding_nothing_in_order_ahead_of_admissions() -> None:
+    gate = gate_of(100)
+    a, b, c, d = (Clone(gate, name) for name in "abcd")
+    async with trio.open_nursery() as nursery:
+        for clone in (a, b, c):
+            nursery.start_soon(clone.run)
+        # Nothing learned: each reserves the VCS's opening figure, not the budget.
+        assert await settle(gate) == {"a": 8, "b": 8, "c": 8}
+        await a.asks.send(20)
+        await b.asks.send(20)
+        assert await settle(gate) == {"a": 20, "b": 20, "c": 8}
+        # 70 more are not free: a gives its 20 back and waits for all 90.
+        await a.asks.send(90)
+        assert await settle(gate) == {"a": 0, "b": 20, "c": 8}
+        assert gate.heaviest() == 90  # the controller may not shrink below it
+        # A clone not admitted yet waits behind it, though 72 MiB are free.
+        nursery.start_soon(d.run)
+        assert await settle(gate) == {"a": 0, "b": 20, "c": 8}
+        assert [(e.url, e.memory) for e in gate.statistics().queued] == [("d", 0)]
+        # b wants 10 more, which are free, but a waits first: b gives its 20 back
+        # (had each kept what it held, a bigger wait could be for the other's), and
+        # a, at the head, now fits.
+        await b.asks.send(30)
+        assert await settle(gate) == {"a": 90, "b": 0, "c": 8}
+        c.asks.close()  # 10 free: b still waits, and d behind it
+        assert await settle(gate) == {"a": 90, "b": 0}
+        a.asks.close()  # a ends: b, then d
+        assert await settle(gate) == {"b": 30, "d": 8}
+        await d.asks.send(4)  # already held: nothing changes
+        assert await settle(gate) == {"b": 30, "d": 8}
+        b.asks.close()
+        d.asks.close()
+    assert gate.statistics().memory_held == 0
+
+
+async def test_clones_waiting_for_a_clone_token_hold_no_memory_that_running_ones_need() -> None:
+    gate = gate_of(40, slots=2)
+    clones = [Clone(gate, name) for name in "abcde"]
+    a, b = clones[:2]
+    async with trio.open_nursery() as nursery:
+        for clone in clones:  # one at a time: in this order
+            nursery.start_soon(clone.run)
+            await trio.testing.wait_all_tasks_blocked()
+        # Were the three queued to hold their 8 MiB before a token (24 of 40), the two
+        # running could never grow to 30: they hold the tokens the others wait for.
+        assert await settle(gate) == {"a": 8, "b": 8}
+        assert [e.memory for e in gate.statistics().queued] == [0, 0, 0]
+        await a.asks.send(30)
+        await b.asks.send(30)
+        assert await settle(gate) == {"a": 30, "b": 0}
+        a.asks.close()
+        assert await settle(gate) == {"b": 30, "c": 8}
+        for clone in clones[1:]:
+            clone.asks.close()
+    assert gate.statistics().memory_held == 0
+
+
+async def test_a_clone_cancelled_while_it_waits_for_memory_holds_nothing() -> None:
+    gate = gate_of(100)
+    a, b = Clone(gate, "a"), Clone(gate, "b")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(a.run)
+        await a.asks.send(60)
+        scope = trio.CancelScope()
+        nursery.start_soon(_run_in, scope, b)
+        await settle(gate)
+        await b.asks.send(60)
+        assert await settle(gate) == {"a": 60, "b": 0}
+        scope.cancel()
+        assert await settle(gate) == {"a": 60}
+        assert gate.heaviest() == 60
+        await a.asks.send(100)  # free again: taken at once
+        assert await settle(gate) == {"a": 100}
+        a.asks.close()
+    assert gate.statistics().memory_held == 0
+
+
+async def _run_in(scope: trio.CancelScope, clone: Clone) -> None:
+    with scope:
+        await clone.run()
+
+
+async def test_a_need_past_the_budget_takes_the_budget_and_without_one_nothing() -> None:
+    gate = gate_of(50)
+    async with gate.slot(0, "a", 1, "h") as lease:
+        await gate.need(lease, 10 << 30)
+        assert lease.memory == 50
+    plain = CloneGate(2)
+    async with plain.slot(0, "a", 1, "h") as lease:
+        with trio.testing.assert_checkpoints():
+            await plain.need(lease, 10 << 30)
+        assert lease.memory == 0
+
+
+def test_the_opening_figure_is_used_until_something_is_learned() -> None:
+    estimates = MemoryEstimates(initial=1024, ceiling=300, opening=8)
+    assert estimates.estimate("h") == 8
+    estimates.record("h", 40 * MiB)
+    assert estimates.estimate("h") == 50  # learned: the quantile with its margin
+    assert MemoryEstimates(initial=1024, ceiling=300).estimate("h") == 300
+
+
+# The clone timeout stops while a clone waits for memory --------------------------------
+
+
+class ForecastingVCS:
+    """Each clone asks for ``need`` bytes once it is ready, then takes ``seconds``."""
+
+    opening_memory = 8 * MiB
+
+    def __init__(self, tmp: Path, need: int, seconds: dict[str, float]) -> None:
+        self.tmp, self.need, self.seconds = tmp, need, seconds
+
+    async def clone(
+        self,
+        url: str,
+        destination: Path | None = None,
+        *,
+        credential: object = None,
+        on_ready: Callable[[], object] | None = None,
+        on_memory: Callable[[int], Awaitable[object]] | None = None,
+    ) -> ClonedSource:
+        assert on_ready is not None
+        assert on_memory is not None
+        on_ready()
+        await on_memory(self.need)
+        await trio.sleep(self.seconds[url])
+        path = self.tmp / url.rsplit("/", 1)[1]
+        path.mkdir()
+        return ClonedSource(url, path, "main", "a" * 40, WHEN, 1, False, path)
+
+
+class Calm:
+    def read(self) -> MemoryReading:
+        return MemoryReading(limit=1 << 40, available=1 << 39, pressure=0.0)
+
+
+async def test_the_clone_timeout_stops_while_a_clone_waits_for_memory(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    urls = [f"https://h.example/r{i}.git" for i in range(3)]
+    # Each needs the whole budget: one at a time, each waiting 50 s or more for it,
+    # under a clone timeout of 60 s. The last takes 61 s once it has its memory.
+    vcs = ForecastingVCS(tmp_path, 100 * MiB, dict(zip(urls, [50.0, 50.0, 61.0], strict=True)))
+    assert isinstance(vcs, MemoryForecasts)
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(3),
+        with_memory_budget("100M"),
+        with_clone_timeout(60),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+        memory_sensor=Calm(),
+    )
+    async with uc.analyze_many(urls) as batch:
+        reports = {r.url: r async for r in batch}
+    assert [reports[u].status for u in urls] == ["ok", "ok", "timeout"]
+    error = reports[urls[2]].error
+    assert error is not None
+    assert "longer than 60 s" in error.message
+
+
+def test_dulwich_forecasts_its_memory() -> None:
+    assert isinstance(DulwichVCS(), MemoryForecasts)
+    assert DulwichVCS.opening_memory == pack_forecast.FIRST_PASS_BASE
+
+
+# The pack's forecast -------------------------------------------------------------------
+
+
+def varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        out.append(n & 0x7F | (0x80 if n > 0x7F else 0))
+        n >>= 7
+        if not n:
+            return bytes(out)
+
+
+def test_a_delta_s_header_gives_its_base_and_result_sizes() -> None:
+    head = varint(96 << 20) + varint(300) + b"\x90\x01"
+    assert pack_forecast.delta_header(head[:20]) == (96 << 20, 300)
+    assert pack_forecast.delta_header(b"") == (0, 0)  # truncated: numbers all the same
+    assert pack_forecast.delta_header(b"\xff" * 20)[0] < 1 << 70
+
+
+def test_the_walk_holds_one_tree_of_bases_at_a_time() -> None:
+    sizes = pack_forecast.DeltaSizes()
+    assert sizes.walk() == 0
+    # Tree 1: whole object at 12 (10 MiB), a delta on it (at 100), a delta on that.
+    sizes.add(100, 12, 1000, varint(10 * MiB) + varint(11 * MiB))
+    sizes.add(200, 100, 1000, varint(11 * MiB) + varint(12 * MiB))
+    # Tree 2: a whole object at 50 (1 MiB) with two deltas on it: one base, counted once.
+    sizes.add(300, 50, 10, varint(MiB) + varint(MiB))
+    sizes.add(400, 50, 10, varint(MiB) + varint(MiB))
+    held = 21 * MiB  # tree 1's bases: 10 + 11 MiB
+    largest = 1000 + 11 * MiB + 12 * MiB
+    factor, per_delta = pack_forecast.WALK_FACTOR, pack_forecast.WALK_PER_DELTA
+    assert sizes.walk() == int(factor * (held + largest)) + per_delta * 4
+    sizes.add(500, b"\x01" * 20, 10, varint(5 * MiB) + varint(MiB))  # a reference delta
+    assert sizes.walk() == int(factor * (held + 5 * MiB + largest)) + per_delta * 5
+
+
+def test_a_header_cannot_claim_more_objects_than_the_pack_has_room_for() -> None:
+    assert pack_forecast.first_pass(10, 1 << 20) == pack_forecast.FIRST_PASS_BASE + 192 * 10
+    assert pack_forecast.first_pass(1 << 32, 900) == pack_forecast.FIRST_PASS_BASE + 192 * 100
+
+
+def test_indexing_says_what_each_pass_needs_before_it_runs(tmp_path: Path) -> None:
+    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+
+    from .servers import make_large_repo
+    from .test_pack_index import pack_of
+
+    make_large_repo(tmp_path, "history", files=50, commits=20)
+    pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")
+    data = pack.read_bytes()
+    count = int.from_bytes(data[8:12], "big")
+    needs: list[int] = []
+    index = index_pack(str(pack), DEFAULT_OBJECT_FORMAT, needs.append)
+    assert len(list(index.entries())) == count
+    first = pack_forecast.first_pass(count, len(data))
+    assert needs[0] == first
+    assert len(needs) == 2  # the pack has deltas: the walk's share
+    assert needs[1] > first
+    assert needs[1] - first < 64 * MiB  # small files: far from a whole-object forecast
+
+
+def test_a_pack_without_deltas_asks_once(tmp_path: Path) -> None:
+    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
+
+    blob = b"x" * 1000
+    header = bytes([0xB0 | (len(blob) & 0x0F), len(blob) >> 4])  # a blob, 1000 bytes
+    body = header + zlib.compress(blob)
+    unsigned = b"PACK" + (2).to_bytes(4, "big") + (1).to_bytes(4, "big") + body
+    pack = tmp_path / "one.pack"
+    pack.write_bytes(unsigned + hashlib.sha1(unsigned).digest())
+    needs: list[int] = []
+    index_pack(str(pack), DEFAULT_OBJECT_FORMAT, needs.append)
+    assert needs == [pack_forecast.first_pass(1, pack.stat().st_size)]
+
+
+# A job's question to its parent --------------------------------------------------------
+
+
+async def test_a_job_asks_its_parent_and_goes_on_with_the_answers() -> None:
+    asked: list[object] = []
+
+    async def answer(question: object) -> object:
+        asked.append(question)
+        await trio.lowlevel.checkpoint()
+        return f"answer to {question}"
+
+    async with open_worker_pool() as pool:
+        value, _peak = await pool.run(worker_jobs.ask_twice, on_question=answer)
+        assert value == ["answer to 1", "answer to 2"]
+        assert asked == [1, 2]
+        # No one to answer: None, and the job goes on.
+        value, _peak = await pool.run(worker_jobs.ask_twice)
+        assert value == [None, None]
+
+
+def test_outside_a_worker_a_question_gets_none() -> None:
+    assert ask_parent("anything") is None
+
+
+def test_a_question_is_read_with_the_reply_s_rules() -> None:
+    loaded = wire.load_reply(wire.dump(wire.Question(5)))
+    assert loaded == wire.Question(5)
+    with pytest.raises(Exception, match="refused"):
+        wire.load_reply(wire.dump(wire.Question(math.floor)))
