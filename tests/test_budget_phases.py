@@ -23,6 +23,8 @@ from clonegate import (
     DulwichVCS,
     MemoryForecasts,
     MemoryReading,
+    PressureController,
+    WeightedSemaphore,
     with_clone_timeout,
     with_max_concurrent_clones,
     with_memory_budget,
@@ -172,6 +174,21 @@ async def test_a_need_past_the_budget_takes_the_budget_and_without_one_nothing()
         assert lease.memory == 0
 
 
+def test_a_clone_waiting_for_more_than_the_size_gets_it_on_any_reading() -> None:
+    between = MemoryReading(limit=1000 * MiB, available=500 * MiB, pressure=0.05)
+    semaphore = WeightedSemaphore(100)
+    floor = [10]
+    controller = PressureController(semaphore, 100, Calm(), lambda: floor[0], cooldown=0)
+    semaphore.size = 50
+    assert controller.observe(between) is None  # neither pressure nor calm: it holds
+    floor[0] = 80  # a clone now waits for 80 MiB: held, it would wait for calm
+    decision = controller.observe(between)
+    assert decision is not None
+    assert (decision.action, decision.previous, decision.size) == ("grow", 50, 80)
+    assert "what the heaviest waiting clone needs" in decision.reason
+    assert semaphore.size == 80
+
+
 def test_the_opening_figure_is_used_until_something_is_learned() -> None:
     estimates = MemoryEstimates(initial=1024, ceiling=300, opening=8)
     assert estimates.estimate("h") == 8
@@ -317,6 +334,35 @@ def test_a_pack_without_deltas_asks_once(tmp_path: Path) -> None:
     needs: list[int] = []
     index_pack(str(pack), DEFAULT_OBJECT_FORMAT, needs.append)
     assert needs == [pack_forecast.first_pass(1, pack.stat().st_size)]
+
+
+async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path) -> None:
+    """Over a real git daemon: a full clone of a history with deltas asks twice, before
+    each pass, in increasing figures, and its measured peak is within the last; a
+    clone with no on_memory asks nothing (its job says so)."""
+    from .servers import git_daemon, make_large_repo
+
+    served = tmp_path / "served"
+    served.mkdir()
+    make_large_repo(served, "history", files=200, commits=40)
+    needs: list[int] = []
+
+    async def on_memory(nbytes: int) -> None:
+        needs.append(nbytes)
+        await trio.lowlevel.checkpoint()
+
+    with git_daemon(served) as daemon:
+        async with open_worker_pool():
+            vcs = DulwichVCS(depth=None, work_dir=tmp_path)
+            source = await vcs.clone(daemon.url("history"), on_memory=on_memory)
+            await source.aclose()
+            plain = await vcs.clone(daemon.url("history"))
+            await plain.aclose()
+    assert len(needs) == 2
+    assert pack_forecast.FIRST_PASS_BASE < needs[0] < needs[1] < 64 * MiB
+    assert source.peak_memory is not None
+    assert source.peak_memory <= needs[1]
+    assert len(needs) == 2  # the plain clone asked nothing
 
 
 # A job's question to its parent --------------------------------------------------------

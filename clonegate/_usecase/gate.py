@@ -117,9 +117,8 @@ class CloneGate:
         when the clone was queued would miss what the clones ahead of it taught.
         The clone token comes before the memory: MiB held by clones that wait for a
         token would keep the running ones from growing (:meth:`need`), and those
-        hold the tokens. The shared limits (per
-        host, then global), if any, come after both; the entry counts as queued
-        until it holds them all.
+        hold the tokens. The shared limits (per host, then global), if any, come
+        after both; the entry counts as queued until it holds them all.
 
         Yields the clone's :class:`MemoryLease`: :meth:`need` raises it.
         """

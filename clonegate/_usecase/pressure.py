@@ -39,7 +39,8 @@ class PressureController:
     show in the readings first: a clone's memory grows over seconds.
 
     Bounds: never above ``budget``; never below ``floor()`` (the heaviest clone waiting
-    or running, so one clone can always run). Shrinking takes nothing back from
+    or running, so one clone can always run: below it, the next reading raises it,
+    whatever it says). Shrinking takes nothing back from
     running clones; it only stops admitting new ones.
 
     On readings that do not depend on the size, the size moves monotonically to one
@@ -103,6 +104,8 @@ class PressureController:
         elif stalled <= self._low and share >= self._headroom and size < self.budget:
             new = min(self.budget, size + self.step)
             action = "grow"
+        elif size < floor:  # in between, yet a clone waits for more than the size
+            new, action = floor, "shrink"  # said below as what it is
         else:
             return None
         if new == size:
@@ -115,8 +118,8 @@ class PressureController:
             f"of {reading.limit // MiB} MiB"
         )
         if action == "shrink" and new > size:
-            # Under pressure, yet raised: the heaviest waiting clone must fit, or it
-            # would wait forever. Said as what it is.
+            # Under pressure (or in between), yet raised: the heaviest waiting clone
+            # must fit, or it would wait forever. Said as what it is.
             action = "grow"
             reason += f"; raised to {new} MiB, what the heaviest waiting clone needs"
         decision = BudgetDecision(action, size, new, reason)

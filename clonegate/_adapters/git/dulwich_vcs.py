@@ -163,7 +163,12 @@ class DulwichVCS:
             self._make_target, repo, destination, keep_at
         )
         job = self._job(
-            repo, username, password, target=str(target), keep_at=keep_at, ask=on_memory
+            repo,
+            username,
+            password,
+            target=str(target),
+            keep_at=keep_at,
+            ask_memory=on_memory is not None,
         )
         answer = None
         if on_memory is not None:
@@ -267,7 +272,7 @@ class DulwichVCS:
         *,
         target: str,
         keep_at: Path | None,
-        ask: object = None,
+        ask_memory: bool = False,
     ) -> CloneJob:
         """What a worker needs to reach ``repo`` under this adapter's settings."""
         return CloneJob(
@@ -284,7 +289,7 @@ class DulwichVCS:
             ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
             keep_at=str(keep_at) if keep_at is not None else None,
             envelope=self._envelope,
-            ask_memory=ask is not None,
+            ask_memory=ask_memory,
         )
 
     def _make_target(
