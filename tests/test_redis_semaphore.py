@@ -236,6 +236,7 @@ async def test_a_killed_head_waiter_stops_blocking_the_queue(redis_service: Redi
 
 async def test_heartbeats_racing_releases_keep_the_books_exact(redis_service: RedisServer) -> None:
     name = uuid.uuid4().hex
+    ran: dict[str, int] = {}  # each body's acquisition id -> the token it ran under
     async with (
         open_redis(redis_service.url) as redis,
         RedisSemaphore(redis, name, 3, lease=0.03, on_lease_lost="finish") as sem,
@@ -243,7 +244,8 @@ async def test_heartbeats_racing_releases_keep_the_books_exact(redis_service: Re
 
         async def holder(rounds: int) -> None:
             for i in range(rounds):
-                async with sem.hold(1):
+                async with sem.hold(1) as lease:
+                    ran[lease.id] = lease.token
                     await trio.sleep(0.001 * (i % 25))  # around the 10 ms heartbeat
 
         async with trio.open_nursery() as nursery:
@@ -252,10 +254,37 @@ async def test_heartbeats_racing_releases_keep_the_books_exact(redis_service: Re
         await sem._call("heartbeat", "-")  # any script reaps what a lost lease left
         stats = await sem.statistics()
         assert (stats.held, stats.holders, stats.waiters) == (0, (), ())
-        events = [e["event"] for e in await log_of(redis, name)]
-        # Every grant ended exactly once: released, or expired (a lease lost under load).
-        assert events.count("granted") == 160
-        assert events.count("released") + events.count("expired") == 160
+        log = await log_of(redis, name)
+    assert len(ran) == 160
+    # Replayed, the log gives the server's own count at every grant, never over the limit.
+    held = 0
+    grants: dict[str, list[tuple[int, str]]] = {}  # id -> (token, how it ended) per grant
+    for e in log:
+        id, event = e["id"], e["event"]
+        mine = grants.setdefault(id, [])
+        if event == "granted":
+            assert not mine or mine[-1][1], f"{id} granted while it held: {e}"
+            mine.append((int(e["token"]), ""))
+            held += int(e["weight"])
+            assert int(e["held"]) == held <= 3, e
+        elif event in ("released", "expired"):
+            assert mine, f"{id} ended with no grant: {e}"
+            assert not mine[-1][1], f"{id} ended twice: {e}"
+            mine[-1] = (mine[-1][0], event)
+            held -= int(e["weight"])
+        else:  # nobody withdrew; a waiter stalled for a lease is evicted and re-queues
+            assert event == "evicted", e
+    assert held == 0
+    # Every grant ended exactly once (released, or expired: a lease lost under load), and
+    # each went to a hold whose body ran under its last grant. One stalled for a lease
+    # after it was granted and before it polled saw nothing: that grant expired unseen,
+    # and its next poll queued it again (at the tail), to be granted again.
+    assert {id for id, mine in grants.items() if mine} == set(ran)
+    for id, token in ran.items():
+        *unseen, (last, ended) = grants[id]
+        assert last == token, grants[id]
+        assert ended, grants[id]
+        assert all(end == "expired" for _, end in unseen), grants[id]
 
 
 async def test_after_redis_loses_its_data_holders_see_their_lease_lost(

@@ -141,6 +141,9 @@ if mine then return mine end
 -- This acquisition was cancelled and has left: a late request of its own changes nothing.
 if redis.call('ZSCORE', GONE, id) then return {'gone'} end
 local queued = redis.call('ZSCORE', QUEUE, id)
+-- Not queued: a first request, or a waiter back after its eviction or after its grant
+-- expired before it polled to see it (it stalled for a lease; the log has that grant
+-- and its `expired`): it starts again at the tail and may be granted again.
 if not queued then
   if mode == 'try' and (weight > limit or weight > limit - held()) then return {'no'} end
   redis.call('ZADD', QUEUE, redis.call('INCR', SEQ), id)
