@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
+import signal
 import zlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
@@ -31,7 +33,7 @@ from clonegate import (
 )
 from clonegate._adapters.git import pack_forecast
 from clonegate._adapters.git.pack_index import index_pack
-from clonegate._adapters.workers import open_worker_pool, wire
+from clonegate._adapters.workers import WorkerDied, open_worker_pool, wire
 from clonegate._adapters.workers.zygote import ask_parent
 from clonegate._usecase.estimates import MemoryEstimates
 from clonegate._usecase.gate import CloneGate, MemoryLease
@@ -91,17 +93,17 @@ async def test_clones_that_grow_at_once_wait_holding_nothing_in_order_ahead_of_a
         await a.asks.send(20)
         await b.asks.send(20)
         assert await settle(gate) == {"a": 20, "b": 20, "c": 8}
-        # 70 more are not free: a gives its 20 back and waits for all 90.
+        # 70 more are not free: a, the first to wait, keeps its 20 and waits.
         await a.asks.send(90)
-        assert await settle(gate) == {"a": 0, "b": 20, "c": 8}
+        assert await settle(gate) == {"a": 20, "b": 20, "c": 8}
         assert gate.heaviest() == 90  # the controller may not shrink below it
-        # A clone not admitted yet waits behind it, though 72 MiB are free.
+        # A clone not admitted yet waits behind it, though 52 MiB are free.
         nursery.start_soon(d.run)
-        assert await settle(gate) == {"a": 0, "b": 20, "c": 8}
+        assert await settle(gate) == {"a": 20, "b": 20, "c": 8}
         assert [(e.url, e.memory) for e in gate.statistics().queued] == [("d", 0)]
         # b wants 10 more, which are free, but a waits first: b gives its 20 back
-        # (had each kept what it held, a bigger wait could be for the other's), and
-        # a, at the head, now fits.
+        # (had both kept what they held, each could wait for the other's), and a,
+        # at the head, now fits.
         await b.asks.send(30)
         assert await settle(gate) == {"a": 90, "b": 0, "c": 8}
         c.asks.close()  # 10 free: b still waits, and d behind it
@@ -129,11 +131,34 @@ async def test_clones_waiting_for_a_clone_token_hold_no_memory_that_running_ones
         assert [e.memory for e in gate.statistics().queued] == [0, 0, 0]
         await a.asks.send(30)
         await b.asks.send(30)
-        assert await settle(gate) == {"a": 30, "b": 0}
+        assert await settle(gate) == {"a": 30, "b": 8}
         a.asks.close()
         assert await settle(gate) == {"b": 30, "c": 8}
         for clone in clones[1:]:
             clone.asks.close()
+    assert gate.statistics().memory_held == 0
+
+
+async def test_clones_waiting_for_a_shared_limit_hold_no_memory_either() -> None:
+    # One clone per host at a time: b waits for a's host permit. Had b taken its
+    # 8 MiB first, a could never grow to the whole budget, and b waits for a.
+    gate = CloneGate(
+        2,
+        MemoryEstimates(initial=40, ceiling=40, opening=8),
+        host_limiter=lambda host: WeightedSemaphore(1),
+    )
+    a, b = Clone(gate, "a"), Clone(gate, "b")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(a.run)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(b.run)
+        assert await settle(gate) == {"a": 8}
+        assert [(e.url, e.memory) for e in gate.statistics().queued] == [("b", 0)]
+        await a.asks.send(40)
+        assert await settle(gate) == {"a": 40}
+        a.asks.close()
+        assert await settle(gate) == {"b": 8}
+        b.asks.close()
     assert gate.statistics().memory_held == 0
 
 
@@ -147,7 +172,7 @@ async def test_a_clone_cancelled_while_it_waits_for_memory_holds_nothing() -> No
         nursery.start_soon(_run_in, scope, b)
         await settle(gate)
         await b.asks.send(60)
-        assert await settle(gate) == {"a": 60, "b": 0}
+        assert await settle(gate) == {"a": 60, "b": 8}  # the first to wait keeps its 8
         scope.cancel()
         assert await settle(gate) == {"a": 60}
         assert gate.heaviest() == 60
@@ -187,6 +212,12 @@ def test_a_clone_waiting_for_more_than_the_size_gets_it_on_any_reading() -> None
     assert (decision.action, decision.previous, decision.size) == ("grow", 50, 80)
     assert "what the heaviest waiting clone needs" in decision.reason
     assert semaphore.size == 80
+    # Calm: at least the floor at once, not one step at a time.
+    semaphore.size = 20
+    calm = MemoryReading(limit=1000 * MiB, available=900 * MiB, pressure=0.0)
+    decision = controller.observe(calm)
+    assert decision is not None
+    assert (decision.action, decision.size) == ("grow", 80)
 
 
 def test_the_opening_figure_is_used_until_something_is_learned() -> None:
@@ -295,6 +326,7 @@ def test_the_walk_holds_one_tree_of_bases_at_a_time() -> None:
     assert sizes.walk() == int(factor * (held + largest)) + per_delta * 4
     sizes.add(500, b"\x01" * 20, 10, varint(5 * MiB) + varint(MiB))  # a reference delta
     assert sizes.walk() == int(factor * (held + 5 * MiB + largest)) + per_delta * 5
+    assert sizes.recorded() == pack_forecast.FIRST_PASS_PER_DELTA * 5
 
 
 def test_a_header_cannot_claim_more_objects_than_the_pack_has_room_for() -> None:
@@ -362,7 +394,6 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
     assert pack_forecast.FIRST_PASS_BASE < needs[0] < needs[1] < 64 * MiB
     assert source.peak_memory is not None
     assert source.peak_memory <= needs[1]
-    assert len(needs) == 2  # the plain clone asked nothing
 
 
 # A job's question to its parent --------------------------------------------------------
@@ -383,6 +414,17 @@ async def test_a_job_asks_its_parent_and_goes_on_with_the_answers() -> None:
         # No one to answer: None, and the job goes on.
         value, _peak = await pool.run(worker_jobs.ask_twice)
         assert value == [None, None]
+
+
+async def test_a_worker_that_dies_while_its_question_waits_stops_the_wait() -> None:
+    async def kill_then_wait_forever(pid: object) -> object:
+        assert isinstance(pid, int)
+        os.kill(pid, signal.SIGKILL)
+        await trio.sleep_forever()  # as a clone waiting for memory that never comes
+
+    async with open_worker_pool() as pool:
+        with pytest.raises(WorkerDied):
+            await pool.run(worker_jobs.ask_my_pid, on_question=kill_then_wait_forever)
 
 
 def test_outside_a_worker_a_question_gets_none() -> None:

@@ -113,3 +113,9 @@ def ask_twice() -> list[object]:
     from clonegate._adapters.workers.zygote import ask_parent
 
     return [ask_parent(1), ask_parent(2)]
+
+
+def ask_my_pid() -> object:
+    from clonegate._adapters.workers.zygote import ask_parent
+
+    return ask_parent(os.getpid())

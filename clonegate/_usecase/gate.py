@@ -35,9 +35,9 @@ class GateEntry:
 @dataclass(frozen=True, slots=True)
 class CloneGateStatistics:
     """A snapshot. Invariants: ``acquired == released + len(active)``; with a memory
-    budget, ``memory_held`` is the sum of the entries' ``memory`` (the active ones', and
-    that of a queued one that has its MiB and waits for a shared limit) and never more
-    than ``memory_budget``, and every admission fitted ``memory_size`` when it was made.
+    budget, ``memory_held`` is the sum of the active entries' ``memory`` (queued ones
+    hold none) and never more than ``memory_budget``, and every admission fitted
+    ``memory_size`` when it was made.
     """
 
     size: int
@@ -50,7 +50,7 @@ class CloneGateStatistics:
     failed: int  # clones that raised (error, timeout, cancellation)
     memory_budget: int | None = None  # MiB configured; None without a budget
     memory_size: int | None = None  # MiB the gate admits now (the controller moves it)
-    memory_held: int = 0  # MiB reserved by running clones
+    memory_held: int = 0  # MiB reserved by running clones (the only ones that hold any)
     memory_estimate: int | None = None  # MiB a clone from a host not seen yet reserves
 
 
@@ -115,32 +115,23 @@ class CloneGate:
         estimates its memory when it gets there and again whenever something changes
         (a clone ends, an estimate learns, the controller resizes): an estimate made
         when the clone was queued would miss what the clones ahead of it taught.
-        The clone token comes before the memory: MiB held by clones that wait for a
-        token would keep the running ones from growing (:meth:`need`), and those
-        hold the tokens. The shared limits (per host, then global), if any, come
-        after both; the entry counts as queued until it holds them all.
+        The memory comes last, after the clone token and the shared limits (per
+        host, then global), if any: MiB held by clones that wait for a token or a
+        permit would keep the running ones from growing (:meth:`need`), and those
+        hold what they wait for. The entry counts as queued until it holds all.
 
         Yields the clone's :class:`MemoryLease`: :meth:`need` raises it.
         """
         ticket = next(self._tickets)
-        queued_at = trio.current_time()
-        self._queued[ticket] = (url, index, weight, 0, queued_at)
+        self._queued[ticket] = (url, index, weight, 0, trio.current_time())
         memory = 0
         try:
             await self._semaphore.acquire(weight)
-            try:
-                if self.memory is not None:
-                    memory = await self._reserve(host, key)
-                    # Held from now on, while it waits for the shared limits.
-                    self._queued[ticket] = (url, index, weight, memory, queued_at)
-            except BaseException:
-                self._semaphore.release(weight)
-                raise
         except BaseException:
             del self._queued[ticket]
             raise
         try:
-            # The shared limits come last, in one fixed order (host, then global) for
+            # The shared limits come next, in one fixed order (host, then global) for
             # every client, so two clients never wait for each other's permits (seed
             # 003's acquire_all); a host permit held while waiting for a global one
             # keeps out only clones of the same host. Released in reverse order.
@@ -148,6 +139,10 @@ class CloneGate:
                 try:
                     for limiter in self._shared_limiters(host):
                         await shared.enter_async_context(limiter.hold(weight))
+                    # The memory last: only running clones hold any, so a clone that
+                    # waits to grow never waits for one that waits for a permit.
+                    if self.memory is not None:
+                        memory = await self._reserve(host, key)
                 finally:
                     del self._queued[ticket]
                 self._acquired += 1
@@ -227,12 +222,13 @@ class CloneGate:
         """Hold at least ``nbytes`` for ``lease``'s clone (its whole need from now on),
         at most the budget; without a budget, nothing. Always a checkpoint.
 
-        What is free is taken at once. Otherwise the clone gives back what it holds
-        and waits for the whole figure, in FIFO order with the other running clones
-        that wait (ahead of clones not admitted yet): two clones that waited for more
-        while holding what they had could each wait for what the other holds. The
-        pages such a clone already uses go uncounted while it waits; its opening
-        figure, and only while it waits.
+        What is free is taken at once. Otherwise the clone waits, in FIFO order with
+        the other running clones that wait (ahead of clones not admitted yet). The
+        first to wait keeps what it holds; those behind it give theirs back and wait
+        for their whole figure: two waiters that both held could each wait for what
+        the other holds, while the head can only wait for clones that run, which end
+        or join the queue. The pages a clone behind the head already uses go
+        uncounted while it waits (what it held: its opening or first-pass figure).
         """
         memory, estimates = self.memory, self.estimates
         if memory is None or estimates is None:
@@ -247,13 +243,16 @@ class CloneGate:
             await trio.lowlevel.checkpoint()
             return
         logger.debug("a clone waits for %d MiB of memory (held %d)", wanted, lease.memory)
-        self._release_memory(lease.memory)
-        self._hold(lease, 0)
+        if self._growing:  # behind another: wait holding nothing (see the docstring)
+            self._release_memory(lease.memory)
+            self._hold(lease, 0)
         self._growing[lease.ticket] = wanted  # in order of arrival
         try:
             # Taken and booked in one step (no checkpoint between): the statistics
             # never show MiB held that no entry holds.
-            while next(iter(self._growing)) != lease.ticket or not memory.try_acquire(wanted):
+            while next(iter(self._growing)) != lease.ticket or not memory.try_acquire(
+                wanted - lease.memory
+            ):
                 await self._changed.wait()
             self._hold(lease, wanted)
         finally:

@@ -102,7 +102,7 @@ class PressureController:
             new = max(floor, int(size * self._decrease))
             action = "shrink"
         elif stalled <= self._low and share >= self._headroom and size < self.budget:
-            new = min(self.budget, size + self.step)
+            new = max(floor, min(self.budget, size + self.step))
             action = "grow"
         elif size < floor:  # in between, yet a clone waits for more than the size
             new, action = floor, "shrink"  # said below as what it is

@@ -9,7 +9,7 @@ question: a 111,000-object history of small files needs ~20 MiB, a 96 MiB data f
 stored as one delta needs ~440 MiB, and each says so before it uses it.
 
 The constants were measured (bench/README.md, session 18): the first pass takes a
-few MiB plus 150-170 bytes per object; the walk about 1.5x the bytes of the objects
+few MiB plus 150-170 bytes per object (more per delta); the walk about 1.5x the bytes of the objects
 it holds at once, plus 1.6 KiB per delta (dulwich's pending entries).
 """
 
@@ -18,7 +18,11 @@ from __future__ import annotations
 __all__ = ["DeltaSizes", "delta_header", "first_pass"]
 
 FIRST_PASS_BASE = 8 << 20  # the dulwich client, its buffers, the refs: what any clone has
-FIRST_PASS_PER_OBJECT = 192  # a record (69 bytes), its list slot and id; a delta's entry
+FIRST_PASS_PER_OBJECT = 192  # a record (69 bytes), its list slot and id
+# A delta costs the first pass more: its UnpackedObject, list slot and base entry
+# (~290 bytes), and its entries here. The pass asks again every ASK_EVERY deltas.
+FIRST_PASS_PER_DELTA = 448
+ASK_EVERY = 4096
 WALK_FACTOR = 1.75  # measured 1.52x on the data file's delta: the rest is margin
 WALK_PER_DELTA = 2048  # measured 1.6 KiB per delta on 53,032 objects
 # The smallest object a pack can hold: a header byte and an empty zlib stream (8 bytes).
@@ -85,6 +89,10 @@ class DeltaSizes:
         if base not in self._bases:
             self._bases.add(base)
             self._trees[root] = self._trees.get(root, 0) + source
+
+    def recorded(self) -> int:
+        """Bytes the first pass holds for the deltas met so far, beyond their objects'."""
+        return FIRST_PASS_PER_DELTA * self.count
 
     def walk(self) -> int:
         """Bytes the delta walk may add to the first pass's."""

@@ -143,11 +143,11 @@ def index_pack(
         first_pass = pack_forecast.first_pass(announced, len(data))
         if need is not None:
             need(first_pass)
-        first = _first_pass(data, object_format)
+        first = _first_pass(data, object_format, need, first_pass)
     records = first.whole
     if first.deltas:
         if need is not None:
-            need(first_pass + first.sizes.walk())
+            need(first_pass + first.sizes.recorded() + first.sizes.walk())
         records.extend(_resolve(path, object_format, first))
     if len(records) != first.announced:
         found = len(records)
@@ -155,8 +155,14 @@ def index_pack(
     return PackIndex(records, object_format.oid_length)
 
 
-def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
-    """Inflate every object once: hash the whole ones, note the deltas (and their base)."""
+def _first_pass(
+    data: mmap.mmap,
+    object_format: Any,
+    need: Callable[[int], object] | None = None,
+    asked: int = 0,
+) -> _FirstPass:
+    """Inflate every object once: hash the whole ones, note the deltas (and their base).
+    ``need`` hears again, every ``ASK_EVERY`` deltas, what they add to ``asked``."""
     if len(data) < 12 or data[:4] != b"PACK" or int.from_bytes(data[4:8], "big") not in (2, 3):
         raise CorruptPack("not a pack (version 2 or 3)")
     count = int.from_bytes(data[8:12], "big")
@@ -208,6 +214,8 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
                 whole.append(hasher.digest() + _RECORD.pack(start, crc, type_num))
             elif head is not None:
                 sizes.add(start, base, size, head)
+                if need is not None and sizes.count % pack_forecast.ASK_EVERY == 0:
+                    need(asked + sizes.recorded())
         if reader.pos != reader.end:
             raise CorruptPack("the pack has data after its last object")
     return _FirstPass(whole, deltas, bases, wanted, count, sizes)

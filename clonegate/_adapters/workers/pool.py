@@ -153,7 +153,7 @@ class WorkerPool:
                 on_ready()
             try:
                 await worker.stream.send_all(wire.frame(wire.dump((function, args))))
-                reply = await self._answer(worker, on_question)
+                reply = await worker.reply(on_question)
             except trio.BrokenResourceError:
                 reply = None  # it ended before or while reading the job: why, below
             if reply is None:
@@ -175,19 +175,6 @@ class WorkerPool:
         if reply.error is not None:
             raise reply.error
         return reply.value, reply.job_peak_bytes
-
-    @staticmethod
-    async def _answer(
-        worker: ServedWorker, on_question: Callable[[Any], Awaitable[object]] | None
-    ) -> wire.Reply | None:
-        """The job's reply, once its questions are answered; None if the worker ended."""
-        while (payload := await worker.receive()) is not None:
-            message = wire.load_reply(payload)
-            if isinstance(message, wire.Reply):
-                return message
-            answer = await on_question(message.value) if on_question is not None else None
-            await worker.stream.send_all(wire.frame(wire.dump(answer)))
-        return None
 
     async def _ensure_started(self) -> None:
         if self._broken is not None:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import os
 import select
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
+from typing import Any
 
 import trio
 
@@ -60,6 +61,32 @@ class ServedWorker:
                 return bytes(buffer[wire.LENGTH.size : needed])
             needed += wire.LENGTH.unpack(buffer[: wire.LENGTH.size])[0]
             header_done = True
+
+    async def reply(
+        self, on_question: Callable[[Any], Awaitable[object]] | None
+    ) -> wire.Reply | None:
+        """The job's reply, once its questions are answered (``None`` for a caller
+        that takes none); None if the worker ended. A worker that dies while its
+        question is being answered stops the answer: its caller may be waiting
+        for something (memory) that the dead worker no longer needs."""
+        while (payload := await self.receive()) is not None:
+            message = wire.load_reply(payload)
+            if isinstance(message, wire.Reply):
+                return message
+            answer = None
+            if on_question is not None:
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._cancel_at_exit, nursery.cancel_scope)
+                    answer = await on_question(message.value)
+                    nursery.cancel_scope.cancel()
+            if not self.alive():
+                return None
+            await self.stream.send_all(wire.frame(wire.dump(answer)))
+        return None
+
+    async def _cancel_at_exit(self, scope: trio.CancelScope) -> None:
+        await trio.lowlevel.wait_readable(self.pidfd)
+        scope.cancel()
 
     def close(self) -> None:
         """Close its stream (a served worker waiting for a job reads end-of-file and
