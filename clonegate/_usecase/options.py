@@ -156,7 +156,8 @@ def with_clone_timeout(seconds: float) -> Option:
     """A deadline for the clone alone, from the moment the VCS is ready to clone.
 
     The VCS's set-up once the slot is held (starting a worker process) does not count;
-    the report shows it as ``timings.setup``.
+    the report shows it as ``timings.setup``. Nor does a wait for memory under a
+    budget (a clone that forecasts its need, ADR 0014): the clone does nothing then.
     """
     value = positive_seconds("clone_timeout", seconds)
     return lambda config: dataclasses.replace(config, clone_timeout=value)
