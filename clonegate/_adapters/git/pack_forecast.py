@@ -71,7 +71,7 @@ class DeltaSizes:
         self.count = 0
         self._largest = 0  # the largest delta at hand: its data, base and result
         self._root: dict[int, int] = {}  # a delta's offset -> its tree's whole object
-        self._bases: set[int] = set()  # offsets of objects some delta is built on
+        self.bases: set[int] = set()  # offsets of objects some offset delta is built on
         self._trees: dict[int, int] = {}  # a tree's whole object -> bytes of its bases
         self._named: dict[bytes, int] = {}  # reference deltas' bases -> their size
 
@@ -87,8 +87,8 @@ class DeltaSizes:
         # The pack puts a base before its deltas: its tree is known by now.
         root = self._root.get(base, base)
         self._root[offset] = root
-        if base not in self._bases:
-            self._bases.add(base)
+        if base not in self.bases:
+            self.bases.add(base)
             self._trees[root] = self._trees.get(root, 0) + source
 
     def recorded(self) -> int:

@@ -169,7 +169,6 @@ def _first_pass(
     hash_func, id_size = object_format.hash_func, object_format.oid_length
     whole: list[bytes] = []
     deltas: list[UnpackedObject] = []
-    bases: set[int] = set()
     wanted: set[bytes] = set()
     sizes = pack_forecast.DeltaSizes()
     with memoryview(data) as view:
@@ -195,7 +194,6 @@ def _first_pass(
                     back = ((back + 1) << 7) | (byte & 0x7F)
                 if not 12 <= start - back < start:
                     raise CorruptPack("an offset delta names a base outside the pack")
-                bases.add(start - back)
                 head, base = bytearray(), start - back
                 deltas.append(UnpackedObject(OFS_DELTA, delta_base=back, offset=start))
             elif type_num == REF_DELTA:
@@ -218,7 +216,7 @@ def _first_pass(
                     need(asked + sizes.recorded())
         if reader.pos != reader.end:
             raise CorruptPack("the pack has data after its last object")
-    return _FirstPass(whole, deltas, bases, wanted, count, sizes)
+    return _FirstPass(whole, deltas, sizes.bases, wanted, count, sizes)
 
 
 class _Reader:
