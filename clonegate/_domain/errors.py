@@ -29,8 +29,9 @@ class ErrorKind(StrEnum):
     - ``invalid_url``: the text is not a URL clonegate clones; nothing was contacted.
     - ``not_found``: the server has no such repository, or hides it.
     - ``authentication``: the server wants credentials, or refused the ones sent.
-    - ``transport``: no conversation with the server: unknown host, connection
-      refused or reset, TLS failure, an unreachable proxy.
+    - ``transport``: no conversation with the server, or it broke off: unknown host,
+      connection refused or reset, TLS failure, an unreachable proxy, a server that
+      stopped in the middle of its answer.
     - ``protocol``: the server answered, but not as a git server should: not git,
       dumb HTTP only, a redirect clonegate refuses, a malformed stream.
     - ``timeout``: no data within the read timeout, or a deadline passed.
@@ -104,7 +105,8 @@ class AuthenticationError(CloneError):
 
 
 class TransportError(CloneError):
-    """No conversation with the server: unknown host, refused, reset, TLS, proxy."""
+    """No conversation with the server, or it broke off: unknown host, refused, reset,
+    TLS, proxy, a server that stopped mid-answer."""
 
     kind = ErrorKind.TRANSPORT
 

@@ -240,9 +240,9 @@ def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple
     except Failure:
         raise
     except Exception as exc:
-        if not heard_refs and _is_hangup(exc) and job.url.startswith("git://"):
-            # git daemon closes the connection, without a word, on a path it
-            # does not serve.
+        if _is_hangup(exc) and job.url.startswith("git://") and meter.socket_bytes == 0:
+            # git daemon closes the connection, without a word, on a path it does not
+            # serve. A server that said anything first hung up (classified below).
             raise Failure(
                 ErrorKind.NOT_FOUND,
                 "repository not found (the server closed the connection before listing refs)",

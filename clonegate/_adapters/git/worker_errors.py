@@ -7,6 +7,7 @@ name or a urllib3 pool description. Every message is redacted by the caller.
 
 from __future__ import annotations
 
+import ast
 import errno
 import re
 import socket
@@ -44,6 +45,12 @@ _PROTOCOL = frozenset(
     {"GitProtocolError", "UnexpectedCommandError", "ProtocolError", "BadStatusLine"}
 )
 _TIMEOUTS = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
+# dulwich's words when the stream ended inside a pkt-line: its length prefix promised
+# more bytes than came, or the stream stopped within the four-byte prefix itself.
+_SHORT_PKT = re.compile(
+    r"length of pkt read ([0-9a-f]{4}) does not match length prefix ([0-9a-f]{4})"
+)
+_PREFIX = re.compile(r"""invalid pkt-line length prefix: (b(['"]).*?(?<!\\)\2)""")
 # A bytes repr quoted in a message (dulwich's "Invalid pkt-line length prefix: b'..'").
 _BYTES_REPR = re.compile(r"""\s*:?\s*b(['"]).*?(?<!\\)\1""")
 
@@ -104,6 +111,10 @@ def classify(
         return by_text
     if mid_transfer and names & ({"HangupException", "ConnectionError"} | _PROTOCOL):
         return ErrorKind.TRANSPORT, "the connection broke during the transfer"
+    if "IncompleteRead" in names or any(_cut_short(str(e).lower()) for e in found):
+        # git says "the remote end hung up unexpectedly": a server that dies while it
+        # answers (killed, or its host gone) ends the stream wherever it was.
+        return ErrorKind.TRANSPORT, "the connection ended in the middle of the server's answer"
     if "HangupException" in names:
         return ErrorKind.TRANSPORT, "the server hung up"
     if any(isinstance(e, ConnectionError) for e in found):
@@ -115,6 +126,21 @@ def classify(
     if names & _PROTOCOL or any(isinstance(e, (ValueError, AssertionError)) for e in found):
         return ErrorKind.PROTOCOL, f"the server does not speak the git protocol ({_words(exc)})"
     return ErrorKind.TRANSPORT, f"the clone failed ({_words(exc)})"
+
+
+def _cut_short(text: str) -> bool:
+    """Whether dulwich's ``text`` says the stream ended inside a pkt-line."""
+    short = _SHORT_PKT.search(text)
+    if short is not None:
+        return int(short[1], 16) < int(short[2], 16)
+    prefix = _PREFIX.search(text)
+    if prefix is None:
+        return False
+    try:
+        # dulwich quotes the prefix it read; fewer than four bytes means the stream ended.
+        return len(ast.literal_eval(prefix[1])) < 4
+    except (ValueError, SyntaxError):
+        return False
 
 
 def _by_type(
