@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .hostile_servers import _pkt, _read_pkt
-from .servers import raw_tcp_server
+from .servers import raw_tcp_server, read_request_head
 
 HEAD = b"a" * 40
 CAPABILITIES = b"side-band-64k ofs-delta symref=HEAD:refs/heads/main agent=git/2.43"
@@ -109,12 +109,8 @@ def trickling_https(context: ssl.SSLContext, counter: Counter) -> Iterator[int]:
     def serve(raw: socket.socket) -> None:
         with contextlib.ExitStack() as stack, contextlib.suppress(OSError, ValueError):
             conn = stack.enter_context(context.wrap_socket(raw, server_side=True))
-            request = b""
-            while b"\r\n\r\n" not in request:
-                piece = conn.recv(4096)
-                if not piece:
-                    return
-                request += piece
+            if not read_request_head(conn):
+                return
             conn.sendall(
                 b"HTTP/1.1 200 OK\r\n"
                 b"Content-Type: application/x-git-upload-pack-advertisement\r\n"

@@ -255,6 +255,17 @@ def raw_tcp_server(on_connect: Callable[[socket.socket], None]) -> Iterator[int]
             conn.close()
 
 
+def read_request_head(conn: socket.socket | ssl.SSLSocket) -> bytes:
+    """An HTTP request's line and headers, read from ``conn``; b"" if it closed first."""
+    request = b""
+    while b"\r\n\r\n" not in request:
+        piece = conn.recv(4096)
+        if not piece:
+            return b""
+        request += piece
+    return request
+
+
 def never_answer(conn: socket.socket) -> None:
     """Accept, read whatever comes, say nothing (the connection stays open)."""
     try:

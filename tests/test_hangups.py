@@ -22,7 +22,7 @@ import pytest
 
 from clonegate import CloneError, DulwichVCS, ErrorKind
 
-from .servers import FixtureRepo, raw_tcp_server
+from .servers import FixtureRepo, raw_tcp_server, read_request_head
 
 _HUNG_UP = "the server hung up"
 _MID_ANSWER = "the connection ended in the middle of the server's answer"
@@ -93,13 +93,7 @@ def _http_cut(body: bytes, length: int) -> Callable[[socket.socket], None]:
 
     def serve(conn: socket.socket) -> None:
         try:
-            request = b""
-            while b"\r\n\r\n" not in request:
-                chunk = conn.recv(65536)
-                if not chunk:
-                    return
-                request += chunk
-            if request.startswith(b"GET "):
+            if read_request_head(conn).startswith(b"GET "):
                 conn.sendall(head + body)
             _drain_and_close(conn)
         except OSError:
