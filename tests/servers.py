@@ -132,7 +132,7 @@ class GitDaemon:
 
 
 @contextmanager
-def git_daemon(base: Path, port: int | None = None) -> Iterator[GitDaemon]:
+def git_daemon(base: Path, port: int | None = None, *options: str) -> Iterator[GitDaemon]:
     port = port or free_port()
     process = subprocess.Popen(
         [
@@ -144,6 +144,7 @@ def git_daemon(base: Path, port: int | None = None) -> Iterator[GitDaemon]:
             "--listen=127.0.0.1",
             "--listen=::1",  # IPv6 literals are URLs too (tests/test_clone.py)
             f"--port={port}",
+            *options,
             str(base),
         ],
         start_new_session=True,

@@ -1,11 +1,11 @@
 """Servers that stop in the middle of their answer: a transport failure, never a protocol one.
 
 A git server killed while it lists its refs ends the stream wherever it was: inside a
-pkt-line's length prefix, inside the line, or between lines. git itself says "the
-remote end hung up unexpectedly" in each case, and so does clonegate (``transport``):
-the server did not speak another protocol, it stopped speaking. Only a server that
-closed without a single byte reads as git daemon's answer for a path it does not serve
-(``not_found``).
+pkt-line's length prefix, inside the line, between lines, or before its first byte.
+git itself says "the remote end hung up unexpectedly" in each case, and so does
+clonegate (``transport``): the server did not speak another protocol, it stopped
+speaking. Nor is a silent close a missing repository: git daemon says so in an ``ERR``
+line, and closes without a word when it is killed or has too many connections.
 
 The servers here send a real ``git upload-pack --advertise-refs`` answer cut at a
 chosen byte, so each cut is exact and the same on every run.
@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 from clonegate import CloneError, DulwichVCS, ErrorKind
+from clonegate._adapters.git.worker_errors import classify
 
-from .servers import FixtureRepo, raw_tcp_server, read_request_head
+from .servers import FixtureRepo, git_daemon, raw_tcp_server, read_request_head
 
 _HUNG_UP = "the server hung up"
 _MID_ANSWER = "the connection ended in the middle of the server's answer"
@@ -34,6 +35,7 @@ def _advertisement(repo_root: Path) -> bytes:
         ["git", "upload-pack", "--advertise-refs", str(repo_root / "basic.git")],
         check=True,
         capture_output=True,
+        env={"GIT_PROTOCOL": "", "PATH": "/usr/bin:/bin"},  # protocol v0 whatever the caller's
     ).stdout
 
 
@@ -52,6 +54,7 @@ def _cuts(stream: bytes) -> dict[str, tuple[int, bool]]:
     ends = _pkt_ends(stream)
     first, flush = ends[0], ends[-2]  # the last pkt-line before the flush ends at ends[-2]
     return {
+        "before the first byte": (0, True),
         "inside the first length prefix": (2, False),
         "after the first length prefix": (4, False),
         "inside the first line": (first - 7, False),
@@ -119,18 +122,12 @@ async def test_a_git_daemon_that_stops_mid_answer(
 ) -> None:
     advertisement = _advertisement(repo_root)
     vcs = DulwichVCS(read_timeout=10, work_dir=work_dir)
-    seen = {}
+    seen, expected = {}, {}
     for where, (cut, between_lines) in _cuts(advertisement).items():
         with raw_tcp_server(_git_cut(advertisement[:cut])) as port:
             seen[where] = await _outcome(vcs, op, f"git://127.0.0.1:{port}/basic.git")
-        assert seen[where] == (
-            ErrorKind.TRANSPORT,
-            _HUNG_UP if between_lines else _MID_ANSWER,
-        ), where
-    # Not a word at all is what git daemon says for a path it does not serve.
-    with raw_tcp_server(_git_cut(b"")) as port:
-        kind, reason = await _outcome(vcs, op, f"git://127.0.0.1:{port}/basic.git")
-    assert kind is ErrorKind.NOT_FOUND, reason
+        expected[where] = (ErrorKind.TRANSPORT, _HUNG_UP if between_lines else _MID_ANSWER)
+    assert seen == expected
     # The whole listing, then nothing: the listing alone succeeds, and proves the
     # bytes cut above are a valid answer; a clone breaks once it asked for objects.
     with raw_tcp_server(_git_cut(advertisement)) as port:
@@ -143,19 +140,41 @@ async def test_a_git_daemon_that_stops_mid_answer(
 
 
 @pytest.mark.parametrize("op", ["clone", "remote_head"])
+async def test_a_full_git_daemon_is_no_missing_repository(
+    op: str, repo_root: Path, repos: dict[str, FixtureRepo], work_dir: Path
+) -> None:
+    # git daemon at --max-connections closes a new connection without a word. The
+    # holder's request is answered first, so its upload-pack is alive while we ask.
+    with (
+        git_daemon(repo_root, None, "--max-connections=1") as full,
+        socket.create_connection(("127.0.0.1", full.port)) as holder,
+    ):
+        request = b"git-upload-pack /basic.git\0host=127.0.0.1\0"
+        holder.sendall(b"%04x" % (len(request) + 4) + request)
+        assert holder.recv(65536)
+        vcs = DulwichVCS(read_timeout=10, work_dir=work_dir)
+        outcome = await _outcome(vcs, op, full.url("basic"))
+    # It closes with the request unread, which resets the connection, unless the
+    # request had not arrived yet.
+    assert outcome in {
+        (ErrorKind.TRANSPORT, "the connection was reset by the server"),
+        (ErrorKind.TRANSPORT, _HUNG_UP),
+    }
+
+
+@pytest.mark.parametrize("op", ["clone", "remote_head"])
 async def test_an_http_server_that_stops_mid_answer(
     op: str, repo_root: Path, repos: dict[str, FixtureRepo], work_dir: Path
 ) -> None:
     body = b"001e# service=git-upload-pack\n0000" + _advertisement(repo_root)
     vcs = DulwichVCS(read_timeout=10, work_dir=work_dir)
-    cuts = {"before the body": (0, False)} | {
-        where: (cut + 34, between) for where, (cut, between) in _cuts(body[34:]).items()
-    }
+    cuts = {where: (cut + 34, between) for where, (cut, between) in _cuts(body[34:]).items()}
+    seen = {}
     for where, (cut, _between_lines) in cuts.items():
-        # Over http the body's length is known: any cut is an answer ended early.
         with raw_tcp_server(_http_cut(body[:cut], len(body))) as port:
-            outcome = await _outcome(vcs, op, f"http://127.0.0.1:{port}/basic.git")
-        assert outcome == (ErrorKind.TRANSPORT, _MID_ANSWER), where
+            seen[where] = await _outcome(vcs, op, f"http://127.0.0.1:{port}/basic.git")
+    # Over http the body's length is known: any cut is an answer ended early.
+    assert seen == dict.fromkeys(cuts, (ErrorKind.TRANSPORT, _MID_ANSWER))
     with raw_tcp_server(_http_cut(body, len(body))) as port:
         outcome = await _outcome(vcs, op, f"http://127.0.0.1:{port}/basic.git")
     if op == "clone":
@@ -163,3 +182,46 @@ async def test_an_http_server_that_stops_mid_answer(
     else:
         assert outcome == (None, "ok")
     assert list(work_dir.iterdir()) == []
+
+
+class _Limits:
+    connect_timeout = read_timeout = 1.0
+    max_memory = max_file_size = 1 << 30
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        # Counts that hold "404" are not a server's "404 Not Found".
+        "Length of pkt read 0404 does not match length prefix 0fff",
+        "Invalid pkt-line length prefix: b'404'",
+        # A prefix cut after a backslash: the quoted bytes end at the second quote.
+        "Invalid pkt-line length prefix: b'0\\\\'",
+    ],
+)
+@pytest.mark.parametrize("mid_transfer", [False, True])
+def test_dulwichs_words_for_a_cut_stream(message: str, mid_transfer: bool) -> None:
+    from dulwich.errors import GitProtocolError
+
+    kind, reason = classify(
+        GitProtocolError(message), _Limits(), has_credentials=False, mid_transfer=mid_transfer
+    )
+    assert kind is ErrorKind.TRANSPORT
+    assert reason == (_MID_TRANSFER if mid_transfer else _MID_ANSWER)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Invalid pkt-line length prefix: b'\\x00\\xffth'",
+        "Invalid pkt-line length prefix: b'0\\\\1x'",
+    ],
+)
+def test_four_bytes_that_are_no_length_are_a_protocol_error(message: str) -> None:
+    from dulwich.errors import GitProtocolError
+
+    kind, reason = classify(
+        GitProtocolError(message), _Limits(), has_credentials=False, mid_transfer=False
+    )
+    assert kind is ErrorKind.PROTOCOL
+    assert reason == "git protocol error: Invalid pkt-line length prefix"  # no repr

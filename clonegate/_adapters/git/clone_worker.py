@@ -240,13 +240,6 @@ def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple
     except Failure:
         raise
     except Exception as exc:
-        if _is_hangup(exc) and job.url.startswith("git://") and meter.socket_bytes == 0:
-            # git daemon closes the connection, without a word, on a path it does not
-            # serve. A server that said anything first hung up (classified below).
-            raise Failure(
-                ErrorKind.NOT_FOUND,
-                "repository not found (the server closed the connection before listing refs)",
-            ) from exc
         has_credentials = job.username is not None
         kind, reason = classify(exc, job, has_credentials=has_credentials, mid_transfer=heard_refs)
         raise Failure(kind, reason) from exc
@@ -352,9 +345,3 @@ def _file_sizes(root: Path) -> Iterator[int]:
     for dirpath, _dirs, files in os.walk(root):
         for name in files:
             yield os.lstat(os.path.join(dirpath, name)).st_size
-
-
-def _is_hangup(exc: BaseException) -> bool:
-    from dulwich.errors import HangupException
-
-    return isinstance(exc, HangupException)

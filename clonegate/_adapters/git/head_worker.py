@@ -81,14 +81,6 @@ def _remote_head(job: CloneJob) -> HeadOutcome:
         with meter.watching():
             listing: Any = client.get_refs(os.fsencode(path), ref_prefix=[b"HEAD"])
     except Exception as exc:
-        if _is_hangup(exc) and job.url.startswith("git://") and meter.socket_bytes == 0:
-            # git daemon closes the connection, without a word, on a path it does
-            # not serve (over protocol v0; v2 gets an ERR line, classified below).
-            # A server that said anything first hung up.
-            raise Failure(
-                ErrorKind.NOT_FOUND,
-                "repository not found (the server closed the connection before listing refs)",
-            ) from exc
         kind, reason = classify(
             exc, job, has_credentials=job.username is not None, mid_transfer=False
         )
@@ -122,9 +114,3 @@ def _branch(head_ref: bytes) -> str:
             ErrorKind.INVALID_REPOSITORY, f"the server's HEAD names an invalid branch: {name}"
         )
     return head_ref.removeprefix(b"refs/heads/").decode("utf-8", "replace")
-
-
-def _is_hangup(exc: BaseException) -> bool:
-    from dulwich.errors import HangupException
-
-    return isinstance(exc, HangupException)

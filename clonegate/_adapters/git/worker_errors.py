@@ -47,12 +47,14 @@ _PROTOCOL = frozenset(
 _TIMEOUTS = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
 # dulwich's words when the stream ended inside a pkt-line: its length prefix promised
 # more bytes than came, or the stream stopped within the four-byte prefix itself.
+# Anchored: only dulwich's own message, not a server's ERR line that quotes it.
 _SHORT_PKT = re.compile(
-    r"length of pkt read ([0-9a-f]{4}) does not match length prefix ([0-9a-f]{4})"
+    r"length of pkt read ([0-9a-f]{4}) does not match length prefix ([0-9a-f]{4})\Z"
 )
-_PREFIX = re.compile(r"""invalid pkt-line length prefix: (b(['"]).*?(?<!\\)\2)""")
-# A bytes repr quoted in a message (dulwich's "Invalid pkt-line length prefix: b'..'").
-_BYTES_REPR = re.compile(r"""\s*:?\s*b(['"]).*?(?<!\\)\1""")
+_PREFIX = re.compile(r"""invalid pkt-line length prefix: (b(['"])(?:[^\\]|\\.)*?\2)\Z""")
+# A bytes repr quoted in a message (dulwich's "Invalid pkt-line length prefix: b'..'"):
+# a backslash escapes the next character, so b'0\\' ends at its second quote.
+_BYTES_REPR = re.compile(r"""\s*:?\s*b(['"])(?:[^\\]|\\.)*?\1""")
 
 
 class Failure(Exception):
@@ -101,6 +103,13 @@ def classify(
         if kind is not None:
             return kind
     names = {type(e).__name__ for e in found}
+    if "IncompleteRead" in names or any(_cut_short(e) for e in found):
+        # Before the words, whose byte counts may hold "404". git says "the remote end
+        # hung up unexpectedly": a server that dies while it answers (killed, or its
+        # host gone) ends the stream wherever it was, inside a pkt-line or not.
+        if mid_transfer:
+            return ErrorKind.TRANSPORT, "the connection broke during the transfer"
+        return ErrorKind.TRANSPORT, "the connection ended in the middle of the server's answer"
     # Before the words: a message about invalid data may quote anything ("404" in an
     # offset, "not found" in a path), and must not read as the server's answer.
     if names & _INVALID_DATA:
@@ -111,10 +120,6 @@ def classify(
         return by_text
     if mid_transfer and names & ({"HangupException", "ConnectionError"} | _PROTOCOL):
         return ErrorKind.TRANSPORT, "the connection broke during the transfer"
-    if "IncompleteRead" in names or any(_cut_short(str(e).lower()) for e in found):
-        # git says "the remote end hung up unexpectedly": a server that dies while it
-        # answers (killed, or its host gone) ends the stream wherever it was.
-        return ErrorKind.TRANSPORT, "the connection ended in the middle of the server's answer"
     if "HangupException" in names:
         return ErrorKind.TRANSPORT, "the server hung up"
     if any(isinstance(e, ConnectionError) for e in found):
@@ -128,12 +133,15 @@ def classify(
     return ErrorKind.TRANSPORT, f"the clone failed ({_words(exc)})"
 
 
-def _cut_short(text: str) -> bool:
-    """Whether dulwich's ``text`` says the stream ended inside a pkt-line."""
-    short = _SHORT_PKT.search(text)
+def _cut_short(e: BaseException) -> bool:
+    """Whether ``e`` is dulwich saying that the stream ended inside a pkt-line."""
+    if type(e).__name__ != "GitProtocolError":
+        return False
+    text = str(e).lower()
+    short = _SHORT_PKT.match(text)
     if short is not None:
         return int(short[1], 16) < int(short[2], 16)
-    prefix = _PREFIX.search(text)
+    prefix = _PREFIX.match(text)
     if prefix is None:
         return False
     try:
