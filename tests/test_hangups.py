@@ -149,6 +149,7 @@ async def test_a_full_git_daemon_is_no_missing_repository(
         git_daemon(repo_root, None, "--max-connections=1") as full,
         socket.create_connection(("127.0.0.1", full.port)) as holder,
     ):
+        holder.settimeout(30)  # a daemon that never answers fails the test, not hangs it
         request = b"git-upload-pack /basic.git\0host=127.0.0.1\0"
         holder.sendall(b"%04x" % (len(request) + 4) + request)
         assert holder.recv(65536)
