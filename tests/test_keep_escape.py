@@ -3,6 +3,7 @@ followed, whoever planted it (another kept clone's repository, or a swap mid-clo
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -13,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import DulwichVCS, InvalidRepositoryError, StorageError
+from clonegate import DulwichVCS, ErrorKind, InvalidRepositoryError, StorageError
+from clonegate._adapters.git.worker_errors import classify
 
 from .servers import GitDaemon, fast_import, git, git_daemon, make_repo
 
@@ -192,3 +194,25 @@ async def test_a_tree_the_checkout_cannot_write_gets_its_real_kind(
     assert "\n" not in str(failed.value)
     assert not (scene.host / "hostile").exists()
     assert staging_left(scene.keep) == []
+
+
+class _Limits:
+    connect_timeout = read_timeout = 1.0
+    max_memory = max_file_size = 1 << 30
+
+
+@pytest.mark.parametrize(
+    ("raised", "kind", "reason"),
+    [
+        (RecursionError("maximum recursion depth exceeded"), ErrorKind.INVALID_REPOSITORY, "deep"),
+        (OSError(errno.ENAMETOOLONG, "File name too long", "n" * 4000), ErrorKind.STORAGE, "long"),
+    ],
+)
+def test_outside_the_checkout_too_the_kinds_are_the_real_ones(
+    raised: Exception, kind: ErrorKind, reason: str
+) -> None:
+    # A branch name too long to write as a ref, a walk of nested trees: not the network.
+    found, message = classify(raised, _Limits(), has_credentials=False, mid_transfer=True)
+    assert found == kind
+    assert reason in message
+    assert "n" * 50 not in message
