@@ -26,7 +26,7 @@ from ..._domain.urls import redact, visible
 from ..workers.zygote import ask_parent, end_after_reply
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
-from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent
+from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent, through
 from .worker_errors import Failure, classify
 from .worker_http import GuardedPool
 
@@ -177,14 +177,14 @@ def _clone_or_update(
         staging = open_directory(parent, place.staging, f"{place.shown}'s staging directory")
         try:
             name = os.path.basename(job.target)
-            outcome = _new_clone(job, client, path, f"/proc/self/fd/{staging}/{name}")
+            outcome = _new_clone(job, client, path, f"{through(staging)}/{name}")
             _move_into_place(place, staging, name, parent)
         finally:
             os.close(staging)
         return outcome
     at = open_directory(parent, place.name, place.shown)
     try:
-        return _update(job, place, client, path, f"/proc/self/fd/{at}")
+        return _update(job, place, client, path, through(at))
     finally:
         os.close(at)
 

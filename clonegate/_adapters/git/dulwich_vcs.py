@@ -73,7 +73,9 @@ class DulwichVCS:
         that place already holds this repository's clone (its ``origin`` is this
         URL), the clone is updated in place: the remote HEAD is fetched and the
         working tree reset to it, local changes included. Anything else there is
-        refused with a :class:`StorageError` and left untouched.
+        refused with a :class:`StorageError` and left untouched, and so is a kept
+        path that runs through a symbolic link, a file, or another kept clone's
+        working tree: nothing below ``keep_in`` is reached through a link (ADR 0011).
 
     Each clone runs in a worker process of its own, forked from a preloaded zygote
     (ADR 0003), in the current worker pool (``open_worker_pool``, or one that lives

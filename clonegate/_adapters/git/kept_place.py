@@ -27,13 +27,22 @@ from pathlib import PurePosixPath
 
 from ..._domain.urls import visible
 
-__all__ = ["KeptPlace", "UnsafePlace", "make_staging", "open_parent", "remove_staging"]
+__all__ = [
+    "KeptPlace",
+    "UnsafePlace",
+    "make_staging",
+    "open_directory",
+    "open_parent",
+    "remove_staging",
+    "through",
+]
 
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 class UnsafePlace(Exception):
-    """The kept path runs through something that is not a plain directory of ours."""
+    """The kept path cannot be reached safely: it runs through something that is not
+    a plain directory of ours, or descriptors cannot be written through."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +120,15 @@ def open_directory(fd: int, name: str, shown: str) -> int:
             "a kept clone is never written through one"
         )
     raise UnsafePlace(f"{shown} is not a directory: a kept clone cannot be made there")
+
+
+def through(fd: int) -> str:
+    """A path that names the directory open at ``fd``, whatever happens to the path it
+    was opened by: the descriptor's ``/proc`` entry, for libraries that take paths."""
+    path = f"/proc/self/fd/{fd}"
+    if not os.path.isdir(path):
+        raise UnsafePlace("kept clones are written through /proc/self/fd: /proc is not mounted")
+    return path
 
 
 def make_staging(parent: int) -> str:
