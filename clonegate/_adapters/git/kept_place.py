@@ -77,7 +77,10 @@ def open_parent(place: KeptPlace, *, create: bool) -> int:
     """
     if create:
         os.makedirs(place.keep_in, exist_ok=True)
-    fd = os.open(place.keep_in, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        fd = os.open(place.keep_in, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise _gone(visible(place.keep_in)) from None
     walked = place.keep_in
     try:
         for part in PurePosixPath(place.relative).parts[:-1]:
@@ -111,6 +114,8 @@ def open_directory(fd: int, name: str, shown: str) -> int:
     """Open directory ``name`` in ``fd``, refusing a symbolic link or anything else."""
     try:
         return os.open(name, _OPEN_DIRECTORY, dir_fd=fd)
+    except FileNotFoundError:
+        raise _gone(shown) from None
     except OSError as exc:
         if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
             raise
@@ -120,6 +125,10 @@ def open_directory(fd: int, name: str, shown: str) -> int:
             "a kept clone is never written through one"
         )
     raise UnsafePlace(f"{shown} is not a directory: a kept clone cannot be made there")
+
+
+def _gone(shown: str) -> UnsafePlace:
+    return UnsafePlace(f"{shown} was removed while the clone was being made")
 
 
 def through(fd: int) -> str:
@@ -151,7 +160,7 @@ def remove_staging(place: KeptPlace) -> None:
     """
     try:
         parent = open_parent(place, create=False)
-    except (UnsafePlace, FileNotFoundError):
+    except UnsafePlace:
         return
     try:
         shutil.rmtree(place.staging, ignore_errors=True, dir_fd=parent)
