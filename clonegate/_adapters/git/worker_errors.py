@@ -26,7 +26,10 @@ _NOT_FOUND_SIGNS = (
     "not exported",
     "does not appear to be a git repository",
 )
-_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT})
+# ENAMETOOLONG: a name from the repository (a file, a branch) this file system cannot hold.
+_STORAGE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.ENAMETOOLONG}
+)
 # dulwich's names for data that cannot be part of a valid repository.
 _INVALID_DATA = frozenset(
     {
@@ -185,6 +188,9 @@ def _by_type(
         )
     if isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS:
         return ErrorKind.STORAGE, f"cannot write the clone: {e.strerror}"
+    if isinstance(e, RecursionError) or name == "MaxTreeDepthExceeded":
+        # Only the repository's own structure nests deep enough: trees within trees.
+        return ErrorKind.INVALID_REPOSITORY, "the repository's trees are nested too deeply"
     if name == "NotGitRepository":
         return ErrorKind.NOT_FOUND, "repository not found"
     return None
