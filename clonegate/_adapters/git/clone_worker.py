@@ -27,7 +27,7 @@ from ..workers.zygote import ask_parent, end_after_reply
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .worker_errors import Failure, classify
-from .worker_http import GuardedPool
+from .worker_http import GuardedPool, bound_tls_handshake
 
 if TYPE_CHECKING:
     from dulwich.client import GitClient
@@ -309,9 +309,15 @@ def _pool_manager(job: CloneJob) -> Any:
         options["ca_certs"] = job.ca_bundle
     parts = urllib3.util.parse_url(job.url)
     proxy = urllib.request.getproxies().get(parts.scheme or "")
+    manager: Any
     if proxy and not urllib.request.proxy_bypass(parts.host or ""):
-        return urllib3.ProxyManager(proxy, **options)
-    return urllib3.PoolManager(**options)
+        manager = urllib3.ProxyManager(proxy, **options)
+    else:
+        manager = urllib3.PoolManager(**options)
+    # The handshake is both: a connection's set-up, and a wait for the server's answer.
+    which = "read" if job.read_timeout <= job.connect_timeout else "connect"
+    bound_tls_handshake(manager, min(job.read_timeout, job.connect_timeout), which)
+    return manager
 
 
 def _record_refs(repo: Any, url: str, head: bytes, head_ref: bytes) -> str:

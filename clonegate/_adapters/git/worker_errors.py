@@ -45,6 +45,10 @@ _PROTOCOL = frozenset(
     {"GitProtocolError", "UnexpectedCommandError", "ProtocolError", "BadStatusLine"}
 )
 _TIMEOUTS = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
+CERTIFICATE_FAILED = (
+    "TLS certificate verification failed (a server whose certificate comes from a private "
+    "authority needs that authority's certificate: --ca-bundle FILE)"
+)
 # dulwich's words when the stream ended inside a pkt-line: its length prefix promised
 # more bytes than came, or the stream stopped within the four-byte prefix itself.
 # Anchored: only dulwich's own message, not a server's ERR line that quotes it.
@@ -163,8 +167,11 @@ def _by_type(
         return ErrorKind.TRANSPORT, "cannot connect through the proxy (check HTTPS_PROXY)"
     if name == "SSLError" or isinstance(e, ssl.SSLError):
         if "certificate verify failed" in str(e).lower():
-            return ErrorKind.TRANSPORT, "TLS certificate verification failed"
+            return ErrorKind.TRANSPORT, CERTIFICATE_FAILED
         return ErrorKind.TRANSPORT, "the TLS handshake failed"
+    if name == "LineTooLong":
+        # http.client's own words ("got more than 65536 bytes when reading header line").
+        return ErrorKind.PROTOCOL, f"the server's HTTP answer has a line too long ({e})"
     if isinstance(e, socket.gaierror):
         return ErrorKind.TRANSPORT, f"unknown host ({e.strerror or 'name resolution failed'})"
     if isinstance(e, ConnectionRefusedError):
@@ -201,7 +208,7 @@ def _by_text(text: str) -> tuple[ErrorKind, str] | None:
     if "connection refused" in text:
         return ErrorKind.TRANSPORT, "connection refused"
     if "certificate verify failed" in text:
-        return ErrorKind.TRANSPORT, "TLS certificate verification failed"
+        return ErrorKind.TRANSPORT, CERTIFICATE_FAILED
     if any(sign in text for sign in _NOT_FOUND_SIGNS):
         return ErrorKind.NOT_FOUND, "repository not found"
     return None
