@@ -11,6 +11,7 @@ near the limit (its record), never how long anything took.
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ from .wire_servers import (
     long_header,
     repeated_refs,
     sideband_server,
-    silent_tls,
+    silent_server,
 )
 
 LIMIT = 1 * MiB
@@ -161,19 +162,23 @@ async def test_an_http_line_too_long_is_a_protocol_error_that_says_so(
 
 
 @pytest.mark.parametrize("op", ["clone", "remote_head"])
-async def test_a_silent_tls_handshake_is_a_read_timeout(op: str, work_dir: Path) -> None:
+@pytest.mark.parametrize("scheme", ["https", "ssh"])
+async def test_a_silent_handshake_is_a_read_timeout(scheme: str, op: str, work_dir: Path) -> None:
     # Connected at once; then nothing. The connect timeout (30 s by default) and the
     # low-speed window (30 s) are not what may end it: the read timeout is.
+    if scheme == "ssh" and shutil.which("ssh") is None:
+        pytest.skip("no ssh client")
     record = Record()
-    with silent_tls(record) as url:
+    with silent_server(record) as port:
         vcs = DulwichVCS(read_timeout=1, work_dir=work_dir)
         with trio.fail_after(120):  # a safety net: the assertions are below
-            kind, reason = await _outcome(vcs, op, url)
+            kind, reason = await _outcome(vcs, op, f"{scheme}://127.0.0.1:{port}/silent.git")
         # The worker that waited is gone, and its connection with it.
         closed = await _ended(record)
     assert (kind, reason) == (
         ErrorKind.TIMEOUT,
-        "no answer to the TLS handshake within 1 s (the read timeout)",
+        f"no answer to the {'TLS' if scheme == 'https' else 'ssh'} handshake within 1 s "
+        "(the read timeout)",
     )
     assert closed
-    assert record.received > 0  # the ClientHello: the handshake had begun
+    assert record.received > 0  # the ClientHello or the ssh banner: the handshake began

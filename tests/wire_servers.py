@@ -9,7 +9,7 @@
   or short repeated ones (the line cap).
 - :func:`repeated_refs`: git://, one ref line repeated a million times, uncompressed.
 - :func:`long_header`: an HTTP answer with a header line past http.client's 64 KiB.
-- :func:`silent_tls`: accepts a connection and never answers its TLS handshake.
+- :func:`silent_server`: accepts a connection and never answers its TLS or ssh handshake.
 
 Each stops at a safety cap of its own (``cap`` bytes, or a number of lines), so that a
 client that does not stop ends the test instead of hanging it; the tests assert the
@@ -206,9 +206,10 @@ def long_header(record: Record) -> Iterator[str]:
 
 
 @contextmanager
-def silent_tls(record: Record) -> Iterator[str]:
-    """Accepts, reads the ClientHello and whatever follows, never answers; sets
-    ``record.ended`` when the client closes. Yields an https URL."""
+def silent_server(record: Record) -> Iterator[int]:
+    """Accepts, reads what the client says first (a TLS ClientHello, an ssh banner) and
+    whatever follows, never answers; sets ``record.ended`` when the client closes.
+    Yields its port."""
 
     def serve(conn: socket.socket) -> None:
         with contextlib.suppress(OSError):
@@ -217,4 +218,4 @@ def silent_tls(record: Record) -> Iterator[str]:
         record.ended.set()
 
     with raw_tcp_server(serve) as port:
-        yield f"https://127.0.0.1:{port}/silent.git"
+        yield port

@@ -26,7 +26,7 @@ from ..._domain.urls import redact, visible
 from ..workers.zygote import ask_parent, end_after_reply
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
-from .worker_errors import Failure, classify
+from .worker_errors import Failure, classify, handshake_timeout, ssh_seconds
 from .worker_http import GuardedPool, bound_tls_handshake
 
 if TYPE_CHECKING:
@@ -284,8 +284,8 @@ def _client_for(job: CloneJob) -> tuple[GitClient, str]:
         guard = "setpriv --pdeathsig KILL -- " if shutil.which("setpriv") else ""
         kwargs["ssh_command"] = (
             f"{guard}{job.ssh_command} -o BatchMode=yes"
-            f" -o ConnectTimeout={max(1, round(job.connect_timeout))}"
-            f" -o ServerAliveInterval={max(1, round(job.read_timeout / 3))}"
+            f" -o ConnectTimeout={ssh_seconds(handshake_timeout(job)[0])}"
+            f" -o ServerAliveInterval={ssh_seconds(job.read_timeout / 3)}"
             " -o ServerAliveCountMax=3"
         )
     # An empty config: the user's ~/.gitconfig must not rewrite URLs (insteadOf) or
@@ -314,9 +314,7 @@ def _pool_manager(job: CloneJob) -> Any:
         manager = urllib3.ProxyManager(proxy, **options)
     else:
         manager = urllib3.PoolManager(**options)
-    # The handshake is both: a connection's set-up, and a wait for the server's answer.
-    which = "read" if job.read_timeout <= job.connect_timeout else "connect"
-    bound_tls_handshake(manager, min(job.read_timeout, job.connect_timeout), which)
+    bound_tls_handshake(manager, *handshake_timeout(job))
     return manager
 
 

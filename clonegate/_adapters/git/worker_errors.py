@@ -17,7 +17,7 @@ from typing import Protocol
 
 from ..._domain.errors import ErrorKind
 
-__all__ = ["Failure", "classify"]
+__all__ = ["Failure", "classify", "handshake_timeout", "ssh_seconds"]
 
 _NOT_FOUND_SIGNS = (
     "404",
@@ -81,6 +81,23 @@ class Limits(Protocol):
     def max_file_size(self) -> int: ...
 
 
+def handshake_timeout(limits: Limits) -> tuple[float, str]:
+    """How long a TLS or ssh handshake waits for each answer, and which timeout that is.
+
+    A handshake is both a connection's set-up and a wait for the server's answer: the
+    smaller of the two bounds it (urllib3 and ssh used the connect timeout alone, so a
+    server that accepted and never answered held a clone 30 s at ``--read-timeout 4``).
+    """
+    if limits.read_timeout <= limits.connect_timeout:
+        return limits.read_timeout, "read"
+    return limits.connect_timeout, "connect"
+
+
+def ssh_seconds(seconds: float) -> int:
+    """``seconds`` as ssh's options take them: whole, at least one."""
+    return max(1, round(seconds))
+
+
 def chain(exc: BaseException) -> Iterator[BaseException]:
     """``exc`` and its causes and contexts, each once."""
     seen: set[int] = set()
@@ -119,7 +136,7 @@ def classify(
     if names & _INVALID_DATA:
         return ErrorKind.INVALID_REPOSITORY, f"the server sent invalid data ({_words(exc)})"
     text = " ".join(str(e) for e in found).lower()
-    by_text = _by_text(text)
+    by_text = _ssh_handshake(text, limits) or _by_text(text)
     if by_text is not None:
         return by_text
     if mid_transfer and names & ({"HangupException", "ConnectionError"} | _PROTOCOL):
@@ -195,6 +212,15 @@ def _by_type(
     if name == "NotGitRepository":
         return ErrorKind.NOT_FOUND, "repository not found"
     return None
+
+
+def _ssh_handshake(text: str, limits: Limits) -> tuple[ErrorKind, str] | None:
+    if "timed out during banner exchange" not in text:  # ssh's words: its ConnectTimeout
+        return None
+    seconds, which = handshake_timeout(limits)
+    return ErrorKind.TIMEOUT, (
+        f"no answer to the ssh handshake within {ssh_seconds(seconds)} s (the {which} timeout)"
+    )
 
 
 def _by_text(text: str) -> tuple[ErrorKind, str] | None:
