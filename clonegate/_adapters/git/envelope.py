@@ -60,9 +60,11 @@ _PACK_BAND, _PROGRESS_BAND, _ERROR_BAND = 1, 2, 3
 class Envelope:
     """One clone's limits (the defaults are :class:`clonegate.DulwichVCS`'s).
 
-    ``max_repo_bytes`` bounds the pack data received and every file written (and the
-    clone's total on disk, checked when it is complete); ``max_memory`` the address
-    space the clone may add to its worker's.
+    ``max_repo_bytes`` bounds the pack data and side-band messages received and every
+    file written (and the clone's total on disk, checked when it is complete);
+    ``max_memory`` the address space the clone may add to its worker's. The ref list
+    is bounded by ``max_advertisement_bytes`` (as expanded, if compressed) and
+    ``max_advertised_refs``, and in lines by twice that and a few.
     """
 
     max_repo_bytes: int = 2 << 30
