@@ -182,3 +182,23 @@ async def test_a_silent_handshake_is_a_read_timeout(scheme: str, op: str, work_d
     )
     assert closed
     assert record.received > 0  # the ClientHello or the ssh banner: the handshake began
+
+
+async def test_a_silent_proxy_is_a_read_timeout(
+    monkeypatch: pytest.MonkeyPatch, work_dir: Path
+) -> None:
+    # The proxy's answer to CONNECT is waited for as the handshake is, and said so.
+    record = Record()
+    with silent_server(record) as port:
+        monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")  # read by the worker
+        monkeypatch.setenv("NO_PROXY", "")
+        vcs = DulwichVCS(read_timeout=1, work_dir=work_dir)
+        with trio.fail_after(120):  # a safety net: the assertions are below
+            kind, reason = await _outcome(vcs, "clone", "https://git.example/x.git")
+        closed = await _ended(record)
+    assert (kind, reason) == (
+        ErrorKind.TIMEOUT,
+        "no answer to the proxy's CONNECT or the TLS handshake within 1 s (the read timeout)",
+    )
+    assert closed
+    assert record.received > 0  # the CONNECT request

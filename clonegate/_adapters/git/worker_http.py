@@ -180,9 +180,11 @@ def bound_tls_handshake(manager: Any, seconds: float, which: str) -> None:
             try:
                 super().connect()
             except TimeoutError:  # socket's: urllib3's own are not TimeoutError
+                what = "the proxy's CONNECT or " if self.proxy is not None else ""
                 raise Failure(
                     ErrorKind.TIMEOUT,
-                    f"no answer to the TLS handshake within {seconds:g} s (the {which} timeout)",
+                    f"no answer to {what}the TLS handshake within {seconds:g} s "
+                    f"(the {which} timeout)",
                 ) from None
 
     class Pool(urllib3.connectionpool.HTTPSConnectionPool):
