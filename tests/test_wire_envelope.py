@@ -106,9 +106,9 @@ async def test_an_error_flood_stops_at_its_first_message_shown_escaped(
 @pytest.mark.parametrize("transport", ["git", "http"])
 async def test_a_progress_trickle_is_too_slow(transport: str, work_dir: Path) -> None:
     # 4000 bytes of progress a second, four times the low-speed limit: none of it
-    # moves the clone on. The server gives up after 10 s of it (40 KB).
+    # moves the clone on. The server gives up after 30 s of it (120 KB).
     record = Record()
-    with sideband_server(transport, "trickle", record, 40_000) as url:
+    with sideband_server(transport, "trickle", record, 120_000) as url:
         kind, reason = await _outcome(_vcs(work_dir), "clone", url)
         assert await _ended(record)
     assert kind is ErrorKind.TOO_SLOW, reason
