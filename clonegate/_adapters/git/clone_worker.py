@@ -27,8 +27,8 @@ from ..workers.zygote import ask_parent, end_after_reply
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent, through
-from .worker_errors import Failure, classify
-from .worker_http import GuardedPool
+from .worker_errors import Failure, classify, handshake_timeout, ssh_seconds
+from .worker_http import GuardedPool, bound_tls_handshake
 
 if TYPE_CHECKING:
     from dulwich.client import GitClient
@@ -329,8 +329,8 @@ def _client_for(job: CloneJob) -> tuple[GitClient, str]:
         guard = "setpriv --pdeathsig KILL -- " if shutil.which("setpriv") else ""
         kwargs["ssh_command"] = (
             f"{guard}{job.ssh_command} -o BatchMode=yes"
-            f" -o ConnectTimeout={max(1, round(job.connect_timeout))}"
-            f" -o ServerAliveInterval={max(1, round(job.read_timeout / 3))}"
+            f" -o ConnectTimeout={ssh_seconds(handshake_timeout(job)[0])}"
+            f" -o ServerAliveInterval={ssh_seconds(job.read_timeout / 3)}"
             " -o ServerAliveCountMax=3"
         )
     # An empty config: the user's ~/.gitconfig must not rewrite URLs (insteadOf) or
@@ -354,9 +354,13 @@ def _pool_manager(job: CloneJob) -> Any:
         options["ca_certs"] = job.ca_bundle
     parts = urllib3.util.parse_url(job.url)
     proxy = urllib.request.getproxies().get(parts.scheme or "")
+    manager: Any
     if proxy and not urllib.request.proxy_bypass(parts.host or ""):
-        return urllib3.ProxyManager(proxy, **options)
-    return urllib3.PoolManager(**options)
+        manager = urllib3.ProxyManager(proxy, **options)
+    else:
+        manager = urllib3.PoolManager(**options)
+    bound_tls_handshake(manager, *handshake_timeout(job))
+    return manager
 
 
 def _record_refs(repo: Any, url: str, head: bytes, head_ref: bytes) -> str:
