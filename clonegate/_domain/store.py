@@ -19,6 +19,8 @@ from .reports import RepositoryReport
 __all__ = [
     "AnalysisCache",
     "CloneMemoryHistory",
+    "DamagedRow",
+    "DamagedRowError",
     "ReportStore",
     "ReusableReports",
     "StoreError",
@@ -29,6 +31,28 @@ __all__ = [
 class StoreError(Exception):
     """The store could not be opened, read or written (a read-only file, a full disk,
     a newer schema). Reports written before it stay written."""
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedRow:
+    """A stored row that cannot be read back (the file is anyone's to edit): which
+    table and row, and what is wrong with it, in words."""
+
+    table: str
+    row: int
+    problem: str
+
+    def __str__(self) -> str:
+        return f"{self.table} row {self.row}: {self.problem}"
+
+
+class DamagedRowError(StoreError):
+    """One row of the store cannot be read; the rest of the store can. An incremental
+    run treats the row as no stored result (ADR 0016)."""
+
+    def __init__(self, damage: DamagedRow) -> None:
+        super().__init__(str(damage))
+        self.damage = damage
 
 
 @dataclass(frozen=True, slots=True)

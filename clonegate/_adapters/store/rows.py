@@ -12,6 +12,7 @@ from typing import Any
 from ..._domain.inventory import Inventory, ScanError, TestCase, TestFile, TestStatus, TestSuite
 from ..._domain.report_json import report_from_json, to_json
 from ..._domain.reports import RepositoryReport
+from .damage import reading_row
 
 __all__ = ["insert_report", "inventory_rows_of", "read_inventory", "read_report"]
 
@@ -157,14 +158,16 @@ def read_report(
     db: sqlite3.Connection, report_id: int, *, inventory: bool = True
 ) -> RepositoryReport:
     """The report stored as ``report_id``, with its inventory if it had one (and
-    ``inventory`` asks for it)."""
-    document, shared = db.execute(
-        "SELECT document, inventory_of FROM reports WHERE id = ?", (report_id,)
-    ).fetchone()
-    report = report_from_json(json.loads(document))
-    if report.analysis is None or not inventory:
-        return report
-    return replace(report, inventory=read_inventory(db, shared or report_id))
+    ``inventory`` asks for it). Raises :class:`DamagedRowError` if the row, or its
+    inventory's rows, cannot be read back as what was saved."""
+    with reading_row("reports", report_id):
+        document, shared = db.execute(
+            "SELECT document, inventory_of FROM reports WHERE id = ?", (report_id,)
+        ).fetchone()
+        report = report_from_json(json.loads(document))
+        if report.analysis is None or not inventory:
+            return report
+        return replace(report, inventory=read_inventory(db, shared or report_id))
 
 
 def inventory_rows_of(db: sqlite3.Connection, report_id: int) -> int:
