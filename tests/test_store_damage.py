@@ -155,8 +155,11 @@ def test_a_memory_budget_reads_past_damaged_run_options(tmp_path: Path) -> None:
     # clone_memory filters runs by their options' clone depth: SQLite's json_extract
     # raised "malformed JSON" for the whole query on one damaged row.
     db = _damaged(tmp_path, "UPDATE runs SET options = '{' WHERE id = 2")
-    with sqlite3.connect(db) as connection:
+    connection = sqlite3.connect(db)
+    with connection:  # the damaged run's clone measured too: its row must be passed over
         connection.execute("UPDATE reports SET clone_memory = 5 WHERE id = 1")
+        connection.execute("UPDATE reports SET clone_memory = 7 WHERE id = 3")
+    connection.close()
 
     async def read() -> int | None:
         async with open_store(db) as store:

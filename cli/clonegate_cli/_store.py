@@ -300,7 +300,7 @@ def _line(stream: TextIO, record: dict[str, Any]) -> None:
 
 
 def _n(value: int | None) -> str:
-    return "-" if value is None else str(value)
+    return "-" if value is None else visible(str(value))  # a count, unless the row was edited
 
 
 def register(app: typer.Typer) -> None:
