@@ -39,11 +39,12 @@ class DamagedRow:
     table and row, and what is wrong with it, in words."""
 
     table: str
-    row: int
+    row: int | None  # None: damage below the rows (SQLite's own check of the file)
     problem: str
 
     def __str__(self) -> str:
-        return f"{self.table} row {self.row}: {self.problem}"
+        where = self.table if self.row is None else f"{self.table} row {self.row}"
+        return f"{where}: {self.problem}"
 
 
 class DamagedRowError(StoreError):
@@ -86,7 +87,9 @@ class ReportStore(Protocol):
         ...
 
     async def load(self, run_id: int, key: str) -> RepositoryReport | None:
-        """The report run ``run_id`` kept for ``key``, inventory included."""
+        """The report run ``run_id`` kept for ``key``, inventory included. Raises
+        :class:`DamagedRowError` if it cannot be read back: the use case then runs
+        the repository again."""
         ...
 
 
@@ -102,7 +105,8 @@ class ReusableReports(Protocol):
         self, key: str, commit: str, analyzer_version: str
     ) -> RepositoryReport | None:
         """The report ``last_result(key)`` names, inventory included, if it was made at
-        ``commit`` by ``analyzer_version``; None otherwise."""
+        ``commit`` by ``analyzer_version``; None otherwise. Raises
+        :class:`DamagedRowError` as :meth:`ReportStore.load` does."""
         ...
 
 

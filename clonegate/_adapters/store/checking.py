@@ -20,7 +20,7 @@ def check(db: sqlite3.Connection) -> list[DamagedRow]:
     that does not decode is already a cache miss, parsed again and replaced.
     """
     found = [
-        DamagedRow("file", 0, f"SQLite: {line}")
+        DamagedRow("file", None, f"SQLite: {line}")
         for (line,) in db.execute("PRAGMA quick_check")
         if line != "ok"
     ]

@@ -21,10 +21,9 @@ _NOT_UTF8 = "Could not decode to UTF-8"
 
 
 @contextmanager
-def reading_row(table: str, row: int, what: str = "") -> Iterator[None]:
+def reading_row(table: str, row: int) -> Iterator[None]:
     """Decode row ``row`` of ``table`` inside this block; what it raises becomes a
-    :class:`DamagedRowError` naming the row (``what``: e.g. "run 2, line 5", shown
-    with it)."""
+    :class:`DamagedRowError` naming the row."""
     try:
         yield
     except DamagedRowError:
@@ -32,12 +31,12 @@ def reading_row(table: str, row: int, what: str = "") -> Iterator[None]:
     except sqlite3.Error as exc:
         if _NOT_UTF8 not in str(exc):
             raise
-        raise _damaged(table, row, what, "text that is not UTF-8") from None
+        raise _damaged(table, row, "text that is not UTF-8") from None
     except RecursionError:
-        raise _damaged(table, row, what, "nested too deeply") from None
+        raise _damaged(table, row, "nested too deeply") from None
     except Exception as exc:  # anything decoding raises: the row is not what we wrote
         problem = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
-        raise _damaged(table, row, what, problem) from None
+        raise _damaged(table, row, problem) from None
 
 
 class Damage:
@@ -53,6 +52,6 @@ class Damage:
         self._into.append(error.damage)
 
 
-def _damaged(table: str, row: int, what: str, problem: str) -> DamagedRowError:
-    where = f" ({what})" if what else ""
-    return DamagedRowError(DamagedRow(table, row, f"{problem[:200]}{where}"))
+def _damaged(table: str, row: int, problem: str) -> DamagedRowError:
+    # Bounded: an exception's text may quote the damaged value, megabytes of it.
+    return DamagedRowError(DamagedRow(table, row, problem[:200]))

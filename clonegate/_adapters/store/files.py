@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Callable
+from contextlib import suppress
 from pathlib import Path
 
 from ..._domain.store import StoreError
@@ -66,34 +67,58 @@ def open_read_only(path: Path) -> Callable[[], sqlite3.Connection]:
     it immutable would silently miss the log's reports.
     """
     _refuse_unusable(path, create=False)
-    uri = path.absolute().as_uri()
-    for query in ("mode=ro", "immutable=1"):
-
-        def opener(query: str = query) -> sqlite3.Connection:
-            return sqlite3.connect(
-                f"{uri}?{query}",
-                uri=True,
-                timeout=BUSY_SECONDS,
-                isolation_level=None,
-                check_same_thread=False,
-            )
-
+    opener = _reader(path, "mode=ro")
+    try:
+        version = _schema_version(opener)
+    except sqlite3.OperationalError as exc:
+        _explain_unopenable(path, exc)
+        opener = _reader(path, "immutable=1")
         try:
-            db = opener()
-            try:
-                version = schema_version(db)
-            finally:
-                db.close()
-        except sqlite3.OperationalError as exc:
-            if query == "mode=ro" and _read_only(path) and "unable to open" in str(exc):
-                _refuse_unmerged_log(path)
-                continue
+            version = _schema_version(opener)
+        except sqlite3.Error as again:
+            raise store_error(path, again) from None
+    except sqlite3.Error as exc:
+        raise store_error(path, exc) from None
+    _check_version(path, version)
+    return opener
+
+
+def _reader(path: Path, query: str) -> Callable[[], sqlite3.Connection]:
+    uri = f"{path.absolute().as_uri()}?{query}"
+    return lambda: sqlite3.connect(
+        uri, uri=True, timeout=BUSY_SECONDS, isolation_level=None, check_same_thread=False
+    )
+
+
+def _schema_version(opener: Callable[[], sqlite3.Connection]) -> int:
+    db = opener()
+    try:
+        return schema_version(db)
+    finally:
+        db.close()
+
+
+def _explain_unopenable(path: Path, exc: sqlite3.Error) -> None:
+    """Why SQLite could not open ``path`` read-only (it needs to create the WAL's
+    ``-shm`` file beside it); returns only where opening it immutable is right."""
+    if "unable to open" not in str(exc):
+        raise store_error(path, exc) from None
+    if not _read_only(path):
+        if os.access(path.parent, os.W_OK | os.X_OK):
             raise store_error(path, exc) from None
-        except sqlite3.Error as exc:
-            raise store_error(path, exc) from None
-        _check_version(path, version)
-        return opener
-    raise AssertionError("unreachable: immutable needs no shared memory")
+        raise StoreError(
+            f"cannot read the result store {path}: SQLite needs to create {path}-shm "
+            f"beside it, and the directory {path.parent} is not writable by this user"
+        )
+    log = path.with_name(path.name + "-wal")
+    with suppress(OSError):
+        if log.stat().st_size > 0:
+            raise StoreError(
+                f"the result store {path} is on a read-only file system and its "
+                f"write-ahead log {log} was never merged (a run that did not end "
+                "cleanly): SQLite cannot read both there; open it once where it can be "
+                "written, or copy both files"
+            )
 
 
 def _check_version(path: Path, version: int) -> None:
@@ -116,20 +141,6 @@ def _check_version(path: Path, version: int) -> None:
                 "once where it can be written (any command) to bring it up to date"
             )
         open_writer(path, create=False).close()  # the one write a reading command makes
-
-
-def _refuse_unmerged_log(path: Path) -> None:
-    log = path.with_name(path.name + "-wal")
-    try:
-        unmerged = log.stat().st_size > 0
-    except OSError:
-        return
-    if unmerged:
-        raise StoreError(
-            f"the result store {path} is on a read-only file system and its write-ahead "
-            f"log {log} was never merged (a run that did not end cleanly): SQLite cannot "
-            "read both there; open it once where it can be written, or copy both files"
-        )
 
 
 def _refuse_unusable(path: Path, create: bool) -> None:
