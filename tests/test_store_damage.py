@@ -91,7 +91,7 @@ def test_a_damaged_row_is_named_and_the_rest_is_written(
     check = _invoke(runner, ["check"], db)
     assert check.exit_code == 1
     assert check.stdout.startswith(f"{row}: ")
-    assert check.stderr == f"clonegate: 1 damaged rows in {db}\n"
+    assert check.stderr == f"clonegate: 1 damaged row in {db}\n"
 
 
 def test_what_is_left_of_a_run_with_a_damaged_report_is_written(tmp_path: Path) -> None:

@@ -158,7 +158,7 @@ def check(db: DbOption = None) -> None:
         found = await store.check()
         for damage in found:
             sys.stdout.write(visible(str(damage)) + "\n")
-        count = f"{len(found)} damaged rows" if found else "no damaged rows"
+        count = f"{len(found)} damaged row{'s' * (len(found) != 1)}" if found else "no damaged rows"
         typer.echo(f"clonegate: {count} in {visible(str(store.path))}", err=True)
         if found:
             raise typer.Exit(EXIT_DAMAGED)
