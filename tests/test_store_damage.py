@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import trio
 from typer.testing import CliRunner, Result
 
-from clonegate import DamagedRow, DamagedRowError, open_store, open_store_reader
+from clonegate import (
+    DamagedRow,
+    DamagedRowError,
+    RepositoryReport,
+    open_store,
+    open_store_reader,
+)
 from clonegate_cli.app import app
 
 from .test_cli_store import HOSTILE, _store
-from .test_store import KEY
+from .test_store import INVENTORY, KEY, report
 
 NOT_UTF8 = "CAST(x'ff41' AS TEXT)"
 # Run 1 holds reports 1 (KEY) and 2 (HOSTILE); run 2 reports 3 (KEY, a new commit,
@@ -179,3 +186,54 @@ def test_reading_a_damaged_store_opens_it_read_only(tmp_path: Path) -> None:
 async def _read_all(db: Path) -> None:
     async with open_store_reader(db) as reader:
         await reader.runs(damaged=[])
+
+
+@pytest.mark.parametrize("value", ["'much'", NOT_UTF8])
+def test_a_damaged_clone_memory_figure_is_no_hint_and_no_error(tmp_path: Path, value: str) -> None:
+    db = _damaged(tmp_path, f"UPDATE reports SET clone_memory = {value} WHERE id = 3")
+    connection = sqlite3.connect(db)
+    with connection:
+        connection.execute("UPDATE reports SET clone_memory = 5 WHERE id = 1")
+    connection.close()
+
+    async def read() -> int | None:
+        async with open_store(db) as store:
+            return await store.clone_memory("git://example.org/team/repo", 1)
+
+    assert trio.run(read) == 5  # the run before's figure: the damaged one is passed over
+
+
+def test_a_damaged_cache_value_comes_back_as_bytes_to_be_refused(tmp_path: Path) -> None:
+    # The analyzer refuses a value that does not decode (a miss, parsed again); the
+    # lookup must not fail for the whole batch of keys on a TEXT value.
+    db = tmp_path / "s.db"
+
+    async def lookup() -> dict[bytes, bytes]:
+        async with open_store(db) as store:
+            await store.keep({b"k" * 20: b"{}", b"j" * 20: b"{}"})
+        connection = sqlite3.connect(db)
+        with connection:
+            connection.execute(
+                f"UPDATE analysis_cache SET value = {NOT_UTF8} WHERE key = ?", (b"k" * 20,)
+            )
+        connection.close()
+        async with open_store(db) as store:
+            return await store.lookup([b"k" * 20, b"j" * 20])
+
+    assert trio.run(lookup) == {b"k" * 20: b"\xffA", b"j" * 20: b"{}"}
+
+
+def test_a_reused_report_is_saved_past_a_damaged_count(tmp_path: Path) -> None:
+    # Saving a reused report looks for the stored rows it can share by their totals.
+    db = _damaged(tmp_path, f"UPDATE reports SET tests = {NOT_UTF8} WHERE id = 3")
+
+    async def save() -> RepositoryReport | None:
+        async with open_store(db) as store:
+            run = await store.begin_run({})
+            again = replace(report(0, commit="b" * 40), reused=True)
+            await store.save(run, KEY, again)
+            return await store.load(run, KEY)
+
+    saved = trio.run(save)
+    assert saved is not None
+    assert saved.inventory == INVENTORY  # rows of its own, the damaged row not shared

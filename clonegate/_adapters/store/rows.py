@@ -86,15 +86,16 @@ def _shared_inventory(db: sqlite3.Connection, key: str, report: RepositoryReport
     ref, totals, inventory = report.ref, report.analysis, report.inventory
     if ref is None or totals is None or inventory is None:
         return None
+    # The totals compared in SQL: a row edited to hold text there is no match, where
+    # reading it would fail (not UTF-8) and take this save with it.
     row = db.execute(
-        "SELECT COALESCE(inventory_of, id), test_files, tests FROM reports "
+        "SELECT COALESCE(inventory_of, id) FROM reports "
         "WHERE key = ? AND commit_id = ? AND analyzer_version = ? AND status = 'ok' "
-        "AND reused = 0 AND duplicate_of IS NULL ORDER BY run_id DESC LIMIT 1",
-        (key, ref.commit, totals.analyzer_version),
+        "AND reused = 0 AND duplicate_of IS NULL AND test_files = ? AND tests = ? "
+        "ORDER BY run_id DESC LIMIT 1",
+        (key, ref.commit, totals.analyzer_version, inventory.test_files, inventory.tests),
     ).fetchone()
-    if row is None or (row[1], row[2]) != (inventory.test_files, inventory.tests):
-        return None
-    return int(row[0])
+    return None if row is None else int(row[0])
 
 
 def _insert_inventory(db: sqlite3.Connection, report_id: int, inventory: Inventory) -> None:

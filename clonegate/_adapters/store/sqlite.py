@@ -123,7 +123,8 @@ class SQLiteStore(StoreReader):
         row = await self._read(
             lambda db: db.execute(
                 "SELECT r.clone_memory FROM reports r JOIN runs u ON u.id = r.run_id "
-                "WHERE r.key = ? AND r.clone_memory IS NOT NULL AND r.reused = 0 "
+                # An integer, or no figure: an edited value is no hint, never an error.
+                "WHERE r.key = ? AND typeof(r.clone_memory) = 'integer' AND r.reused = 0 "
                 "AND r.duplicate_of IS NULL "
                 # CASE, not AND: SQLite does not promise to skip json_extract on a
                 # damaged options column, and it raises there (ADR 0016).
@@ -144,7 +145,9 @@ class SQLiteStore(StoreReader):
                 chunk = keys[start : start + _CHUNK]
                 found.update(
                     db.execute(
-                        "SELECT key, value FROM analysis_cache "
+                        # Bytes whatever the row holds: an edited TEXT value that is
+                        # not UTF-8 would make sqlite3 raise for the whole lookup.
+                        "SELECT key, CAST(value AS BLOB) FROM analysis_cache "
                         f"WHERE key IN ({', '.join('?' * len(chunk))})",
                         chunk,
                     ).fetchall()
