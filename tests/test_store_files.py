@@ -13,6 +13,7 @@ import trio
 from typer.testing import CliRunner
 
 from clonegate import open_store
+from clonegate._adapters.store.schema import MIGRATIONS, migrate
 from clonegate_cli.app import app
 
 from .test_cli_store import _store
@@ -171,3 +172,24 @@ def test_reading_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     assert db.read_bytes() == before
     # SQLite keeps its log's files beside a WAL database it reads; nothing in them.
     assert (tmp_path / "s.db-wal").stat().st_size == 0
+
+
+def test_an_older_schema_where_it_can_be_written_is_brought_up_to_date(tmp_path: Path) -> None:
+    db = tmp_path / "old.db"
+    connection = sqlite3.connect(db, isolation_level=None)
+    migrate(connection, upto=len(MIGRATIONS) - 1)
+    connection.close()
+    result = CliRunner().invoke(app, ["runs", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    connection = sqlite3.connect(db)
+    assert connection.execute("PRAGMA user_version").fetchone() == (len(MIGRATIONS),)
+    connection.close()
+
+
+def test_a_database_that_is_no_store_is_not_made_one_by_reading_it(tmp_path: Path) -> None:
+    db = tmp_path / "other.db"
+    sqlite3.connect(db).execute("CREATE TABLE t (x)").connection.close()
+    result = CliRunner().invoke(app, ["runs", "--db", str(db)])
+    assert result.exit_code == 4
+    assert f"{db} is not a clonegate result store" in result.stderr
+    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone() == (0,)
