@@ -30,7 +30,15 @@ from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
 from .head_worker import head_in_worker
-from .kept_place import KeptPlace, UnsafePlace, make_staging, open_parent, remove_staging
+from .kept_debris import sweep_once
+from .kept_place import (
+    KeptClone,
+    KeptPlace,
+    UnsafePlace,
+    make_staging,
+    open_parent,
+    remove_staging,
+)
 
 __all__ = ["DulwichVCS"]
 
@@ -206,7 +214,7 @@ class DulwichVCS:
         if keep is not None:
             await _discard(keep, owned_root or target)  # the staging directory, empty by now
             target = owned_root = Path(keep.keep_in, keep.relative)
-        return ClonedSource(
+        source = ClonedSource(
             url=shown,
             path=target,
             branch=outcome.branch,
@@ -218,6 +226,8 @@ class DulwichVCS:
             redirected_to=outcome.redirected_to or None,
             peak_memory=peak,
         )
+        # A kept clone is removed by aclose as it was reached, never by its path.
+        return source if keep is None else KeptClone.of(source, keep)
 
     async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
         """The commit ``url``'s HEAD points at, and its branch, from one ref listing.
@@ -321,6 +331,7 @@ def _make_staging(repo: RepoURL, keep: KeptPlace) -> str:
     try:
         parent = open_parent(keep, create=True)
         try:
+            sweep_once(keep.keep_in)  # what killed runs left under the keep directory
             return make_staging(parent)
         finally:
             os.close(parent)
