@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..._domain.errors import ErrorKind
 from ..._domain.urls import redact, visible
 from ..workers.zygote import ask_parent, end_after_reply
+from .clone_config import record_origin
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent, through
@@ -236,10 +237,12 @@ def _update(
 
     try:
         repo = isolated_repo_class()(where)
-    except (NotGitRepository, OSError):
+    except (NotGitRepository, OSError, ValueError) as exc:
+        # ValueError: a config dulwich cannot read (one an older clonegate wrote).
+        what = "a git clone that can be read" if isinstance(exc, ValueError) else "a git clone"
         raise Failure(
             ErrorKind.STORAGE,
-            f"{place.shown} exists and is not a git clone; move it away or keep clones elsewhere",
+            f"{place.shown} exists and is not {what}; move it away or keep clones elsewhere",
         ) from None
     try:
         try:
@@ -376,13 +379,8 @@ def _record_refs(repo: Any, url: str, head: bytes, head_ref: bytes) -> str:
     repo.refs[head_ref] = head
     repo.refs.set_symbolic_ref(b"HEAD", head_ref)
     repo.refs[tracking] = head
-    config = repo.get_config()
     # The URL recorded is the one without credentials: tokens never reach .git/config.
-    config.set((b"remote", b"origin"), b"url", url.encode())
-    config.set((b"remote", b"origin"), b"fetch", b"+" + head_ref + b":" + tracking)
-    config.set((b"branch", branch), b"remote", b"origin")
-    config.set((b"branch", branch), b"merge", head_ref)
-    config.write_to_path()
+    record_origin(repo, url, head_ref, tracking)
     return branch.decode("utf-8", "replace")
 
 

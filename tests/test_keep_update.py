@@ -1,0 +1,113 @@
+"""Updating a kept clone in a later run, against a repository that changed in hostile
+ways since (issue 38, ADR 0011): nothing written through a link, and a config the
+next run can read."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from clonegate import DulwichVCS, InvalidRepositoryError, StorageError
+
+from .servers import GIT_ENV, git, git_daemon, make_repo
+from .test_keep_escape import snapshot
+
+
+def put(bare: Path, kind: str, data: bytes) -> str:
+    """Write one object as given, checked by nothing (git's commands would refuse
+    some of what a hostile repository holds)."""
+    return (
+        subprocess.run(
+            ["git", "-C", str(bare), "hash-object", "-t", kind, "--literally", "-w", "--stdin"],
+            input=data,
+            capture_output=True,
+            check=True,
+            env={**os.environ, **GIT_ENV},
+        )
+        .stdout.decode()
+        .strip()
+    )
+
+
+def tree(bare: Path, *entries: tuple[str, str, str]) -> str:
+    """A tree of ``(mode, name, sha)`` entries, in the order given, duplicates kept."""
+    raw = b"".join(
+        f"{mode} {name}".encode() + b"\0" + bytes.fromhex(sha) for mode, name, sha in entries
+    )
+    return put(bare, "tree", raw)
+
+
+def commit(bare: Path, tree_sha: str, parent: str | None = None) -> str:
+    parents = f"parent {parent}\n" if parent else ""
+    who = "t <t@t> 1700000000 +0000"
+    sha = put(
+        bare, "commit", f"tree {tree_sha}\n{parents}author {who}\ncommitter {who}\n\nc\n".encode()
+    )
+    git("-C", str(bare), "update-ref", "refs/heads/main", sha)
+    return sha
+
+
+@pytest.mark.parametrize("then", ["directory", "link-then-directory", "directory-then-link"])
+async def test_a_link_a_kept_clone_committed_is_not_written_through_by_its_update(
+    tmp_path: Path, then: str
+) -> None:
+    # Run 1 checks out d -> victim; by run 2 the repository holds d/x, with a
+    # duplicate d (the link again) beside it for the hostile variants.
+    served, victim = tmp_path / "served", tmp_path / "victim"
+    victim.mkdir()
+    bare = served / "r.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    link = put(bare, "blob", str(victim).encode())
+    first = commit(bare, tree(bare, ("120000", "d", link)))
+    with git_daemon(served) as daemon:
+        vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
+        kept = await vcs.clone(daemon.url("r"))
+        assert (kept.path / "d").is_symlink()
+        directory = ("40000", "d", tree(bare, ("100644", "x", put(bare, "blob", b"evil\n"))))
+        entries = {
+            "directory": [directory],
+            "link-then-directory": [("120000", "d", link), directory],
+            "directory-then-link": [directory, ("120000", "d", link)],
+        }[then]
+        commit(bare, tree(bare, *entries), first)
+        with contextlib.suppress(InvalidRepositoryError):  # refusing the tree is as good
+            await vcs.clone(daemon.url("r"))
+    assert snapshot(victim) == {}
+
+
+@pytest.mark.parametrize("branch", ['x"#y', "x;y"])
+async def test_a_branch_name_dulwich_cannot_read_back_is_kept_and_updated(
+    tmp_path: Path, branch: str
+) -> None:
+    # Valid names for git; dulwich 1.2 writes a config it then cannot read ("#"), or
+    # reads cut short (";").
+    served = tmp_path / "served"
+    repo = make_repo(served, "r", branch=branch, other_branches=())
+    with git_daemon(served) as daemon:
+        vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
+        kept = await vcs.clone(daemon.url("r"))
+        again = await vcs.clone(daemon.url("r"))
+
+    assert (kept.branch, again.branch, again.commit) == (branch, branch, repo.head)
+    assert (again.path / "file2.txt").is_file()
+    # What git reads there, if anything, is what was meant: not a refspec cut short.
+    fetch = git("-C", str(again.path), "config", "--default", "", "remote.origin.fetch")
+    assert fetch in ("", f"+refs/heads/{branch}:refs/remotes/origin/{branch}")
+
+
+async def test_a_kept_clone_whose_config_cannot_be_read_is_a_storage_error(
+    tmp_path: Path,
+) -> None:
+    served = tmp_path / "served"
+    make_repo(served, "r", other_branches=())
+    with git_daemon(served) as daemon:
+        vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
+        kept = await vcs.clone(daemon.url("r"))
+        config = kept.path / ".git" / "config"
+        config.write_text(config.read_text() + '[branch "x\\"#"]\n\tremote = origin\n')
+        with pytest.raises(StorageError, match="is not a git clone that can be read"):
+            await vcs.clone(daemon.url("r"))  # not the server's fault: not "protocol"
