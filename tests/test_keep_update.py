@@ -1,6 +1,6 @@
-"""Updating a kept clone in a later run, against a repository that changed in hostile
-ways since (issue 38, ADR 0011): nothing written through a link, and a config the
-next run can read."""
+"""A later run over a keep directory, against what earlier runs kept and repositories
+that changed in hostile ways since (issue 38, ADR 0011): nothing written through a
+link nor inside another kept clone, and a config the next run can read."""
 
 from __future__ import annotations
 
@@ -111,3 +111,20 @@ async def test_a_kept_clone_whose_config_cannot_be_read_is_a_storage_error(
         config.write_text(config.read_text() + '[branch "x\\"#"]\n\tremote = origin\n')
         with pytest.raises(StorageError, match="is not a git clone that can be read"):
             await vcs.clone(daemon.url("r"))  # not the server's fault: not "protocol"
+
+
+async def test_no_clone_is_kept_inside_a_bare_kept_clone(tmp_path: Path) -> None:
+    # nest/a kept bare; nest/a/refs/heads/x would put a clone, and the files its
+    # repository chose, among nest/a's refs (or hooks), which git reads.
+    served = tmp_path / "served"
+    make_repo(served, "nest/a", other_branches=())
+    make_repo(served, "nest/a/refs/heads/x", other_branches=())
+    keep = tmp_path / "keep"
+    with git_daemon(served) as daemon:
+        bare = await DulwichVCS(keep_in=keep).clone(daemon.url("nest/a"))
+        refs = git("-C", str(bare.path), "for-each-ref")
+        with pytest.raises(StorageError, match="is another kept clone's bare repository"):
+            await DulwichVCS(checkout=True, keep_in=keep).clone(daemon.url("nest/a/refs/heads/x"))
+
+    assert not (bare.path / "refs" / "heads" / "x").exists()
+    assert git("-C", str(bare.path), "for-each-ref") == refs

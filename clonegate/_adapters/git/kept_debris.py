@@ -26,7 +26,7 @@ import shutil
 import stat
 import threading
 
-__all__ = ["remove_dead_staging", "staging_prefix", "sweep_once"]
+__all__ = ["clone_kind", "remove_dead_staging", "staging_prefix", "sweep_once"]
 
 _STAGING = re.compile(r"\.clonegate-(\d+)\.(\d+)-[0-9a-f]+")
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -97,13 +97,28 @@ def _sweep(fd: int, shown: str, depth: int, removed: list[str]) -> None:
                     os.close(child)
 
 
+def clone_kind(fd: int) -> str:
+    """What the directory open at ``fd`` is as a clone: ``"working tree"`` (it holds
+    ``.git``), ``"bare repository"`` (``HEAD`` and ``objects``), or ``""``, none.
+    Raises :class:`OSError` when it cannot tell."""
+    if _exists(fd, ".git"):
+        return "working tree"
+    if _exists(fd, "HEAD") and _exists(fd, "objects"):
+        return "bare repository"
+    return ""
+
+
 def _open_index_directory(fd: int, name: str) -> int | None:
     """``name`` in ``fd`` opened without following a link, unless it is a clone."""
     try:
         child = os.open(name, _OPEN_DIRECTORY, dir_fd=fd)
     except OSError:
         return None  # a link, gone, or out of descriptors: not walked
-    if _exists(child, ".git") or (_exists(child, "HEAD") and _exists(child, "objects")):
+    try:
+        walked = clone_kind(child) == ""
+    except OSError:
+        walked = False  # cannot tell: not walked into
+    if not walked:
         os.close(child)
         return None
     return child
@@ -114,8 +129,6 @@ def _exists(fd: int, name: str) -> bool:
         os.lstat(name, dir_fd=fd)
     except FileNotFoundError:
         return False
-    except OSError:
-        return True  # cannot tell: taken as there, so not walked into
     return True
 
 
@@ -140,9 +153,12 @@ def _owner_ended(pid: int, start: int) -> bool:
         return True
     except OSError:
         return False
-    if fields[0] in (b"Z", b"X"):
-        return True  # a zombie has ended; only its exit status is left
-    return int(fields[19]) != start  # field 22 of stat; another start: the pid reused
+    try:
+        if fields[0] in (b"Z", b"X"):
+            return True  # a zombie has ended; only its exit status is left
+        return int(fields[19]) != start  # field 22 of stat; another start: the pid reused
+    except (IndexError, ValueError):
+        return False  # not a stat line we know
 
 
 def _start_time(pid: int) -> int | None:

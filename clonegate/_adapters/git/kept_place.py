@@ -35,7 +35,7 @@ import trio
 
 from ..._domain.urls import visible
 from ..._domain.vcs import ClonedSource
-from .kept_debris import staging_prefix
+from .kept_debris import clone_kind, staging_prefix
 
 __all__ = [
     "KeptClone",
@@ -86,7 +86,8 @@ def open_parent(place: KeptPlace, *, create: bool) -> int:
     With ``create``, missing directories are made on the way (the keep directory
     too). Raises :class:`UnsafePlace` for a component that is a symbolic link, not a
     directory, or another clone's working tree (a directory holding ``.git``: its
-    content is a repository's to choose, from one run to the next).
+    content is a repository's to choose, from one run to the next) or bare
+    repository (its refs and hooks are git's to read).
     """
     if create:
         os.makedirs(place.keep_in, exist_ok=True)
@@ -114,15 +115,15 @@ def _enter(fd: int, name: str, create: bool, shown: str) -> int:
             os.mkdir(name, dir_fd=fd)
     child = open_directory(fd, name, shown)
     try:
-        os.lstat(".git", dir_fd=child)
-    except FileNotFoundError:
-        return child
+        kind = clone_kind(child)
     except BaseException:
-        os.close(child)  # any other error (a directory we may not search): not leaked
+        os.close(child)  # a directory we may not search: an error, but no leak
         raise
+    if not kind:
+        return child
     os.close(child)
     raise UnsafePlace(
-        f"{shown} is another kept clone's working tree: a clone is never kept inside another"
+        f"{shown} is another kept clone's {kind}: a clone is never kept inside another"
     )
 
 
