@@ -128,3 +128,18 @@ async def test_no_clone_is_kept_inside_a_bare_kept_clone(tmp_path: Path) -> None
 
     assert not (bare.path / "refs" / "heads" / "x").exists()
     assert git("-C", str(bare.path), "for-each-ref") == refs
+
+
+@pytest.mark.parametrize("keep_is", ["a dangling link", "a file"])
+async def test_a_keep_directory_that_cannot_be_one_is_named_in_the_error(
+    tmp_path: Path, keep_is: str
+) -> None:
+    served, keep = tmp_path / "served", tmp_path / "keep"
+    make_repo(served, "org/r", other_branches=())
+    if keep_is == "a file":
+        keep.write_text("not a directory\n")
+    else:
+        keep.symlink_to(tmp_path / "nowhere")
+    with git_daemon(served) as daemon, pytest.raises(StorageError) as refused:
+        await DulwichVCS(checkout=True, keep_in=keep).clone(daemon.url("org/r"))
+    assert refused.value.reason == f"the keep directory {keep} cannot be used: File exists"

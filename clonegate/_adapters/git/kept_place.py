@@ -89,12 +89,17 @@ def open_parent(place: KeptPlace, *, create: bool) -> int:
     content is a repository's to choose, from one run to the next) or bare
     repository (its refs and hooks are git's to read).
     """
-    if create:
-        os.makedirs(place.keep_in, exist_ok=True)
+    shown = visible(place.keep_in)
     try:
+        if create:
+            os.makedirs(place.keep_in, exist_ok=True)
         fd = os.open(place.keep_in, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise _gone(visible(place.keep_in)) from None
+        raise _gone(shown) from None
+    except OSError as exc:
+        # The user's own directory (a file, a dangling link there): said as such, not
+        # as a directory below it that could not be made.
+        raise UnsafePlace(f"the keep directory {shown} cannot be used: {exc.strerror}") from None
     walked = place.keep_in
     try:
         for part in PurePosixPath(place.relative).parts[:-1]:
