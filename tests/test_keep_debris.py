@@ -16,9 +16,12 @@ from pathlib import Path
 import pytest
 
 from clonegate import DulwichVCS
+from clonegate._adapters.git.kept_debris import staging_prefix
 
 from .servers import git_daemon, make_repo, never_answer, raw_tcp_server
 from .test_keep_escape import Scene, clonegate_analyze, snapshot, staging_left
+
+HERE = staging_prefix().split("-")[1].split(".")[2]  # this machine and pid namespace
 
 
 @pytest.fixture
@@ -39,14 +42,15 @@ def started(pid: int) -> str:
 
 
 def ended_process() -> str:
-    """The ``<pid>.<start>`` of a process that has ended: an owner no longer running."""
+    """The ``<pid>.<start>.<where>`` of a process of this machine and pid namespace
+    that has ended: an owner no longer running."""
     reads = [sys.executable, "-c", "import sys; sys.stdin.read()"]
     child = subprocess.Popen(reads, stdin=subprocess.PIPE)
     start = started(child.pid)
     assert child.stdin is not None
     child.stdin.close()
     child.wait()
-    return f"{child.pid}.{start}"
+    return f"{child.pid}.{start}.{HERE}"
 
 
 def plant(directory: Path, victim: Path) -> Path:
@@ -63,11 +67,8 @@ def plant(directory: Path, victim: Path) -> Path:
 async def test_a_later_run_removes_the_staging_directories_of_ended_runs_only(
     keep_scene: Scene,
 ) -> None:
-    scene, dead, ours = (
-        keep_scene,
-        ended_process(),
-        f".clonegate-{os.getpid()}.{started(os.getpid())}-",
-    )
+    scene, dead, ours = keep_scene, ended_process(), staging_prefix()
+    elsewhere = dead.replace(HERE, "0" * 8 if HERE != "0" * 8 else "1" * 8)
     host = scene.host
     stale = [
         plant(host / "org" / "team" / f".clonegate-{dead}-0a1b2c3d4e5f", scene.victim),
@@ -80,6 +81,8 @@ async def test_a_later_run_removes_the_staging_directories_of_ended_runs_only(
         # Inside a clone's working tree: the repository's own file, not ours.
         plant(host / "clone" / f".clonegate-{dead}-0e0e", scene.victim),
         plant(scene.keep / ".hidden" / f".clonegate-{dead}-0d0d", scene.victim),
+        # Another machine's, or another container's: its pid means nothing here.
+        plant(host / "org" / "team" / f".clonegate-{elsewhere}-0f0f", scene.victim),
     ]
     (host / "clone" / ".git").mkdir()
     link = host / f".clonegate-{dead}-0c0c"  # a link with a staging name: not a directory

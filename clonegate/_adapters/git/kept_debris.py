@@ -2,11 +2,14 @@
 of those a dead run left (ADR 0011).
 
 A kept clone is made in a staging directory beside its place,
-``.clonegate-<pid>.<start>-<random>``: the process that made it and that process's
-start time (from ``/proc``, so that a reused pid is not mistaken for the owner), as
-debris.py names clone directories. A run killed with SIGKILL cannot remove its
-staging directories; the first kept clone of the next process over the same keep
-directory walks it and removes each one whose owner has ended.
+``.clonegate-<pid>.<start>.<where>-<random>``: the process that made it and that
+process's start time (from ``/proc``, so that a reused pid is not mistaken for the
+owner), as debris.py names clone directories, and where those numbers mean
+something: a tag of the machine and pid namespace. A keep directory can be shared
+(a network file system, a volume mounted in several containers), and a pid from
+elsewhere says nothing here. A run killed with SIGKILL cannot remove its staging
+directories; the first kept clone of the next process over the same keep directory
+walks it and removes each one of its own machine and namespace whose owner has ended.
 
 The walk is the kept places' own (kept_place.py): every directory opened at its
 parent's descriptor with ``O_NOFOLLOW``, nothing done through a symbolic link. It
@@ -20,6 +23,7 @@ taken as running: a live run's staging directory is never removed.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import shutil
@@ -28,27 +32,42 @@ import threading
 
 __all__ = ["clone_kind", "remove_dead_staging", "staging_prefix", "sweep_once"]
 
-_STAGING = re.compile(r"\.clonegate-(\d+)\.(\d+)-[0-9a-f]+")
+_STAGING = re.compile(r"\.clonegate-(\d+)\.(\d+)\.([0-9a-f]{8})-[0-9a-f]+")
 _OPEN_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # Kept paths deeper than this (a URL of many components) are not swept below it: the
 # walk holds one descriptor per level.
 MAX_DEPTH = 32
 _lock = threading.Lock()
 _swept: set[tuple[int, str]] = set()  # (pid, keep directory)
-_starts: dict[int, int] = {}  # pid -> its start time: a process's own never changes
+_prefixes: dict[int, str] = {}  # pid -> its prefix: a process's own never changes
 
 
 def staging_prefix() -> str:
     """The start of this process's staging directories' names; raises OSError when
     ``/proc`` cannot tell this process's start time (then no name says its owner)."""
     pid = os.getpid()
-    start = _starts.get(pid)
-    if start is None:
+    prefix = _prefixes.get(pid)
+    if prefix is None:
         start = _start_time(pid)
         if start is None:
             raise OSError(errno.ESRCH, "cannot read this process's start time in /proc")
-        _starts[pid] = start
-    return f".clonegate-{pid}.{start}-"
+        prefix = _prefixes[pid] = f".clonegate-{pid}.{start}.{_where()}-"
+    return prefix
+
+
+def _where() -> str:
+    """A tag of this machine and pid namespace: where a pid names this process."""
+    machine = b""
+    for path in ("/etc/machine-id", "/var/lib/dbus/machine-id", "/proc/sys/kernel/random/boot_id"):
+        try:
+            with open(path, "rb") as file:
+                machine = file.read().strip()
+        except OSError:
+            continue
+        if machine:
+            break
+    namespace = os.readlink("/proc/self/ns/pid").encode()
+    return hashlib.sha256(machine + b"\0" + namespace).hexdigest()[:8]
 
 
 def sweep_once(keep_in: str) -> None:
@@ -67,17 +86,18 @@ def remove_dead_staging(keep_in: str) -> list[str]:
     their paths."""
     removed: list[str] = []
     try:
+        here = _where()
         top = os.open(keep_in, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the user's
     except OSError:
         return removed
     try:
-        _sweep(top, keep_in, 0, removed)
+        _sweep(top, keep_in, 0, here, removed)
     finally:
         os.close(top)
     return removed
 
 
-def _sweep(fd: int, shown: str, depth: int, removed: list[str]) -> None:
+def _sweep(fd: int, shown: str, depth: int, here: str, removed: list[str]) -> None:
     try:
         with os.scandir(fd) as scan:
             names = [entry.name for entry in scan if entry.is_dir(follow_symlinks=False)]
@@ -86,13 +106,15 @@ def _sweep(fd: int, shown: str, depth: int, removed: list[str]) -> None:
     for name in names:
         owner = _STAGING.fullmatch(name)
         if owner is not None:
+            if owner[3] != here:
+                continue  # made on another machine, or in another pid namespace
             if _owner_ended(int(owner[1]), int(owner[2])) and _remove(fd, name):
                 removed.append(os.path.join(shown, name))
         elif not name.startswith(".") and depth < MAX_DEPTH:
             child = _open_index_directory(fd, name)
             if child is not None:
                 try:
-                    _sweep(child, os.path.join(shown, name), depth + 1, removed)
+                    _sweep(child, os.path.join(shown, name), depth + 1, here, removed)
                 finally:
                     os.close(child)
 
