@@ -82,8 +82,9 @@ class DulwichVCS:
         URL), the clone is updated in place: the remote HEAD is fetched and the
         working tree reset to it, local changes included. Anything else there is
         refused with a :class:`StorageError` and left untouched, and so is a kept
-        path that runs through a symbolic link, a file, or another kept clone's
-        working tree: nothing below ``keep_in`` is reached through a link (ADR 0011).
+        path that runs through a symbolic link, a file, or another kept clone:
+        nothing below ``keep_in`` is reached through a link (ADR 0011). The
+        returned source's ``aclose`` removes the kept clone the same way.
 
     Each clone runs in a worker process of its own, forked from a preloaded zygote
     (ADR 0003), in the current worker pool (``open_worker_pool``, or one that lives
