@@ -1,5 +1,6 @@
-"""What a killed run leaves under ``--keep`` is removed by the next one, and removing a
-kept clone follows no symbolic link (issue 38, ADR 0011)."""
+"""What a killed run leaves under ``--keep`` is removed by the next one, removing a
+kept clone follows no symbolic link, and the walk leaks no descriptor (issue 38,
+ADR 0011)."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from clonegate import DulwichVCS
 from clonegate._adapters.git.kept_debris import staging_prefix
+from clonegate._adapters.git.kept_place import KeptPlace, open_parent
 
 from .servers import git_daemon, make_repo, never_answer, raw_tcp_server
 from .test_keep_escape import Scene, clonegate_analyze, snapshot, staging_left
@@ -154,3 +157,24 @@ async def test_closing_a_kept_clone_removes_it_and_follows_no_symbolic_link(
 
     assert snapshot(scene.victim) == before
     assert (org.with_name("org.moved") / "team" / "repo" / ".git").is_dir()
+
+
+def test_a_directory_on_the_way_that_cannot_be_searched_leaks_no_descriptor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Running as root, no directory refuses a search: the error is simulated where the
+    # walk asks whether a directory on the way is a clone.
+    real_lstat = os.lstat
+
+    def refused(path: Any, *args: Any, **kwargs: Any) -> os.stat_result:
+        if path == ".git":
+            raise PermissionError(13, "Permission denied", path)
+        return real_lstat(path, *args, **kwargs)
+
+    place = KeptPlace(str(tmp_path / "keep"), "host/org/repo")
+    monkeypatch.setattr(os, "lstat", refused)
+    before = len(os.listdir("/proc/self/fd"))
+    for _ in range(3):
+        with pytest.raises(PermissionError):
+            open_parent(place, create=True)
+    assert len(os.listdir("/proc/self/fd")) == before
