@@ -143,3 +143,23 @@ async def test_a_keep_directory_that_cannot_be_one_is_named_in_the_error(
     with git_daemon(served) as daemon, pytest.raises(StorageError) as refused:
         await DulwichVCS(checkout=True, keep_in=keep).clone(daemon.url("org/r"))
     assert refused.value.reason == f"the keep directory {keep} cannot be used: File exists"
+
+
+@pytest.mark.parametrize(("before", "after"), [("a", "a/b"), ("a/b", "a")])
+async def test_a_head_branch_renamed_over_the_recorded_one_still_updates(
+    tmp_path: Path, before: str, after: str
+) -> None:
+    # The recorded branch's ref file stands where the new one's directory must go (or
+    # the reverse): the update is the repository's, not a transport failure.
+    served = tmp_path / "served"
+    make_repo(served, "r", branch=before, other_branches=())
+    with git_daemon(served) as daemon:
+        vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
+        kept = await vcs.clone(daemon.url("r"))
+        git("-C", str(served / "r.git"), "branch", "-m", before, after)
+        again = await vcs.clone(daemon.url("r"))
+
+    assert (kept.branch, again.branch, again.path) == (before, after, kept.path)
+    refs = git("-C", str(again.path), "for-each-ref", "--format=%(refname)").split()
+    assert refs == [f"refs/heads/{after}", f"refs/remotes/origin/{after}"]
+    assert git("-C", str(again.path), "symbolic-ref", "HEAD") == f"refs/heads/{after}"

@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._domain.errors import ErrorKind
-from ..._domain.urls import redact, visible
+from ..._domain.urls import redact
 from ..workers.zygote import ask_parent, end_after_reply
-from .clone_config import record_origin
+from .clone_config import record_refs
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent, through
@@ -295,7 +295,7 @@ def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple
     if not head:
         raise Failure(ErrorKind.EMPTY, "the repository has no commits on its HEAD branch")
     head_ref = result.symrefs.get(b"HEAD", b"")
-    return head, _record_refs(repo, job.url, head, head_ref)
+    return head, record_refs(repo, job.url, head, head_ref)
 
 
 def _outcome(repo: Any, head: bytes, branch: str, where: str) -> CloneOutcome:
@@ -360,28 +360,6 @@ def _pool_manager(job: CloneJob) -> Any:
     if proxy and not urllib.request.proxy_bypass(parts.host or ""):
         return urllib3.ProxyManager(proxy, **options)
     return urllib3.PoolManager(**options)
-
-
-def _record_refs(repo: Any, url: str, head: bytes, head_ref: bytes) -> str:
-    """Set the refs and the config a ``git clone --single-branch`` would have."""
-    from dulwich.refs import Ref, check_ref_format
-
-    if not head_ref.startswith(b"refs/heads/"):
-        repo.refs[b"HEAD"] = head  # the server's HEAD is detached: so is ours
-        return ""
-    if not check_ref_format(Ref(head_ref)):
-        name = visible(head_ref.decode("utf-8", "replace"))[:200]
-        raise Failure(
-            ErrorKind.INVALID_REPOSITORY, f"the server's HEAD names an invalid branch: {name}"
-        )
-    branch = head_ref.removeprefix(b"refs/heads/")
-    tracking = b"refs/remotes/origin/" + branch
-    repo.refs[head_ref] = head
-    repo.refs.set_symbolic_ref(b"HEAD", head_ref)
-    repo.refs[tracking] = head
-    # The URL recorded is the one without credentials: tokens never reach .git/config.
-    record_origin(repo, url, head_ref, tracking)
-    return branch.decode("utf-8", "replace")
 
 
 def _file_sizes(root: Path) -> Iterator[int]:
