@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import DulwichVCS, InvalidRepositoryError, StorageError
+from clonegate import DulwichVCS, InvalidRepositoryError, StorageError, TooLargeError
 
 from .servers import GIT_ENV, git, git_daemon, make_repo
 from .test_keep_escape import snapshot
@@ -163,3 +163,36 @@ async def test_a_head_branch_renamed_over_the_recorded_one_still_updates(
     refs = git("-C", str(again.path), "for-each-ref", "--format=%(refname)").split()
     assert refs == [f"refs/heads/{after}", f"refs/remotes/origin/{after}"]
     assert git("-C", str(again.path), "symbolic-ref", "HEAD") == f"refs/heads/{after}"
+
+
+def bomb(bare: Path, parent: str | None = None) -> str:
+    """A commit whose one 1 MiB blob of zeros is at 40 paths: a pack of a few KB, a
+    checkout of 40 MiB (each file under the file-size limit)."""
+    blob = put(bare, "blob", b"\0" * (1 << 20))
+    sha = commit(bare, tree(bare, *[("100644", f"f{i:02d}", blob) for i in range(40)]), parent)
+    git("-C", str(bare), "repack", "-adq")
+    return sha
+
+
+@pytest.mark.parametrize("when", ["clone", "update"])
+async def test_a_checkout_past_the_size_limit_is_refused_before_any_file_is_written(
+    tmp_path: Path, when: str
+) -> None:
+    served = tmp_path / "served"
+    bare = served / "r.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    first = commit(bare, tree(bare, ("100644", "readme", put(bare, "blob", b"small\n"))))
+    keep = tmp_path / "keep"
+    vcs = DulwichVCS(checkout=True, keep_in=keep, max_repo_size=8 << 20)
+    with git_daemon(served) as daemon:
+        if when == "update":
+            kept = await vcs.clone(daemon.url("r"))
+        bomb(bare, first if when == "update" else None)
+        with pytest.raises(TooLargeError) as refused:
+            await vcs.clone(daemon.url("r"))
+
+    assert str(refused.value).endswith(
+        f"the clone would take more than {8 << 20} bytes on disk once checked out (the limit)"
+    )
+    if when == "update":  # the old files, untouched
+        assert sorted(p.name for p in kept.path.iterdir()) == [".git", "readme"]

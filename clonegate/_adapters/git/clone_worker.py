@@ -15,7 +15,7 @@ import resource
 import shutil
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..._domain.errors import ErrorKind
 from ..._domain.urls import redact
 from ..workers.zygote import ask_parent, end_after_reply
+from .checkout_size import bytes_under, ensure_checkout_fits
 from .clone_config import record_refs
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
@@ -209,7 +210,7 @@ def _new_clone(job: CloneJob, client: GitClient, path: str, target: str) -> Clon
     try:
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
-            checkout(repo.get_worktree().reset_index)
+            checkout(_within(job, repo, head, repo.get_worktree().reset_index))
         outcome = _outcome(repo, head, branch, target)
     finally:
         repo.close()  # an unclosed Repo makes noise from __del__ at exit
@@ -220,6 +221,18 @@ def _new_clone(job: CloneJob, client: GitClient, path: str, target: str) -> Clon
             f"of {job.envelope.max_repo_bytes}",
         )
     return outcome
+
+
+def _within(
+    job: CloneJob, repo: Any, head: bytes, write: Callable[[], object]
+) -> Callable[[], None]:
+    """``write``, once the files it writes are known to fit in the size limit."""
+
+    def write_within() -> None:
+        ensure_checkout_fits(repo, head, job.envelope.max_repo_bytes)
+        write()
+
+    return write_within
 
 
 def _update(
@@ -259,7 +272,7 @@ def _update(
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
             # The files too, deletions included.
-            checkout(lambda: porcelain.reset(repo, "hard", head))
+            checkout(_within(job, repo, head, lambda: porcelain.reset(repo, "hard", head)))
         outcome = _outcome(repo, head, branch, where)
     finally:
         repo.close()
@@ -307,7 +320,7 @@ def _outcome(repo: Any, head: bytes, branch: str, where: str) -> CloneOutcome:
         branch=branch,
         commit=head.decode("ascii"),
         committed_at=committed_at.isoformat(),
-        bytes_on_disk=sum(_file_sizes(Path(where))),
+        bytes_on_disk=bytes_under(where),
     )
 
 
@@ -360,9 +373,3 @@ def _pool_manager(job: CloneJob) -> Any:
     if proxy and not urllib.request.proxy_bypass(parts.host or ""):
         return urllib3.ProxyManager(proxy, **options)
     return urllib3.PoolManager(**options)
-
-
-def _file_sizes(root: Path) -> Iterator[int]:
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            yield os.lstat(os.path.join(dirpath, name)).st_size
