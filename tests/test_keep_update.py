@@ -51,29 +51,50 @@ def commit(bare: Path, tree_sha: str, parent: str | None = None) -> str:
     return sha
 
 
-@pytest.mark.parametrize("then", ["directory", "link-then-directory", "directory-then-link"])
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("link", "directory"),
+        ("link", "link-then-directory"),
+        ("link", "directory-then-link"),
+        ("directory", "link-then-directory"),
+        ("directory", "directory-then-link"),
+        ("directory", "aborted-then-directory"),
+    ],
+)
 async def test_a_link_a_kept_clone_committed_is_not_written_through_by_its_update(
-    tmp_path: Path, then: str
+    tmp_path: Path, first: str, then: str
 ) -> None:
-    # Run 1 checks out d -> victim; by run 2 the repository holds d/x, with a
-    # duplicate d (the link again) beside it for the hostile variants.
+    # Run 1 checks out d (a link to the victim, or a directory); by run 2 the
+    # repository holds d/y, with a duplicate d, the link, beside it for the hostile
+    # variants (git's own commands would not write such a tree; a server serves it).
     served, victim = tmp_path / "served", tmp_path / "victim"
     victim.mkdir()
     bare = served / "r.git"
     git("init", "-q", "--bare", "-b", "main", str(bare))
-    link = put(bare, "blob", str(victim).encode())
-    first = commit(bare, tree(bare, ("120000", "d", link)))
+    link = ("120000", "d", put(bare, "blob", str(victim).encode()))
+    before = ("40000", "d", tree(bare, ("100644", "x", put(bare, "blob", b"x\n"))))
+    start = commit(bare, tree(bare, link if first == "link" else before))
     with git_daemon(served) as daemon:
         vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
         kept = await vcs.clone(daemon.url("r"))
-        assert (kept.path / "d").is_symlink()
-        directory = ("40000", "d", tree(bare, ("100644", "x", put(bare, "blob", b"evil\n"))))
+        assert (kept.path / "d").is_symlink() == (first == "link")
+        directory = ("40000", "d", tree(bare, ("100644", "y", put(bare, "blob", b"evil\n"))))
+        if then == "aborted-then-directory":
+            # An update stopped by a path git refuses, after it made the link: the
+            # files on disk are no longer what the index says.
+            dot_git = ("40000", ".git", tree(bare, ("100644", "x", put(bare, "blob", b"x\n"))))
+            start = commit(bare, tree(bare, link, ("40000", "z", tree(bare, dot_git))), start)
+            with pytest.raises(InvalidRepositoryError):
+                await vcs.clone(daemon.url("r"))
+            assert (kept.path / "d").is_symlink()
         entries = {
             "directory": [directory],
-            "link-then-directory": [("120000", "d", link), directory],
-            "directory-then-link": [directory, ("120000", "d", link)],
+            "link-then-directory": [link, directory],
+            "directory-then-link": [directory, link],
+            "aborted-then-directory": [directory],
         }[then]
-        commit(bare, tree(bare, *entries), first)
+        commit(bare, tree(bare, *entries), start)
         with contextlib.suppress(InvalidRepositoryError):  # refusing the tree is as good
             await vcs.clone(daemon.url("r"))
     assert snapshot(victim) == {}
