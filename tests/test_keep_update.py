@@ -217,3 +217,24 @@ async def test_a_checkout_past_the_size_limit_is_refused_before_any_file_is_writ
     )
     if when == "update":  # the old files, untouched
         assert sorted(p.name for p in kept.path.iterdir()) == [".git", "readme"]
+
+
+async def test_a_relative_keep_directory_is_the_callers_at_each_clone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The workers keep the working directory their pool started in; the caller moved.
+    served = tmp_path / "served"
+    make_repo(served, "org/a", other_branches=())
+    make_repo(served, "org/b", other_branches=())
+    (tmp_path / "first").mkdir()
+    (tmp_path / "then").mkdir()
+    monkeypatch.chdir(tmp_path / "first")
+    with git_daemon(served) as daemon:
+        vcs = DulwichVCS(checkout=True, keep_in=Path("keep"))
+        await vcs.clone(daemon.url("org/a"))  # starts the pool here
+        monkeypatch.chdir(tmp_path / "then")
+        kept = await vcs.clone(daemon.url("org/b"))
+
+    place = tmp_path / "then" / "keep" / f"127.0.0.1_{daemon.port}" / "org" / "b"
+    assert kept.path == place
+    assert (place / ".git").is_dir()

@@ -171,7 +171,8 @@ class DulwichVCS:
         username, password = _credentials(repo, credential)
         keep = None
         if destination is None and self._keep_in is not None:
-            keep = KeptPlace(str(self._keep_in), str(repo.kept_path))
+            # Absolute, as of this call: the worker's working directory is the pool's.
+            keep = KeptPlace(os.path.abspath(self._keep_in), str(repo.kept_path))
         owned_root, target, keep = await trio.to_thread.run_sync(
             self._make_target, repo, destination, keep
         )
