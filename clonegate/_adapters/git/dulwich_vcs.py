@@ -171,8 +171,7 @@ class DulwichVCS:
         username, password = _credentials(repo, credential)
         keep = None
         if destination is None and self._keep_in is not None:
-            # Absolute, as of this call: the worker's working directory is the pool's.
-            keep = KeptPlace(os.path.abspath(self._keep_in), str(repo.kept_path))
+            keep = KeptPlace(str(self._keep_in), str(repo.kept_path))
         owned_root, target, keep = await trio.to_thread.run_sync(
             self._make_target, repo, destination, keep
         )
@@ -306,6 +305,8 @@ class DulwichVCS:
         self, repo: RepoURL, destination: Path | None, keep: KeptPlace | None
     ) -> tuple[Path | None, Path, KeptPlace | None]:
         if keep is not None:
+            # Absolute, as of this call: the worker's working directory is the pool's.
+            keep = dataclasses.replace(keep, keep_in=os.path.abspath(keep.keep_in))
             # A kept clone is staged beside its place, on the same file system, so that
             # one rename puts it there (hidden there, beside the user's clones).
             staging = _make_staging(repo, keep)

@@ -56,18 +56,18 @@ def staging_prefix() -> str:
 
 
 def _where() -> str:
-    """A tag of this machine and pid namespace: where a pid names this process."""
-    machine = b""
+    """A tag of this machine and pid namespace: where a pid names this process.
+    Raises OSError rather than give another tag (out of descriptors, say)."""
     for path in ("/etc/machine-id", "/var/lib/dbus/machine-id", "/proc/sys/kernel/random/boot_id"):
         try:
             with open(path, "rb") as file:
                 machine = file.read().strip()
-        except OSError:
+        except FileNotFoundError:
             continue
         if machine:
-            break
-    namespace = os.readlink("/proc/self/ns/pid").encode()
-    return hashlib.sha256(machine + b"\0" + namespace).hexdigest()[:8]
+            namespace = os.readlink("/proc/self/ns/pid").encode()
+            return hashlib.sha256(machine + b"\0" + namespace).hexdigest()[:8]
+    raise OSError(errno.ENOENT, "no machine id in /etc, nor a boot id in /proc")
 
 
 def sweep_once(keep_in: str) -> None:
