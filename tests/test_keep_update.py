@@ -13,7 +13,7 @@ import pytest
 
 from clonegate import DulwichVCS, InvalidRepositoryError, StorageError, TooLargeError
 
-from .servers import GIT_ENV, git, git_daemon, make_repo
+from .servers import GIT_ENV, fast_import, git, git_daemon, make_repo
 from .test_keep_escape import snapshot
 
 
@@ -238,3 +238,21 @@ async def test_a_relative_keep_directory_is_the_callers_at_each_clone(
     place = tmp_path / "then" / "keep" / f"127.0.0.1_{daemon.port}" / "org" / "b"
     assert kept.path == place
     assert (place / ".git").is_dir()
+
+
+async def test_a_tree_of_many_empty_files_counts_against_the_size_limit(tmp_path: Path) -> None:
+    # 20,000 paths to one empty blob: a 50 KB pack, no byte of file content, and an
+    # index of 1.4 MB (and 20,000 inodes). Refused before the checkout, not after it.
+    served = tmp_path / "served"
+    bare = served / "r.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    paths = b"".join(b"M 100644 :1 d%d/f%d\n" % (i % 100, i) for i in range(20_000))
+    fast_import(
+        bare,
+        b"blob\nmark :1\ndata 0\n\ncommit refs/heads/main\n"
+        b"committer t <t@t> 1700000000 +0000\ndata 2\nc\n" + paths + b"\n",
+    )
+    vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep", max_repo_size=1_000_000)
+    with git_daemon(served) as daemon, pytest.raises(TooLargeError) as refused:
+        await vcs.clone(daemon.url("r"))
+    assert "would take more than 1000000 bytes on disk once checked out" in str(refused.value)

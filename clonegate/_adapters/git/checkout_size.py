@@ -7,7 +7,9 @@ stored once however many paths share it, so a small pack can fill a disk. Before
 clone's files are written (a new clone's checkout, an update's reset), the sizes of
 its tree's blobs are summed, each path counted, from the pack headers as the
 analysis reads them (``analysis/blobs.py``): past the limit together with ``.git``,
-the clone is ``too_large`` and no file is written. Worker side.
+the clone is ``too_large`` and no file is written. Each path counts its entry in
+``.git/index`` too: empty files take no bytes, but a tree of millions of them takes
+an index of hundreds of MB (and as many inodes). Worker side.
 """
 
 from __future__ import annotations
@@ -23,6 +25,10 @@ from .worker_errors import Failure
 
 __all__ = ["bytes_under", "ensure_checkout_fits"]
 
+# An index entry's fixed part, without its path (git's index format, version 2): so
+# that a million empty files, which take no bytes of their own, still count.
+_INDEX_ENTRY = 62
+
 
 def ensure_checkout_fits(repo: Any, head: bytes, limit: int) -> None:
     """Raise ``too_large`` if checking out ``head`` in ``repo`` would take it past
@@ -34,6 +40,7 @@ def ensure_checkout_fits(repo: Any, head: bytes, limit: int) -> None:
     taken = bytes_under(repo.controldir())
     sizes: dict[bytes, int] = {}
     for entry in iter_tree_contents(store, repo[head].tree):
+        taken += _INDEX_ENTRY + len(entry.path)  # each path's entry in .git/index
         if stat.S_ISDIR(entry.mode) or entry.mode & 0o170000 == 0o160000:
             continue  # a submodule: an empty directory
         size = sizes.get(entry.sha)
