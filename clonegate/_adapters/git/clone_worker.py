@@ -15,15 +15,17 @@ import resource
 import shutil
 import signal
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._domain.errors import ErrorKind
-from ..._domain.urls import redact, visible
+from ..._domain.urls import redact
 from ..workers.zygote import ask_parent, end_after_reply
+from .checkout_size import bytes_under, ensure_checkout_fits
+from .clone_config import record_refs
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent, through
@@ -208,7 +210,7 @@ def _new_clone(job: CloneJob, client: GitClient, path: str, target: str) -> Clon
     try:
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
-            checkout(repo.get_worktree().reset_index)
+            checkout(_within(job, repo, head, repo.get_worktree().reset_index))
         outcome = _outcome(repo, head, branch, target)
     finally:
         repo.close()  # an unclosed Repo makes noise from __del__ at exit
@@ -219,6 +221,18 @@ def _new_clone(job: CloneJob, client: GitClient, path: str, target: str) -> Clon
             f"of {job.envelope.max_repo_bytes}",
         )
     return outcome
+
+
+def _within(
+    job: CloneJob, repo: Any, head: bytes, write: Callable[[], object]
+) -> Callable[[], None]:
+    """``write``, once the files it writes are known to fit in the size limit."""
+
+    def write_within() -> None:
+        ensure_checkout_fits(repo, head, job.envelope.max_repo_bytes)
+        write()
+
+    return write_within
 
 
 def _update(
@@ -236,10 +250,12 @@ def _update(
 
     try:
         repo = isolated_repo_class()(where)
-    except (NotGitRepository, OSError):
+    except (NotGitRepository, OSError, ValueError) as exc:
+        # ValueError: a config dulwich cannot read (one an older clonegate wrote).
+        what = "a git clone that can be read" if isinstance(exc, ValueError) else "a git clone"
         raise Failure(
             ErrorKind.STORAGE,
-            f"{place.shown} exists and is not a git clone; move it away or keep clones elsewhere",
+            f"{place.shown} exists and is not {what}; move it away or keep clones elsewhere",
         ) from None
     try:
         try:
@@ -256,7 +272,7 @@ def _update(
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
             # The files too, deletions included.
-            checkout(lambda: porcelain.reset(repo, "hard", head))
+            checkout(_within(job, repo, head, lambda: porcelain.reset(repo, "hard", head)))
         outcome = _outcome(repo, head, branch, where)
     finally:
         repo.close()
@@ -292,7 +308,7 @@ def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple
     if not head:
         raise Failure(ErrorKind.EMPTY, "the repository has no commits on its HEAD branch")
     head_ref = result.symrefs.get(b"HEAD", b"")
-    return head, _record_refs(repo, job.url, head, head_ref)
+    return head, record_refs(repo, job.url, head, head_ref)
 
 
 def _outcome(repo: Any, head: bytes, branch: str, where: str) -> CloneOutcome:
@@ -304,7 +320,7 @@ def _outcome(repo: Any, head: bytes, branch: str, where: str) -> CloneOutcome:
         branch=branch,
         commit=head.decode("ascii"),
         committed_at=committed_at.isoformat(),
-        bytes_on_disk=sum(_file_sizes(Path(where))),
+        bytes_on_disk=bytes_under(where),
     )
 
 
@@ -361,36 +377,3 @@ def _pool_manager(job: CloneJob) -> Any:
         manager = urllib3.PoolManager(**options)
     bound_tls_handshake(manager, *handshake_timeout(job))
     return manager
-
-
-def _record_refs(repo: Any, url: str, head: bytes, head_ref: bytes) -> str:
-    """Set the refs and the config a ``git clone --single-branch`` would have."""
-    from dulwich.refs import Ref, check_ref_format
-
-    if not head_ref.startswith(b"refs/heads/"):
-        repo.refs[b"HEAD"] = head  # the server's HEAD is detached: so is ours
-        return ""
-    if not check_ref_format(Ref(head_ref)):
-        name = visible(head_ref.decode("utf-8", "replace"))[:200]
-        raise Failure(
-            ErrorKind.INVALID_REPOSITORY, f"the server's HEAD names an invalid branch: {name}"
-        )
-    branch = head_ref.removeprefix(b"refs/heads/")
-    tracking = b"refs/remotes/origin/" + branch
-    repo.refs[head_ref] = head
-    repo.refs.set_symbolic_ref(b"HEAD", head_ref)
-    repo.refs[tracking] = head
-    config = repo.get_config()
-    # The URL recorded is the one without credentials: tokens never reach .git/config.
-    config.set((b"remote", b"origin"), b"url", url.encode())
-    config.set((b"remote", b"origin"), b"fetch", b"+" + head_ref + b":" + tracking)
-    config.set((b"branch", branch), b"remote", b"origin")
-    config.set((b"branch", branch), b"merge", head_ref)
-    config.write_to_path()
-    return branch.decode("utf-8", "replace")
-
-
-def _file_sizes(root: Path) -> Iterator[int]:
-    for dirpath, _dirs, files in os.walk(root):
-        for name in files:
-            yield os.lstat(os.path.join(dirpath, name)).st_size

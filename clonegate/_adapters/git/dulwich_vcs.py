@@ -30,7 +30,15 @@ from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
 from .head_worker import head_in_worker
-from .kept_place import KeptPlace, UnsafePlace, make_staging, open_parent, remove_staging
+from .kept_debris import sweep_once
+from .kept_place import (
+    KeptClone,
+    KeptPlace,
+    UnsafePlace,
+    make_staging,
+    open_parent,
+    remove_staging,
+)
 
 __all__ = ["DulwichVCS"]
 
@@ -74,8 +82,9 @@ class DulwichVCS:
         URL), the clone is updated in place: the remote HEAD is fetched and the
         working tree reset to it, local changes included. Anything else there is
         refused with a :class:`StorageError` and left untouched, and so is a kept
-        path that runs through a symbolic link, a file, or another kept clone's
-        working tree: nothing below ``keep_in`` is reached through a link (ADR 0011).
+        path that runs through a symbolic link, a file, or another kept clone:
+        nothing below ``keep_in`` is reached through a link (ADR 0011). The
+        returned source's ``aclose`` removes the kept clone the same way.
 
     Each clone runs in a worker process of its own, forked from a preloaded zygote
     (ADR 0003), in the current worker pool (``open_worker_pool``, or one that lives
@@ -206,7 +215,7 @@ class DulwichVCS:
         if keep is not None:
             await _discard(keep, owned_root or target)  # the staging directory, empty by now
             target = owned_root = Path(keep.keep_in, keep.relative)
-        return ClonedSource(
+        source = ClonedSource(
             url=shown,
             path=target,
             branch=outcome.branch,
@@ -218,6 +227,8 @@ class DulwichVCS:
             redirected_to=outcome.redirected_to or None,
             peak_memory=peak,
         )
+        # A kept clone is removed by aclose as it was reached, never by its path.
+        return source if keep is None else KeptClone.of(source, keep)
 
     async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
         """The commit ``url``'s HEAD points at, and its branch, from one ref listing.
@@ -294,6 +305,8 @@ class DulwichVCS:
         self, repo: RepoURL, destination: Path | None, keep: KeptPlace | None
     ) -> tuple[Path | None, Path, KeptPlace | None]:
         if keep is not None:
+            # Absolute, as of this call: the worker's working directory is the pool's.
+            keep = dataclasses.replace(keep, keep_in=os.path.abspath(keep.keep_in))
             # A kept clone is staged beside its place, on the same file system, so that
             # one rename puts it there (hidden there, beside the user's clones).
             staging = _make_staging(repo, keep)
@@ -321,6 +334,7 @@ def _make_staging(repo: RepoURL, keep: KeptPlace) -> str:
     try:
         parent = open_parent(keep, create=True)
         try:
+            sweep_once(keep.keep_in)  # what killed runs left under the keep directory
             return make_staging(parent)
         finally:
             os.close(parent)

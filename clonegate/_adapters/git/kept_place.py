@@ -11,12 +11,18 @@ removed at its parent's descriptor, the clone is written through
 descriptors. A component swapped for a symlink after the walk changes nothing: the
 descriptors still name the directories that were checked.
 
-Blocking and plain: used by the parent (in a thread) and by the clone worker.
+A kept clone is removed the same way (:class:`KeptClone`, for a library's
+``aclose``), and so is a staging directory; kept_debris.py sweeps those a killed run
+left.
+
+Blocking and plain, :meth:`KeptClone.aclose` aside: used by the parent (in a thread)
+and by the clone worker.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import os
 import secrets
@@ -25,14 +31,21 @@ import stat
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+import trio
+
 from ..._domain.urls import visible
+from ..._domain.vcs import ClonedSource
+from .kept_debris import clone_kind, staging_prefix
 
 __all__ = [
+    "KeptClone",
     "KeptPlace",
+    "PlaceGone",
     "UnsafePlace",
     "make_staging",
     "open_directory",
     "open_parent",
+    "remove_kept",
     "remove_staging",
     "through",
 ]
@@ -73,14 +86,20 @@ def open_parent(place: KeptPlace, *, create: bool) -> int:
     With ``create``, missing directories are made on the way (the keep directory
     too). Raises :class:`UnsafePlace` for a component that is a symbolic link, not a
     directory, or another clone's working tree (a directory holding ``.git``: its
-    content is a repository's to choose, from one run to the next).
+    content is a repository's to choose, from one run to the next) or bare
+    repository (its refs and hooks are git's to read).
     """
-    if create:
-        os.makedirs(place.keep_in, exist_ok=True)
+    shown = visible(place.keep_in)
     try:
+        if create:
+            os.makedirs(place.keep_in, exist_ok=True)
         fd = os.open(place.keep_in, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise _gone(visible(place.keep_in)) from None
+        raise _gone(shown) from None
+    except OSError as exc:
+        # The user's own directory (a file, a dangling link there): said as such, not
+        # as a directory below it that could not be made.
+        raise UnsafePlace(f"the keep directory {shown} cannot be used: {exc.strerror}") from None
     walked = place.keep_in
     try:
         for part in PurePosixPath(place.relative).parts[:-1]:
@@ -101,12 +120,15 @@ def _enter(fd: int, name: str, create: bool, shown: str) -> int:
             os.mkdir(name, dir_fd=fd)
     child = open_directory(fd, name, shown)
     try:
-        os.lstat(".git", dir_fd=child)
-    except FileNotFoundError:
+        kind = clone_kind(child)
+    except BaseException:
+        os.close(child)  # a directory we may not search: an error, but no leak
+        raise
+    if not kind:
         return child
     os.close(child)
     raise UnsafePlace(
-        f"{shown} is another kept clone's working tree: a clone is never kept inside another"
+        f"{shown} is another kept clone's {kind}: a clone is never kept inside another"
     )
 
 
@@ -127,8 +149,12 @@ def open_directory(fd: int, name: str, shown: str) -> int:
     raise UnsafePlace(f"{shown} is not a directory: a kept clone cannot be made there")
 
 
+class PlaceGone(UnsafePlace):
+    """A directory on the way to the place is not there (any more)."""
+
+
 def _gone(shown: str) -> UnsafePlace:
-    return UnsafePlace(f"{shown} was removed while the clone was being made")
+    return PlaceGone(f"{shown} was removed while the clone was being made")
 
 
 def through(fd: int) -> str:
@@ -142,8 +168,9 @@ def through(fd: int) -> str:
 
 def make_staging(parent: int) -> str:
     """Make a private (0700) staging directory in ``parent``; return its name."""
+    prefix = staging_prefix()  # its owner, for a later run's sweep (kept_debris)
     for _ in range(100):
-        name = f".clonegate-{secrets.token_hex(6)}"
+        name = f"{prefix}{secrets.token_hex(6)}"
         try:
             os.mkdir(name, 0o700, dir_fd=parent)
         except FileExistsError:
@@ -163,11 +190,69 @@ def remove_staging(place: KeptPlace) -> None:
     except UnsafePlace:
         return
     try:
-        shutil.rmtree(place.staging, ignore_errors=True, dir_fd=parent)
-        try:
-            os.lstat(place.staging, dir_fd=parent)
-        except FileNotFoundError:
-            return
-        shutil.rmtree(place.staging, dir_fd=parent)  # the real error, not a silent remnant
+        _remove_at(parent, place.staging)
     finally:
         os.close(parent)
+
+
+def remove_kept(place: KeptPlace) -> None:
+    """Remove the kept clone at ``place`` and all in it, reached as it was made: the
+    path to it walked without following a symbolic link, and it not one either.
+
+    Nothing there (any more): nothing to do. Raises :class:`OSError`, removing
+    nothing, when the path runs through a link, a file or another clone's working
+    tree: whatever it leads to is not the clone.
+    """
+    try:
+        parent = open_parent(place, create=False)
+    except PlaceGone:
+        return
+    except UnsafePlace as exc:
+        raise OSError(errno.ELOOP, f"the kept clone is not removed: {exc}") from None
+    try:
+        try:
+            mode = os.lstat(place.name, dir_fd=parent).st_mode
+        except FileNotFoundError:
+            return
+        if not stat.S_ISDIR(mode):
+            raise OSError(
+                errno.ENOTDIR,
+                f"the kept clone is not removed: {place.shown} is not a directory (a link?)",
+            )
+        _remove_at(parent, place.name)
+    finally:
+        os.close(parent)
+
+
+def _remove_at(parent: int, name: str) -> None:
+    """Remove ``name`` in ``parent`` and all in it (rmtree at a descriptor follows no
+    link), or raise the error that stopped it: never a silent remnant."""
+    shutil.rmtree(name, ignore_errors=True, dir_fd=parent)
+    try:
+        os.lstat(name, dir_fd=parent)
+    except FileNotFoundError:
+        return
+    shutil.rmtree(name, dir_fd=parent)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KeptClone(ClonedSource):
+    """A kept clone, as :meth:`DulwichVCS.clone` returns it: :meth:`aclose` removes it
+    with :func:`remove_kept`, not by its path, which may run through a link by then."""
+
+    place: KeptPlace
+
+    @classmethod
+    def of(cls, source: ClonedSource, place: KeptPlace) -> KeptClone:
+        """``source``, kept at ``place``."""
+        values = {field.name: getattr(source, field.name) for field in dataclasses.fields(source)}
+        return cls(place=place, **values)
+
+    async def aclose(self) -> None:
+        """Remove the kept clone from disk, following no symbolic link. Idempotent.
+
+        Shielded and never abandoned half-way, as :meth:`ClonedSource.aclose`; raises
+        :class:`OSError`, removing nothing, if its path runs through a link by now.
+        """
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(remove_kept, self.place)
