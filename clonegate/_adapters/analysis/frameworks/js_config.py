@@ -3,20 +3,15 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
+from .documents import json_of
+
+__all__ = ["JS_EXTENSIONS", "json_of", "package_key", "quoted_after", "scripts", "strings"]
+
 JS_EXTENSIONS = r"[cm]?[jt]sx?"
-_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 _QUOTED = re.compile(r"""['"`]([^'"`]+)['"`]""")
-
-
-def json_of(content: bytes, *, comments: bool = False) -> Any:
-    """The JSON document (``.jsonc``: comments dropped first); ValueError if it is not."""
-    if comments:
-        content = _COMMENTS.sub(b"", content)
-    return json.loads(content.decode("utf-8"))
 
 
 def package_key(content: bytes, key: str) -> Any:

@@ -12,7 +12,7 @@ import re
 import shlex
 from typing import Any
 
-from ..globs import glob_matches
+from ..globs import check_globs, glob_matches
 from ..javascript import MOCHA_TDD_CALLS
 from .definition import Framework, Scope, Settings
 from .js_config import json_of, package_key, quoted_after, scripts, strings
@@ -141,6 +141,7 @@ def _settings(options: dict[str, Any], defaults: Settings, note: str) -> Setting
     files = tuple(
         _glob(spec, extensions, recursive) for spec in strings(options.get("spec")) if spec
     )
+    check_globs(files, "spec")
     return dataclasses.replace(defaults, files=files or defaults.files, note=note)
 
 
