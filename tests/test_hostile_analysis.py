@@ -15,11 +15,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from dulwich.objects import Blob, Commit, Tree
+from dulwich.objects import Blob, Commit, ObjectID, Tree
+from dulwich.refs import Ref
 from dulwich.repo import Repo
 
 from clonegate._adapters.analysis.cache_keys import decode, encode_parse_error
-from clonegate._adapters.analysis.frameworks import documents
+from clonegate._adapters.analysis.frameworks import documents, mocha
 from clonegate._adapters.analysis.frameworks.js_config import json_of
 from clonegate._adapters.analysis.globs import glob_matches, name_matches
 from clonegate._adapters.analysis.problems import Refused
@@ -42,50 +43,45 @@ def write_repo(path: Path, files: dict[str, bytes], deep_dirs: int = 0) -> str:
     repo = Repo.init_bare(str(path), mkdir=True)
     store = repo.object_store
 
-    def tree_of(entries: dict[str, bytes | dict[str, object]]) -> bytes:
-        tree = Tree()
-        for name, value in entries.items():
-            if isinstance(value, dict):
-                tree.add(name.encode(), 0o040000, tree_of(value))  # type: ignore[arg-type]
-            else:
-                blob = Blob.from_string(value)
-                store.add_object(blob)
-                tree.add(name.encode(), 0o100644, blob.id)
+    def stored(tree: Tree) -> ObjectID:
         store.add_object(tree)
         return tree.id
 
-    nested: dict[str, bytes | dict[str, object]] = {}
+    # Trees bottom up, deepest directories first, without recursion.
+    trees: dict[str, Tree] = {"": Tree()}
+    for file in sorted(files):
+        parts = file.split("/")
+        for depth in range(1, len(parts)):
+            trees.setdefault("/".join(parts[:depth]), Tree())
     for file, data in files.items():
-        node: dict[str, object] = nested  # type: ignore[assignment]
-        *directories, name = file.split("/")
-        for directory in directories:
-            node = node.setdefault(directory, {})  # type: ignore[assignment]
-        node[name] = data
+        blob = Blob.from_string(data)
+        store.add_object(blob)
+        directory, _, name = file.rpartition("/")
+        trees[directory].add(name.encode(), 0o100644, blob.id)
+    for directory in sorted(trees, key=lambda d: -d.count("/") if d else 1):
+        if directory:
+            parent, _, name = directory.rpartition("/")
+            trees[parent].add(name.encode(), 0o040000, stored(trees[directory]))
     if deep_dirs:
-        inner: dict[str, object] = {"deep.test.js": PLAIN_JS}
-        for _ in range(deep_dirs - 1):
-            inner = {"d": inner}
-        nested["deep"] = inner
+        inner = Tree()
+        blob = Blob.from_string(PLAIN_JS)
+        store.add_object(blob)
+        inner.add(b"deep.test.js", 0o100644, blob.id)
+        for dirname in [b"d"] * (deep_dirs - 1) + [b"deep"]:
+            outer = Tree()
+            outer.add(dirname, 0o040000, stored(inner))
+            inner = outer
+        trees[""].add(b"deep", 0o040000, inner[b"deep"][1])
     commit = Commit()
-    commit.tree = _deep_safe(tree_of, nested)
+    commit.tree = stored(trees[""])
     commit.author = commit.committer = b"Hostile <hostile@example.invalid>"
     commit.author_time = commit.commit_time = 1_700_000_000
     commit.author_timezone = commit.commit_timezone = 0
     commit.message = b"hostile\n"
     store.add_object(commit)
-    repo.refs[b"refs/heads/main"] = commit.id
-    repo.refs.set_symbolic_ref(b"HEAD", b"refs/heads/main")
+    repo.refs[Ref(b"refs/heads/main")] = commit.id
+    repo.refs.set_symbolic_ref(Ref(b"HEAD"), Ref(b"refs/heads/main"))
     return commit.id.decode()
-
-
-def _deep_safe(build: object, nested: dict[str, object]) -> bytes:
-    # Building 5,000 nested trees recurses once per level.
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 20_000))
-    try:
-        return build(nested)  # type: ignore[operator, no-any-return]
-    finally:
-        sys.setrecursionlimit(limit)
 
 
 def scan(tmp_path: Path, files: dict[str, bytes], deep_dirs: int = 0) -> Inventory:
@@ -179,6 +175,17 @@ def test_a_pattern_that_cannot_run_is_a_scan_error_of_its_config(
     assert reason in errors[config, "config"]
     assert inventory.tests >= 3  # the rest is counted, under the framework's defaults
     assert any(f.config_note == f"{config} could not be read: defaults" for f in inventory.files)
+
+
+@pytest.mark.timeout(60)  # re: 3 s for 40,000 of either, quadratic; RE2 under 1 s
+def test_mocha_configs_that_made_re_quadratic_are_read_in_linear_time() -> None:
+    code = b"spec:[" * 1_000_000 + b"\nmodule.exports = { spec: ['a/*.js'] };\n"
+    assert mocha.read_config(".mocharc.js", code, mocha.DEFAULTS).files == ("a/*.js",)  # type: ignore[union-attr]
+    script = "(" * 1_000_000 + " && mocha --spec 'x/*.js';mocha y/*.js"
+    package = json.dumps({"mocha": {}, "scripts": {"test": script}}).encode()
+    settings = mocha.read_config("package.json", package, mocha.DEFAULTS)
+    assert settings is not None
+    assert settings.files == ("x/*.js", "y/*.js")
 
 
 # -- documents --------------------------------------------------------------------
@@ -291,8 +298,9 @@ def test_a_refusal_in_another_phase_is_cached_with_its_phase() -> None:
 def test_a_hostile_repository_served_by_git_daemon_is_ok_with_its_scan_errors(
     daemon: GitDaemon, repo_root: Path
 ) -> None:
+    name = "hostile-analysis"
     write_repo(
-        repo_root / "hostile-analysis.git",
+        repo_root / f"{name}.git",
         {
             "jest.config.json": b'{"testRegex": "(unclosed"}',
             "pyproject.toml": DEEP_TOML,
@@ -304,8 +312,7 @@ def test_a_hostile_repository_served_by_git_daemon_is_ok_with_its_scan_errors(
         deep_dirs=5_000,
     )
     result = subprocess.run(
-        [sys.executable, "-m", "clonegate", "analyze", "--format", "jsonl"]
-        + [daemon.url("hostile-analysis")],
+        [sys.executable, "-m", "clonegate", "analyze", "--format", "jsonl", daemon.url(name)],
         capture_output=True,
         text=True,
         env=dict(os.environ),

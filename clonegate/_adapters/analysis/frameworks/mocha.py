@@ -14,6 +14,7 @@ from typing import Any
 
 from ..globs import check_globs, glob_matches
 from ..javascript import MOCHA_TDD_CALLS
+from ..patterns import linear, searchable
 from .definition import Framework, Scope, Settings
 from .js_config import json_of, package_key, quoted_after, scripts, strings
 
@@ -55,7 +56,9 @@ _VALUED = frozenset(
         "--loader",
     }
 )
-_INVOCATION = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?_?mocha(?:\s+(.*?))?(?=&&|\|\||;|$)")
+# In one command of a script (split at &&, || and ;): mocha and its arguments.
+_INVOCATION = linear(r"(?:^|[\s&|(])(?:\S*/)?_?mocha(?:\s+(.*))?$")
+_COMMANDS = re.compile(r"&&|\|\||;")
 
 
 def read_config(name: str, content: bytes, defaults: Settings) -> Settings | None:
@@ -64,9 +67,10 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
     if name == "package.json":
         config = package_key(content, "mocha")
         options = config if isinstance(config, dict) else {}
-        for command in scripts(content):
-            for match in _INVOCATION.finditer(command):
-                _merge(options, _command_options(match[1] or ""))
+        for script in scripts(content):
+            for command in _COMMANDS.split(script):
+                if (match := _INVOCATION.search(searchable(command.strip()))) is not None:
+                    _merge(options, _command_options(match.group(1) or ""))
     elif name.endswith((".json", ".jsonc")):
         options = json_of(content, comments=True)
     elif name.endswith((".yaml", ".yml")):
