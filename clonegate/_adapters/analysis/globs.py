@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from .patterns import Compiled, check_count, compile_regex, searchable
+from .patterns import CACHED_PATTERNS, Compiled, check_count, compile_regex, searchable
 
 __all__ = ["check_globs", "check_names", "glob_matches", "name_matches"]
 
@@ -46,7 +46,7 @@ def name_matches(patterns: tuple[str, ...], path: str) -> bool:
     return paths is not None and paths.fullmatch(path) is not None
 
 
-@functools.cache
+@functools.lru_cache(maxsize=CACHED_PATTERNS)
 def _fnmatch_union(patterns: tuple[str, ...]) -> tuple[Compiled | None, Compiled | None]:
     # One expression per kind instead of a fnmatch per pattern: a listing asks this
     # for every file and every directory of the tree (39 fnmatch calls per file of a
@@ -108,7 +108,7 @@ def _literal(char: str) -> str:
     return f"\\x{{{ord(char):x}}}"
 
 
-@functools.cache
+@functools.lru_cache(maxsize=CACHED_PATTERNS)
 def _compiled(pattern: str) -> Compiled:
     return compile_regex(_translate(pattern), f"glob {pattern!r}")
 

@@ -20,6 +20,7 @@ import re2
 from .problems import Refused
 
 __all__ = [
+    "CACHED_PATTERNS",
     "MAX_PATTERNS",
     "MAX_PATTERN_CHARS",
     "Compiled",
@@ -39,6 +40,9 @@ MAX_PATTERNS = 200
 # RE2's budget for one compiled program and its DFA cache (its default is 8 MiB).
 _MAX_MEMORY = 8 << 20
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Compiled patterns kept per process: a served worker analyzes repository after
+# repository, and one repository can hold thousands of distinct patterns.
+CACHED_PATTERNS = 4096
 
 
 class PatternError(Refused):
@@ -72,7 +76,7 @@ def compile_regex(pattern: str, what: str = "pattern") -> Compiled:
     return _compiled(pattern, what)
 
 
-@functools.cache
+@functools.lru_cache(maxsize=CACHED_PATTERNS)
 def _compiled(pattern: str, what: str) -> Compiled:
     options = re2.Options()
     options.log_errors = False  # RE2 would write each refusal to stderr
