@@ -13,7 +13,14 @@ from __future__ import annotations
 
 import functools
 
-from .patterns import CACHED_PATTERNS, Compiled, check_count, compile_regex, searchable
+from .patterns import (
+    CACHED_PATTERNS,
+    Compiled,
+    check_count,
+    compile_regex,
+    searchable,
+    shown,
+)
 
 __all__ = ["check_globs", "check_names", "glob_matches", "name_matches"]
 
@@ -77,7 +84,7 @@ def _fnmatch(pattern: str) -> str:
         else:
             out.append(_literal(char))
     translated = "(?s:" + "".join(out) + ")"
-    compile_regex(translated, f"pattern {pattern!r}")
+    compile_regex(translated, f"pattern {shown(pattern)}")
     return translated
 
 
@@ -110,7 +117,7 @@ def _literal(char: str) -> str:
 
 @functools.lru_cache(maxsize=CACHED_PATTERNS)
 def _compiled(pattern: str) -> Compiled:
-    return compile_regex(_translate(pattern), f"glob {pattern!r}")
+    return compile_regex(_translate(pattern), f"glob {shown(pattern)}")
 
 
 def _translate(pattern: str) -> str:

@@ -30,6 +30,7 @@ __all__ = [
     "compile_regex",
     "linear",
     "searchable",
+    "shown",
 ]
 
 # A test pattern is a path and a few alternatives; jest's default testRegex is 60
@@ -87,7 +88,7 @@ def _compiled(pattern: str, what: str) -> Compiled:
         reason = exc.args[0] if exc.args else exc
         if isinstance(reason, bytes):
             reason = reason.decode("utf-8", "replace")
-        named = what if " " in what else f"{what} {_shown(pattern)}"
+        named = what if " " in what else f"{what} {shown(pattern)}"
         raise PatternError(f"{named} cannot be run: {reason}") from None
 
 
@@ -111,5 +112,6 @@ def searchable(text: str) -> str:
     return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
 
 
-def _shown(pattern: str) -> str:
+def shown(pattern: str) -> str:
+    """``pattern`` quoted for a message, cut at 80 characters."""
     return repr(pattern if len(pattern) <= 80 else pattern[:77] + "...")

@@ -59,6 +59,7 @@ _VALUED = frozenset(
 # In one command of a script (split at &&, || and ;): mocha and its arguments.
 _INVOCATION = linear(r"(?:^|[\s&|(])(?:\S*/)?_?mocha(?:\s+(.*))?$")
 _COMMANDS = re.compile(r"&&|\|\||;")
+_KEY = re.compile(r"([A-Za-z-]+)\s*:")
 
 
 def read_config(name: str, content: bytes, defaults: Settings) -> Settings | None:
@@ -121,15 +122,15 @@ def _yaml_options(text: str) -> dict[str, Any]:
     options: dict[str, Any] = {}
     key = None
     for line in text.splitlines():
-        item = re.match(r"\s+-\s*['\"]?([^'\"#]+?)['\"]?\s*$", line)
+        item = _list_item(line)
         if item and key:
-            options.setdefault(key, []).append(item[1])
+            options.setdefault(key, []).append(item)
             continue
-        entry = re.match(r"([A-Za-z-]+)\s*:\s*(.*?)\s*$", line)
+        entry = _KEY.match(line)
         key = None
         if not entry:
             continue
-        name, value = entry[1], entry[2]
+        name, value = entry[1], line[entry.end() :].strip()
         if name == "recursive":
             options[name] = value == "true"
         elif name in ("spec", "extension"):
@@ -137,6 +138,19 @@ def _yaml_options(text: str) -> dict[str, Any]:
             options[name] = values
             key = name if not values else None
     return options
+
+
+def _list_item(line: str) -> str | None:
+    """The value of an indented ``- value`` line (quotes dropped), or None if it is not
+    one or holds a quote or ``#`` inside. String operations: the regular expression
+    this was tried lazily at every character (minutes on a line of 40,000 spaces)."""
+    if not line[:1].isspace() or not (rest := line.lstrip()).startswith("-"):
+        return None
+    value = rest[1:].lstrip()
+    value = value[1:] if value[:1] in ("'", '"') else value
+    value = value.rstrip()
+    value = value[:-1] if value[-1:] in ("'", '"') else value  # spaces inside quotes stay
+    return value if value and not any(c in value for c in "'\"#") else None
 
 
 def _settings(options: dict[str, Any], defaults: Settings, note: str) -> Settings:
