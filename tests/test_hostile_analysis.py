@@ -130,6 +130,9 @@ def test_globs_keep_their_meaning_on_re2() -> None:
     assert name_matches(("test_*.py",), "tests/test_\udcff.py")
     assert name_matches(("test/*test_*.py",), "x/test/atest_y.py")
     assert not name_matches(("[^x]y",), "zy")  # fnmatch: ^ is itself
+    # Only each pattern is capped, not the alternation made of them.
+    many = tuple(f"test_{'x' * 60}_{i}_*.py" for i in range(100))
+    assert name_matches(many, f"tests/test_{'x' * 60}_99_a.py")
 
 
 @pytest.mark.parametrize(

@@ -62,8 +62,8 @@ def _fnmatch_union(patterns: tuple[str, ...]) -> tuple[Compiled | None, Compiled
     names = [_fnmatch(p) for p in patterns if "/" not in p]
     paths = [_fnmatch(q) for p in patterns if "/" in p for q in (p, "*/" + p)]
     return (
-        compile_regex("|".join(names), "python_files") if names else None,
-        compile_regex("|".join(paths), "python_files") if paths else None,
+        compile_regex("|".join(names), "python_files", capped=False) if names else None,
+        compile_regex("|".join(paths), "python_files", capped=False) if paths else None,
     )
 
 

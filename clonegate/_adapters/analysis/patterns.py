@@ -67,10 +67,12 @@ class Compiled(Protocol):
     def fullmatch(self, text: str) -> Match | None: ...
 
 
-def compile_regex(pattern: str, what: str = "pattern") -> Compiled:
+def compile_regex(pattern: str, what: str = "pattern", *, capped: bool = True) -> Compiled:
     """``pattern`` compiled by RE2; :class:`PatternError` says why it cannot be, naming
-    ``what`` (``testRegex``; ``glob 'x'`` for a pattern made from the glob ``x``)."""
-    if len(pattern) > MAX_PATTERN_CHARS:
+    ``what`` (``testRegex``; ``glob 'x'`` for a pattern made from the glob ``x``).
+    ``capped=False``: the caller made ``pattern`` of patterns each checked already
+    (an alternation of them); RE2's memory budget still bounds it."""
+    if capped and len(pattern) > MAX_PATTERN_CHARS:
         raise PatternError(
             f"{what} of {len(pattern)} characters, over the limit of {MAX_PATTERN_CHARS}"
         )
