@@ -11,6 +11,7 @@ import trio
 import trio.testing
 
 from clonegate import (
+    ANALYZER_VERSION,
     AnalyzeUseCase,
     RemoteHead,
     ReportStore,
@@ -43,7 +44,7 @@ class ListingVCS(FakeVCS):
 
 
 class VersionedAnalyzer(FakeAnalyzer):
-    version = "clonegate-analyzer/4"
+    version = ANALYZER_VERSION  # what FakeAnalyzer's reports carry
 
 
 class BrokenStore:
@@ -153,7 +154,7 @@ async def test_incremental_reuses_only_a_result_of_the_same_commit_and_version(
         assert (first.reused, second.reused) == (False, True)
         assert second.inventory == first.inventory
         assert len(vcs.calls) == 1  # cloned once
-        monkeypatch.setattr(VersionedAnalyzer, "version", "clonegate-analyzer/5")
+        monkeypatch.setattr(VersionedAnalyzer, "version", "clonegate-analyzer/bumped")
         third = await uc.execute(url(0))
         assert not third.reused  # another analyzer version: run again
     assert third.status is RepositoryStatus.OK

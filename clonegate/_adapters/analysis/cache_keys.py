@@ -13,6 +13,8 @@ A value is compact JSON, told apart by its JSON type:
 
 * ``0``: not a test file (``analyze_file`` returned None);
 * a string: the message of a parse error (a ``ScanError`` of phase ``parse``);
+* a list of two strings: the phase and message of another ``ScanError`` (``query``:
+  a file past a bound of :mod:`.syntax`; deterministic, so worth keeping);
 * a list: a test file without its path, ``[framework, language, config_note,
   tests, suites]``; a test is ``[name, line]`` (active) or ``[name, line, status]``
   (``status``: a :class:`TestStatus` value); a suite is ``[name, line, tests,
@@ -143,8 +145,11 @@ def encode_file(found: TestFile | None) -> bytes:
     return json.dumps(value, separators=_COMPACT).encode()
 
 
-def encode_parse_error(message: str) -> bytes:
-    """The value of a file that does not parse, with the ``ScanError`` message."""
+def encode_parse_error(message: str, phase: str = "parse") -> bytes:
+    """The value of a file that does not parse (or is refused in ``phase``), with the
+    ``ScanError`` message."""
+    if phase != "parse":
+        return json.dumps([phase, message], separators=_COMPACT).encode()
     return json.dumps(message).encode()
 
 
@@ -171,6 +176,11 @@ def decode(value: bytes, path: str) -> Outcome:
             return None
         if type(data) is str:
             return ScanError(path, "parse", data)
+        if type(data) is list and len(data) == 2:
+            phase, message = data
+            if type(phase) is not str or type(message) is not str:
+                raise UndecodableValue("not a scan error's fields")
+            return ScanError(path, phase, message)
         framework, language, note, tests, suites = data
         if language != language_of(path) or type(framework) is not str or type(note) is not str:
             raise UndecodableValue("not a test file's fields")

@@ -6,6 +6,12 @@ data: they are pickled to the worker processes that scan parts of one commit. Th
 nearest config above a file decides; a config that only names a framework
 (``conftest.py``) puts the file in its scope but leaves the settings to the nearest
 one that has them.
+
+A config that cannot be read or understood (not UTF-8, not JSON, nested too deep, a
+pattern RE2 cannot run...) leaves its framework's defaults, with a note on each file
+it would have decided, and is a :class:`ScanError` of its own in :attr:`errors`
+(phase ``config``, or ``read``): what the scan could not take in is listed, never
+lost, and nothing a config holds stops the scan (ADR 0012).
 """
 
 from __future__ import annotations
@@ -14,8 +20,10 @@ import dataclasses
 import posixpath
 from collections.abc import Callable, Iterable
 
+from ..._domain.inventory import ScanError
 from .frameworks import FRAMEWORKS, by_name
 from .frameworks.definition import Framework, Reading, Scope, Settings
+from .problems import describe
 
 __all__ = ["ConfigScopes"]
 
@@ -38,6 +46,8 @@ class ConfigScopes:
         # in path order; precedence: the config's place in its framework's own order
         # (pytest.ini before pyproject.toml before tox.ini before setup.cfg)
         self._by_directory: dict[str, list[tuple[str, Settings | None, int]]] = {}
+        # (path, phase) -> message: a package.json read by three frameworks is one error.
+        problems: dict[tuple[str, str], str] = {}
         mains = set()
         for path in sorted(paths):
             name = posixpath.basename(path)
@@ -53,15 +63,19 @@ class ConfigScopes:
                 if content is None:
                     try:
                         content = read(path)
-                    except (OSError, KeyError, ValueError):  # unreadable: names nothing
+                    except Exception as exc:  # too large, a corrupt object: names nothing
+                        problems[path, "read"] = describe(exc)
                         content = b""
                 if signs and not any(sign in content for sign in signs):
                     continue
-                settings = _settings(framework, name, content)
+                settings, problem = _settings(framework, name, content)
+                if problem:
+                    problems.setdefault((path, "config"), problem)
                 order = [*framework.config_files, *(file for file, _ in framework.config_signs)]
                 entries = self._by_directory.setdefault(posixpath.dirname(path), [])
                 entries.append((framework.name, settings, order.index(name)))
         self._mains = frozenset(mains)
+        self.errors = tuple(ScanError(p, phase, m) for (p, phase), m in problems.items())
         # Asked for every file of the tree, several times: once per directory is enough.
         self._chains: dict[str, _Chain] = {}
         self._scopes: dict[tuple[str, str], Scope] = {}
@@ -160,12 +174,13 @@ class ConfigScopes:
         return chain
 
 
-def _settings(framework: Framework, name: str, content: bytes) -> Settings | None:
+def _settings(framework: Framework, name: str, content: bytes) -> tuple[Settings | None, str]:
+    """The config's settings for ``framework``, and why it could not be read ("" if it was)."""
     if framework.read_config is None:
-        return framework.defaults
+        return framework.defaults, ""
     try:
-        return framework.read_config(name, content, framework.defaults)
-    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError):
+        return framework.read_config(name, content, framework.defaults), ""
+    except Exception as exc:  # anything a hostile config can make a reader raise
         # A config its framework would refuse too: the defaults, said so.
         note = f"{name} could not be read: defaults"
-        return dataclasses.replace(framework.defaults, note=note)
+        return dataclasses.replace(framework.defaults, note=note), describe(exc)

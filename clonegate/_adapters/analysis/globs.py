@@ -3,51 +3,121 @@ jest's ``testMatch``, pytest's ``python_files``), matched against POSIX paths.
 
 ``**`` is any number of directories, ``*`` and ``?`` stay inside one name, ``{a,b}``
 is either, ``[...]`` a character class. Patterns are turned into regular
-expressions once and cached.
+expressions once and cached, and run on RE2 (:mod:`.patterns`): sixteen ``**/`` in a
+row made ``re`` try every way to share a 30-directory path among them. A pattern
+that cannot be run raises :class:`.patterns.PatternError`; the config readers call
+:func:`check_globs`/:func:`check_names` so that it is their config's scan error.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
-import re
 
-__all__ = ["glob_matches", "name_matches"]
+from .patterns import (
+    CACHED_PATTERNS,
+    Compiled,
+    check_count,
+    compile_regex,
+    searchable,
+    shown,
+)
+
+__all__ = ["check_globs", "check_names", "glob_matches", "name_matches"]
 
 
 def glob_matches(pattern: str, path: str) -> bool:
     """Whether ``path`` (relative, no leading ``./``) matches ``pattern``."""
-    return _compiled(pattern.removeprefix("./")).fullmatch(path) is not None
+    return _compiled(pattern.removeprefix("./")).fullmatch(searchable(path)) is not None
+
+
+def check_globs(patterns: tuple[str, ...], what: str = "glob") -> None:
+    """:class:`.patterns.PatternError` if one of ``patterns`` cannot be run."""
+    check_count(patterns, what)
+    for pattern in patterns:
+        _compiled(pattern.removeprefix("./"))
+
+
+def check_names(patterns: tuple[str, ...], what: str = "pattern") -> None:
+    """As :func:`check_globs`, for the ``fnmatch`` patterns of :func:`name_matches`."""
+    check_count(patterns, what)
+    _fnmatch_union(patterns)
 
 
 def name_matches(patterns: tuple[str, ...], path: str) -> bool:
     """pytest's way (``fnmatch``): a pattern without ``/`` matches the file name, one
     with a ``/`` the end of the path (``test/*test_*.py``)."""
     names, paths = _fnmatch_union(patterns)
-    if names is not None and names.match(path.rsplit("/", 1)[-1]):
+    path = searchable(path)
+    if names is not None and names.fullmatch(path.rsplit("/", 1)[-1]):
         return True
-    return paths is not None and paths.match(path) is not None
+    return paths is not None and paths.fullmatch(path) is not None
 
 
-@functools.cache
-def _fnmatch_union(
-    patterns: tuple[str, ...],
-) -> tuple[re.Pattern[str] | None, re.Pattern[str] | None]:
+@functools.lru_cache(maxsize=CACHED_PATTERNS)
+def _fnmatch_union(patterns: tuple[str, ...]) -> tuple[Compiled | None, Compiled | None]:
     # One expression per kind instead of a fnmatch per pattern: a listing asks this
     # for every file and every directory of the tree (39 fnmatch calls per file of a
-    # 20,000-file tree took 1.1 s of its 2.1 s).
-    names = [fnmatch.translate(p) for p in patterns if "/" not in p]
-    paths = [fnmatch.translate(q) for p in patterns if "/" in p for q in (p, "*/" + p)]
-    # Each translation ends in \Z, so .match() of the alternation is a full match.
+    # 20,000-file tree took 1.1 s of its 2.1 s). Each pattern is checked on its own
+    # first, so that a refusal names it.
+    names = [_fnmatch(p) for p in patterns if "/" not in p]
+    paths = [_fnmatch(q) for p in patterns if "/" in p for q in (p, "*/" + p)]
     return (
-        re.compile("|".join(names)) if names else None,
-        re.compile("|".join(paths)) if paths else None,
+        compile_regex("|".join(names), "python_files", capped=False) if names else None,
+        compile_regex("|".join(paths), "python_files", capped=False) if paths else None,
     )
 
 
-@functools.cache
-def _compiled(pattern: str) -> re.Pattern[str]:
-    return re.compile(_translate(pattern))
+def _fnmatch(pattern: str) -> str:
+    """``fnmatch``'s meaning of ``pattern`` (``*`` crosses ``/``) in RE2's syntax."""
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        i += 1
+        if char == "*":
+            out.append(".*")
+        elif char == "?":
+            out.append(".")
+        elif char == "[" and (end := _class_end(pattern, i)) > 0:
+            out.append(_class(pattern[i:end], caret_literal=True))
+            i = end + 1
+        else:
+            out.append(_literal(char))
+    translated = "(?s:" + "".join(out) + ")"
+    compile_regex(translated, f"pattern {shown(pattern)}")
+    return translated
+
+
+def _class_end(pattern: str, start: int) -> int:
+    """Where the class opened before ``start`` ends (a ``]`` right after ``[`` or
+    ``[!`` is part of it, as in ``fnmatch``), or -1 if it is not closed."""
+    i = start + (1 if pattern.startswith("!", start) else 0)
+    i += 1 if pattern.startswith("]", i) else 0
+    return pattern.find("]", i)
+
+
+def _class(body: str, caret_literal: bool = False) -> str:
+    """A class; ``[!a]`` is negated, ``[^a]`` too unless ``caret_literal`` (fnmatch)."""
+    negated = body.startswith("!")
+    body = body[1:] if negated else body
+    inner = body.replace("\\", "\\\\")  # a backslash is itself in a glob
+    if caret_literal and not negated and inner.startswith("^"):
+        inner = "\\" + inner
+    return "[" + ("^" if negated else "") + inner + "]"
+
+
+def _literal(char: str) -> str:
+    """``char`` matched as itself: punctuation escaped, control characters by code."""
+    if char.isalnum() or char == "_" or ord(char) > 127:
+        return char
+    if char.isprintable():
+        return "\\" + char
+    return f"\\x{{{ord(char):x}}}"
+
+
+@functools.lru_cache(maxsize=CACHED_PATTERNS)
+def _compiled(pattern: str) -> Compiled:
+    return compile_regex(_translate(pattern), f"glob {shown(pattern)}")
 
 
 def _translate(pattern: str) -> str:
@@ -70,7 +140,7 @@ def _translate(pattern: str) -> str:
         elif char == "{":
             end = pattern.find("}", i)
             if end < 0:
-                out.append(re.escape(char))
+                out.append(_literal(char))
             else:
                 options = pattern[i + 1 : end].split(",")
                 out.append("(?:" + "|".join(_translate(o) for o in options) + ")")
@@ -79,13 +149,12 @@ def _translate(pattern: str) -> str:
         elif char == "[":
             end = pattern.find("]", i + 1)
             if end < 0:
-                out.append(re.escape(char))
+                out.append(_literal(char))
             else:
-                body = pattern[i + 1 : end].replace("\\", "\\\\")
-                out.append("[" + ("^" + body[1:] if body.startswith("!") else body) + "]")
+                out.append(_class(pattern[i + 1 : end]))
                 i = end + 1
                 continue
         else:
-            out.append(re.escape(char))
+            out.append(_literal(char))
         i += 1
     return "".join(out)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading, Settings
 from .outline import Outline
+from .problems import Refused
 
 SKIP_MARKERS = frozenset({"skip", "skipif", "skipIf", "skipUnless"})
 # skipIfNonUnix, skip_if_no_network, skipUnlessDBFeature; not skipper or skipped.
@@ -65,7 +66,12 @@ def facts_of(tree: ast.Module) -> PythonFacts:
 def read(path: str, data: bytes, language: str) -> Reading:
     """The module's imports, ``testcase`` if it defines a ``TestCase`` subclass, and its
     outline under pytest's naming options."""
-    tree = ast.parse(data, filename=path)
+    try:
+        tree = ast.parse(data, filename=path)
+    except MemoryError:
+        # Python's parser says MemoryError when its own stack overflows (``----…1``,
+        # deep right-nested expressions); a file this large is refused before it.
+        raise Refused("too deeply nested for Python's parser (MemoryError)") from None
     facts = facts_of(tree)
     signals = frozenset({"testcase"}) if facts.has_testcase else frozenset()
     return Reading(facts.imports, signals, lambda settings: outline_python(tree, facts, settings))

@@ -69,7 +69,8 @@ class ScanResult:
         """Parts scanned in any order give the inventory one scan would: files in path order."""
         results = list(parts)
         files = sorted((f for r in results for f in r.files), key=lambda f: f.path)
-        errors = sorted((e for r in results for e in r.errors), key=lambda e: e.path)
+        found = [*listing.errors, *(e for r in results for e in r.errors)]
+        errors = sorted(found, key=lambda e: e.path)
         return cls(
             inventory=Inventory(tuple(files), tuple(errors)),
             files_scanned=listing.files_scanned,

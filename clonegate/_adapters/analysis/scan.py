@@ -3,6 +3,10 @@
 Files are read from the object store at the commit's tree, never from the working
 tree, so a bare clone is enough and a symlink can never lead outside the repository:
 symlinks and submodules are tree entries of their own kind, and they are skipped.
+
+Nothing in the repository stops the scan (ADR 0012): a tree nested too deep, a
+config or a file that a reader cannot take in, or that is past one of the bounds
+(:mod:`.problems`), is a :class:`ScanError` naming it, and the rest is scanned.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import stat
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from ..._domain.inventory import ScanError, TestFile
 from . import go, java, javascript, python, rust
@@ -21,7 +26,12 @@ from .config import ConfigScopes
 from .detect import FAMILY, MAX_FILE_BYTES, language_of, skipped_directory
 from .frameworks import KEEPS_UNNAMED
 from .frameworks.definition import Reading
+from .problems import Refused, check_size, describe
 from .results import Part, PartResult, ScanResult, split
+
+# Directories inside directories, from the root. dulwich's own walk raised
+# MaxTreeDepthExceeded (and lost the repository) past 1,280; real trees have tens.
+MAX_TREE_DEPTH = 256
 
 # One reader per language family: it parses a file once, whatever its framework.
 READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
@@ -40,6 +50,7 @@ class Listing:
     Plain data, pickled to the worker processes that each scan a part of the candidates.
     ``contexts``: each candidate's cache context (:meth:`.cache_keys.ScopeContexts.of`),
     in the candidates' order; worked out here, in the worker, to keep the parent cheap.
+    ``errors``: what the listing could not take in (a tree too deep, a config).
     """
 
     candidates: Part
@@ -47,6 +58,7 @@ class Listing:
     scopes: ConfigScopes
     files_scanned: int
     files_per_language: dict[str, int]
+    errors: tuple[ScanError, ...] = ()
 
 
 def scan_commit(repo_path: str, commit: str) -> ScanResult:
@@ -78,12 +90,7 @@ def list_commit(repo_path: str, commit: str) -> Listing:
     with Repo(repo_path) as repo:
         store = repo.object_store
         tree_id = repo[commit.encode("ascii")].tree  # type: ignore[attr-defined]
-        blobs: dict[str, bytes] = {}
-        for entry in store.iter_tree_contents(tree_id):
-            if entry.path is None or entry.mode is None or entry.sha is None:
-                continue
-            if stat.S_ISREG(entry.mode):  # not symlinks (S_IFLNK) nor submodules (gitlinks)
-                blobs[entry.path.decode("utf-8", "surrogateescape")] = entry.sha
+        blobs, tree_errors = _regular_files(store.__getitem__, tree_id)
         read = blob_reader(store, MAX_FILE_BYTES)
         per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
         visible = [p for p in sorted(blobs) if not skipped_directory(p)]
@@ -97,7 +104,45 @@ def list_commit(repo_path: str, commit: str) -> Listing:
             scopes=scopes,
             files_scanned=len(blobs),
             files_per_language=dict(sorted(per_language.items())),
+            errors=(*tree_errors, *scopes.errors),
         )
+
+
+def _regular_files(
+    load: Callable[[Any], object], tree_id: bytes
+) -> tuple[dict[str, bytes], list[ScanError]]:
+    """path -> blob sha of the regular files under ``tree_id`` (not symlinks, S_IFLNK,
+    nor submodules, gitlinks), and the trees that could not be listed: one nested
+    deeper than :data:`MAX_TREE_DEPTH`, one that is missing or not a tree."""
+    from dulwich.objects import Tree
+
+    blobs: dict[str, bytes] = {}
+    errors: list[ScanError] = []
+    stack = [(b"", tree_id, 0)]  # depth first, without recursion
+    while stack:
+        prefix, sha, depth = stack.pop()
+        shown = prefix.rstrip(b"/").decode("utf-8", "surrogateescape") or "."
+        try:
+            tree = load(sha)
+            if not isinstance(tree, Tree):
+                raise TypeError(f"{type(tree).__name__} where a tree should be")
+            entries = list(tree.iteritems())
+        except Exception as exc:  # missing or corrupt: the rest is still listed
+            errors.append(ScanError(shown, "list", describe(exc)))
+            continue
+        too_deep = False
+        for name, mode, entry_sha in entries:
+            path = prefix + name
+            if stat.S_ISDIR(mode):
+                if depth < MAX_TREE_DEPTH:
+                    stack.append((path + b"/", entry_sha, depth + 1))
+                elif not too_deep:  # one error for the tree, its files still listed
+                    too_deep = True
+                    reason = f"directories nested deeper than {MAX_TREE_DEPTH} levels: not listed"
+                    errors.append(ScanError(shown, "list", reason))
+            elif stat.S_ISREG(mode):
+                blobs[path.decode("utf-8", "surrogateescape")] = entry_sha
+    return blobs, errors
 
 
 def scan_part(repo_path: str, part: Part, scopes: ConfigScopes, encode: bool = False) -> PartResult:
@@ -148,11 +193,16 @@ def _scan_files(
         parsed += 1
         try:
             found = analyze_file(path, data, scopes)
-        except (SyntaxError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        except MemoryError as exc:  # may be this process's own state: never cached
+            errors.append(ScanError(path, "parse", describe(exc)))
+            values.append(None)
+            continue
+        except Exception as exc:  # whatever the bytes make a reader raise, the same each time
+            phase = exc.phase if isinstance(exc, Refused) else "parse"
             if encode:
-                values.append(encode_parse_error(_describe(exc)))
+                values.append(encode_parse_error(describe(exc), phase))
             else:
-                errors.append(ScanError(path, "parse", _describe(exc)))
+                errors.append(ScanError(path, phase, describe(exc)))
             continue
         if encode:
             values.append(encode_file(found))
@@ -174,12 +224,14 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
     runs it.
 
     Raises ``SyntaxError`` (and ``ValueError`` for bytes Python cannot read) for a file
-    that does not parse.
+    that does not parse, :class:`.problems.Refused` for one past a bound, and whatever
+    else a hostile file makes a reader raise: :func:`scan_part` contains them all.
     """
     language = language_of(path)
     if language is None:
         return None
     family = FAMILY[language]
+    check_size(data)  # before any parser holds memory for it
     reading = READERS[family](path, data, language)
     if reading is None:
         return None
@@ -193,11 +245,3 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
     name = framework.name if framework else "unknown"
     note = settings.note if settings else ""
     return TestFile(path, name, language, suites, tests, note)
-
-
-def _describe(exc: BaseException) -> str:
-    if isinstance(exc, SyntaxError):
-        if exc.filename and exc.lineno is not None:  # from ast, with Python's own message
-            return f"syntax error at line {exc.lineno}: {exc.msg}"
-        return str(exc)  # from tree-sitter: "syntax error at line N"
-    return f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__

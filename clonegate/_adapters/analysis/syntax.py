@@ -1,4 +1,14 @@
-"""tree-sitter plumbing: one parser and one compiled query per language, made once per process."""
+"""tree-sitter plumbing: one parser and one compiled query per language, made once per process.
+
+Every tree is bounded by its bytes only, never by the clock, so that a refusal is the
+same on every machine and can be cached (ADR 0012). Before parsing,
+:func:`.problems.check_size` bounds the tokens (a 9.8 MB JavaScript array took 5 s
+and 1.9 GB to parse, then minutes to query); after it, a tree of more than
+:data:`MAX_NODES` nodes or :data:`MAX_DEPTH` levels is refused before it is queried
+(the query's time grows with size times depth: ``a<a<a<…`` 100,000 deep took 11 s).
+tree-sitter's own progress callbacks would be the finer bound, but py-tree-sitter
+0.26.1 crashes (SIGSEGV) with one on some of the corpus's Rust files.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +17,15 @@ from collections.abc import Callable
 
 from tree_sitter import Language, Node, Parser, Query, QueryCursor
 
+from .problems import Refused
+
 Captures = dict[str, list[Node]]
+
+# What :func:`.problems.check_size` lets through makes at most about this many nodes;
+# the corpus's largest test file has 60,000.
+MAX_NODES = 2_000_000
+# Real code nests tens of levels; the corpus's deepest tree has 60.
+MAX_DEPTH = 1_000
 
 
 class SyntaxKit:
@@ -27,6 +45,9 @@ class SyntaxKit:
         a missing token fails the file.
         """
         root = self._parser.parse(source).root_node
+        if root.descendant_count > MAX_NODES:
+            raise Refused(f"too large to parse: over {MAX_NODES:,} syntax nodes")
+        _check_depth(root)
         if root.has_error and not _one_token_errors(root):
             raise SyntaxError(f"syntax error at line {_first_error_line(root)}")
         return root
@@ -34,6 +55,22 @@ class SyntaxKit:
     def capture(self, root: Node) -> Captures:
         found = QueryCursor(self._query).captures(root)
         return {name: sorted(nodes, key=lambda n: n.start_byte) for name, nodes in found.items()}
+
+
+def _check_depth(root: Node) -> None:
+    """:class:`Refused` if the tree is deeper than :data:`MAX_DEPTH`.
+
+    A subtree with fewer nodes than the depth it could still add is never entered:
+    most files are decided by their root's children, and no node is visited twice.
+    """
+    stack = [(root, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth + node.descendant_count <= MAX_DEPTH:
+            continue  # even a chain of all its nodes stays within the bound
+        if depth >= MAX_DEPTH:
+            raise Refused(f"too deeply nested: over {MAX_DEPTH:,} levels of syntax")
+        stack.extend((child, depth + 1) for child in node.children)
 
 
 def _one_token_errors(node: Node) -> bool:

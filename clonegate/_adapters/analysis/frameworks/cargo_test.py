@@ -11,18 +11,18 @@ are compiled by a test, never run as tests. Examples and benches are built by
 from __future__ import annotations
 
 import posixpath
-import tomllib
 from typing import Any
 
-from ..globs import glob_matches
+from ..globs import check_globs, glob_matches
 from .definition import Framework, Scope, Settings
+from .documents import toml_of
 
 _TESTED_TARGETS = ("lib", "bin", "test")  # what a plain ``cargo test`` runs
 
 
 def read_config(name: str, content: bytes, defaults: Settings) -> Settings:
     """The files of the targets ``Cargo.toml`` places by ``path``, as globs."""
-    manifest: Any = tomllib.loads(content.decode("utf-8"))
+    manifest: Any = toml_of(content)
     files: list[str] = []
     for kind in _TESTED_TARGETS:
         targets = manifest.get(kind, [])
@@ -36,6 +36,7 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings:
                 base = posixpath.basename(stem)
                 folder = posixpath.dirname(path) if base in ("lib", "main", "mod") else stem
                 files.append(posixpath.join(folder, "**") if folder else "**")
+    check_globs(tuple(files), "target path")
     return Settings(files=tuple(files))
 
 

@@ -1,12 +1,17 @@
 """jest: its default ``testMatch``, or ``testMatch``/``testRegex``/``roots`` where the
-config is JSON (``jest.config.json``, ``package.json``'s ``"jest"``)."""
+config is JSON (``jest.config.json``, ``package.json``'s ``"jest"``).
+
+``testRegex`` runs on RE2 (:mod:`..patterns`), in time linear in the path whatever
+the pattern (``^(a+)+$`` made ``re`` backtrack for minutes); one RE2 cannot run (a
+lookahead) makes the config a scan error.
+"""
 
 from __future__ import annotations
 
 import dataclasses
-import re
 
-from ..globs import glob_matches
+from ..globs import check_globs, glob_matches
+from ..patterns import check_count, compile_regex, searchable
 from .definition import Framework, Scope, Settings
 from .js_config import json_of, package_key, strings
 
@@ -29,6 +34,10 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
     files = tuple(p.replace("<rootDir>/", "") for p in strings(config.get("testMatch")))
     regexes = strings(config.get("testRegex"))
     roots = tuple(r.replace("<rootDir>", "").strip("/") for r in strings(config.get("roots")))
+    check_globs(files, "testMatch pattern")
+    check_count(regexes, "testRegex pattern")
+    for regex in regexes:
+        compile_regex(regex, "testRegex")
     return dataclasses.replace(
         defaults,
         files=files,
@@ -44,7 +53,8 @@ def selects(path: str, scope: Scope) -> bool:
         return False
     if any(glob_matches(pattern, relative) for pattern in settings.files):
         return True
-    return any(re.search(pattern, relative) for pattern in settings.names)
+    relative = searchable(relative)
+    return any(compile_regex(p, "testRegex").search(relative) for p in settings.names)
 
 
 FRAMEWORK = Framework(

@@ -3,20 +3,17 @@
 
 from __future__ import annotations
 
-import json
+import functools
 import re
 from typing import Any
 
+from ..patterns import Compiled, linear, searchable
+from .documents import json_of
+
+__all__ = ["JS_EXTENSIONS", "json_of", "package_key", "quoted_after", "scripts", "strings"]
+
 JS_EXTENSIONS = r"[cm]?[jt]sx?"
-_COMMENTS = re.compile(rb"//[^\n]*|/\*.*?\*/", re.S)
 _QUOTED = re.compile(r"""['"`]([^'"`]+)['"`]""")
-
-
-def json_of(content: bytes, *, comments: bool = False) -> Any:
-    """The JSON document (``.jsonc``: comments dropped first); ValueError if it is not."""
-    if comments:
-        content = _COMMENTS.sub(b"", content)
-    return json.loads(content.decode("utf-8"))
 
 
 def package_key(content: bytes, key: str) -> Any:
@@ -43,5 +40,11 @@ def strings(value: Any) -> tuple[str, ...]:
 
 def quoted_after(key: str, code: str) -> tuple[str, ...] | None:
     """The quoted strings of ``key: 'x'`` or ``key: ['x', 'y']`` in code, or None."""
-    match = re.search(rf"""\b{key}['"]?\s*:\s*(\[[^\]]*\]|['"`][^'"`]*['"`])""", code)
-    return tuple(_QUOTED.findall(match[1])) if match else None
+    # On RE2: with re, each unclosed ``spec: [`` was scanned to the end of the file.
+    match = _quoted_value(key).search(searchable(code))
+    return tuple(_QUOTED.findall(match.group(1) or "")) if match else None
+
+
+@functools.cache
+def _quoted_value(key: str) -> Compiled:
+    return linear(rf"""\b{key}['"]?\s*:\s*(\[[^\]]*\]|['"`][^'"`]*['"`])""")

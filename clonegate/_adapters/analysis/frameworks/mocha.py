@@ -12,8 +12,9 @@ import re
 import shlex
 from typing import Any
 
-from ..globs import glob_matches
+from ..globs import check_globs, glob_matches
 from ..javascript import MOCHA_TDD_CALLS
+from ..patterns import linear, searchable
 from .definition import Framework, Scope, Settings
 from .js_config import json_of, package_key, quoted_after, scripts, strings
 
@@ -55,7 +56,10 @@ _VALUED = frozenset(
         "--loader",
     }
 )
-_INVOCATION = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?_?mocha(?:\s+(.*?))?(?=&&|\|\||;|$)")
+# In one command of a script (split at &&, || and ;): mocha and its arguments.
+_INVOCATION = linear(r"(?:^|[\s&|(])(?:\S*/)?_?mocha(?:\s+(.*))?$")
+_COMMANDS = re.compile(r"&&|\|\||;")
+_KEY = re.compile(r"([A-Za-z-]+)\s*:")
 
 
 def read_config(name: str, content: bytes, defaults: Settings) -> Settings | None:
@@ -64,9 +68,10 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
     if name == "package.json":
         config = package_key(content, "mocha")
         options = config if isinstance(config, dict) else {}
-        for command in scripts(content):
-            for match in _INVOCATION.finditer(command):
-                _merge(options, _command_options(match[1] or ""))
+        for script in scripts(content):
+            for command in _COMMANDS.split(script):
+                if (match := _INVOCATION.search(searchable(command.strip()))) is not None:
+                    _merge(options, _command_options(match.group(1) or ""))
     elif name.endswith((".json", ".jsonc")):
         options = json_of(content, comments=True)
     elif name.endswith((".yaml", ".yml")):
@@ -117,15 +122,15 @@ def _yaml_options(text: str) -> dict[str, Any]:
     options: dict[str, Any] = {}
     key = None
     for line in text.splitlines():
-        item = re.match(r"\s+-\s*['\"]?([^'\"#]+?)['\"]?\s*$", line)
+        item = _list_item(line)
         if item and key:
-            options.setdefault(key, []).append(item[1])
+            options.setdefault(key, []).append(item)
             continue
-        entry = re.match(r"([A-Za-z-]+)\s*:\s*(.*?)\s*$", line)
+        entry = _KEY.match(line)
         key = None
         if not entry:
             continue
-        name, value = entry[1], entry[2]
+        name, value = entry[1], line[entry.end() :].strip()
         if name == "recursive":
             options[name] = value == "true"
         elif name in ("spec", "extension"):
@@ -135,12 +140,26 @@ def _yaml_options(text: str) -> dict[str, Any]:
     return options
 
 
+def _list_item(line: str) -> str | None:
+    """The value of an indented ``- value`` line (quotes dropped), or None if it is not
+    one or holds a quote or ``#`` inside. String operations: the regular expression
+    this was tried lazily at every character (minutes on a line of 40,000 spaces)."""
+    if not line[:1].isspace() or not (rest := line.lstrip()).startswith("-"):
+        return None
+    value = rest[1:].lstrip()
+    value = value[1:] if value[:1] in ("'", '"') else value
+    value = value.rstrip()
+    value = value[:-1] if value[-1:] in ("'", '"') else value  # spaces inside quotes stay
+    return value if value and not any(c in value for c in "'\"#") else None
+
+
 def _settings(options: dict[str, Any], defaults: Settings, note: str) -> Settings:
     extensions = tuple(e.lstrip(".") for e in strings(options.get("extension"))) or EXTENSIONS
     recursive = bool(options.get("recursive"))
     files = tuple(
         _glob(spec, extensions, recursive) for spec in strings(options.get("spec")) if spec
     )
+    check_globs(files, "spec")
     return dataclasses.replace(defaults, files=files or defaults.files, note=note)
 
 

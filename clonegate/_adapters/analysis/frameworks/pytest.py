@@ -6,11 +6,11 @@ import configparser
 import dataclasses
 import functools
 import shlex
-import tomllib
 from typing import Any
 
-from ..globs import glob_matches, name_matches
+from ..globs import check_globs, check_names, glob_matches, name_matches
 from .definition import Framework, Scope, Settings
+from .documents import toml_of
 
 # pytest's own defaults (``pytest --help``: python_files, norecursedirs...).
 DEFAULTS = Settings(
@@ -47,7 +47,7 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
         return None
     values: dict[str, tuple[str, ...]] = {}
     if name.endswith(".toml"):
-        table: Any = tomllib.loads(content.decode("utf-8"))
+        table: Any = toml_of(content)
         path = ("tool", "pytest") if name == "pyproject.toml" else ("pytest",)
         for key in path:
             table = table.get(key, {}) if isinstance(table, dict) else {}
@@ -70,7 +70,11 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
                 if parser.has_option(section, option):
                     values[option] = tuple(shlex.split(parser.get(section, option)))
     changes: dict[str, Any] = {_OPTIONS[option]: value for option, value in values.items()}
-    return dataclasses.replace(defaults, **changes)
+    settings = dataclasses.replace(defaults, **changes)
+    check_names(settings.names, "python_files pattern")
+    check_names(settings.skip_dirs, "norecursedirs pattern")
+    check_globs(tuple(_root(r) + "/**" for r in settings.roots), "testpaths entry")
+    return settings
 
 
 def selects(path: str, scope: Scope) -> bool:
@@ -95,8 +99,12 @@ def _skipped(skip_dirs: tuple[str, ...], directory: str) -> bool:
     return any(name_matches(skip_dirs, name) for name in directory.split("/"))
 
 
+def _root(root: str) -> str:
+    return root.removeprefix("./").rstrip("/")
+
+
 def _under(root: str, relative: str) -> bool:
-    root = root.removeprefix("./").rstrip("/")
+    root = _root(root)
     if root in ("", "."):
         return True
     return relative.startswith(root + "/") or glob_matches(root + "/**", relative)

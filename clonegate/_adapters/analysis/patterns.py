@@ -1,0 +1,119 @@
+"""Regular expressions that come from repositories, run on RE2 (ADR 0012).
+
+A pattern in a config (jest's ``testRegex``, a glob translated by :mod:`.globs`) is
+hostile input: Python's ``re`` backtracks, and ``^(a+)+$`` against a 30-letter file
+name held an analysis worker for minutes. RE2 matches in time linear in the text and
+refuses what it cannot run that way (backreferences, lookarounds). A pattern longer
+than :data:`MAX_PATTERN_CHARS`, one RE2 refuses, or one whose compiled program
+exceeds RE2's memory budget raises :class:`PatternError`; the config that holds it
+is then a scan error (:mod:`.config`), never the repository's loss.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Protocol, cast
+
+import re2
+
+from .problems import Refused
+
+__all__ = [
+    "CACHED_PATTERNS",
+    "MAX_PATTERNS",
+    "MAX_PATTERN_CHARS",
+    "Compiled",
+    "Match",
+    "PatternError",
+    "check_count",
+    "compile_regex",
+    "linear",
+    "searchable",
+    "shown",
+]
+
+# A test pattern is a path and a few alternatives; jest's default testRegex is 60
+# characters. Far above any real one, far below what costs a worker anything.
+MAX_PATTERN_CHARS = 2_000
+# Patterns of one option (testMatch, spec, python_files...): each file meets them all.
+MAX_PATTERNS = 200
+# RE2's budget for one compiled program and its DFA cache (its default is 8 MiB).
+_MAX_MEMORY = 8 << 20
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Compiled patterns kept per process: a served worker analyzes repository after
+# repository, and one repository can hold thousands of distinct patterns.
+CACHED_PATTERNS = 4096
+
+
+class PatternError(Refused):
+    """A pattern from a repository that is not run: too long, or refused by RE2."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, "config")
+
+
+class Match(Protocol):
+    """What the analyzer uses of an RE2 match."""
+
+    def group(self, index: int, /) -> str | None: ...
+
+
+class Compiled(Protocol):
+    """What the analyzer uses of a compiled RE2 pattern."""
+
+    def search(self, text: str) -> Match | None: ...
+
+    def fullmatch(self, text: str) -> Match | None: ...
+
+
+def compile_regex(pattern: str, what: str = "pattern", *, capped: bool = True) -> Compiled:
+    """``pattern`` compiled by RE2; :class:`PatternError` says why it cannot be, naming
+    ``what`` (``testRegex``; ``glob 'x'`` for a pattern made from the glob ``x``).
+    ``capped=False``: the caller made ``pattern`` of patterns each checked already
+    (an alternation of them); RE2's memory budget still bounds it."""
+    if capped and len(pattern) > MAX_PATTERN_CHARS:
+        raise PatternError(
+            f"{what} of {len(pattern)} characters, over the limit of {MAX_PATTERN_CHARS}"
+        )
+    return _compiled(pattern, what)
+
+
+@functools.lru_cache(maxsize=CACHED_PATTERNS)
+def _compiled(pattern: str, what: str) -> Compiled:
+    options = re2.Options()
+    options.log_errors = False  # RE2 would write each refusal to stderr
+    options.max_mem = _MAX_MEMORY
+    try:
+        return cast(Compiled, re2.compile(searchable(pattern), options))
+    except re2.error as exc:
+        reason = exc.args[0] if exc.args else exc
+        if isinstance(reason, bytes):
+            reason = reason.decode("utf-8", "replace")
+        named = what if " " in what else f"{what} {shown(pattern)}"
+        raise PatternError(f"{named} cannot be run: {reason}") from None
+
+
+def linear(pattern: str) -> Compiled:
+    """One of the analyzer's own patterns on RE2: for those that scan a repository's
+    text, where ``re`` would be quadratic (``\\S*/`` tried from every ``(`` of a
+    10 MB ``scripts`` line). Raises :class:`PatternError` only for a bug here."""
+    return compile_regex(pattern, "built-in pattern")
+
+
+def check_count(patterns: tuple[str, ...], what: str) -> None:
+    """:class:`PatternError` if an option holds more than :data:`MAX_PATTERNS` patterns."""
+    if len(patterns) > MAX_PATTERNS:
+        raise PatternError(f"{len(patterns)} {what}s, over the limit of {MAX_PATTERNS}")
+
+
+def searchable(text: str) -> str:
+    """``text`` as RE2 can take it (UTF-8): each lone surrogate (a path's undecodable
+    byte from ``surrogateescape``, a JSON ``\\ud800``) becomes one U+FFFD, one
+    character as ``re`` saw it."""
+    return text if text.isascii() else _SURROGATE.sub("\ufffd", text)
+
+
+def shown(pattern: str) -> str:
+    """``pattern`` quoted for a message, cut at 80 characters."""
+    return repr(pattern if len(pattern) <= 80 else pattern[:77] + "...")
