@@ -30,9 +30,9 @@ from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
 from .head_worker import head_in_worker
+from .kept_clone import KeptClone
 from .kept_debris import sweep_once
 from .kept_place import (
-    KeptClone,
     KeptPlace,
     UnsafePlace,
     make_staging,

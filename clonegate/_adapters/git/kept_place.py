@@ -15,14 +15,13 @@ A kept clone is removed the same way (:class:`KeptClone`, for a library's
 ``aclose``), and so is a staging directory; kept_debris.py sweeps those a killed run
 left.
 
-Blocking and plain, :meth:`KeptClone.aclose` aside: used by the parent (in a thread)
-and by the clone worker.
+Blocking and plain: used by the parent (in a thread) and by the clone worker, so it
+imports no trio (:class:`.kept_clone.KeptClone` is the parent's async side).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import errno
 import os
 import secrets
@@ -31,14 +30,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-import trio
-
 from ..._domain.urls import visible
-from ..._domain.vcs import ClonedSource
 from .kept_debris import clone_kind, staging_prefix
 
 __all__ = [
-    "KeptClone",
     "KeptPlace",
     "PlaceGone",
     "UnsafePlace",
@@ -233,26 +228,3 @@ def _remove_at(parent: int, name: str) -> None:
     except FileNotFoundError:
         return
     shutil.rmtree(name, dir_fd=parent)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class KeptClone(ClonedSource):
-    """A kept clone, as :meth:`DulwichVCS.clone` returns it: :meth:`aclose` removes it
-    with :func:`remove_kept`, not by its path, which may run through a link by then."""
-
-    place: KeptPlace
-
-    @classmethod
-    def of(cls, source: ClonedSource, place: KeptPlace) -> KeptClone:
-        """``source``, kept at ``place``."""
-        values = {field.name: getattr(source, field.name) for field in dataclasses.fields(source)}
-        return cls(place=place, **values)
-
-    async def aclose(self) -> None:
-        """Remove the kept clone from disk, following no symbolic link. Idempotent.
-
-        Shielded and never abandoned half-way, as :meth:`ClonedSource.aclose`; raises
-        :class:`OSError`, removing nothing, if its path runs through a link by now.
-        """
-        with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(remove_kept, self.place)
