@@ -280,15 +280,19 @@ class _Processes:
         except MemoryError:
             # Raised in the worker past its cap, sent back as the job's error; the
             # worker ends after a failed job and the next one gets a fresh fork.
-            cap = self.max_memory >> 20
-            raise AnalysisError(
-                ErrorKind.OUT_OF_MEMORY, f"the analysis needed more than its {cap} MiB memory cap"
-            ) from None
+            raise self._out_of_memory("") from None
         except WorkerDied as exc:
+            if exc.allowance_used_up:  # tree-sitter crashes when it cannot allocate
+                raise self._out_of_memory(f" (its worker crashed: signal {exc.signal})") from None
             kind = ErrorKind.OUT_OF_MEMORY if exc.out_of_memory else "analysis_error"
             raise AnalysisError(kind, f"the analysis failed: {exc}") from None
         finally:
             self.cpus.release()
+
+    def _out_of_memory(self, how: str) -> AnalysisError:
+        cap = self.max_memory >> 20
+        reason = f"the analysis needed more than its {cap} MiB memory cap{how}"
+        return AnalysisError(ErrorKind.OUT_OF_MEMORY, reason)
 
 
 def _parts(candidates: Part, processes: _Processes) -> list[Part]:
