@@ -4,7 +4,9 @@ no repository (issue 38): WorkClock, and the use case with analyzers that share 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -18,8 +20,12 @@ from clonegate import (
     ClonedSource,
     Event,
     EventKind,
+    Option,
     RepositoryReport,
     RepositoryStatus,
+    TestInventoryAnalyzer,
+    UseCaseConfig,
+    with_analysis_memory_limit,
     with_analysis_time_limit,
     with_analysis_timeout,
     with_event_hook,
@@ -241,3 +247,38 @@ async def test_a_bug_in_an_analyzer_is_one_line_with_its_traceback_only_when_ver
     assert record.levelno == logging.WARNING
     assert record.getMessage() == f"analysis failed: {url(0)}: KeyError: 'files'"
     assert bool(record.exc_info) is verbose
+
+
+@pytest.mark.parametrize(
+    ("option", "bad", "good", "field"),
+    [
+        (with_repository_timeout, 0, 7.5, "repository_timeout"),
+        (with_analysis_timeout, -5, 7.5, "repository_timeout"),  # Go's name, same meaning
+        (with_analysis_time_limit, 0, 9.0, "analysis_time_limit"),
+        (with_analysis_memory_limit, 0, 64 << 20, "analysis_memory_limit"),
+    ],
+)
+def test_the_limits_refuse_bad_values_and_apply_good_ones(
+    option: Callable[[Any], Option], bad: object, good: object, field: str
+) -> None:
+    with pytest.raises(ValueError, match="must"):
+        option(bad)
+    config = option(good)(UseCaseConfig())
+    assert getattr(config, field) == good
+    assert config.analysis_timeout == config.repository_timeout  # the field's old name
+
+
+def test_the_defaults_bound_an_analysis_well_under_its_repository() -> None:
+    config = AnalyzeUseCase().config
+    assert (config.repository_timeout, config.analysis_time_limit) == (15 * 60, 2 * 60)
+    assert config.analysis_memory_limit == 1 << 30
+
+
+def test_the_memory_cap_configures_the_default_analyzer_only(tmp_path: Path) -> None:
+    uc = AnalyzeUseCase(with_analysis_memory_limit(64 << 20))
+    assert isinstance(uc._analyzer, TestInventoryAnalyzer)
+    assert uc._analyzer._max_memory == 64 << 20
+    with pytest.raises(ValueError, match="with_analysis_memory_limit"):
+        AnalyzeUseCase(with_analysis_memory_limit(64 << 20), analyzer=FakeAnalyzer())
+    # The time limit is the use case's own: it applies to any analyzer.
+    AnalyzeUseCase(with_analysis_time_limit(5), vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
