@@ -23,7 +23,15 @@ if TYPE_CHECKING:
         RunStatus,
         open_redis,
     )
-    from ._adapters.store import Difference, HistoryEntry, RunInfo, SQLiteStore, open_store
+    from ._adapters.store import (
+        Difference,
+        HistoryEntry,
+        RunInfo,
+        SQLiteStore,
+        StoreReader,
+        open_store,
+        open_store_reader,
+    )
     from ._adapters.workers import WorkerDied, WorkerPool, WorkerPoolStatistics, open_worker_pool
     from ._domain.credentials import Credential, credential_for
     from ._domain.errors import (
@@ -81,6 +89,8 @@ if TYPE_CHECKING:
     from ._domain.store import (
         AnalysisCache,
         CloneMemoryHistory,
+        DamagedRow,
+        DamagedRowError,
         ReportStore,
         ReusableReports,
         StoredResult,
@@ -218,9 +228,13 @@ _LAZY = {
     "HistoryEntry": "._adapters.store",
     "RunInfo": "._adapters.store",
     "SQLiteStore": "._adapters.store",
+    "StoreReader": "._adapters.store",
     "open_store": "._adapters.store",
+    "open_store_reader": "._adapters.store",
     "AnalysisCache": "._domain.store",
     "CloneMemoryHistory": "._domain.store",
+    "DamagedRow": "._domain.store",
+    "DamagedRowError": "._domain.store",
     "ReportStore": "._domain.store",
     "ReusableReports": "._domain.store",
     "StoreError": "._domain.store",
@@ -274,6 +288,8 @@ __all__ = [
     "ClonedSource",
     "ClusterWorker",
     "Credential",
+    "DamagedRow",
+    "DamagedRowError",
     "Difference",
     "DulwichVCS",
     "EmptyRepositoryError",
@@ -324,6 +340,7 @@ __all__ = [
     "ScanError",
     "StorageError",
     "StoreError",
+    "StoreReader",
     "StoredResult",
     "TestCase",
     "TestFile",
@@ -346,6 +363,7 @@ __all__ = [
     "credential_for",
     "open_redis",
     "open_store",
+    "open_store_reader",
     "open_worker_pool",
     "parse_repo_url",
     "parse_size",

@@ -5,23 +5,20 @@ pause (SIGSTOP) and resume."""
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-import pytest
-
+from .server_programs import server_program
 from .servers import free_port, wait_until_listening
-
-REDIS_SERVER = "/usr/bin/redis-server"
 
 
 class RedisServer:
-    def __init__(self, workdir: Path) -> None:
+    def __init__(self, workdir: Path, program: str = "redis-server") -> None:
         self.workdir = workdir
+        self.program = program
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -32,7 +29,7 @@ class RedisServer:
     def start(self) -> None:
         self.process = subprocess.Popen(
             [
-                REDIS_SERVER,
+                self.program,
                 "--port", str(self.port),
                 "--bind", "127.0.0.1",
                 "--save", "",
@@ -68,14 +65,9 @@ class RedisServer:
 
 @contextmanager
 def redis_server(workdir: Path) -> Iterator[RedisServer]:
-    if shutil.which(REDIS_SERVER) is None:
-        message = "redis-server is not installed (Debian package redis-server)"
-        # .ci/run installs it and sets this, so CI never skips silently.
-        if os.environ.get("CLONEGATE_REQUIRE_ALL_SERVERS"):
-            pytest.fail(message)
-        pytest.skip(message)
+    program = server_program("redis-server", "redis-server")
     workdir.mkdir(parents=True, exist_ok=True)
-    server = RedisServer(workdir)
+    server = RedisServer(workdir, program)
     server.start()
     try:
         yield server

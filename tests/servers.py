@@ -27,6 +27,8 @@ from socketserver import ThreadingMixIn
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
+from .server_programs import server_program
+
 TOKEN = "s3cr3t-t0ken-value"
 BIG_BLOB_BYTES = 4 * 1024 * 1024  # the "big" fixture repository's random blob
 GIT_ENV = {
@@ -344,9 +346,7 @@ def ssh_server(workdir: Path, forced_command: str | None = None) -> Iterator[Ssh
     With ``forced_command``, the key runs that command instead of what the client asks
     (``command=`` in authorized_keys): a server that speaks whatever the command says.
     """
-    sshd = Path("/usr/sbin/sshd")
-    if not sshd.exists():
-        raise FileNotFoundError("sshd is not installed (Debian package openssh-server)")
+    sshd = server_program("sshd", "openssh-server")
     workdir.mkdir(parents=True, exist_ok=True)
     host_key, client_key = workdir / "host_ed25519", workdir / "client_ed25519"
     for key in (host_key, client_key):
@@ -367,7 +367,7 @@ def ssh_server(workdir: Path, forced_command: str | None = None) -> Iterator[Ssh
     )
     Path("/run/sshd").mkdir(exist_ok=True)  # privilege separation directory
     process = subprocess.Popen(
-        [str(sshd), "-D", "-e", "-f", str(config)],
+        [sshd, "-D", "-e", "-f", str(config)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         start_new_session=True,

@@ -166,7 +166,10 @@ def test_environment_variables(
     assert "-j" not in bad.output
     server, ca_bundle = https_server
     untrusted = runner.invoke(app, ["analyze", server.url("basic")])
-    assert lines(untrusted.stdout)[0]["error"]["message"].endswith("verification failed")
+    assert lines(untrusted.stdout)[0]["error"]["message"].endswith(
+        "verification failed (a server whose certificate comes from a private authority "
+        "needs that authority's certificate: --ca-bundle FILE)"
+    )
     trusted = runner.invoke(app, ["analyze", "--ca-bundle", str(ca_bundle), server.url("basic")])
     assert trusted.exit_code == 0, trusted.output
     # Worker processes start with this environment: they trust the test CA.

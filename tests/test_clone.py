@@ -439,8 +439,9 @@ async def test_https_with_a_private_ca(
     server, ca_bundle = https_server
     url = server.url("basic", private=True)
     token = Credential.token(TOKEN, f"127.0.0.1:{server.port}")
-    with pytest.raises(TransportError, match=r"certificate verification failed"):
+    with pytest.raises(TransportError, match=r"certificate verification failed") as refused:
         await DulwichVCS(work_dir=work_dir).clone(url, credential=token)
+    assert "--ca-bundle FILE" in refused.value.reason  # what to do about it (issue 38)
     source = await DulwichVCS(ca_bundle=ca_bundle, work_dir=work_dir).clone(url, credential=token)
     try:
         _assert_shallow_single_branch(source, repos["basic"])

@@ -99,8 +99,9 @@ async def test_each_limit_fails_its_repository_and_the_batch_goes_on(
     kinds = {i: r.error.kind if r.error else "ok" for i, r in reports.items()}
     assert kinds == {0: "too_slow", 1: "too_large", 2: "too_large", 3: "too_large", 4: "ok"}
     messages = {i: r.error.message for i, r in reports.items() if r.error}
-    assert "less than 1000 bytes/s (the low-speed limit)" in messages[0]
-    assert "list of refs passed 32 MiB" in messages[1]
+    assert "less than 1000 bytes/s (the low-speed limit" in messages[0]
+    # 3 million refs pass the cap on lines (two per ref) before the 32 MiB one.
+    assert "list of refs passed 200064 lines (the limit for 100000 refs)" in messages[1]
     assert "more than 4 MiB of pack data" in messages[2]
     assert "memory limit of 160 MiB" in messages[3]
     assert reports[4].analysis is not None

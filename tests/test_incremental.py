@@ -206,3 +206,52 @@ async def test_a_run_killed_midway_keeps_what_it_printed_and_the_next_run_comple
         latest = (await store.runs())[0]
     assert latest.finished_at is not None
     assert list(tmpdir_env.iterdir()) == []  # no clone directory left behind by either
+
+
+async def test_a_damaged_stored_result_is_run_again_and_the_others_are_reused(
+    tmp_path: Path, served: tuple[Path, GitDaemon], tmpdir_env: Path
+) -> None:
+    # One report's document not JSON made the whole incremental run print nothing
+    # (exit 1, an ExceptionGroup of 152 lines): now only that repository runs again.
+    _, daemon = served
+    db = tmp_path / "runs.db"
+    env = {**os.environ, "CLONEGATE_DB": str(db), "TMPDIR": str(tmpdir_env)}
+    proxy = ThrottlingProxy(daemon.port, rate=1 << 30)
+    count, damaged = 10, 4
+
+    async def analyze(urls: list[str]) -> tuple[list[dict[str, object]], str]:
+        done = await trio.run_process(
+            [sys.executable, "-m", "clonegate", "analyze", "--incremental", "--format",
+             "jsonl", *urls],
+            capture_stdout=True, capture_stderr=True, env=env, cwd=ROOT, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr.decode()
+        reports = [json.loads(line) for line in done.stdout.decode().splitlines()]
+        return sorted(reports, key=lambda r: int(str(r["index"]))), done.stderr.decode()
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(proxy.serve)
+        urls = [f"git://127.0.0.1:{proxy.port}/r{i}.git" for i in range(count)]
+        await analyze(urls)
+        connection = sqlite3.connect(db)
+        with connection:
+            connection.execute(
+                "UPDATE reports SET document = '{\"url\":' WHERE url = ?", (urls[damaged],)
+            )
+        connection.close()
+        proxy.log.clear()
+        again, stderr = await analyze(urls)
+        # Every report printed; the damaged one cloned again, the others reused.
+        assert len(again) == count
+        assert [r["status"] for r in again] == ["ok"] * count
+        assert [i for i, r in enumerate(again) if not r["reused"]] == [damaged]
+        assert _fetched(proxy) == Counter({f"/r{damaged}.git": 1})
+        assert f"the stored result of {urls[damaged]} is damaged (reports row" in stderr
+        # Its new result is the one the next run reuses: nothing is cloned.
+        proxy.log.clear()
+        third, stderr = await analyze(urls)
+        assert all(r["reused"] for r in third)
+        assert sum(_fetched(proxy).values()) == 0
+        assert "damaged" not in stderr
+        nursery.cancel_scope.cancel()
+    assert list(tmpdir_env.iterdir()) == []

@@ -379,11 +379,12 @@ async def test_secrets_in_invalid_urls_are_not_shown() -> None:
 
 
 async def test_too_many_refs_are_refused(work_dir: Path) -> None:
-    """3 million refs: stopped at the advertisement's byte cap, long before the end."""
+    """3 million refs: stopped at the advertisement's cap on lines (two per allowed ref,
+    reached before its 32 MiB), long before the end."""
     counter = Counter()
     with (
         envelope_breaker("refs", counter) as port,
-        pytest.raises(TooLargeError, match="list of refs passed 32 MiB") as caught,
+        pytest.raises(TooLargeError, match="list of refs passed 200064 lines") as caught,
     ):
         await DulwichVCS(work_dir=work_dir).remote_head(f"git://127.0.0.1:{port}/refs.git")
     assert caught.value.kind is ErrorKind.TOO_LARGE

@@ -138,7 +138,8 @@ class CloneSettings:
         int,
         typer.Option(
             min=1,
-            help="A clone receiving less than this many bytes/s over --low-speed-time fails.",
+            help="A clone receiving less than this many bytes/s of refs or pack data "
+            "(progress messages aside) over --low-speed-time fails.",
             metavar="BYTES",
         ),
     ] = 1000

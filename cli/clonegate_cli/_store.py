@@ -1,4 +1,9 @@
-"""Reading the result store: runs, history, diff, export (ADR 0016)."""
+"""Reading the result store: runs, history, diff, export, check (ADR 0016).
+
+Every command opens the store read-only. A damaged row is left out with one line on
+stderr naming it, and the command goes on; its exit status is then 1. Nothing read
+from the store reaches a terminal or a spreadsheet unescaped (ADR 0012).
+"""
 
 from __future__ import annotations
 
@@ -14,9 +19,9 @@ import trio
 import typer
 
 import clonegate  # the store through its lazy attributes: only these commands load it
-from clonegate import RepositoryReport, StoreError, to_json, visible
+from clonegate import DamagedRow, RepositoryReport, StoreError, to_json, visible
 
-from ._run import EXIT_STORE, usage_error
+from ._run import EXIT_FAILED, EXIT_STORE, usage_error
 from ._store_options import DbOption
 
 if TYPE_CHECKING:
@@ -24,6 +29,10 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 T = TypeVar("T")
+Reader = Callable[["clonegate.StoreReader", list[DamagedRow]], Awaitable[None]]
+
+# A reading command that left damaged rows out: what it wrote is true but incomplete.
+EXIT_DAMAGED = EXIT_FAILED
 
 RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, or 'latest'.")]
 
@@ -34,9 +43,9 @@ def runs(
 ) -> None:
     """List the stored runs, newest first: id, start, end, and counts."""
 
-    async def show(store: clonegate.SQLiteStore) -> None:
+    async def show(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
         table = _table("run", "started (UTC)", "finished", "repositories", "ok", "reused", "tests")
-        for run in await store.runs(limit):
+        for run in await store.runs(limit, damaged=damaged):
             summary = run.summary or {}
             table.add_row(
                 *_cells(
@@ -61,8 +70,8 @@ def history(
 ) -> None:
     """What each run found for one repository: status, commit, test counts, over time."""
 
-    async def show(store: clonegate.SQLiteStore) -> None:
-        entries = await store.history(url)
+    async def show(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
+        entries = await store.history(url, damaged=damaged)
         if as_jsonl:
             for entry in entries:
                 _line(sys.stdout, dataclasses.asdict(entry))
@@ -88,15 +97,17 @@ def diff(
     """Repositories whose status or tests changed between two runs, with the tests
     added (+) and removed (-) per file."""
 
-    async def show(store: clonegate.SQLiteStore) -> None:
+    async def show(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
         a, b = await _run_id(store, run_a), await _run_id(store, run_b)
         out = sys.stdout
-        for change in await store.diff(a, b):
+        for change in await store.diff(a, b, damaged=damaged):
             if as_jsonl:
                 _line(out, dataclasses.asdict(change))
                 continue
+            # Every part escaped: a damaged or edited row can hold anything.
+            status_a, status_b = visible(change.status_a or "-"), visible(change.status_b or "-")
             out.write(
-                f"{visible(change.url)}: {change.status_a or '-'} -> {change.status_b or '-'}, "
+                f"{visible(change.url)}: {status_a} -> {status_b}, "
                 f"tests {_n(change.tests_a)} -> {_n(change.tests_b)}\n"
             )
             for sign, files in (("+", change.added), ("-", change.removed)):
@@ -122,11 +133,12 @@ def export(
     if output_format not in ("jsonl", "csv"):
         raise usage_error(f"--format must be jsonl or csv, got {output_format!r}")
 
-    async def write(store: clonegate.SQLiteStore) -> None:
-        reports = await store.reports(await _run_id(store, run), inventory=tests)
+    async def write(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
+        run_id = await _run_id(store, run)
+        reports = await store.reports(run_id, inventory=tests, damaged=damaged)
         records = _test_records(reports) if tests else (_flat(r) for r in reports)
         if output_format == "jsonl":
-            for record in records:
+            for record in records:  # data as data: the JSON encoder escapes it
                 _line(sys.stdout, record)
             return
         writer: Any = None
@@ -134,9 +146,38 @@ def export(
             if writer is None:
                 writer = csv.DictWriter(sys.stdout, fieldnames=list(record), lineterminator="\n")
                 writer.writeheader()
-            writer.writerow(record)
+            writer.writerow({name: _csv_cell(value) for name, value in record.items()})
 
     _with_store(db, write)
+
+
+def check(db: DbOption = None) -> None:
+    """List the store's damaged rows, one a line (read-only). Exit status 1 if any."""
+
+    async def show(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
+        found = await store.check()
+        for damage in found:
+            sys.stdout.write(visible(str(damage)) + "\n")
+        count = f"{len(found)} damaged row{'s' * (len(found) != 1)}" if found else "no damaged rows"
+        typer.echo(f"clonegate: {count} in {visible(str(store.path))}", err=True)
+        if found:
+            raise typer.Exit(EXIT_DAMAGED)
+
+    _with_store(db, show)
+
+
+# Spreadsheets run a cell that starts with one of these as a formula (OWASP, "CSV
+# Injection"); tab and CR cannot start a cell here, escaped first, but are listed.
+_FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _csv_cell(value: object) -> object:
+    """A CSV cell a terminal shows and a spreadsheet opens as text: control characters
+    escaped as the table does, and a leading ' before what would start a formula."""
+    if not isinstance(value, str):
+        return value  # numbers and booleans: ours, never a server's
+    shown = visible(value)
+    return f"'{shown}" if shown.startswith(_FORMULA_STARTS) else shown
 
 
 def _flat(report: RepositoryReport) -> dict[str, Any]:
@@ -185,25 +226,33 @@ def _tests_of(
         yield from _tests_of(url, path, framework, inner, suite)
 
 
-async def _run_id(store: clonegate.SQLiteStore, text: str) -> int:
+async def _run_id(store: clonegate.StoreReader, text: str) -> int:
+    """The run ``text`` names; a usage error (exit 2) naming it if there is none."""
+    ids = await store.run_ids()
+    where = visible(str(store.path))
     if text == "latest":
-        latest = await store.runs(1)
-        if not latest:
-            raise StoreError(f"the result store {store.path} has no runs")
-        return latest[0].id
+        if not ids:
+            raise usage_error(f"the result store {where} has no runs: 'latest' names none")
+        return ids[0]
     try:
-        return int(text)
+        run_id = int(text)
     except ValueError:
-        raise StoreError(f"{text!r} is not a run id (a number, or 'latest')") from None
+        raise usage_error(
+            f"{visible(repr(text))} is not a run id (a number, or 'latest')"
+        ) from None
+    if run_id not in ids:
+        raise usage_error(f"there is no run {run_id} in the result store {where}")
+    return run_id
 
 
-def _with_store(db: Path | None, use: Callable[[clonegate.SQLiteStore], Awaitable[None]]) -> None:
+def _with_store(db: Path | None, use: Reader) -> None:
     if db is None:
         raise usage_error("no result store: give --db PATH or set CLONEGATE_DB")
+    damaged: list[DamagedRow] = []
 
     async def main() -> None:
-        async with clonegate.open_store(db, create=False) as store:
-            await use(store)
+        async with clonegate.open_store_reader(db) as store:
+            await use(store, damaged)
 
     try:
         trio.run(main)
@@ -212,6 +261,14 @@ def _with_store(db: Path | None, use: Callable[[clonegate.SQLiteStore], Awaitabl
         raise typer.Exit(EXIT_STORE) from None
     except BrokenPipeError:
         raise typer.Exit(141) from None
+    for damage in damaged:
+        typer.echo(
+            f"clonegate: left out a damaged row of {visible(str(db))}: {visible(str(damage))}",
+            err=True,
+        )
+    if damaged:
+        typer.echo("clonegate: `clonegate check` lists every damaged row", err=True)
+        raise typer.Exit(EXIT_DAMAGED)
 
 
 def _print(table: Table) -> None:
@@ -243,9 +300,9 @@ def _line(stream: TextIO, record: dict[str, Any]) -> None:
 
 
 def _n(value: int | None) -> str:
-    return "-" if value is None else str(value)
+    return "-" if value is None else visible(str(value))  # a count, unless the row was edited
 
 
 def register(app: typer.Typer) -> None:
-    for command in (runs, history, diff, export):
+    for command in (runs, history, diff, export, check):
         app.command()(command)

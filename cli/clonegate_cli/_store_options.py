@@ -28,7 +28,8 @@ DbOption = Annotated[
         "--db",
         envvar="CLONEGATE_DB",
         show_default=False,
-        help="The result store: an SQLite file, created if missing (or CLONEGATE_DB).",
+        help="The result store: an SQLite file (or CLONEGATE_DB); a run creates it if "
+        "missing, the reading commands only read it.",
         metavar="PATH",
     ),
 ]

@@ -42,7 +42,8 @@ class ErrorKind(StrEnum):
     - ``empty_repository``: the repository has no commit on its HEAD branch.
     - ``invalid_repository``: what the server sent cannot be a valid repository:
       corrupt objects, a branch name or file path git would refuse.
-    - ``storage``: the clone could not be written locally.
+    - ``storage``: the clone could not be written locally (a full disk, a name too
+      long for the file system, a kept path through a symbolic link).
     - ``too_large``: the clone left its resource envelope: more pack data, refs, memory
       or bytes on disk than its limits allow (the message gives the figure).
     - ``too_slow``: the server sent less than the low-speed limit for its whole

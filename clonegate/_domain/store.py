@@ -19,6 +19,8 @@ from .reports import RepositoryReport
 __all__ = [
     "AnalysisCache",
     "CloneMemoryHistory",
+    "DamagedRow",
+    "DamagedRowError",
     "ReportStore",
     "ReusableReports",
     "StoreError",
@@ -29,6 +31,29 @@ __all__ = [
 class StoreError(Exception):
     """The store could not be opened, read or written (a read-only file, a full disk,
     a newer schema). Reports written before it stay written."""
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedRow:
+    """A stored row that cannot be read back (the file is anyone's to edit): which
+    table and row, and what is wrong with it, in words."""
+
+    table: str
+    row: int | None  # None: damage below the rows (SQLite's own check of the file)
+    problem: str
+
+    def __str__(self) -> str:
+        where = self.table if self.row is None else f"{self.table} row {self.row}"
+        return f"{where}: {self.problem}"
+
+
+class DamagedRowError(StoreError):
+    """One row of the store cannot be read; the rest of the store can. An incremental
+    run treats the row as no stored result (ADR 0016)."""
+
+    def __init__(self, damage: DamagedRow) -> None:
+        super().__init__(str(damage))
+        self.damage = damage
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +87,9 @@ class ReportStore(Protocol):
         ...
 
     async def load(self, run_id: int, key: str) -> RepositoryReport | None:
-        """The report run ``run_id`` kept for ``key``, inventory included."""
+        """The report run ``run_id`` kept for ``key``, inventory included. Raises
+        :class:`DamagedRowError` if it cannot be read back: the use case then runs
+        the repository again."""
         ...
 
 
@@ -78,7 +105,8 @@ class ReusableReports(Protocol):
         self, key: str, commit: str, analyzer_version: str
     ) -> RepositoryReport | None:
         """The report ``last_result(key)`` names, inventory included, if it was made at
-        ``commit`` by ``analyzer_version``; None otherwise."""
+        ``commit`` by ``analyzer_version``; None otherwise. Raises
+        :class:`DamagedRowError` as :meth:`ReportStore.load` does."""
         ...
 
 

@@ -14,7 +14,13 @@ from .._domain.credentials import Credential
 from .._domain.errors import CloneError, InvalidURLError
 from .._domain.inventory import Analyzer, VersionedAnalyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
-from .._domain.store import CloneMemoryHistory, ReportStore, ReusableReports, StoreError
+from .._domain.store import (
+    CloneMemoryHistory,
+    DamagedRowError,
+    ReportStore,
+    ReusableReports,
+    StoreError,
+)
 from .._domain.urls import parse_repo_url
 from .._domain.vcs import VCS, RemoteHeads
 from .options import UseCaseConfig
@@ -61,14 +67,15 @@ class Reuse:
             return RepositoryReport.failure(
                 shown, index, "clone", exc.kind, str(exc), status, timings
             )
-        version = self._analyzer.version
-        if self._reusable is not None:
-            report = await self._reusable.reusable(key, head.commit, version)
-        else:
-            stored = await self._store.last_result(key)
-            if stored is None or stored.commit != head.commit or stored.analyzer_version != version:
-                return None
-            report = await self._store.load(stored.run_id, key)
+        try:
+            report = await self._stored(key, head.commit)
+        except DamagedRowError as exc:
+            # That repository's problem, not the run's: no result to reuse, so it runs
+            # again, and its new result is the one the next run finds (ADR 0016).
+            logger.warning(
+                "the stored result of %s is damaged (%s): analyzing it again", shown, exc
+            )
+            return None
         if report is None or report.ref is None or report.ref.commit != head.commit:
             return None  # pruned meanwhile, or not what last_result said: run it
         return dataclasses.replace(
@@ -81,6 +88,15 @@ class Reuse:
             duplicate_of=None,
             clone_memory=None,  # no clone in this run
         )
+
+    async def _stored(self, key: str, commit: str) -> RepositoryReport | None:
+        version = self._analyzer.version
+        if self._reusable is not None:
+            return await self._reusable.reusable(key, commit, version)
+        stored = await self._store.last_result(key)
+        if stored is None or stored.commit != commit or stored.analyzer_version != version:
+            return None
+        return await self._store.load(stored.run_id, key)
 
 
 class Recorder:

@@ -26,8 +26,9 @@ from ..._domain.urls import redact, visible
 from ..workers.zygote import ask_parent, end_after_reply
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
-from .worker_errors import Failure, classify
-from .worker_http import GuardedPool
+from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent, through
+from .worker_errors import Failure, classify, handshake_timeout, ssh_seconds
+from .worker_http import GuardedPool, bound_tls_handshake
 
 if TYPE_CHECKING:
     from dulwich.client import GitClient
@@ -62,9 +63,9 @@ class CloneJob:
     read_timeout: float
     ssh_command: str = "ssh"
     ca_bundle: str | None = None
-    # A kept clone's stable home: cloned into ``target`` then moved here, or, if it is
-    # already there, updated in place.
-    keep_at: str | None = None
+    # A kept clone's stable home: cloned into its staging directory then moved there,
+    # or, if it is already there, updated in place; reached as kept_place says.
+    keep: KeptPlace | None = None
     envelope: Envelope = dataclasses.field(default_factory=Envelope)
     # Tell the parent what indexing the pack will need before it does (a memory
     # budget reserves it, ADR 0014); the question waits for the answer.
@@ -143,10 +144,10 @@ def _clone(job: CloneJob) -> CloneOutcome:
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
     client, path = _client_for(job)
-    if job.keep_at is not None and os.path.lexists(job.keep_at):
-        outcome = _update(job, client, path)
+    if job.keep is not None:
+        outcome = _keep(job, job.keep, client, path)
     else:
-        outcome = _new_clone(job, client, path)
+        outcome = _new_clone(job, client, path, job.target)
     pool = getattr(client, "pool_manager", None)
     if isinstance(pool, GuardedPool) and pool.redirected_to:
         where = pool.redirected_to.split("?")[0].removesuffix("/info/refs")
@@ -154,15 +155,61 @@ def _clone(job: CloneJob) -> CloneOutcome:
     return outcome
 
 
-def _new_clone(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
+def _keep(job: CloneJob, place: KeptPlace, client: GitClient, path: str) -> CloneOutcome:
+    """Clone into ``place``, or update the clone there, through directory descriptors
+    only (kept_place): no symbolic link below the keep directory is ever followed."""
+    try:
+        parent = open_parent(place, create=False)
+        try:
+            return _clone_or_update(job, place, client, path, parent)
+        finally:
+            os.close(parent)
+    except UnsafePlace as exc:
+        raise Failure(ErrorKind.STORAGE, str(exc)) from None
+
+
+def _clone_or_update(
+    job: CloneJob, place: KeptPlace, client: GitClient, path: str, parent: int
+) -> CloneOutcome:
+    try:
+        os.lstat(place.name, dir_fd=parent)
+    except FileNotFoundError:
+        staging = open_directory(parent, place.staging, f"{place.shown}'s staging directory")
+        try:
+            name = os.path.basename(job.target)
+            outcome = _new_clone(job, client, path, f"{through(staging)}/{name}")
+            _move_into_place(place, staging, name, parent)
+        finally:
+            os.close(staging)
+        return outcome
+    at = open_directory(parent, place.name, place.shown)
+    try:
+        return _update(job, place, client, path, through(at))
+    finally:
+        os.close(at)
+
+
+def _move_into_place(place: KeptPlace, staging: int, name: str, parent: int) -> None:
+    # Complete, then moved into place in one rename: the stable path never holds a
+    # half-made clone, whatever stops this one. Between descriptors: a path is not
+    # walked again.
+    try:
+        os.rename(name, place.name, src_dir_fd=staging, dst_dir_fd=parent)
+    except OSError as exc:
+        raise Failure(
+            ErrorKind.STORAGE, f"cannot move the clone into place at {place.shown}: {exc.strerror}"
+        ) from None
+
+
+def _new_clone(job: CloneJob, client: GitClient, path: str, target: str) -> CloneOutcome:
     isolated = isolated_repo_class()
-    Path(job.target).mkdir(mode=0o700)
-    repo = isolated.init_bare(job.target) if job.bare else isolated.init(job.target)
+    Path(target).mkdir(mode=0o700)
+    repo = isolated.init_bare(target) if job.bare else isolated.init(target)
     try:
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
             checkout(repo.get_worktree().reset_index)
-        outcome = _outcome(repo, head, branch, job.target)
+        outcome = _outcome(repo, head, branch, target)
     finally:
         repo.close()  # an unclosed Repo makes noise from __del__ at exit
     if outcome.bytes_on_disk > job.envelope.max_repo_bytes:
@@ -171,15 +218,14 @@ def _new_clone(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
             f"the clone takes {outcome.bytes_on_disk} bytes on disk, more than the limit "
             f"of {job.envelope.max_repo_bytes}",
         )
-    if job.keep_at is not None:
-        # Complete, then moved into place in one rename: the stable path never holds a
-        # half-made clone, whatever stops this one.
-        os.rename(job.target, job.keep_at)
     return outcome
 
 
-def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
-    """Bring the kept clone at ``job.keep_at`` to the remote's HEAD: fetch, then reset.
+def _update(
+    job: CloneJob, place: KeptPlace, client: GitClient, path: str, where: str
+) -> CloneOutcome:
+    """Bring the kept clone at ``place`` (opened as ``where``) to the remote's HEAD:
+    fetch, then reset.
 
     Refuses, touching nothing, a directory that is not a clone of ``job.url`` of the
     same kind (bare or with a working tree): it may be someone's work, or another
@@ -188,13 +234,12 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
     from dulwich import porcelain
     from dulwich.errors import NotGitRepository
 
-    assert job.keep_at is not None
     try:
-        repo = isolated_repo_class()(job.keep_at)
+        repo = isolated_repo_class()(where)
     except (NotGitRepository, OSError):
         raise Failure(
             ErrorKind.STORAGE,
-            f"{job.keep_at} exists and is not a git clone; move it away or keep clones elsewhere",
+            f"{place.shown} exists and is not a git clone; move it away or keep clones elsewhere",
         ) from None
     try:
         try:
@@ -205,14 +250,14 @@ def _update(job: CloneJob, client: GitClient, path: str) -> CloneOutcome:
             worktree = "without" if job.bare else "with"
             raise Failure(
                 ErrorKind.STORAGE,
-                f"{job.keep_at} holds a clone of another repository, or not one {worktree} "
+                f"{place.shown} holds a clone of another repository, or not one {worktree} "
                 "a working tree; move it away or keep clones elsewhere",
             )
         head, branch = _fetch_head(job, client, path, repo)
         if not job.bare:
             # The files too, deletions included.
             checkout(lambda: porcelain.reset(repo, "hard", head))
-        outcome = _outcome(repo, head, branch, job.keep_at)
+        outcome = _outcome(repo, head, branch, where)
     finally:
         repo.close()
     return dataclasses.replace(outcome, updated=True)
@@ -284,8 +329,8 @@ def _client_for(job: CloneJob) -> tuple[GitClient, str]:
         guard = "setpriv --pdeathsig KILL -- " if shutil.which("setpriv") else ""
         kwargs["ssh_command"] = (
             f"{guard}{job.ssh_command} -o BatchMode=yes"
-            f" -o ConnectTimeout={max(1, round(job.connect_timeout))}"
-            f" -o ServerAliveInterval={max(1, round(job.read_timeout / 3))}"
+            f" -o ConnectTimeout={ssh_seconds(handshake_timeout(job)[0])}"
+            f" -o ServerAliveInterval={ssh_seconds(job.read_timeout / 3)}"
             " -o ServerAliveCountMax=3"
         )
     # An empty config: the user's ~/.gitconfig must not rewrite URLs (insteadOf) or
@@ -309,9 +354,13 @@ def _pool_manager(job: CloneJob) -> Any:
         options["ca_certs"] = job.ca_bundle
     parts = urllib3.util.parse_url(job.url)
     proxy = urllib.request.getproxies().get(parts.scheme or "")
+    manager: Any
     if proxy and not urllib.request.proxy_bypass(parts.host or ""):
-        return urllib3.ProxyManager(proxy, **options)
-    return urllib3.PoolManager(**options)
+        manager = urllib3.ProxyManager(proxy, **options)
+    else:
+        manager = urllib3.PoolManager(**options)
+    bound_tls_handshake(manager, *handshake_timeout(job))
+    return manager
 
 
 def _record_refs(repo: Any, url: str, head: bytes, head_ref: bytes) -> str:

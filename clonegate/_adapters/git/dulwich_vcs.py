@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import tempfile
+import dataclasses
+import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from pathlib import Path
@@ -29,6 +30,7 @@ from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
 from .head_worker import head_in_worker
+from .kept_place import KeptPlace, UnsafePlace, make_staging, open_parent, remove_staging
 
 __all__ = ["DulwichVCS"]
 
@@ -71,7 +73,9 @@ class DulwichVCS:
         that place already holds this repository's clone (its ``origin`` is this
         URL), the clone is updated in place: the remote HEAD is fetched and the
         working tree reset to it, local changes included. Anything else there is
-        refused with a :class:`StorageError` and left untouched.
+        refused with a :class:`StorageError` and left untouched, and so is a kept
+        path that runs through a symbolic link, a file, or another kept clone's
+        working tree: nothing below ``keep_in`` is reached through a link (ADR 0011).
 
     Each clone runs in a worker process of its own, forked from a preloaded zygote
     (ADR 0003), in the current worker pool (``open_worker_pool``, or one that lives
@@ -156,20 +160,14 @@ class DulwichVCS:
         repo = parse_repo_url(url, allow_local=self._allow_local)
         shown = repo.redacted
         username, password = _credentials(repo, credential)
-        keep_at = None
+        keep = None
         if destination is None and self._keep_in is not None:
-            keep_at = self._keep_in / repo.kept_path
-        owned_root, target = await trio.to_thread.run_sync(
-            self._make_target, repo, destination, keep_at
+            keep = KeptPlace(str(self._keep_in), str(repo.kept_path))
+        owned_root, target, keep = await trio.to_thread.run_sync(
+            self._make_target, repo, destination, keep
         )
-        job = self._job(
-            repo,
-            username,
-            password,
-            target=str(target),
-            keep_at=keep_at,
-            ask_memory=on_memory is not None,
-        )
+        asks = on_memory is not None
+        job = self._job(repo, username, password, target=str(target), keep=keep, ask_memory=asks)
         answer = None
         if on_memory is not None:
             cap = self._envelope.max_memory
@@ -196,18 +194,18 @@ class DulwichVCS:
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
             # is dead by now (run_in_worker waits for it); remove what it left.
-            await discard(owned_root or target)
+            await _discard(keep, owned_root or target)
             if isinstance(exc, WorkerDied):
                 raise _died(shown, exc, "the clone") from None
             raise
         if outcome.error_kind is not None:
-            await discard(owned_root or target)
+            await _discard(keep, owned_root or target)
             error = ERROR_TYPES[outcome.error_kind](shown, outcome.error_reason)
             error.peak_memory = peak
             raise error
-        if keep_at is not None:
-            await discard(owned_root or target)  # the staging directory, empty by now
-            target = owned_root = keep_at
+        if keep is not None:
+            await _discard(keep, owned_root or target)  # the staging directory, empty by now
+            target = owned_root = Path(keep.keep_in, keep.relative)
         return ClonedSource(
             url=shown,
             path=target,
@@ -253,7 +251,7 @@ class DulwichVCS:
         repo = parse_repo_url(url, allow_local=self._allow_local)
         username, password = _credentials(repo, credential)
         # The job a clone of this URL would get, with no target: nothing is written.
-        job = self._job(repo, username, password, target="", keep_at=None)
+        job = self._job(repo, username, password, target="", keep=None)
         try:
             outcome, _peak = await current_pool().run(
                 head_in_worker, job, memory_allowance=self._envelope.max_memory, reuse="listing"
@@ -271,7 +269,7 @@ class DulwichVCS:
         password: str | None,
         *,
         target: str,
-        keep_at: Path | None,
+        keep: KeptPlace | None,
         ask_memory: bool = False,
     ) -> CloneJob:
         """What a worker needs to reach ``repo`` under this adapter's settings."""
@@ -287,40 +285,60 @@ class DulwichVCS:
             read_timeout=self._read_timeout,
             ssh_command=self._ssh_command,
             ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
-            keep_at=str(keep_at) if keep_at is not None else None,
+            keep=keep,
             envelope=self._envelope,
             ask_memory=ask_memory,
         )
 
     def _make_target(
-        self, repo: RepoURL, destination: Path | None, keep_at: Path | None
-    ) -> tuple[Path | None, Path]:
-        if keep_at is not None:
-            try:
-                keep_at.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StorageError(
-                    repo.redacted, f"cannot create {keep_at.parent}: {exc.strerror}"
-                ) from None
+        self, repo: RepoURL, destination: Path | None, keep: KeptPlace | None
+    ) -> tuple[Path | None, Path, KeptPlace | None]:
+        if keep is not None:
+            # A kept clone is staged beside its place, on the same file system, so that
+            # one rename puts it there (hidden there, beside the user's clones).
+            staging = _make_staging(repo, keep)
+            root = Path(keep.keep_in, keep.relative).parent / staging
+            return root, root / repo.directory_name, dataclasses.replace(keep, staging=staging)
         if destination is not None:
             if destination.exists() or destination.is_symlink():
                 raise StorageError(repo.redacted, f"the destination {destination} already exists")
             if not destination.parent.is_dir():
                 raise StorageError(repo.redacted, f"no such directory: {destination.parent}")
-            return None, destination
+            return None, destination, None
         try:
-            # mkdtemp makes the directory 0700: other users cannot read private clones.
-            # A kept clone is staged beside its place, on the same file system, so that
-            # one rename puts it there (hidden there, beside the user's clones).
-            if keep_at is not None:
-                root = Path(tempfile.mkdtemp(prefix=".clonegate-", dir=keep_at.parent))
-            else:
-                root = new_clone_directory(self._work_dir)
+            # 0700: other users cannot read private clones.
+            root = new_clone_directory(self._work_dir)
         except OSError as exc:
             raise StorageError(
                 repo.redacted, f"cannot create a work directory: {exc.strerror}"
             ) from None
-        return root, root / repo.directory_name
+        return root, root / repo.directory_name, None
+
+
+def _make_staging(repo: RepoURL, keep: KeptPlace) -> str:
+    """The directories down to ``keep``'s place, made without following a symbolic
+    link (kept_place), and a private (0700) staging directory there."""
+    try:
+        parent = open_parent(keep, create=True)
+        try:
+            return make_staging(parent)
+        finally:
+            os.close(parent)
+    except UnsafePlace as exc:
+        raise StorageError(repo.redacted, str(exc)) from None
+    except OSError as exc:
+        where = os.path.dirname(keep.shown)
+        raise StorageError(repo.redacted, f"cannot create {where}: {exc.strerror}") from None
+
+
+async def _discard(keep: KeptPlace | None, root: Path) -> None:
+    """Remove a clone's directory: a kept clone's staging directory reached as it was
+    made, without following a symbolic link; anything else as :func:`discard` does."""
+    if keep is None:
+        await discard(root)
+        return
+    with trio.CancelScope(shield=True):
+        await trio.to_thread.run_sync(remove_staging, keep)
 
 
 def _died(shown: str, exc: WorkerDied, what: str) -> CloneError:

@@ -15,6 +15,15 @@ low-speed limit through. A watchdog thread looks at the count a few times a
 second; to stop a clone blocked in a read, it signals the main thread, whose
 handler raises :class:`Breach` there: the read is interrupted (EINTR) and the
 exception unwinds the clone wherever it is.
+
+What the limits count (issue 38): the repository size limit counts every byte of
+the transfer's side-band, progress (band 2) and error (band 3) messages as well as
+the pack (band 1); the low-speed limit counts only what moves the clone on, the
+ref list and then the pack, so that an endless progress stream neither grows
+without bound nor passes for a live transfer. An http answer the server
+compressed is counted as it expands (urllib3 decompresses whatever it is sent),
+and the ref list is capped in lines as well as bytes: repeated lines add no
+distinct ref, so the count of refs alone never trips.
 """
 
 from __future__ import annotations
@@ -32,20 +41,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._domain.errors import ErrorKind
+from ..._domain.urls import visible
+from .worker_errors import Failure
 
 # The watchdog looks this often: several times per low-speed window, and at least
 # four times a second, so that a breach stops a clone within a fraction of a second.
 _TICKS_PER_WINDOW = 8
 _LONGEST_TICK = 0.25
+# A ref list's lines: each ref, its peeled value (``^{}``) for an annotated tag, and a
+# few lines of service, capabilities and (protocol v2) their sections.
+_LINES_PER_REF = 2
+_OTHER_LINES = 64
+# Side-band channels (git's sideband.c): pack data, progress, a fatal error.
+_PACK_BAND, _PROGRESS_BAND, _ERROR_BAND = 1, 2, 3
 
 
 @dataclass(frozen=True, slots=True)
 class Envelope:
     """One clone's limits (the defaults are :class:`clonegate.DulwichVCS`'s).
 
-    ``max_repo_bytes`` bounds the pack data received and every file written (and the
-    clone's total on disk, checked when it is complete); ``max_memory`` the address
-    space the clone may add to its worker's.
+    ``max_repo_bytes`` bounds the pack data and side-band messages received and every
+    file written (and the clone's total on disk, checked when it is complete);
+    ``max_memory`` the address space the clone may add to its worker's. The ref list
+    is bounded by ``max_advertisement_bytes`` (as expanded, if compressed) and
+    ``max_advertised_refs``, and in lines by twice that and a few.
     """
 
     max_repo_bytes: int = 2 << 30
@@ -74,7 +93,12 @@ class TransferMeter:
         self.pipes = pipes  # ssh: the transfer arrives through a child's pipes
         self.socket_bytes = 0
         self.pack_bytes = 0
+        self.message_bytes = 0  # side-band progress and error messages
+        self.advertised_lines = 0
         self.advertising = True  # until the client has heard every ref
+        self._heard = 0  # what received() said when the ref list was complete
+        # A compressed http answer: its bytes as read from the wire and as expanded.
+        self._wire_bytes = self._expanded_bytes = self._expansion_counted = 0
         self._pending: Breach | None = None
         self._stop = threading.Event()
         self._own_reads = 0  # what reading /proc/self/io itself added to rchar
@@ -100,15 +124,53 @@ class TransferMeter:
         self._own_reads += len(content)
         return value
 
+    def useful(self) -> int:
+        """Bytes that moved the clone on: the ref list, then pack data (the low-speed
+        limit's count; side-band messages are not in it)."""
+        return self.received() if self.advertising else self._heard + self.pack_bytes
+
     def count_pack(self, size: int) -> None:
         """Called with each piece of pack data; raises once past the byte limit."""
         self.pack_bytes += size
+        self._check_transfer()
+
+    def count_message(self, size: int) -> None:
+        """Called with each side-band progress or error message (its whole pkt-line)."""
+        self.message_bytes += size
+        self._check_transfer()
+
+    def _check_transfer(self) -> None:
         limit = self.envelope.max_repo_bytes
-        if self.pack_bytes > limit:
+        if self.pack_bytes + self.message_bytes > limit:
+            what = "pack data and progress messages" if self.message_bytes else "pack data"
             raise Breach(
                 ErrorKind.TOO_LARGE,
-                f"the server sent more than {_size(limit)} of pack data (the limit per clone)",
+                f"the server sent more than {_size(limit)} of {what} (the limit per clone)",
             )
+
+    def count_line(self) -> None:
+        """Called with each pkt-line read: while the refs are listed, a cap on their lines."""
+        if not self.advertising:
+            return
+        self.advertised_lines += 1
+        limit = self.envelope.max_advertised_refs * _LINES_PER_REF + _OTHER_LINES
+        if self.advertised_lines > limit:
+            raise Breach(
+                ErrorKind.TOO_LARGE,
+                f"the server's list of refs passed {limit} lines (the limit for "
+                f"{self.envelope.max_advertised_refs} refs)",
+            )
+
+    def count_expanded(self, wire: int, expanded: int) -> None:
+        """Called with each read of a compressed http answer: ``wire`` bytes of it read
+        from the connection (counted already, as socket reads) gave ``expanded`` bytes.
+        What it expanded to beyond the wire bytes is counted as received."""
+        self._wire_bytes += wire
+        self._expanded_bytes += expanded
+        extra = self._expanded_bytes - self._wire_bytes
+        if extra > self._expansion_counted:
+            added, self._expansion_counted = extra - self._expansion_counted, extra
+            self.count_socket(added)
 
     def count_socket(self, size: int) -> None:
         """Called with each socket read (main thread): the advertisement's cap, at once."""
@@ -122,6 +184,8 @@ class TransferMeter:
 
     def check_refs(self, count: int) -> None:
         """Called once the advertisement is parsed: a cap on how many refs it held."""
+        if self.advertising:
+            self._heard = self.received()
         self.advertising = False
         limit = self.envelope.max_advertised_refs
         if count > limit:
@@ -138,7 +202,7 @@ class TransferMeter:
         main = threading.get_ident()
         previous = signal.signal(signal.SIGUSR1, self._raise_pending)
         watchdog = threading.Thread(target=self._watch, args=(main,), daemon=True)
-        with _counting_sockets(self):
+        with _counting_sockets(self), _counting_git(self):
             watchdog.start()
             try:
                 yield
@@ -159,7 +223,7 @@ class TransferMeter:
         samples: collections.deque[tuple[float, int]] = collections.deque()
         start = time.monotonic()
         while not self._stop.wait(min(window / _TICKS_PER_WINDOW, _LONGEST_TICK)):
-            now, total = time.monotonic(), self.received()
+            now, total = time.monotonic(), self.useful()
             samples.append((now, total))
             while samples and samples[0][0] < now - window:
                 samples.popleft()
@@ -172,7 +236,8 @@ class TransferMeter:
                     breach = Breach(
                         ErrorKind.TOO_SLOW,
                         f"received {recent} bytes in the last {window:g} s, less than "
-                        f"{envelope.low_speed_bytes_per_second} bytes/s (the low-speed limit)",
+                        f"{envelope.low_speed_bytes_per_second} bytes/s (the low-speed limit; "
+                        "progress messages do not count)",
                     )
             if breach is not None:
                 self._pending = breach
@@ -206,14 +271,63 @@ def _counting_sockets(meter: TransferMeter) -> Iterator[None]:
         (ssl.SSLSocket, "recv"): counting_bytes(ssl.SSLSocket.recv),
         (ssl.SSLSocket, "recv_into"): counting_size(ssl.SSLSocket.recv_into),
     }
+    with _patched(patches):
+        yield
+
+
+@contextlib.contextmanager
+def _counting_git(meter: TransferMeter) -> Iterator[None]:
+    """Count what dulwich reads: pkt-lines, side-band messages, expanded http answers."""
+    import dulwich.client
+    import dulwich.protocol
+    import urllib3.response
+
+    def read_pkt_line(self: Any) -> bytes | None:
+        line: bytes | None = read_line(self)
+        meter.count_line()
+        return line
+
+    def read_side_band(pkt_seq: Any) -> Iterator[tuple[int, bytes]]:
+        # dulwich's own reader, with messages counted and a fatal error's words kept.
+        for pkt in pkt_seq:
+            channel, data = (pkt[0], pkt[1:]) if pkt else (0, b"")
+            if channel in (_PROGRESS_BAND, _ERROR_BAND):
+                meter.count_message(len(pkt) + 4)  # with its length prefix
+            if channel == _ERROR_BAND:
+                words = visible(data.decode("utf-8", "replace").strip())[:300]
+                raise Failure(ErrorKind.PROTOCOL, f"the server stopped with an error: {words}")
+            yield channel, data
+
+    def read_response(self: Any, *args: Any, **kwargs: Any) -> bytes:
+        before = self.tell()
+        data: bytes = read_body(self, *args, **kwargs)
+        if self.headers.get("Content-Encoding", "identity").strip().lower() != "identity":
+            meter.count_expanded(self.tell() - before, len(data))
+        return data
+
+    read_line = dulwich.protocol.Protocol.read_pkt_line
+    read_body = urllib3.response.HTTPResponse.read
+    patches: dict[tuple[Any, str], Any] = {
+        (dulwich.protocol.Protocol, "read_pkt_line"): read_pkt_line,
+        (dulwich.client, "_read_side_band64k_data"): read_side_band,
+        (urllib3.response.HTTPResponse, "read"): read_response,
+    }
+    with _patched(patches):
+        yield
+
+
+@contextlib.contextmanager
+def _patched(patches: dict[tuple[Any, str], Any]) -> Iterator[None]:
+    """Each ``(owner, name)`` set to its value for the ``with`` block (this process runs
+    one clone at a time: what it patches is its own)."""
     originals = {key: getattr(*key) for key in patches}
-    for (cls, name), function in patches.items():
-        setattr(cls, name, function)
+    for (owner, name), value in patches.items():
+        setattr(owner, name, value)
     try:
         yield
     finally:
-        for (cls, name), function in originals.items():
-            setattr(cls, name, function)
+        for (owner, name), value in originals.items():
+            setattr(owner, name, value)
 
 
 def _size(size: int) -> str:

@@ -52,7 +52,7 @@ def head_in_worker(job: CloneJob) -> HeadOutcome:
     """List ``job.url``'s HEAD; never raises.
 
     ``job`` is the one a clone of that URL would get (URL, credentials, timeouts,
-    ssh command, CA bundle, envelope); its target, depth and ``keep_at`` are not used.
+    ssh command, CA bundle, envelope); its target, depth and ``keep`` are not used.
     """
     try:
         return _remote_head(job)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import functools
 from typing import TYPE_CHECKING, Any
 
@@ -14,11 +15,24 @@ if TYPE_CHECKING:
 
 
 def checkout(write: Any) -> None:
-    """Write the working tree; a path git would refuse is the repository's fault."""
+    """Write the working tree; a path git would refuse is the repository's fault, and
+    so is a tree too deep to walk; a file the file system cannot write is ``storage``
+    (a name past its length limit, a full disk), whatever the repository holds."""
     from dulwich.index import InvalidPathError
+    from dulwich.object_store import MaxTreeDepthExceeded
 
     try:
         write()
+    except (RecursionError, MaxTreeDepthExceeded):
+        raise Failure(
+            ErrorKind.INVALID_REPOSITORY, "the repository's tree is nested too deeply to check out"
+        ) from None
+    except OSError as exc:
+        if exc.errno == errno.EFBIG:
+            raise  # past the size limit: too_large (worker_errors)
+        raise Failure(
+            ErrorKind.STORAGE, f"cannot write the clone's files: {exc.strerror or 'error'}"
+        ) from None
     except InvalidPathError as exc:
         raw = exc.args[0] if exc.args else b""
         text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)

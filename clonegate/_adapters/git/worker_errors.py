@@ -17,7 +17,7 @@ from typing import Protocol
 
 from ..._domain.errors import ErrorKind
 
-__all__ = ["Failure", "classify"]
+__all__ = ["Failure", "classify", "handshake_timeout", "ssh_seconds"]
 
 _NOT_FOUND_SIGNS = (
     "404",
@@ -26,7 +26,10 @@ _NOT_FOUND_SIGNS = (
     "not exported",
     "does not appear to be a git repository",
 )
-_STORAGE_ERRNOS = frozenset({errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT})
+# ENAMETOOLONG: a name from the repository (a file, a branch) this file system cannot hold.
+_STORAGE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.ENAMETOOLONG}
+)
 # dulwich's names for data that cannot be part of a valid repository.
 _INVALID_DATA = frozenset(
     {
@@ -45,6 +48,10 @@ _PROTOCOL = frozenset(
     {"GitProtocolError", "UnexpectedCommandError", "ProtocolError", "BadStatusLine"}
 )
 _TIMEOUTS = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
+CERTIFICATE_FAILED = (
+    "TLS certificate verification failed (a server whose certificate comes from a private "
+    "authority needs that authority's certificate: --ca-bundle FILE)"
+)
 # dulwich's words when the stream ended inside a pkt-line: its length prefix promised
 # more bytes than came, or the stream stopped within the four-byte prefix itself.
 # Anchored: only dulwich's own message, not a server's ERR line that quotes it.
@@ -75,6 +82,23 @@ class Limits(Protocol):
     def max_memory(self) -> int: ...
     @property
     def max_file_size(self) -> int: ...
+
+
+def handshake_timeout(limits: Limits) -> tuple[float, str]:
+    """How long a TLS or ssh handshake waits for each answer, and which timeout that is.
+
+    A handshake is both a connection's set-up and a wait for the server's answer: the
+    smaller of the two bounds it (urllib3 and ssh used the connect timeout alone, so a
+    server that accepted and never answered held a clone 30 s at ``--read-timeout 4``).
+    """
+    if limits.read_timeout <= limits.connect_timeout:
+        return limits.read_timeout, "read"
+    return limits.connect_timeout, "connect"
+
+
+def ssh_seconds(seconds: float) -> int:
+    """``seconds`` as ssh's options take them: whole, at least one."""
+    return max(1, round(seconds))
 
 
 def chain(exc: BaseException) -> Iterator[BaseException]:
@@ -115,7 +139,7 @@ def classify(
     if names & _INVALID_DATA:
         return ErrorKind.INVALID_REPOSITORY, f"the server sent invalid data ({_words(exc)})"
     text = " ".join(str(e) for e in found).lower()
-    by_text = _by_text(text)
+    by_text = _ssh_handshake(text, limits) or _by_text(text)
     if by_text is not None:
         return by_text
     if mid_transfer and names & ({"HangupException", "ConnectionError"} | _PROTOCOL):
@@ -163,8 +187,11 @@ def _by_type(
         return ErrorKind.TRANSPORT, "cannot connect through the proxy (check HTTPS_PROXY)"
     if name == "SSLError" or isinstance(e, ssl.SSLError):
         if "certificate verify failed" in str(e).lower():
-            return ErrorKind.TRANSPORT, "TLS certificate verification failed"
+            return ErrorKind.TRANSPORT, CERTIFICATE_FAILED
         return ErrorKind.TRANSPORT, "the TLS handshake failed"
+    if name == "LineTooLong":
+        # http.client's own words ("got more than 65536 bytes when reading header line").
+        return ErrorKind.PROTOCOL, f"the server's HTTP answer has a line too long ({e})"
     if isinstance(e, socket.gaierror):
         return ErrorKind.TRANSPORT, f"unknown host ({e.strerror or 'name resolution failed'})"
     if isinstance(e, ConnectionRefusedError):
@@ -185,9 +212,21 @@ def _by_type(
         )
     if isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS:
         return ErrorKind.STORAGE, f"cannot write the clone: {e.strerror}"
+    if isinstance(e, RecursionError) or name == "MaxTreeDepthExceeded":
+        # Only the repository's own structure nests deep enough: trees within trees.
+        return ErrorKind.INVALID_REPOSITORY, "the repository's trees are nested too deeply"
     if name == "NotGitRepository":
         return ErrorKind.NOT_FOUND, "repository not found"
     return None
+
+
+def _ssh_handshake(text: str, limits: Limits) -> tuple[ErrorKind, str] | None:
+    if "timed out during banner exchange" not in text:  # ssh's words: its ConnectTimeout
+        return None
+    seconds, which = handshake_timeout(limits)
+    return ErrorKind.TIMEOUT, (
+        f"no answer to the ssh handshake within {ssh_seconds(seconds)} s (the {which} timeout)"
+    )
 
 
 def _by_text(text: str) -> tuple[ErrorKind, str] | None:
@@ -201,7 +240,7 @@ def _by_text(text: str) -> tuple[ErrorKind, str] | None:
     if "connection refused" in text:
         return ErrorKind.TRANSPORT, "connection refused"
     if "certificate verify failed" in text:
-        return ErrorKind.TRANSPORT, "TLS certificate verification failed"
+        return ErrorKind.TRANSPORT, CERTIFICATE_FAILED
     if any(sign in text for sign in _NOT_FOUND_SIGNS):
         return ErrorKind.NOT_FOUND, "repository not found"
     return None

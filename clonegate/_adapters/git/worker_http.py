@@ -14,6 +14,14 @@ wraps urllib3's and decides, request by request (ADR 0013):
   credentials, since they belong to the first one.
 - A server that answers the first request but is not a smart git server (a web
   page, a dumb HTTP server) is told apart from an empty repository.
+- Every request asks for its answer uncompressed (``Accept-Encoding: identity``):
+  the envelope's limits count what the server sends, and a compressed answer
+  expands by up to a thousand times (one the server compresses anyway is counted as
+  it expands, ``envelope.py``).
+
+:func:`bound_tls_handshake` makes the TLS handshake of every https connection wait
+no longer than a read would (issue 38): urllib3 bounds it by the connect timeout
+alone, so a server that accepts and never answers held a clone for that long.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from ..._domain.errors import ErrorKind
 from ..._domain.urls import DEFAULT_PORTS, check_host, redact, visible
 from .worker_errors import Failure
 
-__all__ = ["MAX_REDIRECTS", "GuardedPool", "origin_of"]
+__all__ = ["MAX_REDIRECTS", "GuardedPool", "bound_tls_handshake", "origin_of"]
 
 MAX_REDIRECTS = 5  # git's curl default is 20; forges use one or two
 _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
@@ -69,7 +77,12 @@ class GuardedPool:
     ) -> Any:
         first, self._first = self._first, False
         # Credentials are this object's business only; a header given by a caller is dropped.
-        clean = {k: v for k, v in (headers or {}).items() if k.lower() != "authorization"}
+        clean = {
+            k: v
+            for k, v in (headers or {}).items()
+            if k.lower() not in ("authorization", "accept-encoding")
+        }
+        clean["Accept-Encoding"] = "identity"  # see the module docstring
         seen = [url]
         while True:
             response = self._send(method, url, clean, kwargs)
@@ -146,3 +159,35 @@ def _discard(response: Any) -> None:
     end), then handed back so that the pool opens a fresh connection in its place."""
     response.close()
     response.release_conn()
+
+
+def bound_tls_handshake(manager: Any, seconds: float, which: str) -> None:
+    """Make each https connection of ``manager`` (a urllib3 pool or proxy manager) wait
+    at most ``seconds`` (the ``which`` timeout) for each answer of its TLS handshake,
+    and fail with a ``timeout`` that says so."""
+    import socket
+
+    import urllib3.connection
+    import urllib3.connectionpool
+
+    class Connection(urllib3.connection.HTTPSConnection):
+        def _new_conn(self) -> socket.socket:
+            sock = super()._new_conn()  # connected, within the connect timeout
+            sock.settimeout(seconds)  # what the handshake (and a proxy's CONNECT) waits
+            return sock
+
+        def connect(self) -> None:
+            try:
+                super().connect()
+            except TimeoutError:  # socket's: urllib3's own are not TimeoutError
+                what = "the proxy's CONNECT or " if self.proxy is not None else ""
+                raise Failure(
+                    ErrorKind.TIMEOUT,
+                    f"no answer to {what}the TLS handshake within {seconds:g} s "
+                    f"(the {which} timeout)",
+                ) from None
+
+    class Pool(urllib3.connectionpool.HTTPSConnectionPool):
+        ConnectionCls = Connection
+
+    manager.pool_classes_by_scheme = {**manager.pool_classes_by_scheme, "https": Pool}

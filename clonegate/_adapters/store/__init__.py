@@ -1,5 +1,6 @@
 """The result store on SQLite (ADR 0016)."""
 
+from .reader import StoreReader, open_store_reader
 from .reading import Difference, HistoryEntry, RunInfo
 from .sqlite import DEFAULT_CACHE_LIMIT, SQLiteStore, open_store
 
@@ -9,5 +10,7 @@ __all__ = [
     "HistoryEntry",
     "RunInfo",
     "SQLiteStore",
+    "StoreReader",
     "open_store",
+    "open_store_reader",
 ]

@@ -11,8 +11,10 @@ from typing import Any
 from ..._domain.errors import InvalidURLError
 from ..._domain.inventory import Inventory, TestSuite
 from ..._domain.reports import RepositoryReport
+from ..._domain.store import DamagedRowError
 from ..._domain.urls import parse_repo_url
-from .rows import inventory_rows_of, read_inventory, read_report
+from .damage import Damage, reading_row
+from .rows import read_report
 
 __all__ = [
     "LAST_RESULT",
@@ -21,8 +23,10 @@ __all__ = [
     "RunInfo",
     "diff",
     "history",
+    "last_result",
     "reports",
     "reusable",
+    "run_ids",
     "runs",
 ]
 
@@ -86,11 +90,24 @@ LAST_RESULT = (
 def reusable(
     db: sqlite3.Connection, key: str, commit: str, analyzer_version: str
 ) -> RepositoryReport | None:
-    """The last result's report for ``key`` if made at ``commit`` by ``analyzer_version``."""
-    row = db.execute("SELECT id, commit_id, analyzer_version " + LAST_RESULT, (key,)).fetchone()
-    if row is None or (row[1], row[2]) != (commit, analyzer_version):
+    """The last result's report for ``key`` if made at ``commit`` by ``analyzer_version``.
+    Raises :class:`DamagedRowError` if that result cannot be read."""
+    row = last_result(db, key)
+    if row is None or (row[2], row[3]) != (commit, analyzer_version):
         return None
     return read_report(db, row[0])
+
+
+def last_result(db: sqlite3.Connection, key: str) -> tuple[int, int, str, str] | None:
+    """Report id, run id, commit and analyzer version of ``key``'s last result."""
+    query = "SELECT id, run_id, commit_id, analyzer_version " + LAST_RESULT
+    try:
+        return db.execute(query, (key,)).fetchone()  # type: ignore[no-any-return]
+    except sqlite3.Error:
+        # Text that is not UTF-8 in that row: name it (its id is a number, readable).
+        (report_id,) = db.execute("SELECT id " + LAST_RESULT, (key,)).fetchone()
+        with reading_row("reports", report_id):
+            raise
 
 
 def summary_of(db: sqlite3.Connection, run_id: int) -> dict[str, int]:
@@ -108,17 +125,39 @@ def summary_of(db: sqlite3.Connection, run_id: int) -> dict[str, int]:
     return dict(zip((*names, "test_files", "tests"), map(int, row), strict=True))
 
 
-def runs(db: sqlite3.Connection, limit: int | None) -> list[RunInfo]:
-    rows = db.execute(
-        "SELECT id, started_at, finished_at, options, summary FROM runs ORDER BY id DESC LIMIT ?",
-        (-1 if limit is None else limit,),
-    )
-    return [
-        RunInfo(
-            id, started, finished, json.loads(options), json.loads(summary) if summary else None
-        )
-        for id, started, finished, options, summary in rows
-    ]
+def run_ids(db: sqlite3.Connection) -> list[int]:
+    """Every run's id, newest first (ids only: nothing to decode, nothing damaged)."""
+    return [int(row[0]) for row in db.execute("SELECT id FROM runs ORDER BY id DESC")]
+
+
+def runs(db: sqlite3.Connection, limit: int | None, damage: Damage) -> list[RunInfo]:
+    found = []
+    for run_id in run_ids(db)[:limit]:
+        try:
+            with reading_row("runs", run_id):
+                started, finished, options, summary = db.execute(
+                    "SELECT started_at, finished_at, options, summary FROM runs WHERE id = ?",
+                    (run_id,),
+                ).fetchone()
+                found.append(
+                    RunInfo(
+                        run_id,
+                        started,
+                        finished,
+                        _json_object(options),
+                        _json_object(summary) if summary else None,
+                    )
+                )
+        except DamagedRowError as exc:
+            damage.tolerate(exc)
+    return found
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    value = json.loads(text)
+    if not isinstance(value, dict):
+        raise ValueError(f"a JSON {type(value).__name__}, not an object")
+    return value
 
 
 def key_of(url: str) -> str:
@@ -129,63 +168,67 @@ def key_of(url: str) -> str:
         return url
 
 
-def history(db: sqlite3.Connection, url: str) -> list[HistoryEntry]:
+def history(db: sqlite3.Connection, url: str, damage: Damage) -> list[HistoryEntry]:
     rows = db.execute(
-        "SELECT r.run_id, runs.started_at, r.status, r.commit_id, r.committed_at, "
-        "r.test_files, r.tests, r.reused, r.error_kind FROM reports r "
-        "JOIN runs ON runs.id = r.run_id WHERE r.key = ? AND r.duplicate_of IS NULL "
-        "ORDER BY r.run_id, r.line",
+        "SELECT r.id, r.run_id FROM reports r JOIN runs ON runs.id = r.run_id "
+        "WHERE r.key = ? AND r.duplicate_of IS NULL ORDER BY r.run_id, r.line",
         (key_of(url),),
-    )
-    return [
-        HistoryEntry(run, started, status, commit, at, files, tests, bool(reused), kind)
-        for run, started, status, commit, at, files, tests, reused, kind in rows
-    ]
+    ).fetchall()
+    found = []
+    for report_id, run_id in rows:
+        try:
+            with reading_row("runs", run_id):
+                (started,) = db.execute(
+                    "SELECT started_at FROM runs WHERE id = ?", (run_id,)
+                ).fetchone()
+            with reading_row("reports", report_id):
+                status, commit, at, files, tests, reused, kind = db.execute(
+                    "SELECT status, commit_id, committed_at, test_files, tests, reused, "
+                    "error_kind FROM reports WHERE id = ?",
+                    (report_id,),
+                ).fetchone()
+        except DamagedRowError as exc:
+            damage.tolerate(exc)
+            continue
+        found.append(
+            HistoryEntry(run_id, started, status, commit, at, files, tests, bool(reused), kind)
+        )
+    return found
 
 
-def reports(db: sqlite3.Connection, run_id: int, *, inventory: bool) -> list[RepositoryReport]:
+def reports(
+    db: sqlite3.Connection, run_id: int, damage: Damage, *, inventory: bool
+) -> list[RepositoryReport]:
     ids = [
         row[0]
         for row in db.execute("SELECT id FROM reports WHERE run_id = ? ORDER BY line", (run_id,))
     ]
-    return [read_report(db, i, inventory=inventory) for i in ids]
+    found = []
+    for report_id in ids:
+        try:
+            found.append(read_report(db, report_id, inventory=inventory))
+        except DamagedRowError as exc:
+            damage.tolerate(exc)
+    return found
 
 
-def diff(db: sqlite3.Connection, run_a: int, run_b: int) -> list[Difference]:
-    a, b = _by_key(db, run_a), _by_key(db, run_b)
+def diff(db: sqlite3.Connection, run_a: int, run_b: int, damage: Damage) -> list[Difference]:
+    unreadable: set[str] = set()  # keys with a damaged row: not compared at all
+    a, b = _by_key(db, run_a, damage, unreadable), _by_key(db, run_b, damage, unreadable)
     changes = []
-    for key in sorted(a.keys() | b.keys()):
+    for key in sorted((a.keys() | b.keys()) - unreadable):
         old, new = a.get(key), b.get(key)
         if old is not None and new is not None and _same(old, new):
             continue
-        added: dict[str, list[str]] = {}
-        removed: dict[str, list[str]] = {}
-        before = _tests(db, old[0]) if old is not None else {}
-        after = _tests(db, new[0]) if new is not None else {}
-        for path in sorted(before.keys() | after.keys()):
-            gained = after.get(path, Counter()) - before.get(path, Counter())
-            lost = before.get(path, Counter()) - after.get(path, Counter())
-            if gained:
-                added[path] = sorted(gained.elements())
-            if lost:
-                removed[path] = sorted(lost.elements())
-        statuses_differ = old is None or new is None or old[2] != new[2]
-        if not (added or removed or statuses_differ or old[4] != new[4]):  # type: ignore[index]
+        try:
+            before = _tests(db, old[0]) if old is not None else {}
+            after = _tests(db, new[0]) if new is not None else {}
+        except DamagedRowError as exc:
+            damage.tolerate(exc)
             continue
-        changes.append(
-            Difference(
-                key=key,
-                url=(new or old)[1],  # type: ignore[index]
-                status_a=old[2] if old else None,
-                status_b=new[2] if new else None,
-                tests_a=old[4] if old else None,
-                tests_b=new[4] if new else None,
-                commit_a=old[3] if old else None,
-                commit_b=new[3] if new else None,
-                added=added,
-                removed=removed,
-            )
-        )
+        change = _difference(key, old, new, before, after)
+        if change is not None:
+            changes.append(change)
     return changes
 
 
@@ -193,16 +236,71 @@ def diff(db: sqlite3.Connection, run_a: int, run_b: int) -> list[Difference]:
 _Row = tuple[int, str, str, str | None, int | None, str | None]
 
 
-def _by_key(db: sqlite3.Connection, run_id: int) -> dict[str, _Row]:
-    rows = db.execute(
-        "SELECT key, id, url, status, commit_id, tests, analyzer_version FROM reports "
-        "WHERE run_id = ? AND duplicate_of IS NULL ORDER BY line DESC",
-        (run_id,),
+def _difference(
+    key: str,
+    old: _Row | None,
+    new: _Row | None,
+    before: dict[str, Counter[str]],
+    after: dict[str, Counter[str]],
+) -> Difference | None:
+    added: dict[str, list[str]] = {}
+    removed: dict[str, list[str]] = {}
+    for path in sorted(before.keys() | after.keys()):
+        gained = after.get(path, Counter()) - before.get(path, Counter())
+        lost = before.get(path, Counter()) - after.get(path, Counter())
+        if gained:
+            added[path] = sorted(gained.elements())
+        if lost:
+            removed[path] = sorted(lost.elements())
+    unchanged = old is not None and new is not None and (old[2], old[4]) == (new[2], new[4])
+    if unchanged and not (added or removed):
+        return None
+    return Difference(
+        key=key,
+        url=(new or old)[1],  # type: ignore[index]
+        status_a=old[2] if old else None,
+        status_b=new[2] if new else None,
+        tests_a=old[4] if old else None,
+        tests_b=new[4] if new else None,
+        commit_a=old[3] if old else None,
+        commit_b=new[3] if new else None,
+        added=added,
+        removed=removed,
     )
-    return {
-        key or url: (id, url, status, commit, tests, version)
-        for key, id, url, status, commit, tests, version in rows
-    }
+
+
+def _by_key(
+    db: sqlite3.Connection, run_id: int, damage: Damage, unreadable: set[str]
+) -> dict[str, _Row]:
+    ids = db.execute(
+        "SELECT id FROM reports WHERE run_id = ? AND duplicate_of IS NULL ORDER BY line DESC",
+        (run_id,),
+    ).fetchall()
+    found: dict[str, _Row] = {}
+    for (report_id,) in ids:  # the first line of a repository last: it is the one kept
+        try:
+            with reading_row("reports", report_id):
+                key, url, status, commit, tests, version = db.execute(
+                    "SELECT key, url, status, commit_id, tests, analyzer_version FROM reports "
+                    "WHERE id = ?",
+                    (report_id,),
+                ).fetchone()
+        except DamagedRowError as exc:
+            damage.tolerate(exc)
+            unreadable.update(_key_of_row(db, report_id))
+            continue
+        found[key or url] = (report_id, url, status, commit, tests, version)
+    return found
+
+
+def _key_of_row(db: sqlite3.Connection, report_id: int) -> list[str]:
+    """The key of a damaged row if that much can be read: its repository is then left
+    out of a diff rather than shown as present in only one run."""
+    try:
+        key, url = db.execute("SELECT key, url FROM reports WHERE id = ?", (report_id,)).fetchone()
+    except sqlite3.Error:
+        return []
+    return [key or url]
 
 
 def _same(old: _Row, new: _Row) -> bool:
@@ -212,7 +310,7 @@ def _same(old: _Row, new: _Row) -> bool:
 
 
 def _tests(db: sqlite3.Connection, report_id: int) -> dict[str, Counter[str]]:
-    inventory: Inventory = read_inventory(db, inventory_rows_of(db, report_id))
+    inventory = read_report(db, report_id).inventory or Inventory((), ())
     found: dict[str, Counter[str]] = {}
     for file in inventory.files:
         names: Counter[str] = Counter(test.name for test in file.tests)

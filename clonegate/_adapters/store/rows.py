@@ -12,6 +12,7 @@ from typing import Any
 from ..._domain.inventory import Inventory, ScanError, TestCase, TestFile, TestStatus, TestSuite
 from ..._domain.report_json import report_from_json, to_json
 from ..._domain.reports import RepositoryReport
+from .damage import reading_row
 
 __all__ = ["insert_report", "inventory_rows_of", "read_inventory", "read_report"]
 
@@ -85,15 +86,16 @@ def _shared_inventory(db: sqlite3.Connection, key: str, report: RepositoryReport
     ref, totals, inventory = report.ref, report.analysis, report.inventory
     if ref is None or totals is None or inventory is None:
         return None
+    # The totals compared in SQL: a row edited to hold text there is no match, where
+    # reading it would fail (not UTF-8) and take this save with it.
     row = db.execute(
-        "SELECT COALESCE(inventory_of, id), test_files, tests FROM reports "
+        "SELECT COALESCE(inventory_of, id) FROM reports "
         "WHERE key = ? AND commit_id = ? AND analyzer_version = ? AND status = 'ok' "
-        "AND reused = 0 AND duplicate_of IS NULL ORDER BY run_id DESC LIMIT 1",
-        (key, ref.commit, totals.analyzer_version),
+        "AND reused = 0 AND duplicate_of IS NULL AND test_files = ? AND tests = ? "
+        "ORDER BY run_id DESC LIMIT 1",
+        (key, ref.commit, totals.analyzer_version, inventory.test_files, inventory.tests),
     ).fetchone()
-    if row is None or (row[1], row[2]) != (inventory.test_files, inventory.tests):
-        return None
-    return int(row[0])
+    return None if row is None else int(row[0])
 
 
 def _insert_inventory(db: sqlite3.Connection, report_id: int, inventory: Inventory) -> None:
@@ -157,14 +159,16 @@ def read_report(
     db: sqlite3.Connection, report_id: int, *, inventory: bool = True
 ) -> RepositoryReport:
     """The report stored as ``report_id``, with its inventory if it had one (and
-    ``inventory`` asks for it)."""
-    document, shared = db.execute(
-        "SELECT document, inventory_of FROM reports WHERE id = ?", (report_id,)
-    ).fetchone()
-    report = report_from_json(json.loads(document))
-    if report.analysis is None or not inventory:
-        return report
-    return replace(report, inventory=read_inventory(db, shared or report_id))
+    ``inventory`` asks for it). Raises :class:`DamagedRowError` if the row, or its
+    inventory's rows, cannot be read back as what was saved."""
+    with reading_row("reports", report_id):
+        document, shared = db.execute(
+            "SELECT document, inventory_of FROM reports WHERE id = ?", (report_id,)
+        ).fetchone()
+        report = report_from_json(json.loads(document))
+        if report.analysis is None or not inventory:
+            return report
+        return replace(report, inventory=read_inventory(db, shared or report_id))
 
 
 def inventory_rows_of(db: sqlite3.Connection, report_id: int) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["MIGRATIONS", "SchemaError", "migrate"]
+__all__ = ["MIGRATIONS", "SchemaError", "migrate", "schema_version"]
 
 MIGRATIONS: tuple[str, ...] = (
     # 1: runs, one report per input line, and each report's full inventory.
@@ -114,7 +114,7 @@ class SchemaError(Exception):
 def migrate(connection: sqlite3.Connection, upto: int = len(MIGRATIONS)) -> int:
     """Apply the migrations missing from ``connection``'s database, up to ``upto``;
     the version it had before. The connection must be in autocommit mode."""
-    version = _version(connection)
+    version = schema_version(connection)
     if version > len(MIGRATIONS):
         raise SchemaError(
             f"the database has schema version {version}, newer than this clonegate's "
@@ -125,7 +125,7 @@ def migrate(connection: sqlite3.Connection, upto: int = len(MIGRATIONS)) -> int:
         # statements run one by one between BEGIN IMMEDIATE and COMMIT.
         connection.execute("BEGIN IMMEDIATE")
         try:
-            if _version(connection) > number:  # another process migrated meanwhile
+            if schema_version(connection) > number:  # another process migrated meanwhile
                 connection.execute("ROLLBACK")
                 continue
             for statement in _statements(MIGRATIONS[number]):
@@ -138,7 +138,8 @@ def migrate(connection: sqlite3.Connection, upto: int = len(MIGRATIONS)) -> int:
     return version
 
 
-def _version(connection: sqlite3.Connection) -> int:
+def schema_version(connection: sqlite3.Connection) -> int:
+    """The number of migrations applied to ``connection``'s database."""
     (version,) = connection.execute("PRAGMA user_version").fetchone()
     return int(version)
 

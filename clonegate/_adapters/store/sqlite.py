@@ -11,9 +11,7 @@ open their own connection, in a worker thread, and see the last committed state 
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import threading
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
@@ -27,18 +25,15 @@ from ..._domain.reports import RepositoryReport
 from ..._domain.store import StoredResult, StoreError
 from . import reading
 from .cache_rows import evict, touch
-from .reading import Difference, HistoryEntry, RunInfo
+from .files import connect, open_writer, store_error
+from .reader import StoreReader
 from .rows import insert_report, read_report
-from .schema import SchemaError, migrate
 
 __all__ = ["DEFAULT_CACHE_LIMIT", "SQLiteStore", "open_store"]
 
 T = TypeVar("T")
 
 DEFAULT_CACHE_LIMIT = 256 << 20
-# Another process holding the write lock (a second run on the same file) is waited
-# for this long before a write fails.
-_BUSY_SECONDS = 30.0
 # Writes still queued when the store closes are applied within this bound, shielded.
 _CLOSE_SECONDS = 10.0
 _CHUNK = 500  # SQLite's default limit on host parameters per statement is 999
@@ -53,19 +48,19 @@ class _Write(Generic[T]):
 
 
 @final
-class SQLiteStore:
+class SQLiteStore(StoreReader):
     """Reports, runs and the analysis cache in one SQLite file; open with :func:`open_store`.
 
     Implements :class:`clonegate.ReportStore`, :class:`clonegate.ReusableReports`,
-    :class:`clonegate.CloneMemoryHistory` and :class:`clonegate.AnalysisCache`, and a
-    small read API (:meth:`runs`, :meth:`history`, :meth:`reports`, :meth:`diff`).
+    :class:`clonegate.CloneMemoryHistory` and :class:`clonegate.AnalysisCache`, and the
+    read API of :class:`StoreReader`.
     Every async method is a checkpoint and raises :class:`clonegate.StoreError` when
     the file cannot be read or written; a report whose :meth:`save` returned is
     durable (WAL, committed), whatever happens to the process next.
     """
 
     def __init__(self, path: Path, writer: sqlite3.Connection, cache_limit: int) -> None:
-        self.path = path
+        super().__init__(path, lambda: connect(path))
         self._db = writer
         self._cache_limit = cache_limit
         self._send, self._receive = trio.open_memory_channel[_Write[Any]](1024)
@@ -76,11 +71,6 @@ class SQLiteStore:
         ).fetchone()
         self._cache_bytes: int = size
         self._tick: int = used  # the cache's use counter: larger is more recent
-        # One reading connection per worker thread, kept until the store closes:
-        # opening one costs 0.46 ms, the reads of a reused report 0.005 ms each.
-        self._readers = threading.local()
-        self._reader_connections: list[sqlite3.Connection] = []
-        self._readers_lock = threading.Lock()
 
     # -- the report store (clonegate.ReportStore) ------------------------------------
 
@@ -110,12 +100,8 @@ class SQLiteStore:
         await self._write(finish)
 
     async def last_result(self, key: str) -> StoredResult | None:
-        row = await self._read(
-            lambda db: db.execute(
-                "SELECT run_id, commit_id, analyzer_version " + reading.LAST_RESULT, (key,)
-            ).fetchone()
-        )
-        return StoredResult(*row) if row is not None else None
+        row = await self._read(lambda db: reading.last_result(db, key))
+        return StoredResult(*row[1:]) if row is not None else None
 
     async def reusable(
         self, key: str, commit: str, analyzer_version: str
@@ -137,9 +123,13 @@ class SQLiteStore:
         row = await self._read(
             lambda db: db.execute(
                 "SELECT r.clone_memory FROM reports r JOIN runs u ON u.id = r.run_id "
-                "WHERE r.key = ? AND r.clone_memory IS NOT NULL AND r.reused = 0 "
+                # An integer, or no figure: an edited value is no hint, never an error.
+                "WHERE r.key = ? AND typeof(r.clone_memory) = 'integer' AND r.reused = 0 "
                 "AND r.duplicate_of IS NULL "
-                "AND json_extract(u.options, '$.clone_depth') IS ? "
+                # CASE, not AND: SQLite does not promise to skip json_extract on a
+                # damaged options column, and it raises there (ADR 0016).
+                "AND CASE WHEN json_valid(u.options) "
+                "THEN json_extract(u.options, '$.clone_depth') END IS ? "
                 "ORDER BY r.run_id DESC LIMIT 1",
                 (key, depth),
             ).fetchone()
@@ -155,7 +145,9 @@ class SQLiteStore:
                 chunk = keys[start : start + _CHUNK]
                 found.update(
                     db.execute(
-                        "SELECT key, value FROM analysis_cache "
+                        # Bytes whatever the row holds: an edited TEXT value that is
+                        # not UTF-8 would make sqlite3 raise for the whole lookup.
+                        "SELECT key, CAST(value AS BLOB) FROM analysis_cache "
                         f"WHERE key IN ({', '.join('?' * len(chunk))})",
                         chunk,
                     ).fetchall()
@@ -190,24 +182,6 @@ class SQLiteStore:
 
         await self._write(keep)
 
-    # -- reading ----------------------------------------------------------------------
-
-    async def runs(self, limit: int | None = None) -> list[RunInfo]:
-        """Runs, newest first."""
-        return await self._read(lambda db: reading.runs(db, limit))
-
-    async def history(self, url: str) -> list[HistoryEntry]:
-        """What each run found for the repository of ``url``, oldest first."""
-        return await self._read(lambda db: reading.history(db, url))
-
-    async def reports(self, run_id: int, *, inventory: bool = False) -> list[RepositoryReport]:
-        """Run ``run_id``'s reports in input order, with their inventories if asked."""
-        return await self._read(lambda db: reading.reports(db, run_id, inventory=inventory))
-
-    async def diff(self, run_a: int, run_b: int) -> list[Difference]:
-        """The repositories whose status or tests differ from run ``run_a`` to ``run_b``."""
-        return await self._read(lambda db: reading.diff(db, run_a, run_b))
-
     # -- the writer ---------------------------------------------------------------------
 
     async def _write(self, apply: Callable[[sqlite3.Connection], T]) -> T:
@@ -218,7 +192,7 @@ class SQLiteStore:
             raise StoreError(f"the result store {self.path} is closed") from None
         await request.done.wait()
         if request.error is not None:
-            raise _store_error(self.path, request.error)
+            raise store_error(self.path, request.error)
         return request.result  # type: ignore[return-value]
 
     def _write_nowait(self, apply: Callable[[sqlite3.Connection], object]) -> None:
@@ -249,29 +223,8 @@ class SQLiteStore:
 
     def _close_all(self) -> None:
         """Close the writer's and every reader's connection (no read is running)."""
-        with self._readers_lock:
-            connections, self._reader_connections = self._reader_connections, []
-        for db in [self._db, *connections]:
-            db.close()
-
-    async def _read(self, query: Callable[[sqlite3.Connection], T]) -> T:
-        def run() -> T:
-            db: sqlite3.Connection | None = getattr(self._readers, "db", None)
-            if db is None:
-                db = self._readers.db = _connect(self.path)
-                with self._readers_lock:
-                    self._reader_connections.append(db)
-            try:
-                # Autocommit: each query reads the last commit (WAL), nothing is held.
-                return query(db)
-            except sqlite3.Error:
-                self._readers.db = None  # a connection that failed is not reused
-                raise
-
-        try:
-            return await trio.to_thread.run_sync(run)
-        except sqlite3.Error as exc:
-            raise _store_error(self.path, exc) from None
+        self._db.close()
+        self._close_readers()
 
 
 def _apply(db: sqlite3.Connection, batch: list[_Write[Any]]) -> None:
@@ -304,30 +257,6 @@ def _apply(db: sqlite3.Connection, batch: list[_Write[Any]]) -> None:
             db.execute("ROLLBACK")
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    # Autocommit at the driver level: transactions are explicit (BEGIN IMMEDIATE takes
-    # the write lock up front, so a batch never fails half-way on a lock upgrade).
-    db = sqlite3.connect(path, timeout=_BUSY_SECONDS, isolation_level=None, check_same_thread=False)
-    db.execute("PRAGMA foreign_keys = ON")
-    return db
-
-
-def _open(path: Path, create: bool) -> sqlite3.Connection:
-    if not create and not path.exists():
-        raise StoreError(f"no result store at {path}")
-    db = _connect(path)
-    try:
-        # WAL: readers see the last commit while the writer writes; synchronous=NORMAL
-        # in WAL mode loses nothing to a crashed process (only to a lost machine).
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = NORMAL")
-        migrate(db)
-    except BaseException:
-        db.close()
-        raise
-    return db
-
-
 @asynccontextmanager
 async def open_store(
     path: str | Path, *, cache_limit: int = DEFAULT_CACHE_LIMIT, create: bool = True
@@ -340,15 +269,7 @@ async def open_store(
     if the file cannot be opened or is not a clonegate store.
     """
     path = Path(path)
-    try:
-        db = await trio.to_thread.run_sync(_open, path, create)
-    except (sqlite3.Error, SchemaError) as exc:
-        if _read_only(path):
-            raise StoreError(
-                f"the result store {path} is on a read-only file system: a run writes "
-                "its reports there"
-            ) from None
-        raise _store_error(path, exc) from None
+    db = await trio.to_thread.run_sync(open_writer, path, create)
     try:
         store = SQLiteStore(path, db, cache_limit)
     except BaseException:
@@ -376,16 +297,5 @@ async def open_store(
         raise raised
 
 
-def _read_only(path: Path) -> bool:
-    try:
-        return bool(os.statvfs(path.parent).f_flag & os.ST_RDONLY)
-    except OSError:
-        return False
-
-
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
-
-
-def _store_error(path: Path, exc: Exception) -> StoreError:
-    return StoreError(f"the result store {path}: {exc}")
