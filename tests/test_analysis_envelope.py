@@ -39,14 +39,16 @@ from .servers import GitDaemon, fast_import, git, git_daemon
 from .worker_gate import HOLD_MARK, WorkerGate
 
 PLAIN_TEST = b"def test_a():\n    pass\n"
-# Files just under the analyzer's 10 MiB per-file limit: issue 38's 9.8 MB Python list
-# took the process tree to 4,754 MiB; tree-sitter's parse of a JavaScript one
-# crashes the worker when an allocation fails under the cap.
+# Lists of 450,000 numbers (900 KB): fewer tokens than a scan refuses to parse, and
+# a parse that needs more than twice the 64 MiB cap (measured: ast more than 256 MiB,
+# tree-sitter 128 to 256 MiB). Issue 38's 9.8 MB Python list took the process tree to
+# 4,754 MiB. tree-sitter's parser crashes the worker when an allocation fails.
+ITEMS = 450_000
 BIG_FILES = {
-    "python": ("tests/test_big.py", b"x=[" + b"0," * 4_900_000 + b"0]\n"),
-    "javascript": ("src/big.test.js", b"const x = [" + b"0," * 4_900_000 + b"0];\n"),
+    "python": ("tests/test_big.py", b"x=[" + b"0," * ITEMS + b"0]\n"),
+    "javascript": ("src/big.test.js", b"const x = [" + b"0," * ITEMS + b"0];\n"),
 }
-CAP = 128 << 20
+CAP = 64 << 20
 
 
 def _repository(root: Path, name: str, files: dict[str, bytes]) -> None:
@@ -163,7 +165,7 @@ async def test_an_analysis_past_its_memory_cap_fails_alone_and_the_pool_serves_t
     if big.error is not None:
         # ast.parse raises MemoryError; tree-sitter's parser crashes instead.
         crashed = " (its worker crashed: signal 11)" if language == "javascript" else ""
-        reason = f"the analysis needed more than its 128 MiB memory cap{crashed}"
+        reason = f"the analysis needed more than its 64 MiB memory cap{crashed}"
         assert big.error.message == f"{big.url}: {reason}"
     assert plain.status is RepositoryStatus.OK
     assert plain.analysis is not None
@@ -177,7 +179,7 @@ def test_no_traceback_reaches_the_terminal_for_a_repository_past_its_cap(
     done = subprocess.run(
         [
             *(sys.executable, "-m", "clonegate", "analyze", "--format", "jsonl", *verbose),
-            *("--analysis-memory", "128M", served.url("big-python"), served.url("plain")),
+            *("--analysis-memory", "64M", served.url("big-python"), served.url("plain")),
         ],
         capture_output=True,
         text=True,
