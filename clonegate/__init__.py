@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ._adapters.workers import WorkerDied, WorkerPool, WorkerPoolStatistics, open_worker_pool
     from ._domain.credentials import Credential, credential_for
     from ._domain.errors import (
+        AnalysisError,
         AuthenticationError,
         CloneCancelledError,
         CloneError,
@@ -97,6 +98,7 @@ if TYPE_CHECKING:
     )
     from ._domain.urls import RepoURL, parse_repo_url, redact, visible
     from ._domain.vcs import VCS, ClonedSource, MemoryForecasts, RemoteHead, RemoteHeads
+    from ._usecase.analysis_limits import with_analysis_memory_limit, with_analysis_time_limit
     from ._usecase.analyze import AnalyzeUseCase
     from ._usecase.batch import Batch
     from ._usecase.gate import CloneGateStatistics, GateEntry
@@ -125,6 +127,7 @@ if TYPE_CHECKING:
         with_netrc,
         with_read_timeout,
         with_remote_head_limit,
+        with_repository_timeout,
         with_result_store,
         with_ssh_command,
         with_stuck_threshold,
@@ -190,7 +193,6 @@ _LAZY = {
     "MemorySensor": "._domain.memory",
     "BudgetDecision": "._usecase.pressure",
     "PressureController": "._usecase.pressure",
-    "with_memory_budget": "._usecase.options",
     "redact": "._domain.urls",
     "visible": "._domain.urls",
     "VCS": "._domain.vcs",
@@ -201,25 +203,6 @@ _LAZY = {
     "GateEntry": "._usecase.gate",
     "Option": "._usecase.options",
     "UseCaseConfig": "._usecase.options",
-    "with_analysis_timeout": "._usecase.options",
-    "with_ca_bundle": "._usecase.options",
-    "with_clone_depth": "._usecase.options",
-    "with_clone_timeout": "._usecase.options",
-    "with_clone_weight": "._usecase.options",
-    "with_connect_timeout": "._usecase.options",
-    "with_event_hook": "._usecase.options",
-    "with_keep_clones": "._usecase.options",
-    "with_max_concurrent_analyses": "._usecase.options",
-    "with_max_concurrent_clones": "._usecase.options",
-    "with_low_speed_limit": "._usecase.options",
-    "with_clone_memory_limit": "._usecase.options",
-    "with_max_repo_size": "._usecase.options",
-    "with_netrc": "._usecase.options",
-    "with_read_timeout": "._usecase.options",
-    "with_ssh_command": "._usecase.options",
-    "with_stuck_threshold": "._usecase.options",
-    "with_token": "._usecase.options",
-    "with_work_dir": "._usecase.options",
     "report_from_json": "._domain.report_json",
     "to_json": "._domain.report_json",
     "RedisWorkQueue": "._adapters.redis",
@@ -241,9 +224,6 @@ _LAZY = {
     "RedisUnavailableError": "._adapters.redis",
     "RedisWaiter": "._adapters.redis",
     "open_redis": "._adapters.redis",
-    "with_global_limiter": "._usecase.options",
-    "with_host_limit": "._usecase.options",
-    "with_host_limiter": "._usecase.options",
     "Difference": "._adapters.store",
     "HistoryEntry": "._adapters.store",
     "RunInfo": "._adapters.store",
@@ -263,14 +243,17 @@ _LAZY = {
     "RemoteHeads": "._domain.vcs",
     "MemoryForecasts": "._domain.vcs",
     "VersionedAnalyzer": "._domain.inventory",
-    **dict.fromkeys(["with_analysis_cache", "with_incremental"], "._usecase.options"),
-    **dict.fromkeys(["with_remote_head_limit", "with_result_store"], "._usecase.options"),
+    "AnalysisError": "._domain.errors",
+    "with_analysis_memory_limit": "._usecase.analysis_limits",
+    "with_analysis_time_limit": "._usecase.analysis_limits",
 }
+# Every other option (``with_*``) is the use case's, from one module.
+_OPTIONS = "._usecase.options"
 
 
 def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
+    module = _LAZY.get(name, _OPTIONS if name.startswith("with_") else None)
+    if module is None or name not in __all__:
         raise AttributeError(f"module 'clonegate' has no attribute {name!r}")
     from importlib import import_module
 
@@ -287,6 +270,7 @@ __all__ = [
     "ANALYZER_VERSION",
     "VCS",
     "AnalysisCache",
+    "AnalysisError",
     "AnalysisReport",
     "AnalysisTotals",
     "AnalyzeUseCase",
@@ -388,6 +372,8 @@ __all__ = [
     "to_json",
     "visible",
     "with_analysis_cache",
+    "with_analysis_memory_limit",
+    "with_analysis_time_limit",
     "with_analysis_timeout",
     "with_ca_bundle",
     "with_clone_depth",
@@ -409,6 +395,7 @@ __all__ = [
     "with_netrc",
     "with_read_timeout",
     "with_remote_head_limit",
+    "with_repository_timeout",
     "with_result_store",
     "with_ssh_command",
     "with_stuck_threshold",

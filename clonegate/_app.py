@@ -48,7 +48,11 @@ class DefaultWiring:
         cache = config.analysis_cache
         if cache is not None and config.refresh_cache:
             cache = _Refreshing(cache)
-        return TestInventoryAnalyzer(processes=config.max_concurrent_analyses, cache=cache)
+        return TestInventoryAnalyzer(
+            processes=config.max_concurrent_analyses,
+            cache=cache,
+            max_memory=config.analysis_memory_limit,
+        )
 
     def batch_scope(self) -> AbstractAsyncContextManager[object]:
         return open_worker_pool()

@@ -206,3 +206,27 @@ def test_every_grammar_the_parsers_import_is_in_the_zygotes_preload() -> None:
     }
     assert len(grammars) >= 5  # javascript, typescript (and tsx), go, java, rust
     assert grammars <= set(SCAN_MODULES)
+
+
+async def test_a_reply_too_large_to_pickle_under_the_allowance_is_a_memory_error() -> None:
+    # The value fits, its pickle (a second copy) does not: the job ran out of memory,
+    # which its caller must be able to tell from any other failure (issue 38).
+    async with open_worker_pool():
+        with pytest.raises(MemoryError, match="MemoryError"):
+            await run_in_worker(worker_jobs.bytes_of, 80 * MiB, memory_allowance=128 * MiB)
+
+
+@pytest.mark.parametrize(
+    ("signal_number", "peak_mib", "used_up"),
+    [(11, 120, True), (6, 116, True), (11, 100, False), (9, 128, False), (None, 128, False)],
+)
+def test_a_crash_with_the_allowance_resident_is_the_allowance_used_up(
+    signal_number: int | None, peak_mib: int, used_up: bool
+) -> None:
+    # tree-sitter crashes (SIGSEGV) when an allocation fails under RLIMIT_AS: at 90%
+    # of the allowance resident or more, that is the allowance, not a parser's bug.
+    status = signal_number if signal_number is not None else 70 << 8  # exit 70
+    died = WorkerDied(status, peak_mib * MiB, allowance=128 * MiB)
+    assert died.allowance_used_up is used_up
+    assert ("memory allowance used up" in str(died)) is used_up
+    assert not WorkerDied(status, peak_mib * MiB).allowance_used_up  # no allowance

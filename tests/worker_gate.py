@@ -36,6 +36,29 @@ def _hold_scan_parts(port: int) -> None:
     scan.scan_part = held  # type: ignore[assignment]
 
 
+# A repository whose tree holds this file: its listing is held (hold_marked_listings).
+HOLD_MARK = b"HOLD"
+
+
+def _hold_marked_listings(port: int) -> None:
+    """Zygote init: ``list_or_scan`` of a commit whose tree holds :data:`HOLD_MARK`
+    checks in on 127.0.0.1:``port``, then waits; other repositories are analyzed."""
+    from dulwich.repo import Repo
+
+    real = scan.list_or_scan
+
+    def held(path: str, commit: str, *rest: Any) -> Any:
+        with Repo(path) as repo:
+            marked = HOLD_MARK in repo[repo[commit.encode()].tree]  # type: ignore[attr-defined,operator]
+        if marked:
+            with socket.create_connection(("127.0.0.1", port)) as conn:
+                conn.sendall(b"%d\n" % os.getpid())
+                conn.recv(1)
+        return real(path, commit, *rest)
+
+    scan.list_or_scan = held  # type: ignore[assignment]
+
+
 class WorkerGate:
     """The test's side: who checked in (worker pids, in order), and the go."""
 
@@ -51,6 +74,13 @@ class WorkerGate:
         """The ``init`` for ``open_worker_pool``; needs :meth:`serve` started."""
         assert self.port, "start serve() first"
         return functools.partial(_hold_scan_parts, self.port)
+
+    @property
+    def init_for_marked_listings(self) -> Callable[[], None]:
+        """The ``init`` that holds the listings of repositories marked with
+        :data:`HOLD_MARK` (and no scan part); needs :meth:`serve` started."""
+        assert self.port, "start serve() first"
+        return functools.partial(_hold_marked_listings, self.port)
 
     async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")

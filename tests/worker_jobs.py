@@ -119,3 +119,8 @@ def ask_my_pid() -> object:
     from clonegate._adapters.workers.zygote import ask_parent
 
     return ask_parent(os.getpid())
+
+
+def bytes_of(size: int) -> bytes:
+    """A reply whose pickle needs as much memory again as the value itself."""
+    return bytes(size)

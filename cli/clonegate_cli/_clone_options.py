@@ -21,7 +21,8 @@ import typer
 from clonegate import (
     Option,
     parse_size,
-    with_analysis_timeout,
+    with_analysis_memory_limit,
+    with_analysis_time_limit,
     with_ca_bundle,
     with_clone_depth,
     with_clone_memory_limit,
@@ -32,6 +33,7 @@ from clonegate import (
     with_max_repo_size,
     with_memory_budget,
     with_read_timeout,
+    with_repository_timeout,
     with_ssh_command,
 )
 
@@ -72,9 +74,19 @@ class CloneSettings:
     timeout: Annotated[
         float,
         typer.Option(
-            min=0.001, help="Seconds per repository: wait, clone and analysis.", metavar="SECONDS"
+            min=0.001,
+            help="Seconds per repository: wait, clone and analysis (not a wait for a CPU).",
+            metavar="SECONDS",
         ),
     ] = 15 * 60.0
+    analysis_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            help="Seconds one repository's analysis may run, its wait for a CPU not counted.",
+            metavar="SECONDS",
+        ),
+    ] = 2 * 60.0
     clone_timeout: Annotated[
         float | None,
         typer.Option(
@@ -106,6 +118,12 @@ class CloneSettings:
     clone_memory: Annotated[
         str,
         typer.Option(help="Memory one clone may use, on top of its worker's.", metavar="SIZE"),
+    ] = "1G"
+    analysis_memory: Annotated[
+        str,
+        typer.Option(
+            help="Memory one analysis process may use, on top of its start.", metavar="SIZE"
+        ),
     ] = "1G"
     memory_budget: Annotated[
         str | None,
@@ -187,7 +205,8 @@ class CloneSettings:
             raise usage_error(f"{named} must be at least 1, got {self.jobs}")
         options: list[Option] = [
             with_max_concurrent_clones(self.jobs),
-            with_analysis_timeout(self.timeout),
+            with_repository_timeout(self.timeout),
+            with_analysis_time_limit(self.analysis_timeout),
             with_clone_depth(self.depth or None),
             with_read_timeout(self.read_timeout),
             with_connect_timeout(self.connect_timeout),
@@ -200,6 +219,11 @@ class CloneSettings:
             )
             options.append(
                 with_clone_memory_limit(parse_size_option("--clone-memory", self.clone_memory))
+            )
+            options.append(
+                with_analysis_memory_limit(
+                    parse_size_option("--analysis-memory", self.analysis_memory)
+                )
             )
             if self.memory_budget is not None:
                 options.append(with_memory_budget(_budget(self.memory_budget)))

@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = [
+    "AnalysisError",
     "AuthenticationError",
     "CloneCancelledError",
     "CloneError",
@@ -25,6 +26,8 @@ __all__ = [
 
 class ErrorKind(StrEnum):
     """Why a clone failed; the ``kind`` in reports (ADR 0012 lists what leads to each).
+    An analysis (phase ``analyze``) fails with ``timeout``, ``out_of_memory`` or
+    ``analysis_error`` (see :class:`AnalysisError`).
 
     - ``invalid_url``: the text is not a URL clonegate clones; nothing was contacted.
     - ``not_found``: the server has no such repository, or hides it.
@@ -190,3 +193,26 @@ ERROR_TYPES: dict[ErrorKind, type[CloneError]] = {
         OutOfMemoryError,
     )
 }
+
+
+class AnalysisError(Exception):
+    """An analysis stopped for what the repository made it do, not for a bug of
+    clonegate's: the report's phase is ``analyze``, its kind ``kind``.
+
+    - ``timeout``: it ran past its time limit (``--analysis-timeout``); the time it
+      waited for an analysis process does not count.
+    - ``out_of_memory``: it needed more than its memory cap (``--analysis-memory``),
+      or the kernel's out-of-memory killer ended its worker.
+    - ``analysis_error``: its worker process died without a reply (a parser that
+      crashed on the repository's content).
+
+    ``reason`` says what happened, with the figure, without the URL.
+    """
+
+    def __init__(self, kind: str, reason: str) -> None:
+        super().__init__(reason)
+        self.kind = kind
+        self.reason = reason
+
+    def __reduce__(self) -> tuple[type[AnalysisError], tuple[str, str]]:
+        return (type(self), (self.kind, self.reason))

@@ -13,6 +13,8 @@ if TYPE_CHECKING:
     from .vcs import ClonedSource
 
 __all__ = [
+    "ANALYSIS_MEMORY_LIMIT",
+    "ANALYSIS_TIME_LIMIT",
     "AnalysisReport",
     "Analyzer",
     "Inventory",
@@ -167,8 +169,20 @@ class AnalysisReport:
     analyzer_version: str
 
 
+# One analysis's envelope by default (issue 38): seconds it may run (its waits for an
+# analysis process do not count), and memory on top of its worker process's start.
+ANALYSIS_TIME_LIMIT = 2 * 60.0
+ANALYSIS_MEMORY_LIMIT = 1 << 30
+
+
 class Analyzer(Protocol):
-    """Takes the test inventory of a cloned repository."""
+    """Takes the test inventory of a cloned repository.
+
+    Failures that are the repository's doing (a limit passed, a worker that died)
+    are raised as :class:`clonegate.AnalysisError`; an analyzer that waits for a
+    slot other repositories share marks the wait (``clonegate._domain.work_clock``)
+    so that it does not count against the repository's limits.
+    """
 
     async def analyze(self, source: ClonedSource) -> AnalysisReport: ...
 

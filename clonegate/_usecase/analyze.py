@@ -21,6 +21,8 @@ from .._domain.reports import AnalysisTotals, RefInfo, RepositoryReport, Reposit
 from .._domain.store import StoreError
 from .._domain.urls import parse_repo_url, redact, shown_url
 from .._domain.vcs import VCS, ClonedSource, MemoryForecasts
+from .._domain.work_clock import WorkClock
+from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
 from .clone_step import clone_timed
 from .estimates import MemoryEstimates
@@ -46,7 +48,7 @@ class AnalyzeUseCase:
     the slot back, and only then is analyzed, outside the limit (the analyzer bounds
     its own processes). Configure it with options::
 
-        uc = AnalyzeUseCase(with_max_concurrent_clones(4), with_analysis_timeout(15 * 60))
+        uc = AnalyzeUseCase(with_max_concurrent_clones(4), with_repository_timeout(15 * 60))
         uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=fake_vcs, analyzer=fake)
 
     ``vcs`` and ``analyzer`` default to :class:`DulwichVCS` and
@@ -247,7 +249,9 @@ class AnalyzeUseCase:
             )
         source: ClonedSource | None = None
         peak: int | None = None  # the clone's figure this report carries (clone_memory)
-        with trio.move_on_after(self.config.analysis_timeout):
+        # The repository's deadline stops while it only waits for an analysis process.
+        clock = WorkClock()
+        with clock.current(), clock.limit(self.config.repository_timeout):
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
                 early = await self._reuse.early_report(url, parsed.key, credential, shown, index)
                 if early is not None:
@@ -294,20 +298,10 @@ class AnalyzeUseCase:
                     shown, index, "clone", kind, message, status, timings, peak
                 )
             try:
-                return await self._analyze(source, index, shown, watch)
-            except Exception as exc:  # an analyzer bug or a dead worker: this repository only
-                logger.exception("analysis of %s failed", shown)
+                return await self._analyze(source, index, shown, watch, clock)
+            except Exception as exc:  # what the analysis met: this repository only
                 timings = watch.timings(trio.current_time())
-                message = _message(shown, exc)
-                return RepositoryReport.failure(
-                    shown,
-                    index,
-                    "analyze",
-                    "analysis_error",
-                    message,
-                    timings=timings,
-                    clone_memory=peak,
-                )
+                return analysis_failure(exc, shown, index, timings, peak)
             finally:
                 if not self.config.keep_clones:
                     await self._discard(source, shown)
@@ -317,7 +311,7 @@ class AnalyzeUseCase:
             index,
             "analyze" if watch.cloned_at is not None else "clone",
             ErrorKind.TIMEOUT,
-            f"{shown}: no result within the {self.config.analysis_timeout:g} s "
+            f"{shown}: no result within the {self.config.repository_timeout:g} s "
             f"repository timeout (while {watch.phase()})",
             RepositoryStatus.TIMEOUT,
             watch.timings(trio.current_time()),
@@ -349,11 +343,12 @@ class AnalyzeUseCase:
         self._emit(EventKind.STUCK, entry.url, entry.index, entry.seconds)
 
     async def _analyze(
-        self, source: ClonedSource, index: int, shown: str, watch: Stopwatch
+        self, source: ClonedSource, index: int, shown: str, watch: Stopwatch, clock: WorkClock
     ) -> RepositoryReport:
         watch.analysis_at = trio.current_time()
         self._emit(EventKind.ANALYZING, shown, index)
-        report = await self._analyzer.analyze(source)
+        limit = self.config.analysis_time_limit
+        report = await analyze_timed(self._analyzer, source, clock, limit)
         return RepositoryReport(
             url=shown,
             index=index,

@@ -11,6 +11,7 @@ from typing import Any, Literal
 from .._domain.checks import positive_int, positive_seconds
 from .._domain.credentials import Credential, read_netrc
 from .._domain.events import Event
+from .._domain.inventory import ANALYSIS_MEMORY_LIMIT, ANALYSIS_TIME_LIMIT
 from .._domain.limits import Limiter
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
@@ -41,6 +42,7 @@ __all__ = [
     "with_netrc",
     "with_read_timeout",
     "with_remote_head_limit",
+    "with_repository_timeout",
     "with_result_store",
     "with_ssh_command",
     "with_stuck_threshold",
@@ -67,7 +69,9 @@ class UseCaseConfig:
     max_concurrent_clones: int = 2
     # Bytes, "auto", or None (no memory budget: the count alone limits clones).
     memory_budget: int | Literal["auto"] | None = None
-    analysis_timeout: float = 15 * 60.0
+    repository_timeout: float = 15 * 60.0
+    # Seconds one analysis may run, its waits for an analysis process not counted.
+    analysis_time_limit: float = ANALYSIS_TIME_LIMIT
     clone_timeout: float | None = None
     credentials: tuple[Credential, ...] = ()
     keep_clones: bool = False
@@ -95,10 +99,16 @@ class UseCaseConfig:
     low_speed_time: float = 30.0
     # The default analyzer (TestInventoryAnalyzer); None: one process per CPU
     max_concurrent_analyses: int | None = None
+    analysis_memory_limit: int = ANALYSIS_MEMORY_LIMIT
     analysis_cache: AnalysisCache | None = None
     refresh_cache: bool = False  # write the cache, never read it
     vcs_options: frozenset[str] = frozenset()
     analyzer_options: frozenset[str] = frozenset()
+
+    @property
+    def analysis_timeout(self) -> float:
+        """:attr:`repository_timeout`, by the name it had until issue 38."""
+        return self.repository_timeout
 
 
 Option = Callable[[UseCaseConfig], UseCaseConfig]
@@ -145,11 +155,21 @@ def with_memory_budget(budget: int | str) -> Option:
     return lambda config: dataclasses.replace(config, memory_budget=value)
 
 
+def with_repository_timeout(seconds: float) -> Option:
+    """The deadline per repository, covering the wait for a clone slot, the clone and
+    the analysis, as in Go (default 15 minutes; ``--timeout``). A wait for an analysis
+    process does not count: those who hold the processes are under
+    :func:`with_analysis_time_limit`."""
+    value = positive_seconds("repository_timeout", seconds)
+    return lambda config: dataclasses.replace(config, repository_timeout=value)
+
+
 def with_analysis_timeout(seconds: float) -> Option:
-    """The deadline per repository, covering the wait for a slot, the clone and the
-    analysis, as in Go (default 15 minutes)."""
+    """:func:`with_repository_timeout` by its Go name (``WithAnalysisTimeout``), kept so
+    that code written before issue 38 keeps its meaning: the deadline per repository.
+    The time limit of the analysis alone is :func:`with_analysis_time_limit`."""
     value = positive_seconds("analysis_timeout", seconds)
-    return lambda config: dataclasses.replace(config, analysis_timeout=value)
+    return lambda config: dataclasses.replace(config, repository_timeout=value)
 
 
 def with_clone_timeout(seconds: float) -> Option:

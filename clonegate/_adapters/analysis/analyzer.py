@@ -11,11 +11,19 @@ from typing import TYPE_CHECKING, TypeVar, final
 import trio
 
 from ..._domain.checks import positive_int
-from ..._domain.inventory import AnalysisReport, RepositoryFacts, ScanError, TestFile
+from ..._domain.errors import AnalysisError, ErrorKind
+from ..._domain.inventory import (
+    ANALYSIS_MEMORY_LIMIT,
+    AnalysisReport,
+    RepositoryFacts,
+    ScanError,
+    TestFile,
+)
 from ..._domain.store import AnalysisCache
 from ..._domain.vcs import ClonedSource
+from ..._domain.work_clock import holding_slot, waiting_for_slot
 from ..preloads import SCAN_MODULES
-from ..workers import add_default_preload, default_worker_limiter, run_in_worker
+from ..workers import WorkerDied, add_default_preload, default_worker_limiter, run_in_worker
 from ..workers.wire import Named
 from .results import MIN_FILES_PER_PART, Part, PartResult, ScanResult, split
 
@@ -99,17 +107,31 @@ class TestInventoryAnalyzer:
     files read, so a cached file adds 0. A cache whose ``lookup`` fails leaves that
     analysis uncached; one whose ``keep`` fails loses those entries; either logs one
     warning on the ``clonegate`` logger and the report is made all the same.
+
+    ``max_memory``: bytes each of its worker processes may use on top of its start
+    (default 1 GiB), enforced as the worker's address-space limit (ADR 0003). An
+    analysis that needs more, or whose worker dies, raises
+    :class:`clonegate.AnalysisError` (``out_of_memory``, ``analysis_error``); the
+    worker is replaced. A wait for a process is marked (``waiting_for_slot``), so that
+    it does not count against the repository's limits (issue 38).
     """
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, *, processes: int | None = None, cache: AnalysisCache | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        processes: int | None = None,
+        cache: AnalysisCache | None = None,
+        max_memory: int = ANALYSIS_MEMORY_LIMIT,
+    ) -> None:
         self._limiter = (
             trio.CapacityLimiter(positive_int("processes", processes))
             if processes is not None
             else None
         )
         self._cache = cache
+        self._max_memory = positive_int("max_memory", max_memory)
         self._parsed = self._hits = self._misses = self._kept = 0
 
     @property
@@ -123,23 +145,22 @@ class TestInventoryAnalyzer:
 
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
         path = str(source.path)
-        cpus = self._limiter or default_worker_limiter()
+        processes = _Processes(self._limiter or default_worker_limiter(), self._max_memory)
         version = ANALYZER_VERSION  # read once, so that the keys and the report agree
         if self._cache is None:
             # One job when the candidates make one part; else the listing, to split.
-            processes = int(cpus.total_tokens)
-            first: Listing | ScanResult = await _in_worker(
-                cpus, _SCAN.list_or_scan, path, source.commit, processes
+            first: Listing | ScanResult = await processes.run(
+                _SCAN.list_or_scan, path, source.commit, processes.count
             )
             if isinstance(first, ScanResult):
                 result = first
             else:
-                parts = _parts(first.candidates, cpus)
-                results = await _scan(cpus, path, parts, first.scopes, encode=False)
+                parts = _parts(first.candidates, processes)
+                results = await _scan(processes, path, parts, first.scopes, encode=False)
                 result = ScanResult.merge(first, results)
         else:
-            listing: Listing = await _in_worker(cpus, _SCAN.list_commit, path, source.commit)
-            results = await self._scan_cached(self._cache, cpus, source, listing, version)
+            listing: Listing = await processes.run(_SCAN.list_commit, path, source.commit)
+            results = await self._scan_cached(self._cache, processes, source, listing, version)
             result = ScanResult.merge(listing, results)
         self._parsed += result.parsed
         facts = RepositoryFacts(
@@ -156,7 +177,7 @@ class TestInventoryAnalyzer:
     async def _scan_cached(
         self,
         cache: AnalysisCache,
-        cpus: trio.CapacityLimiter,
+        processes: _Processes,
         source: ClonedSource,
         listing: Listing,
         version: str,
@@ -178,7 +199,8 @@ class TestInventoryAnalyzer:
                 "analysis cache lookup failed, %s analyzed without it: %s", source.url, exc
             )
             self._misses += len(candidates)
-            return await _scan(cpus, path, _parts(candidates, cpus), listing.scopes, encode=False)
+            parts = _parts(candidates, processes)
+            return await _scan(processes, path, parts, listing.scopes, encode=False)
         cached = _Outcomes()
         missing: list[tuple[str, bytes]] = []
         key_of: dict[str, bytes] = {}
@@ -194,8 +216,8 @@ class TestInventoryAnalyzer:
             key_of[file] = key
         self._hits += len(candidates) - len(missing)
         self._misses += len(missing)
-        parts = _parts(tuple(missing), cpus)
-        results = await _scan(cpus, path, parts, listing.scopes, encode=True)
+        parts = _parts(tuple(missing), processes)
+        results = await _scan(processes, path, parts, listing.scopes, encode=True)
         entries: dict[bytes, bytes] = {}
         decoded = [cached.result(bytes_read=0, parsed=0)]
         for part, result in zip(parts, results, strict=True):
@@ -233,24 +255,59 @@ class _Outcomes:
         return PartResult(tuple(self.files), tuple(self.errors), bytes_read, parsed)
 
 
-def _parts(candidates: Part, cpus: trio.CapacityLimiter) -> list[Part]:
+@dataclass(frozen=True, slots=True)
+class _Processes:
+    """The analysis processes: the limiter every analysis shares, and each one's cap."""
+
+    cpus: trio.CapacityLimiter
+    max_memory: int
+
+    @property
+    def count(self) -> int:
+        return int(self.cpus.total_tokens)
+
+    async def run(self, function: Callable[..., T], *args: object) -> T:
+        """``function(*args)`` in a worker once a process is free; what the repository
+        made the worker do (run out of memory, die) as an :class:`AnalysisError`."""
+        # The wait is no work of this repository's: its limits stop (work_clock).
+        with waiting_for_slot():
+            await self.cpus.acquire()
+        try:
+            with holding_slot():
+                return await run_in_worker(
+                    function, *args, memory_allowance=self.max_memory, reuse="analysis"
+                )
+        except MemoryError:
+            # Raised in the worker past its cap, sent back as the job's error; the
+            # worker ends after a failed job and the next one gets a fresh fork.
+            raise self._out_of_memory("") from None
+        except WorkerDied as exc:
+            if exc.allowance_used_up:  # tree-sitter crashes when it cannot allocate
+                raise self._out_of_memory(f" (its worker crashed: signal {exc.signal})") from None
+            kind = ErrorKind.OUT_OF_MEMORY if exc.out_of_memory else "analysis_error"
+            raise AnalysisError(kind, f"the analysis failed: {exc}") from None
+        finally:
+            self.cpus.release()
+
+    def _out_of_memory(self, how: str) -> AnalysisError:
+        cap = self.max_memory >> 20
+        reason = f"the analysis needed more than its {cap} MiB memory cap{how}"
+        return AnalysisError(ErrorKind.OUT_OF_MEMORY, reason)
+
+
+def _parts(candidates: Part, processes: _Processes) -> list[Part]:
     # No part, and no worker, for no file (no tests, or all of them cached).
-    return split(candidates, int(cpus.total_tokens)) if candidates else []
+    return split(candidates, processes.count) if candidates else []
 
 
 async def _scan(
-    cpus: trio.CapacityLimiter, path: str, parts: list[Part], scopes: ConfigScopes, encode: bool
+    processes: _Processes, path: str, parts: list[Part], scopes: ConfigScopes, encode: bool
 ) -> list[PartResult]:
     """Each part's result, in the parts' order."""
     scan = _SCAN.scan_part
     return await _all(
-        [functools.partial(_in_worker, cpus, scan, path, p, scopes, encode) for p in parts]
+        [functools.partial(processes.run, scan, path, p, scopes, encode) for p in parts]
     )
-
-
-async def _in_worker(limiter: trio.CapacityLimiter, function: Callable[..., T], *args: object) -> T:
-    async with limiter:
-        return await run_in_worker(function, *args, reuse="analysis")
 
 
 async def _all(jobs: list[Callable[[], Awaitable[PartResult]]]) -> list[PartResult]:

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import trio
 
 from . import oom, spawn, wire
+from .died import WorkerDied as WorkerDied  # re-exported: the pool raises it
 from .served import MAX_JOBS, IdleWorkers, ServedWorker
 
 T = TypeVar("T")
@@ -29,30 +30,6 @@ T = TypeVar("T")
 # How long cleanup may take, shielded: a killed worker is gone in milliseconds, and
 # the zygote needs only to kill and reap its workers.
 _CLEANUP_SECONDS = 10.0
-
-
-class WorkerDied(Exception):
-    """The worker process ended without a reply (killed, or crashed in native code).
-
-    ``out_of_memory``: it was killed with SIGKILL while the kernel's out-of-memory
-    killer killed something (its count in ``/proc/vmstat`` rose during the job, or at
-    most ``oom.BASELINE_SECONDS`` before it), so it was, in all likelihood, the OOM
-    killer's victim.
-    """
-
-    def __init__(
-        self, status: int | None, peak_rss_bytes: int, *, out_of_memory: bool = False
-    ) -> None:
-        self.signal = os.WTERMSIG(status) if status is not None and os.WIFSIGNALED(status) else None
-        self.peak_rss_bytes = peak_rss_bytes
-        self.out_of_memory = out_of_memory and self.signal == signal.SIGKILL
-        if self.out_of_memory:
-            how = "killed by the kernel's out-of-memory killer"
-        elif self.signal:
-            how = f"killed by signal {self.signal}"
-        else:
-            how = "ended without a reply"
-        super().__init__(f"the worker process was {how}")
 
 
 @dataclass(frozen=True)
@@ -159,7 +136,12 @@ class WorkerPool:
             if reply is None:
                 died = await self._exit_of(worker.pid)
                 killed = oom_kills is not None and (oom.kills() or 0) > oom_kills
-                raise WorkerDied(died.status, died.peak_kib * 1024, out_of_memory=killed)
+                raise WorkerDied(
+                    died.status,
+                    died.peak_kib * 1024,
+                    out_of_memory=killed,
+                    allowance=memory_allowance,
+                )
             worker.jobs += 1
             keep = kind is not None and reply.serving and worker.jobs < MAX_JOBS
         except BaseException:

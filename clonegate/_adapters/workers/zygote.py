@@ -253,7 +253,9 @@ def _run_job(conn: socket.socket, job: bytes, start: _Start, serve: bool) -> boo
         payload = wire.dump(reply)
     except Exception as exc:  # an exception (or value) that cannot be pickled
         message = f"{type(reply.error or exc).__name__}: {reply.error or exc}"
-        payload = wire.dump(wire.Reply(error=RuntimeError(message), job_peak_bytes=peak))
+        # A reply too large to pickle under the memory cap is the job running out.
+        failure = MemoryError if isinstance(exc, MemoryError) else RuntimeError
+        payload = wire.dump(wire.Reply(error=failure(message), job_peak_bytes=peak))
         serving = False
     conn.sendall(wire.frame(payload))
     return serving

@@ -1,0 +1,200 @@
+"""The analysis's envelope with real workers and repositories served on loopback
+(issue 38): a time limit that kills the workers of hostile analyses and frees the CPUs
+for the repositories queued behind them, and a memory cap that a big file cannot pass
+without failing its own repository only."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+from trio.testing import wait_all_tasks_blocked
+
+from clonegate import (
+    AnalyzeUseCase,
+    Event,
+    EventKind,
+    RepositoryReport,
+    RepositoryStatus,
+    TestInventoryAnalyzer,
+    open_worker_pool,
+    with_analysis_memory_limit,
+    with_analysis_time_limit,
+    with_event_hook,
+    with_max_concurrent_analyses,
+    with_max_concurrent_clones,
+    with_repository_timeout,
+)
+from clonegate._adapters.workers import current_pool
+
+from .processes import pid_alive
+from .servers import GitDaemon, fast_import, git, git_daemon
+from .worker_gate import HOLD_MARK, WorkerGate
+
+PLAIN_TEST = b"def test_a():\n    pass\n"
+# Lists of 450,000 numbers (900 KB): fewer tokens than a scan refuses to parse, and
+# a parse that needs more than twice the 64 MiB cap (measured: ast more than 256 MiB,
+# tree-sitter 128 to 256 MiB). Issue 38's 9.8 MB Python list took the process tree to
+# 4,754 MiB. tree-sitter's parser crashes the worker when an allocation fails.
+ITEMS = 450_000
+BIG_FILES = {
+    "python": ("tests/test_big.py", b"x=[" + b"0," * ITEMS + b"0]\n"),
+    "javascript": ("src/big.test.js", b"const x = [" + b"0," * ITEMS + b"0];\n"),
+}
+CAP = 64 << 20
+
+
+def _repository(root: Path, name: str, files: dict[str, bytes]) -> None:
+    bare = root / f"{name}.git"
+    git("init", "-q", "--bare", "-b", "main", str(bare))
+    stream = [b"commit refs/heads/main\ncommitter F <f@example.invalid> 1700000000 +0000\n"]
+    stream.append(b"data 7\nfixture\n")
+    for path, data in files.items():
+        stream.append(b"M 644 inline %s\ndata %d\n%s\n" % (path.encode(), len(data), data))
+    fast_import(bare, b"".join(stream))
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
+    root = tmp_path_factory.mktemp("envelope")
+    _repository(root, "plain", {"tests/test_ok.py": PLAIN_TEST})
+    for name in ("hostile1", "hostile2"):
+        # Its listing is held in its worker, as a regular-expression or nesting bomb
+        # would hold it (tests/worker_gate.py).
+        _repository(root, name, {"tests/test_ok.py": PLAIN_TEST, HOLD_MARK.decode(): b""})
+    for language, (path, data) in BIG_FILES.items():
+        _repository(root, f"big-{language}", {path: data, "tests/test_ok.py": PLAIN_TEST})
+    with git_daemon(root) as daemon:
+        yield daemon
+
+
+async def test_a_plain_repository_beside_two_hostile_ones_finishes_ok_in_real_workers(
+    served: GitDaemon, mock_clock: trio.testing.MockClock
+) -> None:
+    # The clock moves only when the test says: the plain repository's real analysis
+    # cannot pass its limit however slow this machine is.
+    hostile = [served.url("hostile1"), served.url("hostile2")]
+    plain = served.url("plain")
+    events: list[Event] = []
+    plain_analyzing = trio.Event()
+
+    def record(event: Event) -> None:
+        events.append(event)
+        if event.kind is EventKind.ANALYZING and event.url == plain:
+            plain_analyzing.set()
+
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(3),
+        with_max_concurrent_analyses(2),
+        with_repository_timeout(100),
+        with_analysis_time_limit(60),
+        with_event_hook(record),
+    )
+    assert isinstance(uc._analyzer, TestInventoryAnalyzer)
+    cpus = uc._analyzer._limiter
+    assert cpus is not None
+    reports: dict[str, RepositoryReport] = {}
+
+    async def run(url: str) -> None:
+        reports[url] = await uc.execute(url)
+
+    gate = WorkerGate()
+    async with trio.open_nursery() as nursery:
+        await nursery.start(gate.serve)
+        async with open_worker_pool(init=gate.init_for_marked_listings) as pool:
+            async with trio.open_nursery() as inner:
+                for url in hostile:
+                    inner.start_soon(run, url)
+                held = await gate.wait_checked_in(2)  # both CPUs held, in two workers
+                inner.start_soon(run, plain)
+                await plain_analyzing.wait()
+                await wait_all_tasks_blocked()
+                assert cpus.statistics().tasks_waiting == 1  # the plain one waits
+                mock_clock.jump(61)  # past the analysis time limit, not the 100 s deadline
+            running = pool.statistics().workers_running
+        nursery.cancel_scope.cancel()
+    assert not any(pid_alive(pid) for pid in held)
+    assert not running & set(held)
+    assert reports[plain].status is RepositoryStatus.OK
+    analysis = reports[plain].analysis
+    assert analysis is not None
+    assert analysis.tests == 1
+    for url in hostile:
+        error = reports[url].error
+        assert error is not None
+        assert (error.phase, error.kind) == ("analyze", "timeout")
+        assert error.message == f"{url}: the analysis ran for longer than its 60 s time limit"
+    done = {e.url: (at, e.status) for at, e in enumerate(events) if e.kind is EventKind.DONE}
+    assert [done[url][1] for url in hostile] == ["timeout", "timeout"]
+    # It got a CPU once a hostile analysis was cut, whichever ended first.
+    assert min(done[url][0] for url in hostile) < done[plain][0]
+    assert done[plain][1] == "ok"
+
+
+def _out_of_memory(report: RepositoryReport, path: str) -> bool:
+    """The repository failed ``out_of_memory`` in its analysis, or (where the scan can
+    attribute it to the file) the big file is a scan error that says memory."""
+    if report.error is not None:
+        return (report.error.phase, report.error.kind) == ("analyze", "out_of_memory")
+    errors = report.inventory.errors if report.inventory is not None else ()
+    return any(e.path == path and "memory" in e.message.lower() for e in errors)
+
+
+@pytest.mark.parametrize("language", sorted(BIG_FILES))
+async def test_an_analysis_past_its_memory_cap_fails_alone_and_the_pool_serves_the_next(
+    served: GitDaemon, language: str
+) -> None:
+    uc = AnalyzeUseCase(with_analysis_memory_limit(CAP), with_max_concurrent_analyses(1))
+    async with uc.session():
+        big = await uc.execute(served.url(f"big-{language}"))
+        after_big = current_pool().statistics()
+        plain = await uc.execute(served.url("plain"))
+        after_plain = current_pool().statistics()
+    # The same pool (its zygote) analyzed the next repository.
+    assert after_plain.zygote_pid == after_big.zygote_pid is not None
+    path, _ = BIG_FILES[language]
+    assert _out_of_memory(big, path), big
+    if big.error is not None:
+        # The worker past its cap ended; the next analysis got a new one.
+        assert after_plain.workers_started > after_big.workers_started
+        # ast.parse raises MemoryError; tree-sitter's parser crashes instead.
+        crashed = " (its worker crashed: signal 11)" if language == "javascript" else ""
+        reason = f"the analysis needed more than its 64 MiB memory cap{crashed}"
+        assert big.error.message == f"{big.url}: {reason}"
+    assert plain.status is RepositoryStatus.OK
+    assert plain.analysis is not None
+    assert plain.analysis.tests == 1
+
+
+@pytest.mark.parametrize("verbose", [[], ["-v"]])
+def test_no_traceback_reaches_the_terminal_for_a_repository_past_its_cap(
+    served: GitDaemon, verbose: list[str], tmp_path: Path
+) -> None:
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "clonegate", "analyze", "--format", "jsonl", *verbose),
+            *("--analysis-memory", "64M", served.url("big-python"), served.url("plain")),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+        timeout=120,
+    )
+    assert "Traceback" not in done.stderr
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    by_url = {line["url"]: line for line in lines if "url" in line}
+    big = by_url[served.url("big-python")]
+    if big["status"] == "ok":  # the scan attributed it to the file
+        assert big["analysis"]["scan_errors"] >= 1
+        assert done.returncode == 0, done.stderr
+    else:
+        assert big["error"]["kind"] == "out_of_memory"
+        assert done.returncode == 1, done.stderr
+    assert by_url[served.url("plain")]["status"] == "ok"
