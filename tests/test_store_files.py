@@ -3,16 +3,18 @@ that is not there. Real files and real mounts (ADR 0016)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import trio
 from typer.testing import CliRunner
 
-from clonegate import open_store
+from clonegate import StoreError, open_store, open_store_reader
 from clonegate._adapters.store.schema import MIGRATIONS, migrate
 from clonegate_cli.app import app
 
@@ -193,3 +195,57 @@ def test_a_database_that_is_no_store_is_not_made_one_by_reading_it(tmp_path: Pat
     assert result.exit_code == 4
     assert f"{db} is not a clonegate result store" in result.stderr
     assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone() == (0,)
+
+
+@pytest.fixture
+def read_only_view(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
+    """(a writable directory, a read-only bind mount of it): one file seen through a
+    mount that cannot write it while another can (root and mount(8) needed)."""
+    writable, view = tmp_path / "writable", tmp_path / "view"
+    writable.mkdir()
+    view.mkdir()
+    done = subprocess.run(["mount", "--bind", str(writable), str(view)], capture_output=True)
+    if done.returncode != 0:
+        message = f"cannot bind-mount: {done.stderr.decode().strip()}"
+        if os.environ.get("CLONEGATE_REQUIRE_ALL_SERVERS"):
+            pytest.fail(message)
+        pytest.skip(message)
+    try:
+        _mount("-o", "remount,bind,ro", str(view))
+        yield writable, view
+    finally:
+        subprocess.run(["umount", "-l", str(view)], check=True)
+
+
+def test_a_store_written_under_a_read_only_reader_is_an_error_not_a_mix(
+    read_only_view: tuple[Path, Path],
+) -> None:
+    # Read through the read-only mount, the file is opened immutable (no locks, no
+    # check for changes); a run writing it through the other mount then merges its
+    # log into the file under the reader. Its reads must not go on as if nothing did.
+    writable, view = read_only_view
+    _store(writable / "s.db")
+    for left in ("s.db-wal", "s.db-shm"):  # as a cleanly closed store leaves none
+        (writable / left).unlink(missing_ok=True)
+
+    async def read_while_written() -> tuple[int, str]:
+        async with open_store_reader(view / "s.db") as reader:
+            before = len(await reader.runs())
+            writer = sqlite3.connect(writable / "s.db", isolation_level=None)
+            try:
+                for _ in range(100):
+                    writer.execute("INSERT INTO runs (started_at, options) VALUES ('x', '{}')")
+                writer.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            finally:
+                writer.close()
+            with pytest.raises(StoreError) as raised:
+                await reader.runs()
+            return before, str(raised.value)
+
+    before, message = trio.run(read_while_written)
+    assert before == 2
+    assert message == (
+        f"the result store {view / 's.db'} changed while it was read: on a read-only "
+        "mount it is read without locks, and something writes it through another mount "
+        "(a run?); read it again once that is done"
+    )

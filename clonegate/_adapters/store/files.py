@@ -56,22 +56,30 @@ def open_writer(path: Path, create: bool) -> sqlite3.Connection:
     return db
 
 
-def open_read_only(path: Path) -> Callable[[], sqlite3.Connection]:
+def open_read_only(path: Path) -> tuple[Callable[[], sqlite3.Connection], Callable[[], None]]:
     """What opens a read-only connection to the store at ``path`` (one per reading
-    thread), once the file is known to be a store of this schema. Nothing is written,
-    except an older schema brought up to date where the file can be written.
+    thread), once the file is known to be a store of this schema, and what to call
+    after each read to be sure it read one state of the file (it raises
+    :class:`StoreError` otherwise). Nothing is written, except an older schema
+    brought up to date where the file can be written.
 
     On a read-only file system SQLite cannot make the WAL's shared-memory file: a
-    store closed cleanly (no ``-wal`` left) is then opened ``immutable``, which is
-    true there; one with a write-ahead log still to merge is refused, since reading
-    it immutable would silently miss the log's reports.
+    store closed cleanly (no ``-wal`` left) is then opened ``immutable``; one with a
+    write-ahead log still to merge is refused, since reading it immutable would
+    silently miss the log's reports. Immutable means no locks and no check for
+    changes, and a read-only mount may be another mount's writable file (a bind
+    mount into a container while runs write it outside): each read is then checked
+    against the file as it was opened, so a file rewritten under the reader is an
+    error, never pages of two states read as one.
     """
     _refuse_unusable(path, create=False)
     opener = _reader(path, "mode=ro")
+    unchanged: Callable[[], None] = _always_unchanged
     try:
         version = _schema_version(opener)
     except sqlite3.OperationalError as exc:
         _explain_unopenable(path, exc)
+        unchanged = _unchanged_since(path)  # the file as the reads will see it
         opener = _reader(path, "immutable=1")
         try:
             version = _schema_version(opener)
@@ -80,7 +88,35 @@ def open_read_only(path: Path) -> Callable[[], sqlite3.Connection]:
     except sqlite3.Error as exc:
         raise store_error(path, exc) from None
     _check_version(path, version)
-    return opener
+    return opener, unchanged
+
+
+def _always_unchanged() -> None:
+    """SQLite's own locks keep each read of a file it can lock to one state."""
+
+
+def _unchanged_since(path: Path) -> Callable[[], None]:
+    """What raises :class:`StoreError` once the file at ``path`` is not as it is now."""
+
+    def fingerprint() -> tuple[int, ...]:
+        try:
+            found = os.stat(path)
+        except OSError:
+            return ()
+        # Size too: a write within the file system's timestamp tick changes no time.
+        return (found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
+
+    opened = fingerprint()
+
+    def unchanged() -> None:
+        if fingerprint() != opened:
+            raise StoreError(
+                f"the result store {path} changed while it was read: on a read-only "
+                "mount it is read without locks, and something writes it through "
+                "another mount (a run?); read it again once that is done"
+            )
+
+    return unchanged
 
 
 def _reader(path: Path, query: str) -> Callable[[], sqlite3.Connection]:

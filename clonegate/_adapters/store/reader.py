@@ -35,9 +35,16 @@ class StoreReader:
     :class:`clonegate.StoreError`.
     """
 
-    def __init__(self, path: Path, connect: Callable[[], sqlite3.Connection]) -> None:
+    def __init__(
+        self,
+        path: Path,
+        connect: Callable[[], sqlite3.Connection],
+        unchanged: Callable[[], None] | None = None,
+    ) -> None:
         self.path = path
         self._connect = connect
+        # Raises StoreError if the file changed under reads SQLite cannot lock.
+        self._unchanged = unchanged
         # One reading connection per worker thread, kept until the store closes:
         # opening one costs 0.46 ms, the reads of a reused report 0.005 ms each.
         self._readers = threading.local()
@@ -100,15 +107,25 @@ class StoreReader:
                     self._reader_connections.append(db)
             try:
                 # Autocommit: each query reads the last commit (WAL), nothing is held.
-                return query(db)
+                result = query(db)
             except sqlite3.Error:
                 self._readers.db = None  # a connection that failed is not reused
+                self._check_unchanged()  # a file changed under the read: that, not its effect
                 raise
+            except Exception:  # a damaged row, possibly the torn read of a changed file
+                self._check_unchanged()
+                raise
+            self._check_unchanged()
+            return result
 
         try:
             return await trio.to_thread.run_sync(run)
         except sqlite3.Error as exc:
             raise store_error(self.path, exc) from None
+
+    def _check_unchanged(self) -> None:
+        if self._unchanged is not None:
+            self._unchanged()
 
     def _close_readers(self) -> None:
         """Close every reading connection (no read is running)."""
@@ -125,8 +142,8 @@ async def open_store_reader(path: str | Path) -> AsyncIterator[StoreReader]:
     a read-only file system can be read. Raises :class:`clonegate.StoreError` if
     there is no store there, or it cannot be read."""
     path = Path(path)
-    connect = await trio.to_thread.run_sync(open_read_only, path)
-    reader = StoreReader(path, connect)
+    connect, unchanged = await trio.to_thread.run_sync(open_read_only, path)
+    reader = StoreReader(path, connect, unchanged)
     try:
         yield reader
     finally:
