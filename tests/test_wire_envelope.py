@@ -26,6 +26,7 @@ from .wire_servers import (
     long_header,
     repeated_refs,
     sideband_server,
+    sideband_ssh,
     silent_server,
 )
 
@@ -101,6 +102,27 @@ async def test_an_error_flood_stops_at_its_first_message_shown_escaped(
     )
     assert record.hung_up
     assert record.sent <= LIMIT + BUFFERS
+
+
+@pytest.mark.parametrize("behaviour", ["flood", "errors"])
+async def test_side_band_messages_over_ssh_are_counted_and_shown(
+    behaviour: str, tmp_path: Path, work_dir: Path
+) -> None:
+    # Over ssh the side-band arrives through the ssh program's pipes, not a socket:
+    # the same reader counts it. A stand-in for ssh speaks for the server.
+    vcs = _vcs(work_dir, ssh_command=sideband_ssh(tmp_path, behaviour, SAFETY))
+    with trio.fail_after(120):  # a safety net: the assertions are below
+        kind, reason = await _outcome(vcs, "clone", "ssh://git@127.0.0.1/repository.git")
+    if behaviour == "flood":
+        assert kind is ErrorKind.TOO_LARGE, reason
+        assert "more than 1 MiB of pack data and progress messages" in reason
+    else:
+        assert (kind, reason) == (
+            ErrorKind.PROTOCOL,
+            "the server stopped with an error: \\x1b[31maborting due to possible "
+            "repository corruption on the remote side.",
+        )
+    assert list(work_dir.iterdir()) == []
 
 
 @pytest.mark.parametrize("transport", ["git", "http"])

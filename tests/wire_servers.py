@@ -10,6 +10,8 @@
 - :func:`repeated_refs`: git://, one ref line repeated a million times, uncompressed.
 - :func:`long_header`: an HTTP answer with a header line past http.client's 64 KiB.
 - :func:`silent_server`: accepts a connection and never answers its TLS or ssh handshake.
+- :func:`sideband_ssh`: a stand-in for the ssh program, speaking for the server on its
+  pipes, so that the side-band is read as over ssh (through pipes, not a socket).
 
 Each stops at a safety cap of its own (``cap`` bytes, or a number of lines), so that a
 client that does not stop ends the test instead of hanging it; the tests assert the
@@ -20,12 +22,14 @@ from __future__ import annotations
 
 import contextlib
 import socket
+import sys
 import threading
 import time
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from .envelope_servers import _advertisement
 from .hostile_servers import _pkt, _read_pkt
@@ -219,3 +223,40 @@ def silent_server(record: Record) -> Iterator[int]:
 
     with raw_tcp_server(serve) as port:
         yield port
+
+
+# The stand-in for ssh: the advertisement, then once the client says "done", the
+# side-band stream of _messages on its stdout, until the client goes away (a broken
+# pipe ends it) or CAP bytes were written.
+_SSH_SERVER = """
+import sys
+out, given = sys.stdout.buffer, sys.stdin.buffer
+def read_pkt():
+    size = int(given.read(4), 16)
+    return None if size == 0 else given.read(size - 4)
+out.write(ADVERTISEMENT)
+out.flush()
+while read_pkt() != b"done\\n":
+    pass
+out.write(NAK + FIRST)
+sent = 0
+while sent < CAP:
+    out.write(CHUNK)
+    out.flush()
+    sent += len(CHUNK)
+"""
+
+
+def sideband_ssh(directory: Path, behaviour: str, cap: int) -> str:
+    """The ``ssh_command`` of a server of ``behaviour`` (``flood`` or ``errors``, as
+    :func:`sideband_server`), written into ``directory``."""
+    first, chunk, *_ = _messages(behaviour, 3 << 20)
+    script = directory / "sideband-ssh.py"
+    script.write_text(
+        f"ADVERTISEMENT, NAK = {b''.join(_advertisement(0))!r}, {_pkt(b'NAK' + bytes([10]))!r}\n"
+        f"FIRST, CHUNK, CAP = {first!r}, {chunk!r}, {cap}\n" + _SSH_SERVER
+    )
+    program = directory / "sideband-ssh"
+    program.write_text(f"#!/bin/sh\nexec {sys.executable} {script}\n")
+    program.chmod(0o755)
+    return str(program)
