@@ -100,6 +100,7 @@ class TransferMeter:
         # A compressed http answer: its bytes as read from the wire and as expanded.
         self._wire_bytes = self._expanded_bytes = self._expansion_counted = 0
         self._pending: Breach | None = None
+        self._armed = False  # whether SIGUSR1 raises the breach (the transfer runs)
         self._stop = threading.Event()
         self._own_reads = 0  # what reading /proc/self/io itself added to rchar
         self._rchar_at_start = 0
@@ -202,19 +203,26 @@ class TransferMeter:
         main = threading.get_ident()
         previous = signal.signal(signal.SIGUSR1, self._raise_pending)
         watchdog = threading.Thread(target=self._watch, args=(main,), daemon=True)
-        with _counting_sockets(self), _counting_git(self):
-            watchdog.start()
-            try:
-                yield
-            finally:
-                self._stop.set()
-                watchdog.join()
-                signal.signal(signal.SIGUSR1, previous)
+        try:
+            with _counting_sockets(self), _counting_git(self):
+                self._armed = True
+                watchdog.start()
+                try:
+                    yield
+                finally:
+                    # Disarmed first: a signal that arrives during the tear-down must not
+                    # raise in it and skip the rest (the worker's next clone would keep
+                    # this one's hooks and handler, counting into this meter).
+                    self._armed = False
+                    self._stop.set()
+                    watchdog.join()
+        finally:
+            signal.signal(signal.SIGUSR1, previous)
         if self._pending is not None:  # signalled as the block ended: still a breach
             raise self._pending
 
     def _raise_pending(self, signum: int, frame: Any) -> None:
-        if self._pending is not None:
+        if self._armed and self._pending is not None:
             raise self._pending
 
     def _watch(self, main: int) -> None:
