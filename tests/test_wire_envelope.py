@@ -28,6 +28,7 @@ from .wire_servers import (
     sideband_server,
     sideband_ssh,
     silent_server,
+    trickling_handshake,
 )
 
 LIMIT = 1 * MiB
@@ -224,3 +225,17 @@ async def test_a_silent_proxy_is_a_read_timeout(
     )
     assert closed
     assert record.received > 0  # the CONNECT request
+
+
+async def test_a_handshake_trickled_within_the_read_timeout_is_too_slow(work_dir: Path) -> None:
+    # The handshake's bound is per read: a byte every 0.2 s never meets a 5 s read
+    # timeout. What ends it is the low-speed check: handshake bytes are OpenSSL's own
+    # reads, never counted as received, so the window sees nothing arrive.
+    record = Record()
+    with trickling_handshake(record, 600) as port:  # 600 bytes: 2 minutes of trickle
+        vcs = _vcs(work_dir, read_timeout=5)
+        kind, reason = await _outcome(vcs, "clone", f"https://127.0.0.1:{port}/slow.git")
+        assert await _ended(record)
+    assert kind is ErrorKind.TOO_SLOW, reason
+    assert "received 0 bytes in the last 1 s" in reason
+    assert record.hung_up  # the client stopped it, not the server's cap
