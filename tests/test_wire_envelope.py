@@ -227,14 +227,20 @@ async def test_a_silent_proxy_is_a_read_timeout(
     assert record.received > 0  # the CONNECT request
 
 
-async def test_a_handshake_trickled_within_the_read_timeout_is_too_slow(work_dir: Path) -> None:
-    # The handshake's bound is per read: a byte every 0.2 s never meets a 5 s read
-    # timeout. What ends it is the low-speed check: handshake bytes are OpenSSL's own
-    # reads, never counted as received, so the window sees nothing arrive.
+@pytest.mark.parametrize("scheme", ["https", "ssh"])
+async def test_a_handshake_trickled_within_the_read_timeout_is_too_slow(
+    scheme: str, work_dir: Path
+) -> None:
+    # The handshake's bound is per read (ssh's ConnectTimeout too, measured): a byte
+    # every 0.2 s never meets a 5 s read timeout. What ends it is the low-speed check:
+    # handshake bytes are OpenSSL's or the ssh program's own reads, never counted as
+    # received, so the window sees nothing arrive.
+    if scheme == "ssh" and shutil.which("ssh") is None:
+        pytest.skip("no ssh client")
     record = Record()
-    with trickling_handshake(record, 600) as port:  # 600 bytes: 2 minutes of trickle
+    with trickling_handshake(scheme, record, 600) as port:  # 600 bytes: 2 minutes of it
         vcs = _vcs(work_dir, read_timeout=5)
-        kind, reason = await _outcome(vcs, "clone", f"https://127.0.0.1:{port}/slow.git")
+        kind, reason = await _outcome(vcs, "clone", f"{scheme}://127.0.0.1:{port}/slow.git")
         assert await _ended(record)
     assert kind is ErrorKind.TOO_SLOW, reason
     assert "received 0 bytes in the last 1 s" in reason

@@ -10,8 +10,8 @@
 - :func:`repeated_refs`: git://, one ref line repeated a million times, uncompressed.
 - :func:`long_header`: an HTTP answer with a header line past http.client's 64 KiB.
 - :func:`silent_server`: accepts a connection and never answers its TLS or ssh handshake.
-- :func:`trickling_handshake`: answers a TLS ClientHello one byte at a time, each well
-  within the read timeout, a record that never completes.
+- :func:`trickling_handshake`: answers a TLS ClientHello or an ssh client one byte at a
+  time, each well within the read timeout, a record or banner that never completes.
 - :func:`sideband_ssh`: a stand-in for the ssh program, speaking for the server on its
   pipes, so that the side-band is read as over ssh (through pipes, not a socket).
 
@@ -228,18 +228,20 @@ def silent_server(record: Record) -> Iterator[int]:
 
 
 @contextmanager
-def trickling_handshake(record: Record, cap: int) -> Iterator[int]:
-    """Reads the ClientHello, then sends a TLS handshake record's header announcing
-    16 KiB and its body one byte every 0.2 s, ``cap`` bytes at most; yields the port."""
+def trickling_handshake(scheme: str, record: Record, cap: int) -> Iterator[int]:
+    """``https``: reads the ClientHello, then sends a TLS handshake record's header
+    announcing 16 KiB; ``ssh``: the start of a version banner. Then the rest one byte
+    every 0.2 s, ``cap`` bytes at most; yields the port."""
 
     def trickle() -> Iterator[bytes]:
-        yield b"\x16\x03\x03\x40\x00"
+        yield b"\x16\x03\x03\x40\x00" if scheme == "https" else b"SSH-2.0-"
         for _ in range(cap):
             time.sleep(0.2)  # the trickle itself, not a wait
-            yield b"\x00"
+            yield b"\x00" if scheme == "https" else b"x"
 
     def serve(conn: socket.socket) -> None:
-        record.received += len(conn.recv(65536))
+        if scheme == "https":  # an ssh client waits for the server's banner first
+            record.received += len(conn.recv(65536))
         record.stream(conn, trickle())
 
     with raw_tcp_server(_serving(serve)) as port:
