@@ -237,7 +237,8 @@ def with_clone_memory_limit(size: int) -> Option:
 def with_low_speed_limit(bytes_per_second: int, seconds: float = 30.0) -> Option:
     """A clone that receives less than ``bytes_per_second`` on average over ``seconds``
     fails ``too_slow`` (default 1000 bytes/s over 30 s, like git's
-    ``http.lowSpeedLimit``/``lowSpeedTime``, on every transport)."""
+    ``http.lowSpeedLimit``/``lowSpeedTime``, on every transport; unlike git, a
+    server's progress messages do not count: ADR 0003)."""
     rate = positive_int("low_speed_limit", bytes_per_second)
     window = positive_seconds("low_speed_time", seconds)
     return _for_vcs("with_low_speed_limit", low_speed_limit=rate, low_speed_time=window)
