@@ -223,6 +223,26 @@ def test_a_damaged_cache_value_comes_back_as_bytes_to_be_refused(tmp_path: Path)
     assert trio.run(lookup) == {b"k" * 20: b"\xffA", b"j" * 20: b"{}"}
 
 
+@pytest.mark.parametrize("value", ["'x'", "x'00'"])
+def test_a_damaged_cache_recency_leaves_the_cache_working(tmp_path: Path, value: str) -> None:
+    # The cache's use counter starts from the largest stored; one cell edited to text
+    # made it text, and every later lookup and keep failed (the cache off for good).
+    db = tmp_path / "s.db"
+
+    async def use() -> dict[bytes, bytes]:
+        async with open_store(db) as store:
+            await store.keep({b"k" * 20: b"{}"})
+        connection = sqlite3.connect(db)
+        with connection:
+            connection.execute(f"UPDATE analysis_cache SET used = {value}")
+        connection.close()
+        async with open_store(db) as store:
+            await store.keep({b"j" * 20: b"[]"})
+            return await store.lookup([b"k" * 20, b"j" * 20])
+
+    assert trio.run(use) == {b"k" * 20: b"{}", b"j" * 20: b"[]"}
+
+
 def test_a_reused_report_is_saved_past_a_damaged_count(tmp_path: Path) -> None:
     # Saving a reused report looks for the stored rows it can share by their totals.
     db = _damaged(tmp_path, f"UPDATE reports SET tests = {NOT_UTF8} WHERE id = 3")

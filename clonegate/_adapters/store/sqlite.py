@@ -65,8 +65,11 @@ class SQLiteStore(StoreReader):
         self._cache_limit = cache_limit
         self._send, self._receive = trio.open_memory_channel[_Write[Any]](1024)
         self._drained = trio.Event()  # the writer has ended
+        # Integers only: a counter edited to text or bytes (anyone may edit the file)
+        # would otherwise be where the counting starts, and fail every lookup and keep.
         (size, used) = writer.execute(
-            "SELECT coalesce(sum(length(key) + length(value)), 0), coalesce(max(used), 0) "
+            "SELECT coalesce(sum(length(key) + length(value)), 0), "
+            "coalesce(max(CASE typeof(used) WHEN 'integer' THEN used END), 0) "
             "FROM analysis_cache"
         ).fetchone()
         self._cache_bytes: int = size
