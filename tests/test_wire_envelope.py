@@ -11,6 +11,7 @@ near the limit (its record), never how long anything took.
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -135,7 +136,9 @@ async def test_a_progress_trickle_is_too_slow(transport: str, work_dir: Path) ->
         kind, reason = await _outcome(_vcs(work_dir), "clone", url)
         assert await _ended(record)
     assert kind is ErrorKind.TOO_SLOW, reason
-    assert "received 0 bytes in the last 1 s, less than 1000 bytes/s" in reason
+    # Not "received 0 bytes": the ref list counts, and on a loaded machine it may
+    # arrive inside the first window (121 bytes over git://, more over http).
+    assert re.search(r"received \d+ bytes in the last 1 s, less than 1000 bytes/s", reason)
     assert record.hung_up
 
 
@@ -243,5 +246,5 @@ async def test_a_handshake_trickled_within_the_read_timeout_is_too_slow(
         kind, reason = await _outcome(vcs, "clone", f"{scheme}://127.0.0.1:{port}/slow.git")
         assert await _ended(record)
     assert kind is ErrorKind.TOO_SLOW, reason
-    assert "received 0 bytes in the last 1 s" in reason
+    assert re.search(r"received \d+ bytes in the last 1 s", reason), reason
     assert record.hung_up  # the client stopped it, not the server's cap
