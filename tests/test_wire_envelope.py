@@ -26,6 +26,7 @@ from .wire_servers import (
     gzip_ref_bomb,
     long_header,
     repeated_refs,
+    shallow_flood,
     sideband_server,
     sideband_ssh,
     silent_server,
@@ -171,6 +172,22 @@ async def test_a_ref_list_of_one_line_repeated_meets_the_line_cap(work_dir: Path
         kind, reason = await _outcome(_vcs(work_dir), "clone", url)
     assert kind is ErrorKind.TOO_LARGE, reason
     assert reason.endswith("list of refs passed 200064 lines (the limit for 100000 refs)")
+
+
+async def test_lines_before_the_pack_count_against_the_size_limit(work_dir: Path) -> None:
+    # Between the ref list and the pack, lines that are neither (shallow lines here,
+    # each of another commit, kept in a set) counted against nothing but the
+    # low-speed window and the memory cap.
+    record = Record()
+    with shallow_flood(record, SAFETY) as url:
+        kind, reason = await _outcome(_vcs(work_dir, depth=1), "clone", url)
+        assert await _ended(record)
+    assert (kind, reason) == (
+        ErrorKind.TOO_LARGE,
+        "the server sent more than 1 MiB before its pack data (the limit per clone)",
+    )
+    assert record.hung_up
+    assert record.sent <= LIMIT + BUFFERS
 
 
 @pytest.mark.parametrize("op", ["clone", "remote_head"])

@@ -8,6 +8,8 @@
   client asked for none, and expands about 300 times: long ref lines (the byte cap)
   or short repeated ones (the line cap).
 - :func:`repeated_refs`: git://, one ref line repeated a million times, uncompressed.
+- :func:`shallow_flood`: git://, a server that takes a depth and answers "done" with
+  shallow lines for ever, each naming another commit, before any pack.
 - :func:`long_header`: an HTTP answer with a header line past http.client's 64 KiB.
 - :func:`silent_server`: accepts a connection and never answers its TLS or ssh handshake.
 - :func:`trickling_handshake`: answers a TLS ClientHello or an ssh client one byte at a
@@ -23,6 +25,7 @@ client stopped long before (``Record.hung_up``, ``Record.sent``), not how long i
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import sys
 import threading
@@ -33,7 +36,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .envelope_servers import _advertisement
+from .envelope_servers import CAPABILITIES, HEAD, _advertisement
 from .hostile_servers import _pkt, _read_pkt
 from .servers import raw_tcp_server, read_request_head
 
@@ -197,6 +200,29 @@ def repeated_refs(record: Record, count: int) -> Iterator[str]:
 
     with raw_tcp_server(_serving(serve)) as port:
         yield f"git://127.0.0.1:{port}/repeated.git"
+
+
+@contextmanager
+def shallow_flood(record: Record, cap: int) -> Iterator[str]:
+    """git://: one ref and the ``shallow`` capability; once the client says "done",
+    shallow lines of distinct commits, ``cap`` bytes at most; yields the URL."""
+    start = _pkt(HEAD + b" HEAD\0" + CAPABILITIES + b" shallow\n") + b"0000"
+
+    def lines() -> Iterator[bytes]:
+        for _ in range(cap // (10_000 * 53)):
+            yield b"".join(
+                _pkt(b"shallow " + os.urandom(20).hex().encode() + b"\n") for _ in range(10_000)
+            )
+
+    def serve(conn: socket.socket) -> None:
+        _read_pkt(conn)
+        record.send(conn, start)
+        while _read_pkt(conn) != b"done\n":
+            pass
+        record.stream(conn, lines())
+
+    with raw_tcp_server(_serving(serve)) as port:
+        yield f"git://127.0.0.1:{port}/shallow.git"
 
 
 @contextmanager

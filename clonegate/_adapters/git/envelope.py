@@ -18,7 +18,8 @@ exception unwinds the clone wherever it is.
 
 What the limits count (issue 38): the repository size limit counts every byte of
 the transfer's side-band, progress (band 2) and error (band 3) messages as well as
-the pack (band 1); the low-speed limit counts only what moves the clone on, the
+the pack (band 1), and every line between the ref list and the side-band
+(acknowledgements, shallow lines); the low-speed limit counts only what moves the clone on, the
 ref list and then the pack, so that an endless progress stream neither grows
 without bound nor passes for a live transfer. An http answer the server
 compressed is counted as it expands (urllib3 decompresses whatever it is sent),
@@ -94,6 +95,8 @@ class TransferMeter:
         self.socket_bytes = 0
         self.pack_bytes = 0
         self.message_bytes = 0  # side-band progress and error messages
+        self.negotiation_bytes = 0  # pkt-lines after the refs, before the side-band
+        self.side_band = False  # the side-band began: its packets are counted by band
         self.advertised_lines = 0
         self.advertising = True  # until the client has heard every ref
         self._heard = 0  # what received() said when the ref list was complete
@@ -142,16 +145,27 @@ class TransferMeter:
 
     def _check_transfer(self) -> None:
         limit = self.envelope.max_repo_bytes
-        if self.pack_bytes + self.message_bytes > limit:
-            what = "pack data and progress messages" if self.message_bytes else "pack data"
-            raise Breach(
-                ErrorKind.TOO_LARGE,
-                f"the server sent more than {_size(limit)} of {what} (the limit per clone)",
-            )
+        if self.pack_bytes + self.message_bytes + self.negotiation_bytes <= limit:
+            return
+        if not self.side_band:
+            what = "before its pack data"
+        elif self.message_bytes:
+            what = "of pack data and progress messages"
+        else:
+            what = "of pack data"
+        raise Breach(
+            ErrorKind.TOO_LARGE,
+            f"the server sent more than {_size(limit)} {what} (the limit per clone)",
+        )
 
-    def count_line(self) -> None:
-        """Called with each pkt-line read: while the refs are listed, a cap on their lines."""
+    def count_line(self, line: bytes | None) -> None:
+        """Called with each pkt-line read: while the refs are listed, a cap on their
+        lines; then, until the side-band begins (acknowledgements, shallow lines), their
+        bytes count against the size limit, as the side-band's do."""
         if not self.advertising:
+            if not self.side_band:
+                self.negotiation_bytes += len(line or b"") + 4  # with its length prefix
+                self._check_transfer()
             return
         self.advertised_lines += 1
         limit = self.envelope.max_advertised_refs * _LINES_PER_REF + _OTHER_LINES
@@ -292,11 +306,12 @@ def _counting_git(meter: TransferMeter) -> Iterator[None]:
 
     def read_pkt_line(self: Any) -> bytes | None:
         line: bytes | None = read_line(self)
-        meter.count_line()
+        meter.count_line(line)
         return line
 
     def read_side_band(pkt_seq: Any) -> Iterator[tuple[int, bytes]]:
         # dulwich's own reader, with messages counted and a fatal error's words kept.
+        meter.side_band = True
         for pkt in pkt_seq:
             channel, data = (pkt[0], pkt[1:]) if pkt else (0, b"")
             if channel in (_PROGRESS_BAND, _ERROR_BAND):
