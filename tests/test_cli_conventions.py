@@ -199,3 +199,24 @@ def test_the_table_reads_like_a_list_of_lines() -> None:
     assert "2 repositories: 0 ok, 2 failed" in text
     assert "1 duplicate;" in text
     assert "0 tests in 0 files" in text
+
+
+def test_a_bad_memory_budget_from_the_environment_names_the_variable(
+    runner: CliRunner, tmpdir_env: Path
+) -> None:
+    result = runner.invoke(
+        app, ["analyze", "git://127.0.0.1/x.git"], env={"CLONEGATE_MEMORY_BUDGET": "foo"}
+    )
+    assert result.exit_code == 2, result.output
+    assert "CLONEGATE_MEMORY_BUDGET: not a size: 'foo'" in result.output
+    assert "--memory-budget" not in result.output  # not given: the variable was
+
+
+def test_a_memory_budget_in_bytes_that_meant_gib_says_how_to_write_it(
+    runner: CliRunner, tmpdir_env: Path
+) -> None:
+    result = runner.invoke(app, ["analyze", "--memory-budget", "10", "git://127.0.0.1/x.git"])
+    assert result.exit_code == 2, result.output
+    assert "a memory budget must be at least 1 MiB, got 10 bytes (for 10 GiB, write 10G)" in (
+        result.output
+    )

@@ -196,12 +196,7 @@ class CloneSettings:
         """The library's options for these settings; a usage error (exit 2) for a bad
         value, naming its option (or the variable it came from)."""
         if self.jobs < 1:
-            source = ctx.get_parameter_source("jobs")
-            named = (
-                "CLONEGATE_MAX_CONCURRENT_CLONES"
-                if source is not None and source.name == "ENVIRONMENT"
-                else "-j/--max-concurrent-clones"
-            )
+            named = _named(ctx, "jobs", "-j/--max-concurrent-clones")
             raise usage_error(f"{named} must be at least 1, got {self.jobs}")
         options: list[Option] = [
             with_max_concurrent_clones(self.jobs),
@@ -226,7 +221,7 @@ class CloneSettings:
                 )
             )
             if self.memory_budget is not None:
-                options.append(with_memory_budget(_budget(self.memory_budget)))
+                options.append(with_memory_budget(_budget(ctx, self.memory_budget)))
             options.append(with_low_speed_limit(self.low_speed_limit, self.low_speed_time))
             options += credential_options(self.token, self.token_host, self.netrc)
             if self.ssh_command is not None:
@@ -256,8 +251,19 @@ def parse_size_option(option: str, text: str) -> int:
         raise ValueError(f"{option}: {exc}") from None
 
 
-def _budget(text: str) -> int | str:
-    return "auto" if text.strip().lower() == "auto" else parse_size_option("--memory-budget", text)
+def _budget(ctx: typer.Context, text: str) -> int | str:
+    if text.strip().lower() == "auto":
+        return "auto"
+    return parse_size_option(_named(ctx, "memory_budget", "--memory-budget"), text)
+
+
+def _named(ctx: typer.Context, name: str, flag: str) -> str:
+    """``flag``, or the environment variable the value of parameter ``name`` came from:
+    an error names what the user wrote."""
+    source = ctx.get_parameter_source(name)
+    if source is None or source.name != "ENVIRONMENT":
+        return flag
+    return next(str(p.envvar) for p in ctx.command.params if p.name == name)
 
 
 _FIELDS = dataclasses.fields(CloneSettings)
