@@ -35,6 +35,7 @@ from clonegate import (
     with_ssh_command,
 )
 
+from ._descriptors import PER_CLONE, clones_within_open_file_limit
 from ._input import credential_options
 from ._run import usage_error
 
@@ -180,8 +181,16 @@ class CloneSettings:
         if self.jobs < 1:
             named = _source(ctx, "jobs", "-j/--max-concurrent-clones")
             raise usage_error(f"{named} must be at least 1, got {self.jobs}")
+        jobs, limit = clones_within_open_file_limit(self.jobs)
+        if jobs < self.jobs:
+            typer.echo(
+                f"warning: {_source(ctx, 'jobs', '-j')} {self.jobs} is more clones than "
+                f"the open-file limit allows (ulimit -n {limit}, {PER_CLONE} per clone): "
+                f"running {jobs} at once",
+                err=True,
+            )
         options: list[Option] = [
-            with_max_concurrent_clones(self.jobs),
+            with_max_concurrent_clones(jobs),
             with_analysis_timeout(self.timeout),
             with_clone_depth(self.depth or None),
             with_read_timeout(self.read_timeout),

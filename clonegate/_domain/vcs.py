@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -64,7 +65,20 @@ async def discard(path: Path) -> None:
     on the network.
     """
     with trio.CancelScope(shield=True):
+        # Out of file descriptors (rmtree opens each directory it walks): the other
+        # clones free theirs as they end, so try again a few times, bounded (6 s).
+        for delay in _OUT_OF_DESCRIPTORS_RETRIES:
+            try:
+                await trio.to_thread.run_sync(remove_tree, path)
+                return
+            except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                    raise
+            await trio.sleep(delay)
         await trio.to_thread.run_sync(remove_tree, path)
+
+
+_OUT_OF_DESCRIPTORS_RETRIES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)  # seconds between tries
 
 
 def remove_tree(path: Path) -> None:

@@ -138,9 +138,21 @@ class Zygote:
                 os.waitpid(pid, 0)
 
     def _fork(self, request_id: int, allowance: int, serve: bool) -> None:
-        parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Out of file descriptors (EMFILE) or processes (EAGAIN) is this request's
+        # failure, told to the parent; only a broken control socket ends the zygote.
+        try:
+            parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        except OSError as exc:
+            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            return
         me = os.getpid()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            parent_end.close()
+            worker_end.close()
+            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            return
         if pid == 0:
             parent_end.close()
             self._control.close()
@@ -149,7 +161,14 @@ class Zygote:
             _worker(worker_end, me, allowance, serve)
         self._children.add(pid)
         worker_end.close()
-        pidfd = os.pidfd_open(pid)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError as exc:
+            # Without its pidfd the parent could not kill it: it goes (and is reaped).
+            parent_end.close()
+            os.kill(pid, signal.SIGKILL)
+            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            return
         try:
             socket.send_fds(
                 self._control,
