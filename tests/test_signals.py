@@ -12,9 +12,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import pty
 import signal
 import subprocess
 import sys
+import termios
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -194,3 +196,51 @@ def test_the_full_pipe_helper_is_full() -> None:
         with pytest.raises(BlockingIOError):
             os.write(write_end, b"x")
         os.set_blocking(write_end, True)
+
+
+async def test_a_closed_terminal_stops_the_run(
+    slow_proxy: ThrottlingProxy, daemon: GitDaemon, tmpdir_env: Path
+) -> None:
+    """The real SIGHUP: clonegate runs on a terminal of its own (a pseudo-terminal it
+    controls, as a shell's job does), whose other end the test closes mid-run. The
+    kernel hangs the terminal up, sends SIGHUP, and every write to it fails."""
+    run_id = uuid.uuid4().hex
+    marker = f"CLONEGATE_TEST_RUN={run_id}".encode()
+    leader, follower = pty.openpty()
+
+    def controlled_by_the_terminal() -> None:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)  # after setsid: its controlling terminal
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(slow_proxy.serve)
+        quick = daemon.url("basic")
+        slow = f"git://127.0.0.1:{slow_proxy.port}/big.git"
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "clonegate", "analyze", "-v", quick, slow],
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            start_new_session=True,
+            preexec_fn=controlled_by_the_terminal,
+            env={**os.environ, "CLONEGATE_TEST_RUN": run_id, "COLUMNS": "160"},
+        )
+        os.close(follower)
+        terminal = trio.lowlevel.FdStream(leader)
+        seen = bytearray()
+        try:
+            with trio.fail_after(60):  # a safety net only
+                await _read_until(terminal, f"done ok {quick}".encode(), seen)
+                await slow_proxy.wait_forwarded(128 * 1024)
+            await terminal.aclose()  # the terminal window closes
+            with trio.move_on_after(60):
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+        forwarded = slow_proxy.forwarded
+        nursery.cancel_scope.cancel()
+    assert process.returncode == 129
+    assert forwarded < BIG_BLOB_BYTES
+    assert list(tmpdir_env.iterdir()) == []
+    assert _processes_with(marker) == set()

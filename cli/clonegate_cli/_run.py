@@ -167,7 +167,7 @@ class _Run:
                 writer.close()  # the writer ends once the rest is written
             nursery.cancel_scope.cancel()
         if self.fmt is Format.jsonl and not self.quiet:
-            self._say_at_exit(summary_line(summary))
+            self.progress.say(summary_line(summary))
         if self.stopped_by is None:
             writer.abandon()  # everything was written
             all_ok = summary.repositories == summary.ok
@@ -175,14 +175,17 @@ class _Run:
         # What finished is written after a signal too (a table or a JSON document as
         # well), if the reader takes it within a bound: one who stopped reading (a full
         # pipe) cannot hold the exit.
-        with trio.move_on_after(FLUSH_AFTER_SIGNAL):
-            async with trio.open_nursery() as output:
-                output.start_soon(writer.run)
-                if not self._document_queued:
-                    await self._write_document(writer, summary)
-                writer.close()
+        try:
+            with trio.move_on_after(FLUSH_AFTER_SIGNAL):
+                async with trio.open_nursery() as output:
+                    output.start_soon(writer.run)
+                    if not self._document_queued:
+                        await self._write_document(writer, summary)
+                    writer.close()
+        except* OSError:
+            pass  # the reader or the terminal is gone (EPIPE, EIO): counted below
         unwritten = writer.abandon() + (0 if self._document_queued else len(self.reports))
-        self._say_at_exit(
+        self.progress.say(
             f"clonegate: {_STOPPED_BY[self.stopped_by]}; every clone was stopped and removed; "
             f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
             "not finished"
@@ -204,14 +207,6 @@ class _Run:
             return self.stream.isatty()
         except ValueError:  # closed
             return False
-
-    def _say_at_exit(self, line: str) -> None:
-        """``line`` on stderr, unless the terminal is gone after SIGHUP."""
-        try:
-            self.progress.say(line)
-        except OSError:
-            if self.stopped_by != signal.SIGHUP:
-                raise
 
     async def _on_signal(self, cancel: Callable[[], None]) -> None:
         # Ctrl-C, SIGTERM and SIGHUP (a closed terminal) stop the batch the same way:

@@ -19,8 +19,9 @@ parent is gone (even killed with SIGKILL) the socket reads end-of-file, and the
 zygote kills its workers and exits. A worker dies with the zygote
 (``PR_SET_PDEATHSIG``; the zygote forks from its only thread, so this is reliable),
 and a worker's ssh child dies with the worker in the same way (``clone_worker``).
-SIGINT and SIGTERM sent to the whole process group (Ctrl-C, ``docker stop``) are
-ignored here: the parent decides how the batch ends and stops its workers itself.
+SIGINT, SIGTERM and SIGHUP sent to the whole process group (Ctrl-C, ``docker stop``,
+a closed terminal) are ignored here: the parent decides how the batch ends and stops
+its workers itself.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def ask_parent(question: object) -> object:
 
 
 def main(control_fd: int, preload: list[str]) -> None:
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
     for entry in preload:
