@@ -18,8 +18,6 @@ from pathlib import Path
 
 import pytest
 
-from clonegate._adapters.git.debris import remove_dead_runs
-
 from .servers import FixtureRepo, GitDaemon, git, git_daemon
 
 REPOSITORIES = 32
@@ -95,7 +93,5 @@ def test_out_of_descriptors_is_never_a_hang(many: GitDaemon, tmpdir_env: Path) -
     assert sorted(index for index, _, _ in reports) == list(range(REPOSITORIES))
     assert {status for _, status, _ in reports} == {"ok"}
     assert "Traceback" not in run.stderr
-    # A removal that met EMFILE may leave its directory, named for its owner: the next
-    # run's sweep removes every one.
-    remove_dead_runs(tmpdir_env)
-    assert list(tmpdir_env.iterdir()) == []
+    assert "could not remove" not in run.stderr
+    assert list(tmpdir_env.iterdir()) == []  # every clone removed, out of descriptors too

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import os
 import shutil
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -85,7 +86,38 @@ def remove_tree(path: Path) -> None:
     """Delete ``path`` and everything under it, if it exists; symlinks are not followed."""
     shutil.rmtree(path, ignore_errors=True)
     if path.exists() or path.is_symlink():
-        shutil.rmtree(path)  # raise the real error rather than leave a silent remnant
+        try:
+            shutil.rmtree(path)  # raise the real error rather than leave a silent remnant
+        except OSError as exc:
+            if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                raise
+            _remove_by_path(path)
+
+
+def _remove_by_path(path: Path) -> None:
+    """What :func:`remove_tree` does, holding one file descriptor at a time (rmtree
+    holds one per level it is in, and a process out of them could not remove a clone).
+    By path, so for directories nothing else changes: a clone's own, once its worker
+    has ended."""
+    if path.is_symlink() or not path.is_dir():
+        path.unlink()
+        return
+    # os.walk closes each listing before it goes down; a listing it cannot open
+    # (EMFILE again) is raised, for discard to try again, not skipped.
+    for top, directories, files in os.walk(path, topdown=False, onerror=_raise):
+        for name in files:
+            os.unlink(os.path.join(top, name))
+        for name in directories:
+            inner = os.path.join(top, name)
+            if os.path.islink(inner):  # listed among directories, never walked into
+                os.unlink(inner)
+            else:
+                os.rmdir(inner)
+    path.rmdir()
+
+
+def _raise(error: OSError) -> None:
+    raise error
 
 
 class VCS(Protocol):
