@@ -244,3 +244,48 @@ async def test_a_closed_terminal_stops_the_run(
     assert forwarded < BIG_BLOB_BYTES
     assert list(tmpdir_env.iterdir()) == []
     assert _processes_with(marker) == set()
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
+async def test_a_signal_stops_a_run_whose_stderr_is_full(
+    sig: signal.Signals,
+    code: int,
+    slow_proxy: ThrottlingProxy,
+    daemon: GitDaemon,
+    tmpdir_env: Path,
+) -> None:
+    """stderr a pipe nobody reads (-v writes a line per step): the progress lines wait,
+    the run goes on, and a signal stops it. The quick repository's report on stdout
+    says the run went on."""
+    run_id = uuid.uuid4().hex
+    marker = f"CLONEGATE_TEST_RUN={run_id}".encode()
+    quick = daemon.url("basic")
+    with full_pipe() as (_read_end, write_end):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(slow_proxy.serve)
+            slow = f"git://127.0.0.1:{slow_proxy.port}/big.git"
+            process = await trio.lowlevel.open_process(
+                [sys.executable, "-m", "clonegate", "analyze", "-v", quick, slow],
+                stdout=subprocess.PIPE,
+                stderr=write_end,
+                env={**os.environ, "CLONEGATE_TEST_RUN": run_id},
+            )
+            assert process.stdout is not None
+            seen = bytearray()
+            try:
+                with trio.fail_after(60):  # a safety net only
+                    await _read_until(process.stdout, quick.encode(), seen)
+                    await slow_proxy.wait_forwarded(128 * 1024)
+                process.send_signal(sig)
+                with trio.move_on_after(60):
+                    await process.wait()
+            finally:
+                if process.returncode is None:
+                    process.kill()
+                    await process.wait()
+            forwarded = slow_proxy.forwarded
+            nursery.cancel_scope.cancel()
+    assert process.returncode == code
+    assert forwarded < BIG_BLOB_BYTES
+    assert list(tmpdir_env.iterdir()) == []
+    assert _processes_with(marker) == set()

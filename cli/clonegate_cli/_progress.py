@@ -20,6 +20,8 @@ from clonegate import AnalyzeUseCase, Event, EventKind, visible
 if TYPE_CHECKING:
     from rich.console import Console, Group
 
+    from ._stderr import Diagnostics
+
 
 def stderr_console() -> Console:
     from rich.console import Console
@@ -50,6 +52,7 @@ class Progress:
     analyzing: set[int] = field(default_factory=set)
     done: int = 0
     failed: int = 0
+    stderr: Diagnostics | None = None  # stderr as a run writes it (None: sys.stderr)
     stderr_gone: bool = False  # a write to stderr failed: nothing more is written there
     _console: Console | None = field(default=None, init=False, repr=False, compare=False)
 
@@ -69,8 +72,9 @@ class Progress:
             return
         try:
             if not self.terminal:
-                sys.stderr.write(("warning: " if warning else "") + line + "\n")
-                sys.stderr.flush()
+                stderr = self.stderr or sys.stderr
+                stderr.write(("warning: " if warning else "") + line + "\n")
+                stderr.flush()
                 return
             from rich.text import Text
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import os
 import signal
 import sys
@@ -28,6 +29,7 @@ from clonegate import (
 
 from ._output import json_document, jsonl_line, summary_line, table_text
 from ._progress import Progress, stderr_is_terminal
+from ._stderr import Diagnostics
 from ._store_options import StoreSettings, store_options
 from ._writer import ResultsWriter
 
@@ -78,12 +80,14 @@ def run_batch(
     quiet: bool,
     store: StoreSettings | None = None,
 ) -> int:
-    configure_logging(verbose, quiet)
+    stderr = Diagnostics()
+    configure_logging(verbose, quiet, stderr)
     with _results_stream(output) as stream:
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         terminal = stderr_is_terminal()
         progress = Progress(terminal, live=terminal and not quiet, verbose=verbose)
+        progress.stderr = stderr
         run = _Run(urls, options, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
@@ -104,9 +108,12 @@ def run_batch(
             raise
 
 
-def configure_logging(verbose: bool, quiet: bool) -> None:
-    """Log lines on stderr at the level -v/-q ask for, every one shown escaped."""
-    handler = logging.StreamHandler(sys.stderr)
+def configure_logging(
+    verbose: bool, quiet: bool, stderr: TextIO | Diagnostics | None = None
+) -> None:
+    """Log lines on stderr (or ``stderr``) at the level -v/-q ask for, every one shown
+    escaped."""
+    handler = logging.StreamHandler(stderr or sys.stderr)
     handler.setFormatter(_VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
         level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
@@ -138,8 +145,20 @@ class _Run:
     _document_queued: bool = False  # the table or JSON document is in the writer's hands
 
     async def main(self) -> int:
-        async with store_options(self.store) as options:
-            return await self._batch([*self.options, *options])
+        stderr = self.progress.stderr
+        async with trio.open_nursery() as diagnostics:
+            if stderr is not None:
+                diagnostics.start_soon(stderr.run)
+            async with store_options(self.store) as options:
+                code = await self._batch([*self.options, *options])
+            if stderr is not None:
+                # After a signal, within a bound, as the results: a stderr nobody reads
+                # cannot hold the exit either.
+                with trio.move_on_after(FLUSH_AFTER_SIGNAL if self.stopped_by else math.inf):
+                    await stderr.drain()
+                stderr.abandon()
+            diagnostics.cancel_scope.cancel()
+        return code
 
     async def _batch(self, options: list[Option]) -> int:
         uc = AnalyzeUseCase(*options, with_event_hook(self.progress.on_event))
@@ -166,6 +185,9 @@ class _Run:
                 await self._write_document(writer, summary)
                 writer.close()  # the writer ends once the rest is written
             nursery.cancel_scope.cancel()
+        dropped = self.progress.stderr.dropped if self.progress.stderr is not None else 0
+        if dropped:
+            self.progress.say(f"clonegate: {dropped} lines not shown: stderr was not read")
         if self.fmt is Format.jsonl and not self.quiet:
             self.progress.say(summary_line(summary))
         if self.stopped_by is None:

@@ -24,7 +24,7 @@ from typing import TextIO
 
 import trio
 
-__all__ = ["ResultsWriter"]
+__all__ = ["ResultsWriter", "Sink", "sink_for"]
 
 _BUFFERED = 16  # pieces of output (reports, or a document) waiting to be written
 
@@ -36,7 +36,7 @@ class ResultsWriter:
         stream.flush()  # nothing written through the stream may come after ours
         self._encoding = stream.encoding or "utf-8"
         self._errors = stream.errors or "strict"
-        self._sink = _sink_for(stream)
+        self._sink = sink_for(stream)
         self._send, self._receive = trio.open_memory_channel[tuple[bytes, int]](_BUFFERED)
         self._current = memoryview(b"")  # what is left of the piece being written
         self._current_reports = 0
@@ -74,7 +74,7 @@ class ResultsWriter:
                 return left
 
 
-class _Sink:
+class Sink:
     """Writes some bytes to a file descriptor without blocking the thread."""
 
     def __init__(self, fd: int, nonblocking: bool, owned: bool) -> None:
@@ -99,13 +99,25 @@ class _Sink:
     def _write_now(self, data: memoryview) -> int:
         return os.write(self._fd, data)
 
+    def try_write(self, data: memoryview) -> int:
+        """Bytes of ``data`` written now; BlockingIOError if none can be. Only for a
+        sink that never blocks (``nonblocking``)."""
+        return self._write_now(data)
+
+    async def wait_writable(self) -> None:
+        await trio.lowlevel.wait_writable(self._fd)
+
+    @property
+    def nonblocking(self) -> bool:
+        return self._nonblocking
+
     def close(self) -> None:
         if self._owned:
             os.close(self._fd)
             self._owned = False
 
 
-class _SocketSink(_Sink):
+class _SocketSink(Sink):
     def _write_now(self, data: memoryview) -> int:
         with socket.socket(fileno=self._fd) as sock:
             try:
@@ -114,7 +126,7 @@ class _SocketSink(_Sink):
                 sock.detach()  # the descriptor is stdout's, not this object's
 
 
-class _StreamSink(_Sink):
+class _StreamSink(Sink):
     """A stream with no file descriptor (in memory: a test's): written as it is."""
 
     def __init__(self, stream: TextIO) -> None:
@@ -127,7 +139,8 @@ class _StreamSink(_Sink):
         return len(data)
 
 
-def _sink_for(stream: TextIO) -> _Sink:
+def sink_for(stream: TextIO) -> Sink:
+    """A sink for ``stream``'s file: see the module docstring."""
     try:
         fd = stream.fileno()
     except (OSError, ValueError):  # io.UnsupportedOperation is both
@@ -136,11 +149,11 @@ def _sink_for(stream: TextIO) -> _Sink:
     if stat.S_ISFIFO(mode) or stat.S_ISCHR(mode):
         flags = os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC
         try:
-            return _Sink(os.open(f"/proc/self/fd/{fd}", flags), nonblocking=True, owned=True)
+            return Sink(os.open(f"/proc/self/fd/{fd}", flags), nonblocking=True, owned=True)
         except OSError as exc:
             if exc.errno == errno.ENXIO:  # a FIFO whose reader has gone
                 raise BrokenPipeError(errno.EPIPE, "the reader has gone") from None
             # No /proc: written from a thread, as a file is.
     if stat.S_ISSOCK(mode):
         return _SocketSink(fd, nonblocking=True, owned=False)
-    return _Sink(fd, nonblocking=False, owned=False)
+    return Sink(fd, nonblocking=False, owned=False)
