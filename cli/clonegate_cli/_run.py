@@ -143,6 +143,7 @@ class _Run:
     reports: list[RepositoryReport] = field(default_factory=list)
     stopped_by: signal.Signals | None = None  # the signal that stopped the batch
     _document_queued: bool = False  # the table or JSON document is in the writer's hands
+    _flush_deadline: float = math.inf  # after a signal: results and stderr written by then
 
     async def main(self) -> int:
         stderr = self.progress.stderr
@@ -152,9 +153,9 @@ class _Run:
             async with store_options(self.store) as options:
                 code = await self._batch([*self.options, *options])
             if stderr is not None:
-                # After a signal, within a bound, as the results: a stderr nobody reads
+                # After a signal, within the results' bound: a stderr nobody reads
                 # cannot hold the exit either.
-                with trio.move_on_after(FLUSH_AFTER_SIGNAL if self.stopped_by else math.inf):
+                with trio.move_on_at(self._flush_deadline):
                     await stderr.drain()
                 stderr.abandon()
             diagnostics.cancel_scope.cancel()
@@ -197,8 +198,9 @@ class _Run:
         # What finished is written after a signal too (a table or a JSON document as
         # well), if the reader takes it within a bound: one who stopped reading (a full
         # pipe) cannot hold the exit.
+        self._flush_deadline = trio.current_time() + FLUSH_AFTER_SIGNAL
         try:
-            with trio.move_on_after(FLUSH_AFTER_SIGNAL):
+            with trio.move_on_at(self._flush_deadline):
                 async with trio.open_nursery() as output:
                     output.start_soon(writer.run)
                     if not self._document_queued:
