@@ -8,6 +8,7 @@ daemon on 127.0.0.1. The bounded waits only turn a hang into a failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -17,7 +18,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
+from clonegate._adapters.workers import open_worker_pool, run_in_worker
+
+from . import worker_jobs
 from .servers import FixtureRepo, GitDaemon, git, git_daemon
 
 REPOSITORIES = 32
@@ -95,3 +100,44 @@ def test_out_of_descriptors_is_never_a_hang(many: GitDaemon, tmpdir_env: Path) -
     assert "Traceback" not in run.stderr
     assert "could not remove" not in run.stderr
     assert list(tmpdir_env.iterdir()) == []  # every clone removed, out of descriptors too
+
+
+async def test_a_zygote_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
+    """EMFILE in the zygote (socketpair, pidfd_open) was read as "the parent is gone":
+    the zygote exited and the pool waited forever for the fork."""
+    async with open_worker_pool() as pool:
+        first = await run_in_worker(worker_jobs.pid)  # the zygote is up
+        zygote = pool.statistics().zygote_pid
+        assert zygote is not None
+        limits = resource.prlimit(zygote, resource.RLIMIT_NOFILE)
+        in_use = set(map(int, os.listdir(f"/proc/{zygote}/fd")))
+        lowest_free = min(set(range(len(in_use) + 1)) - in_use)
+        resource.prlimit(zygote, resource.RLIMIT_NOFILE, (lowest_free, limits[1]))
+        try:
+            with trio.fail_after(60), pytest.raises(OSError, match="Too many open files"):
+                await run_in_worker(worker_jobs.pid)  # no job runs: none to wait for
+        finally:
+            resource.prlimit(zygote, resource.RLIMIT_NOFILE, limits)
+        second = await run_in_worker(worker_jobs.pid)  # the same zygote forks again
+        assert pool.statistics().zygote_pid == zygote
+    assert first != second
+
+
+async def test_a_parent_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
+    """With no descriptor free here, the kernel drops the two a fork's answer carries:
+    the fork fails with EMFILE, never waits for them."""
+    async with open_worker_pool():
+        await run_in_worker(worker_jobs.pid)
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        taken: list[int] = []
+        try:
+            with contextlib.suppress(OSError):
+                while True:  # every descriptor left
+                    taken.append(os.open(os.devnull, os.O_RDONLY))
+            with trio.fail_after(60), pytest.raises(OSError, match="Too many open files"):
+                await run_in_worker(worker_jobs.pid)
+        finally:
+            for fd in taken:
+                os.close(fd)
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        assert await run_in_worker(worker_jobs.pid) != os.getpid()
