@@ -86,8 +86,7 @@ def run_batch(
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         terminal = stderr_is_terminal()
-        progress = Progress(terminal, live=terminal and not quiet, verbose=verbose)
-        progress.stderr = stderr
+        progress = Progress(terminal, live=terminal and not quiet, verbose=verbose, stderr=stderr)
         run = _Run(urls, options, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
@@ -195,9 +194,14 @@ class _Run:
             writer.abandon()  # everything was written
             all_ok = summary.repositories == summary.ok
             return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
-        # What finished is written after a signal too (a table or a JSON document as
-        # well), if the reader takes it within a bound: one who stopped reading (a full
-        # pipe) cannot hold the exit.
+        return await self._stopped(self.stopped_by, writer, summary)
+
+    async def _stopped(
+        self, stopped_by: signal.Signals, writer: ResultsWriter, summary: BatchSummary
+    ) -> int:
+        """The end of a run a signal stopped: what finished is written (a table or a
+        JSON document as well), if the reader takes it within a bound: one who stopped
+        reading (a full pipe) cannot hold the exit."""
         self._flush_deadline = trio.current_time() + FLUSH_AFTER_SIGNAL
         try:
             with trio.move_on_at(self._flush_deadline):
@@ -210,12 +214,12 @@ class _Run:
             pass  # the reader or the terminal is gone (EPIPE, EIO): counted below
         unwritten = writer.abandon() + (0 if self._document_queued else len(self.reports))
         self.progress.say(
-            f"clonegate: {_STOPPED_BY[self.stopped_by]}; every clone was stopped and removed; "
+            f"clonegate: {_STOPPED_BY[stopped_by]}; every clone was stopped and removed; "
             f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
             "not finished"
             + (f"; {unwritten} reports not written: the output was not read" if unwritten else "")
         )
-        return _EXIT_BY_SIGNAL[self.stopped_by]
+        return _EXIT_BY_SIGNAL[stopped_by]
 
     async def _write_document(self, writer: ResultsWriter, summary: BatchSummary) -> None:
         """Queue the document of a table or json run (a jsonl run has none)."""
