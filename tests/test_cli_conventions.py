@@ -199,3 +199,23 @@ def test_the_table_reads_like_a_list_of_lines() -> None:
     assert "2 repositories: 0 ok, 2 failed" in text
     assert "1 duplicate;" in text
     assert "0 tests in 0 files" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--memory-budget", "10"], {}, "--memory-budget: a memory budget must be at least"),
+        (["--memory-budget", "10"], {}, "did you mean 10G?"),
+        (["--memory-budget", "0.5"], {}, "did you mean 0.5G?"),
+        (["--memory-budget", "10K"], {}, "--memory-budget: a memory budget must be at least"),
+        ([], {"CLONEGATE_MEMORY_BUDGET": "foo"}, "CLONEGATE_MEMORY_BUDGET: not a size: 'foo'"),
+        ([], {"CLONEGATE_MEMORY_BUDGET": "12"}, "CLONEGATE_MEMORY_BUDGET: a memory budget"),
+    ],
+)
+def test_a_bad_memory_budget_names_where_it_came_from_and_the_unit(
+    runner: CliRunner, args: list[str], env: dict[str, str], message: str, tmpdir_env: Path
+) -> None:
+    result = runner.invoke(app, ["analyze", *args, "git://127.0.0.1/x.git"], env=env)
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert list(tmpdir_env.iterdir()) == []

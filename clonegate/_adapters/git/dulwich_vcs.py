@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -206,6 +207,8 @@ class DulwichVCS:
             await _discard(keep, owned_root or target)
             if isinstance(exc, WorkerDied):
                 raise _died(shown, exc, "the clone") from None
+            if _out_of_descriptors(exc):  # nothing to wait for (ADR 0003)
+                raise StorageError(shown, "no worker process: " + _OUT_OF_DESCRIPTORS) from None
             raise
         if outcome.error_kind is not None:
             await _discard(keep, owned_root or target)
@@ -353,6 +356,15 @@ async def _discard(keep: KeptPlace | None, root: Path) -> None:
         return
     with trio.CancelScope(shield=True):
         await trio.to_thread.run_sync(remove_staging, keep)
+
+
+_OUT_OF_DESCRIPTORS = "this process is out of file descriptors (see ulimit -n; lower -j)"
+
+
+def _out_of_descriptors(exc: BaseException) -> bool:
+    """Whether ``exc`` is EMFILE or ENFILE, or the pool's failure to start from one."""
+    cause = exc if isinstance(exc, OSError) else exc.__cause__
+    return isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE)
 
 
 def _died(shown: str, exc: WorkerDied, what: str) -> CloneError:
