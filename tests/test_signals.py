@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 import trio
 
+from .processes import processes_with
 from .proxy import ThrottlingProxy
 from .servers import BIG_BLOB_BYTES, GitDaemon
 
@@ -52,18 +53,6 @@ def full_pipe() -> Iterator[tuple[int, int]]:
     finally:
         os.close(read_end)
         os.close(write_end)
-
-
-def _processes_with(marker: bytes) -> set[int]:
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker in (entry / "environ").read_bytes():
-                    found.add(int(entry.name))
-            except OSError:
-                continue
-    return found
 
 
 async def _read_until(stream: trio.abc.ReceiveStream, needle: bytes, seen: bytearray) -> None:
@@ -125,7 +114,7 @@ async def _stop_a_run(
                 await process.wait()
         forwarded = proxy.forwarded
         nursery.cancel_scope.cancel()
-    assert _processes_with(marker) == set(), "a process of the run was left behind"
+    assert processes_with(marker) == set(), "a process of the run was left behind"
     assert process.returncode is not None
     return process.returncode, bytes(seen), stdout_read, forwarded
 
@@ -243,7 +232,7 @@ async def test_a_closed_terminal_stops_the_run(
     assert process.returncode == 129
     assert forwarded < BIG_BLOB_BYTES
     assert list(tmpdir_env.iterdir()) == []
-    assert _processes_with(marker) == set()
+    assert processes_with(marker) == set()
 
 
 @pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
@@ -288,4 +277,4 @@ async def test_a_signal_stops_a_run_whose_stderr_is_full(
     assert process.returncode == code
     assert forwarded < BIG_BLOB_BYTES
     assert list(tmpdir_env.iterdir()) == []
-    assert _processes_with(marker) == set()
+    assert processes_with(marker) == set()
