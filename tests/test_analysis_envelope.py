@@ -198,3 +198,36 @@ def test_no_traceback_reaches_the_terminal_for_a_repository_past_its_cap(
         assert big["error"]["kind"] == "out_of_memory"
         assert done.returncode == 1, done.stderr
     assert by_url[served.url("plain")]["status"] == "ok"
+
+
+async def test_a_file_past_the_memory_cap_is_no_nesting_never_cached_and_ends_its_worker(
+    tmp_path: Path,
+) -> None:
+    # The file's bytes parse under a larger cap: what the scan says of them must not
+    # be a property of the bytes (a cached "too deeply nested"), and the worker that
+    # met its cap mid-part must not serve the next job.
+    from clonegate._adapters.analysis import scan
+    from clonegate._adapters.workers import run_in_worker
+
+    path, data = BIG_FILES["python"]
+    _repository(tmp_path, "big", {path: data, "tests/test_ok.py": PLAIN_TEST})
+    bare = str(tmp_path / "big.git")
+    commit = git("-C", bare, "rev-parse", "main").strip()
+    listing = scan.list_commit(bare, commit)
+    async with open_worker_pool() as pool:
+        part = await run_in_worker(
+            scan.scan_part,
+            *(bare, listing.candidates, listing.scopes, True),
+            memory_allowance=CAP,
+            reuse="analysis",
+        )
+        started = pool.statistics().workers_started
+        await run_in_worker(scan.list_commit, bare, commit, reuse="analysis")
+        after = pool.statistics().workers_started
+    by_path = dict(zip((p for p, _ in listing.candidates), part.values, strict=True))
+    assert by_path[path] is None  # never cached
+    assert by_path["tests/test_ok.py"] is not None  # the rest of the part was scanned
+    [error] = part.errors
+    assert error.path == path
+    assert error.message == scan._OVER_CAP
+    assert after == started + 1  # a fresh worker for the next job

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading, Settings
 from .outline import Outline
-from .problems import Refused
+from .problems import Refused, at_memory_cap
 
 SKIP_MARKERS = frozenset({"skip", "skipif", "skipIf", "skipUnless"})
 # skipIfNonUnix, skip_if_no_network, skipUnlessDBFeature; not skipper or skipped.
@@ -69,8 +69,10 @@ def read(path: str, data: bytes, language: str) -> Reading:
     try:
         tree = ast.parse(data, filename=path)
     except MemoryError:
+        if at_memory_cap():  # the worker's cap, not a property of the bytes: not cached
+            raise
         # Python's parser says MemoryError when its own stack overflows (``----…1``,
-        # deep right-nested expressions); a file this large is refused before it.
+        # deep right-nested expressions) far below any cap: the bytes' doing.
         raise Refused("too deeply nested for Python's parser (MemoryError)") from None
     facts = facts_of(tree)
     signals = frozenset({"testcase"}) if facts.has_testcase else frozenset()

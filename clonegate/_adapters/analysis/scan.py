@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._domain.inventory import ScanError, TestFile
+from ..workers.zygote import end_after_reply
 from . import go, java, javascript, python, rust
 from .blobs import BlobTooLarge, blob_reader
 from .cache_keys import ScopeContexts, encode_file, encode_parse_error
@@ -32,6 +33,7 @@ from .results import Part, PartResult, ScanResult, split
 # Directories inside directories, from the root. dulwich's own walk raised
 # MaxTreeDepthExceeded (and lost the repository) past 1,280; real trees have tens.
 MAX_TREE_DEPTH = 256
+_OVER_CAP = "MemoryError: the file needs more memory than the analysis worker's cap"
 
 # One reader per language family: it parses a file once, whatever its framework.
 READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
@@ -193,8 +195,11 @@ def _scan_files(
         parsed += 1
         try:
             found = analyze_file(path, data, scopes)
-        except MemoryError as exc:  # may be this process's own state: never cached
-            errors.append(ScanError(path, "parse", describe(exc)))
+        except MemoryError:  # the worker's cap: never cached, and the worker retires
+            # A parser or a native library that met its allocation failing may have left
+            # this process's state behind; the next job gets a fresh fork (2 ms).
+            end_after_reply()
+            errors.append(ScanError(path, "parse", _OVER_CAP))
             values.append(None)
             continue
         except Exception as exc:  # whatever the bytes make a reader raise, the same each time
