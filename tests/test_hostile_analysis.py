@@ -23,6 +23,7 @@ from clonegate._adapters.analysis.cache_keys import decode, encode_parse_error
 from clonegate._adapters.analysis.frameworks import documents, mocha
 from clonegate._adapters.analysis.frameworks.js_config import json_of
 from clonegate._adapters.analysis.globs import glob_matches, name_matches
+from clonegate._adapters.analysis.patterns import PatternError, compile_test_regex
 from clonegate._adapters.analysis.problems import Refused
 from clonegate._adapters.analysis.scan import scan_commit
 from clonegate._domain.inventory import Inventory, ScanError
@@ -118,6 +119,38 @@ def test_a_jest_test_regex_that_backtracks_runs_in_linear_time(tmp_path: Path) -
     assert inventory.errors == ()
 
 
+def test_a_jest_test_regex_that_leaves_tests_out_by_a_leading_lookahead_is_run(
+    tmp_path: Path,
+) -> None:
+    # The form configs use to leave some tests out: RE2 has no lookahead, and
+    # falling back to jest's defaults would count the e2e tests jest does not run.
+    config = {"testRegex": r"^(?!.*e2e)(?:[^/]+/)*[^/]*\.test\.js$"}
+    inventory = scan(
+        tmp_path,
+        {
+            "jest.config.json": json.dumps(config).encode(),
+            "src/unit.test.js": PLAIN_JS,
+            "e2e/flow.test.js": PLAIN_JS,
+            "src/login.e2e.test.js": PLAIN_JS,
+            "a" * 40 + ".test.jsx": PLAIN_JS,  # a default name this pattern leaves out
+        },
+    )
+    assert inventory.errors == ()
+    assert [f.path for f in inventory.files] == ["src/unit.test.js"]
+    assert inventory.files[0].config_note == ""
+
+
+@pytest.mark.timeout(60)
+def test_a_leading_lookahead_is_linear_too() -> None:
+    regex = compile_test_regex("^(?!(a+)+$)(a+)+b$", "testRegex")
+    assert regex.search("a" * 5000 + "b")
+    assert not regex.search("a" * 5000 + "c")
+    assert not regex.search("a" * 5000)
+    # A lookahead in one branch only is not the whole pattern's: refused as written.
+    with pytest.raises(PatternError, match=r"invalid perl operator: \(\?!"):
+        compile_test_regex("^(?!x)a|b", "testRegex")
+
+
 def test_globs_keep_their_meaning_on_re2() -> None:
     assert glob_matches("test/**/*.spec.js", "test/a/b/c.spec.js")
     assert glob_matches("test/**/*.spec.js", "test/c.spec.js")
@@ -144,9 +177,9 @@ def test_globs_keep_their_meaning_on_re2() -> None:
             "testRegex '(unclosed' cannot be run: missing ): (unclosed",
         ),
         (
-            {"jest.config.json": b'{"testRegex": "^(?!node_modules).*test.js$"}'},
+            {"jest.config.json": b'{"testRegex": "(?<!e2e)\\\\.test\\\\.js$"}'},
             "jest.config.json",
-            "cannot be run: invalid perl operator: (?!",
+            "cannot be run: invalid perl operator: (?<!",
         ),
         (
             {"jest.config.json": json.dumps({"testRegex": "a" * 3000}).encode()},
