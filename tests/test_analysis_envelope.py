@@ -229,5 +229,7 @@ async def test_a_file_past_the_memory_cap_is_no_nesting_never_cached_and_ends_it
     assert by_path["tests/test_ok.py"] is not None  # the rest of the part was scanned
     [error] = part.errors
     assert error.path == path
-    assert error.message == scan._OVER_CAP
+    # Not "too deeply nested": the bytes parse under a larger cap.
+    assert error.message.startswith("MemoryError: ")
+    assert "memory cap" in error.message
     assert after == started + 1  # a fresh worker for the next job

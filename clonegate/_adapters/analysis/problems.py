@@ -10,14 +10,12 @@ with the phase it belongs to.
 
 from __future__ import annotations
 
-import resource
 import string
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
     "MAX_PUNCTUATION",
     "Refused",
-    "at_memory_cap",
     "check_size",
     "describe",
 ]
@@ -48,23 +46,6 @@ def check_size(data: bytes) -> None:
             f"too large to parse: {marks:,} punctuation marks, over the limit of "
             f"{MAX_PUNCTUATION:,}"
         )
-
-
-def at_memory_cap() -> bool:
-    """Whether this process's address space reached 90% of its limit (RLIMIT_AS, the
-    worker's memory cap) at its peak: a ``MemoryError`` then is the cap's doing, not
-    the file's alone. Without a limit, or without procfs: False."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_AS)
-    if soft == resource.RLIM_INFINITY:
-        return False
-    try:
-        with open("/proc/self/status", "rb") as status:
-            for line in status:
-                if line.startswith(b"VmPeak:"):
-                    return int(line.split()[1]) * 1024 >= soft * 0.9
-    except OSError:
-        pass
-    return False
 
 
 def describe(exc: BaseException) -> str:

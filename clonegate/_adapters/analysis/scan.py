@@ -195,11 +195,11 @@ def _scan_files(
         parsed += 1
         try:
             found = analyze_file(path, data, scopes)
-        except MemoryError:  # the worker's cap: never cached, and the worker retires
-            # A parser or a native library that met its allocation failing may have left
-            # this process's state behind; the next job gets a fresh fork (2 ms).
+        except MemoryError as exc:  # maybe the worker's cap: never cached, and it retires
+            # A parser or a native library whose allocation failed may have left this
+            # process's state behind; the next job gets a fresh fork (2 ms).
             end_after_reply()
-            errors.append(ScanError(path, "parse", _OVER_CAP))
+            errors.append(ScanError(path, "parse", describe(exc) if str(exc) else _OVER_CAP))
             values.append(None)
             continue
         except Exception as exc:  # whatever the bytes make a reader raise, the same each time
