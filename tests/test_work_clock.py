@@ -88,6 +88,22 @@ async def test_a_limit_made_while_stopped_starts_when_the_work_does(
     assert trio.current_time() == 55
 
 
+async def test_a_wait_cancelled_leaves_the_limits_running(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Ctrl-C (or a part that failed) cancels a wait for a slot: the repository's
+    # limits must not stay stopped for good.
+    clock = WorkClock()
+    with clock.limit(10) as scope:
+        with trio.move_on_after(100):
+            with clock.waiting():
+                await trio.sleep_forever()
+        assert not clock.stopped
+        await trio.sleep(60)
+    assert scope.cancelled_caught
+    assert trio.current_time() == 110
+
+
 async def test_marks_outside_any_clock_do_nothing() -> None:
     with waiting_for_slot(), holding_slot():
         await trio.lowlevel.checkpoint()
