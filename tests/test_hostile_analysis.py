@@ -314,6 +314,24 @@ def test_files_past_the_parsers_bounds_are_scan_errors(tmp_path: Path) -> None:
     assert {f.path for f in inventory.files} == {"plain.test.js", "test_plain.py"}
 
 
+def test_a_memory_error_reading_a_config_or_a_file_ends_the_worker_after_its_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Maybe the worker's cap: what failed to allocate may have left state behind.
+    from clonegate._adapters.analysis.frameworks import jest
+    from clonegate._adapters.workers import zygote
+
+    def out_of_memory(content: bytes) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(zygote, "_ending", False)
+    monkeypatch.setattr(jest, "json_of", out_of_memory)
+    inventory = scan(tmp_path, {"jest.config.json": b"{}", "plain.test.js": PLAIN_JS})
+    assert errors_of(inventory) == {("jest.config.json", "config"): "MemoryError"}
+    assert inventory.tests == 2  # under jest's defaults, said so
+    assert zygote._ending
+
+
 def test_a_tree_too_deep_is_a_scan_error_and_the_rest_is_listed(tmp_path: Path) -> None:
     inventory = scan(tmp_path, {"plain.test.js": PLAIN_JS}, deep_dirs=5_000)
     assert [f.path for f in inventory.files] == ["plain.test.js"]

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._domain.inventory import ScanError, TestFile
-from ..workers.zygote import end_after_reply
 from . import go, java, javascript, python, rust
 from .blobs import BlobTooLarge, blob_reader
 from .cache_keys import ScopeContexts, encode_file, encode_parse_error
@@ -27,7 +26,7 @@ from .config import ConfigScopes
 from .detect import FAMILY, MAX_FILE_BYTES, language_of, skipped_directory
 from .frameworks import KEEPS_UNNAMED
 from .frameworks.definition import Reading
-from .problems import Refused, check_size, describe
+from .problems import Refused, check_size, describe, retire_after
 from .results import Part, PartResult, ScanResult, split
 
 # Directories inside directories, from the root. dulwich's own walk raised
@@ -130,6 +129,7 @@ def _regular_files(
                 raise TypeError(f"{type(tree).__name__} where a tree should be")
             entries = list(tree.iteritems())
         except Exception as exc:  # missing or corrupt: the rest is still listed
+            retire_after(exc)
             errors.append(ScanError(shown, "list", describe(exc)))
             continue
         too_deep = False
@@ -188,6 +188,7 @@ def _scan_files(
             values.append(None)  # a read error says nothing of the content: never cached
             continue
         except Exception as exc:  # a corrupt object must not stop the scan
+            retire_after(exc)
             errors.append(ScanError(path, "read", f"{type(exc).__name__}: {exc}"))
             values.append(None)
             continue
@@ -195,10 +196,8 @@ def _scan_files(
         parsed += 1
         try:
             found = analyze_file(path, data, scopes)
-        except MemoryError as exc:  # maybe the worker's cap: never cached, and it retires
-            # A parser or a native library whose allocation failed may have left this
-            # process's state behind; the next job gets a fresh fork (2 ms).
-            end_after_reply()
+        except MemoryError as exc:  # maybe the worker's cap: never cached
+            retire_after(exc)
             errors.append(ScanError(path, "parse", describe(exc) if str(exc) else _OVER_CAP))
             values.append(None)
             continue
