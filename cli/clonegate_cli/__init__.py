@@ -26,6 +26,7 @@ def main() -> None:
     (dulwich, the grammars) run on another core while this process imports Typer,
     Rich and trio (ADR 0003).
     """
+    _fill_closed_standard_files()
     arguments = sys.argv[1:]
     if arguments == ["--version"]:
         from clonegate import __version__
@@ -47,6 +48,21 @@ def main() -> None:
     _exit_now(0)
 
 
+def _fill_closed_standard_files() -> None:
+    """/dev/null on each of descriptors 0, 1 and 2 that was closed (``>&-``).
+
+    The next file opened would take such a descriptor: a store, a pipe to a worker,
+    a clone's file would then be this process's (or a child's) stdout or stderr, and
+    receive its output. ``sys.stdout`` stays None: the commands that write results
+    there refuse to start (``results_stdout``), rather than write them nowhere.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+
+
 def _exit_now(code: object) -> NoReturn:
     """End the process once the command is done, without the interpreter's teardown.
 
@@ -61,8 +77,16 @@ def _exit_now(code: object) -> NoReturn:
 
     logging.shutdown()
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:  # the reader left after the last line: as _run does
         status = status or 141
-    sys.stderr.flush()
+    except OSError as exc:  # a full disk or device: what was buffered is lost
+        if sys.stderr is not None:
+            print(f"clonegate: error: cannot write stdout: {exc.strerror}", file=sys.stderr)
+        from ._run import EXIT_OUTPUT  # loaded by the command already
+
+        status = EXIT_OUTPUT
+    if sys.stderr is not None:
+        sys.stderr.flush()
     os._exit(status)
