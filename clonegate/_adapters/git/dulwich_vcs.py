@@ -22,6 +22,7 @@ from ..._domain.errors import (
     OutOfMemoryError,
     StorageError,
 )
+from ..._domain.sizes import format_size
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, RemoteHead, discard
 from ..preloads import CLONE_MODULES
@@ -372,9 +373,9 @@ def _died(shown: str, exc: WorkerDied, what: str) -> CloneError:
     or by the kernel's out-of-memory killer)."""
     died: CloneError
     if exc.out_of_memory:
-        used = exc.peak_rss_bytes >> 20
+        used = format_size(exc.peak_rss_bytes)
         died = OutOfMemoryError(
-            shown, f"the kernel's out-of-memory killer ended {what} ({used} MiB)"
+            shown, f"the kernel's out-of-memory killer ended {what} (at {used})"
         )
     else:
         died = CloneCancelledError(shown, f"{what}'s worker process died before finishing")
