@@ -77,3 +77,28 @@ def test_the_store_commands_say_their_answer_cannot_be_written(
     code, stderr = _clonegate(stdout, *command, "--db", str(db))
     assert code == EXIT_OUTPUT
     _one_error_line(stderr, "stdout")
+
+
+def test_a_closed_stderr_or_stdin_is_not_a_silent_failure(
+    daemon: GitDaemon, tmpdir_env: Path
+) -> None:
+    # A closed stderr crashed every run before it began, silently: exit 1, no output.
+    env = {**os.environ, "TMPDIR": str(tmpdir_env)}
+    command = [sys.executable, "-m", "clonegate", "analyze", daemon.url("basic")]
+    for closed in ("2>&-", "<&-"):
+        run = subprocess.run(
+            ["sh", "-c", f'exec "$@" {closed}', "sh", *command],
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            timeout=WAIT,
+        )
+        assert run.returncode == 0, closed
+        assert '"status": "ok"' in run.stdout
+    assert list(tmpdir_env.iterdir()) == []
+
+
+def test_cluster_results_refuse_a_closed_stdout() -> None:
+    code, stderr = _clonegate(">&-", "results", "some-run", "--redis", "redis://127.0.0.1:1")
+    assert code == EXIT_OUTPUT
+    _one_error_line(stderr, "stdout is closed")

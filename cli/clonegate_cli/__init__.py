@@ -54,13 +54,19 @@ def _fill_closed_standard_files() -> None:
     The next file opened would take such a descriptor: a store, a pipe to a worker,
     a clone's file would then be this process's (or a child's) stdout or stderr, and
     receive its output. ``sys.stdout`` stays None: the commands that write results
-    there refuse to start (``results_stdout``), rather than write them nowhere.
+    there refuse to start (``results_stdout``), rather than write them nowhere. A
+    closed stdin reads as empty and a closed stderr takes what it is told (it was
+    closed on purpose), rather than crash every command that reads or tells.
     """
     for fd in (0, 1, 2):
         try:
             os.fstat(fd)
         except OSError:
             os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+    if sys.stdin is None:
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the process's, kept open)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
 
 
 def _exit_now(code: object) -> NoReturn:
