@@ -102,3 +102,10 @@ def test_cluster_results_refuse_a_closed_stdout() -> None:
     code, stderr = _clonegate(">&-", "results", "some-run", "--redis", "redis://127.0.0.1:1")
     assert code == EXIT_OUTPUT
     _one_error_line(stderr, "stdout is closed")
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["analyze", "--help"]])
+def test_help_and_version_on_a_full_device_say_so(args: list[str]) -> None:
+    code, stderr = _clonegate(">/dev/full", *args)
+    assert code == EXIT_OUTPUT
+    _one_error_line(stderr, "cannot write: No space left on device")

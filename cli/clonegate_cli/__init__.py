@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -27,11 +28,27 @@ def main() -> None:
     Rich and trio (ADR 0003).
     """
     _fill_closed_standard_files()
-    arguments = sys.argv[1:]
+    try:
+        _main(sys.argv[1:])
+    except OSError as exc:
+        # A full disk or device under stdout (`--help > /dev/full`): what must be
+        # written cannot be, as a run's results (_run.EXIT_OUTPUT) and store (4) say.
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        from ._run import EXIT_OUTPUT
+
+        print(f"clonegate: error: cannot write: {exc.strerror}", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(EXIT_OUTPUT)
+
+
+def _main(arguments: list[str]) -> None:
     if arguments == ["--version"]:
         from clonegate import __version__
 
         print(f"clonegate {__version__}")
+        if sys.stdout is not None:
+            sys.stdout.flush()  # here, where a failure is caught, not at exit
         return
     if arguments[:1] and arguments[0] in _CLONING_COMMANDS and "--help" not in arguments:
         from clonegate._adapters.preloads import DEFAULT_MODULES
