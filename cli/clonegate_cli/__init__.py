@@ -31,8 +31,8 @@ def main() -> None:
     try:
         _main(sys.argv[1:])
     except OSError as exc:
-        # A full disk or device under stdout (`--help > /dev/full`): what must be
-        # written cannot be, as a run's results (_run.EXIT_OUTPUT) and store (4) say.
+        # A full disk or device under stdout (`--help > /dev/full`): one line and the
+        # status of results that cannot be written, not a traceback.
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise
         from ._run import EXIT_OUTPUT
