@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from clonegate import BatchSummary, RepositoryReport, RepositoryStatus
+from clonegate_cli._clone_options import parse_size_option
 from clonegate_cli._output import write_table
 from clonegate_cli.app import _with_only, app
 
@@ -219,3 +220,27 @@ def test_a_bad_memory_budget_names_where_it_came_from_and_the_unit(
     assert result.exit_code == 2, result.output
     assert message in result.output
     assert list(tmpdir_env.iterdir()) == []
+
+
+SIZE_OPTIONS = ["--max-repo-size", "--clone-memory", "--analysis-memory", "--cache-size"]
+
+
+@pytest.mark.parametrize("option", SIZE_OPTIONS)
+@pytest.mark.parametrize("value", ["10", "0.5", "1048575"])
+def test_a_size_without_a_unit_below_1_mib_is_refused_with_the_unit_it_meant(
+    runner: CliRunner, tmp_path: Path, tmpdir_env: Path, option: str, value: str
+) -> None:
+    store = ["--db", str(tmp_path / "store.db")] if option == "--cache-size" else []
+    result = runner.invoke(app, ["analyze", option, value, *store, "git://127.0.0.1/x.git"])
+    assert result.exit_code == 2, result.output
+    assert f"{option}: a size without a unit must be at least 1 MiB" in result.output
+    assert f"a number without a unit is bytes; did you mean {value}G?" in result.output
+    assert list(tmpdir_env.iterdir()) == []
+    assert not (tmp_path / "store.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("10B", 10), ("10K", 10 << 10), ("1048576", 1 << 20), ("2G", 2 << 30)]
+)
+def test_a_size_with_a_unit_or_of_1_mib_is_taken_as_written(text: str, size: int) -> None:
+    assert parse_size_option("--max-repo-size", text) == size

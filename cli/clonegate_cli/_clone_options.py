@@ -254,8 +254,19 @@ def check_verbosity(verbose: bool, quiet: bool) -> None:
         raise usage_error("--verbose and --quiet contradict each other; give one")
 
 
-def parse_size_option(option: str, text: str) -> int:
-    """Bytes of a size such as ``500M``; a ValueError naming ``option`` otherwise."""
+def parse_size_option(option: str, text: str, what: str = "a size without a unit") -> int:
+    """Bytes of a size such as ``500M``; a ValueError naming ``option`` otherwise.
+
+    A number without a unit is bytes, and no size option means less than 1 MiB so: one
+    below that was most likely meant with a unit (``--max-repo-size 10`` would refuse
+    every clone), so it is refused with a hint (``10G``); ``10B`` says bytes are meant.
+    """
+    value = text.strip()
+    if value.replace(".", "", 1).isdigit() and float(value) < MiB:
+        raise ValueError(
+            f"{option}: {what} must be at least 1 MiB, got {text!r} "
+            f"(a number without a unit is bytes; did you mean {value}G?)"
+        )
     try:
         return parse_size(text)
     except ValueError as exc:
@@ -274,18 +285,10 @@ def _source(ctx: typer.Context, name: str, flag: str) -> str:
 
 
 def _budget(named: str, text: str) -> int | str:
-    """The budget in ``text``; a ValueError naming ``named`` otherwise. A plain number
-    is bytes: one too small to be a budget was most likely meant with a unit, so the
-    message suggests one (``10`` -> ``10G``)."""
-    value = text.strip()
-    if value.lower() == "auto":
+    """The budget in ``text``; a ValueError naming ``named`` otherwise."""
+    if text.strip().lower() == "auto":
         return "auto"
-    if value.replace(".", "", 1).isdigit() and float(value) < MiB:
-        raise ValueError(
-            f"{named}: a memory budget must be at least 1 MiB, got {text!r} "
-            f"(a number without a unit is bytes; did you mean {value}G?)"
-        )
-    size = parse_size_option(named, text)
+    size = parse_size_option(named, text, "a memory budget")
     if size < MiB:
         raise ValueError(f"{named}: a memory budget must be at least 1 MiB, got {text!r}")
     return size

@@ -31,16 +31,18 @@ from ._output import json_document, jsonl_line, summary_line, table_text
 from ._progress import Progress, stderr_is_terminal
 from ._stderr import Diagnostics
 from ._store_options import StoreSettings, store_options
-from ._writer import ResultsWriter
+from ._writer import OutputError, ResultsWriter
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
     "EXIT_HUNG_UP",
+    "EXIT_OUTPUT",
     "EXIT_STORE",
     "EXIT_TERMINATED",
     "EXIT_USAGE",
     "Format",
     "configure_logging",
+    "results_stdout",
     "run_batch",
     "usage_error",
 ]
@@ -49,6 +51,10 @@ E = TypeVar("E", bound=BaseException)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 4
 EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED = 141, 130, 143  # 128 + signal
 EXIT_HUNG_UP = 129
+# The results cannot be written (a full disk or device, a closed stdout): like a store
+# that cannot be written, what the run found is lost, so the same status. A reader who
+# goes away (EPIPE) is not an error: that stays 141, quietly.
+EXIT_OUTPUT = EXIT_STORE
 _STOPPED_BY = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
 _EXIT_BY_SIGNAL = {
     signal.SIGINT: EXIT_INTERRUPTED,
@@ -96,6 +102,14 @@ def run_batch(
                 # What was written stays written; the reports already printed are out.
                 progress.say(f"clonegate: error: {visible(str(failed))}")
                 return EXIT_STORE
+            unwritten = find_exception(exc, OutputError)
+            if unwritten is not None:
+                where = "stdout" if output is None else visible(str(output))
+                progress.say(
+                    f"clonegate: error: cannot write the results to {where}: "
+                    f"{unwritten.strerror}; every clone was stopped and removed"
+                )
+                return EXIT_OUTPUT
             if _only(exc, BrokenPipeError):
                 # The reader went away (`| head`): stop quietly, like any Unix filter,
                 # and keep Python from complaining again when it flushes stdout at exit.
@@ -248,10 +262,22 @@ class _Run:
         cancel()
 
 
+def results_stdout() -> TextIO:
+    """stdout, where results go; exit 4 with one line when it is closed (``>&-``):
+    there is nowhere to write them, so nothing is started."""
+    if sys.stdout is None:
+        typer.echo(
+            "clonegate: error: stdout is closed: there is nowhere to write the results",
+            err=True,
+        )
+        raise typer.Exit(EXIT_OUTPUT)
+    return sys.stdout
+
+
 @contextmanager
 def _results_stream(output: Path | None) -> Iterator[TextIO]:
     if output is None:
-        yield sys.stdout
+        yield results_stdout()
         return
     try:
         stream = output.open("w")

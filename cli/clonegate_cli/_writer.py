@@ -24,9 +24,14 @@ from typing import TextIO
 
 import trio
 
-__all__ = ["ResultsWriter", "Sink", "sink_for"]
+__all__ = ["OutputError", "ResultsWriter", "Sink", "sink_for"]
 
 _BUFFERED = 16  # pieces of output (reports, or a document) waiting to be written
+
+
+class OutputError(OSError):
+    """The results cannot be written (a full disk or device, a closed or broken file):
+    not the reader going away, which stays a BrokenPipeError."""
 
 
 class ResultsWriter:
@@ -54,7 +59,12 @@ class ResultsWriter:
         any point, and run again afterwards: it goes on where it stopped."""
         while True:
             while self._current:
-                written = await self._sink.write_some(self._current)
+                try:
+                    written = await self._sink.write_some(self._current)
+                except BrokenPipeError:
+                    raise
+                except OSError as exc:
+                    raise OutputError(exc.errno, exc.strerror) from None
                 self._current = self._current[written:]
             try:
                 data, self._current_reports = await self._receive.receive()
