@@ -141,111 +141,59 @@ if TYPE_CHECKING:
 # and trio, dulwich and tree-sitter load only when a program uses them (ADR 0001).
 # AnalyzeUseCase comes from the composition root, which wires the default adapters.
 _LAZY = {
-    "ANALYZER_VERSION": "._adapters.analysis.analyzer",
-    "AnalyzerStatistics": "._adapters.analysis.analyzer",
-    "TestInventoryAnalyzer": "._adapters.analysis.analyzer",
-    "DulwichVCS": "._adapters.git.dulwich_vcs",
-    "WorkerDied": "._adapters.workers",
-    "WorkerPool": "._adapters.workers",
-    "WorkerPoolStatistics": "._adapters.workers",
-    "open_worker_pool": "._adapters.workers",
-    "Credential": "._domain.credentials",
-    "credential_for": "._domain.credentials",
-    "AuthenticationError": "._domain.errors",
-    "CloneCancelledError": "._domain.errors",
-    "CloneError": "._domain.errors",
-    "CloneTimeoutError": "._domain.errors",
-    "EmptyRepositoryError": "._domain.errors",
-    "ErrorKind": "._domain.errors",
-    "InvalidRepositoryError": "._domain.errors",
-    "InvalidURLError": "._domain.errors",
-    "ProtocolError": "._domain.errors",
-    "RepositoryNotFoundError": "._domain.errors",
-    "StorageError": "._domain.errors",
-    "TooLargeError": "._domain.errors",
-    "TooSlowError": "._domain.errors",
-    "OutOfMemoryError": "._domain.errors",
-    "TransportError": "._domain.errors",
-    "Event": "._domain.events",
-    "EventKind": "._domain.events",
-    "AnalysisReport": "._domain.inventory",
-    "Analyzer": "._domain.inventory",
-    "Inventory": "._domain.inventory",
-    "RepositoryFacts": "._domain.inventory",
-    "ScanError": "._domain.inventory",
-    "TestCase": "._domain.inventory",
-    "TestFile": "._domain.inventory",
-    "TestStatus": "._domain.inventory",
-    "TestSuite": "._domain.inventory",
-    "AnalysisTotals": "._domain.reports",
-    "BatchSummary": "._domain.reports",
-    "RefInfo": "._domain.reports",
-    "ReportError": "._domain.reports",
-    "RepositoryReport": "._domain.reports",
-    "RepositoryStatus": "._domain.reports",
-    "Timings": "._domain.reports",
-    "WeightedSemaphore": "._domain.semaphore",
-    "WeightedSemaphoreStatistics": "._domain.semaphore",
-    "RepoURL": "._domain.urls",
-    "parse_repo_url": "._domain.urls",
-    "parse_size": "._domain.sizes",
-    "MemoryReading": "._domain.memory",
-    "MemorySensor": "._domain.memory",
-    "BudgetDecision": "._usecase.pressure",
-    "PressureController": "._usecase.pressure",
-    "redact": "._domain.urls",
-    "visible": "._domain.urls",
-    "VCS": "._domain.vcs",
-    "ClonedSource": "._domain.vcs",
-    "AnalyzeUseCase": "._app",
-    "Batch": "._usecase.batch",
-    "CloneGateStatistics": "._usecase.gate",
-    "GateEntry": "._usecase.gate",
-    "Option": "._usecase.options",
-    "UseCaseConfig": "._usecase.options",
-    "report_from_json": "._domain.report_json",
-    "to_json": "._domain.report_json",
-    "RedisWorkQueue": "._adapters.redis",
-    "RunStatus": "._adapters.redis",
-    "Running": "._adapters.redis",
-    "Job": "._domain.jobs",
-    "JobQueue": "._domain.jobs",
-    "ClusterWorker": "._usecase.worker",
-    "WorkerTotals": "._usecase.worker",
-    "LeaseLostError": "._domain.limits",
-    "LimitConfigError": "._domain.limits",
-    "LimitError": "._domain.limits",
-    "Limiter": "._domain.limits",
-    "LimiterUnavailableError": "._domain.limits",
-    "Lease": "._adapters.redis",
-    "RedisHolder": "._adapters.redis",
-    "RedisSemaphore": "._adapters.redis",
-    "RedisSemaphoreStatistics": "._adapters.redis",
-    "RedisUnavailableError": "._adapters.redis",
-    "RedisWaiter": "._adapters.redis",
-    "open_redis": "._adapters.redis",
-    "Difference": "._adapters.store",
-    "HistoryEntry": "._adapters.store",
-    "RunInfo": "._adapters.store",
-    "SQLiteStore": "._adapters.store",
-    "StoreReader": "._adapters.store",
-    "open_store": "._adapters.store",
-    "open_store_reader": "._adapters.store",
-    "AnalysisCache": "._domain.store",
-    "CloneMemoryHistory": "._domain.store",
-    "DamagedRow": "._domain.store",
-    "DamagedRowError": "._domain.store",
-    "ReportStore": "._domain.store",
-    "ReusableReports": "._domain.store",
-    "StoreError": "._domain.store",
-    "StoredResult": "._domain.store",
-    "RemoteHead": "._domain.vcs",
-    "RemoteHeads": "._domain.vcs",
-    "MemoryForecasts": "._domain.vcs",
-    "VersionedAnalyzer": "._domain.inventory",
-    "AnalysisError": "._domain.errors",
-    "with_analysis_memory_limit": "._usecase.analysis_limits",
-    "with_analysis_time_limit": "._usecase.analysis_limits",
+    name: module
+    for module, names in {
+        "._adapters.analysis.analyzer": (
+            "ANALYZER_VERSION AnalyzerStatistics TestInventoryAnalyzer"
+        ),
+        "._adapters.git.dulwich_vcs": "DulwichVCS",
+        "._adapters.redis": (
+            "Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics RedisUnavailableError "
+            "RedisWaiter RedisWorkQueue RunStatus Running open_redis"
+        ),
+        "._adapters.store": (
+            "Difference HistoryEntry RunInfo SQLiteStore StoreReader open_store open_store_reader"
+        ),
+        "._adapters.workers": "WorkerDied WorkerPool WorkerPoolStatistics open_worker_pool",
+        "._app": "AnalyzeUseCase",
+        "._domain.credentials": "Credential credential_for",
+        "._domain.errors": (
+            "AnalysisError AuthenticationError CloneCancelledError CloneError "
+            "CloneTimeoutError EmptyRepositoryError ErrorKind InvalidRepositoryError "
+            "InvalidURLError OutOfMemoryError ProtocolError RepositoryNotFoundError "
+            "StorageError TooLargeError TooSlowError TransportError"
+        ),
+        "._domain.events": "Event EventKind",
+        "._domain.inventory": (
+            "AnalysisReport Analyzer Inventory RepositoryFacts ScanError TestCase TestFile "
+            "TestStatus TestSuite VersionedAnalyzer"
+        ),
+        "._domain.jobs": "Job JobQueue",
+        "._domain.limits": (
+            "LeaseLostError LimitConfigError LimitError Limiter LimiterUnavailableError"
+        ),
+        "._domain.memory": "MemoryReading MemorySensor",
+        "._domain.report_json": "report_from_json to_json",
+        "._domain.reports": (
+            "AnalysisTotals BatchSummary RefInfo ReportError RepositoryReport "
+            "RepositoryStatus Timings"
+        ),
+        "._domain.semaphore": "WeightedSemaphore WeightedSemaphoreStatistics",
+        "._domain.sizes": "parse_size",
+        "._domain.store": (
+            "AnalysisCache CloneMemoryHistory DamagedRow DamagedRowError ReportStore "
+            "ReusableReports StoreError StoredResult"
+        ),
+        "._domain.urls": "RepoURL parse_repo_url redact visible",
+        "._domain.vcs": "ClonedSource MemoryForecasts RemoteHead RemoteHeads VCS",
+        "._usecase.analysis_limits": "with_analysis_memory_limit with_analysis_time_limit",
+        "._usecase.batch": "Batch",
+        "._usecase.gate": "CloneGateStatistics GateEntry",
+        "._usecase.options": "Option UseCaseConfig",
+        "._usecase.pressure": "BudgetDecision PressureController",
+        "._usecase.worker": "ClusterWorker WorkerTotals",
+    }.items()
+    for name in names.split()
 }
 # Every other option (``with_*``) is the use case's, from one module.
 _OPTIONS = "._usecase.options"

@@ -71,3 +71,17 @@ def pid_alive(pid: int) -> bool:
     except OSError:
         return False
     return state != "Z"
+
+
+def processes_with(marker: bytes) -> set[int]:
+    """Processes whose environment holds ``marker``: a run's own and everything it
+    started, inherited, and no other test session's on the same machine."""
+    found = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker in (entry / "environ").read_bytes():
+                    found.add(int(entry.name))
+            except OSError:
+                continue
+    return found

@@ -33,6 +33,7 @@ from clonegate import (
     with_repository_timeout,
 )
 from clonegate._adapters.workers import current_pool
+from clonegate._domain.inventory import ScanError
 
 from .processes import pid_alive
 from .servers import GitDaemon, fast_import, git, git_daemon
@@ -198,3 +199,54 @@ def test_no_traceback_reaches_the_terminal_for_a_repository_past_its_cap(
         assert big["error"]["kind"] == "out_of_memory"
         assert done.returncode == 1, done.stderr
     assert by_url[served.url("plain")]["status"] == "ok"
+
+
+async def _scan_in_a_served_worker(
+    root: Path, files: dict[str, bytes], allowance: int = 0
+) -> tuple[dict[str, bytes | None], tuple[ScanError, ...], bool]:
+    """Each file's cache value and the scan errors of one part holding ``files``, and
+    whether the next job of its kind got a new worker."""
+    from clonegate._adapters.analysis import scan
+    from clonegate._adapters.workers import run_in_worker
+
+    _repository(root, "repo", {**files, "tests/test_ok.py": PLAIN_TEST})
+    bare = str(root / "repo.git")
+    commit = git("-C", bare, "rev-parse", "main").strip()
+    listing = scan.list_commit(bare, commit)
+    async with open_worker_pool() as pool:
+        part = await run_in_worker(
+            scan.scan_part,
+            *(bare, listing.candidates, listing.scopes, True),
+            memory_allowance=allowance,
+            reuse="analysis",
+        )
+        started = pool.statistics().workers_started
+        await run_in_worker(scan.list_commit, bare, commit, reuse="analysis")
+        replaced = pool.statistics().workers_started > started
+    values = dict(zip((p for p, _ in listing.candidates), part.values, strict=True))
+    assert values["tests/test_ok.py"] is not None  # the rest of the part was scanned
+    return values, part.errors, replaced
+
+
+async def test_a_file_past_the_memory_cap_is_never_cached_as_nesting(tmp_path: Path) -> None:
+    # The bytes parse under a larger cap: what the scan says of them must not be
+    # cached as a property of the bytes ("too deeply nested").
+    path, data = BIG_FILES["python"]
+    values, errors, _ = await _scan_in_a_served_worker(tmp_path, {path: data}, CAP)
+    assert values[path] is None  # never cached
+    [error] = errors
+    assert error.path == path
+    assert error.message.startswith("MemoryError: ")
+    assert "memory cap" in error.message
+
+
+async def test_a_worker_whose_parser_raised_memory_error_serves_no_more_jobs(
+    tmp_path: Path,
+) -> None:
+    # ast's MemoryError for its own stack overflow: the worker's memory did not grow,
+    # yet a parser whose allocation failed may have left its state behind.
+    minus = b"x = " + b"-" * 200_000 + b"1\n"
+    values, errors, replaced = await _scan_in_a_served_worker(tmp_path, {"test_m.py": minus})
+    assert values["test_m.py"] is None
+    assert [e.path for e in errors] == ["test_m.py"]
+    assert replaced

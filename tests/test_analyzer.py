@@ -111,7 +111,7 @@ def test_scan_errors_name_path_and_phase(inventory: Inventory) -> None:
     assert errors["tests/test_broken.py", "parse"].startswith("syntax error at line 1")
     assert errors["src/broken.test.js", "parse"].startswith("syntax error at line")
     assert errors["tests/test_huge.py", "read"] == (
-        "10485770 bytes, larger than the 10485760-byte file limit: skipped"
+        "10485770 bytes, larger than the 10 MiB file limit: skipped"
     )
 
 

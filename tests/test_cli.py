@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from clonegate_cli.app import app
 
-from .processes import zygote_pids
+from .processes import processes_with, zygote_pids
 from .proxy import ThrottlingProxy
 from .servers import (
     BIG_BLOB_BYTES,
@@ -270,20 +270,6 @@ def test_demo_runs(runner: CliRunner) -> None:
     }
 
 
-def _processes_with(marker: bytes) -> set[int]:
-    """Processes whose environment holds ``marker``: a run's own and everything it
-    started, inherited, and no other test session's on the same machine."""
-    found = set()
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker in (entry / "environ").read_bytes():
-                    found.add(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
 @pytest.fixture
 def slow_proxy(daemon: GitDaemon) -> ThrottlingProxy:
     return ThrottlingProxy(daemon.port, rate=64 * 1024)
@@ -313,7 +299,7 @@ async def test_signal_during_a_run_shuts_down_cleanly(
             start_new_session=group,
         )
         await slow_proxy.wait_forwarded(128 * 1024)  # a clone is mid-transfer
-        assert len(_processes_with(marker)) >= 3  # clonegate, its zygote, a worker
+        assert len(processes_with(marker)) >= 3  # clonegate, its zygote, a worker
         # One zygote: the one the command line started before its imports serves the run.
         assert len(zygote_pids(process.pid)) == 1
         assert list(tmpdir_env.iterdir())  # its directory exists
@@ -335,7 +321,7 @@ async def test_signal_during_a_run_shuts_down_cleanly(
     assert b"Traceback" not in stderr
     assert forwarded_at_exit < BIG_BLOB_BYTES  # the clone was stopped, not waited for
     assert list(tmpdir_env.iterdir()) == []  # no partial clone directory
-    assert _processes_with(marker) == set()  # no worker left behind
+    assert processes_with(marker) == set()  # no worker left behind
 
 
 def test_verbose_quiet_and_completion(daemon: GitDaemon, tmpdir_env: Path) -> None:

@@ -15,6 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from clonegate import BatchSummary, RepositoryReport, RepositoryStatus
+from clonegate_cli._clone_options import parse_size_option
 from clonegate_cli._output import write_table
 from clonegate_cli.app import _with_only, app
 
@@ -201,22 +202,45 @@ def test_the_table_reads_like_a_list_of_lines() -> None:
     assert "0 tests in 0 files" in text
 
 
-def test_a_bad_memory_budget_from_the_environment_names_the_variable(
-    runner: CliRunner, tmpdir_env: Path
+@pytest.mark.parametrize(
+    ("args", "env", "message"),
+    [
+        (["--memory-budget", "10"], {}, "--memory-budget: a memory budget must be at least"),
+        (["--memory-budget", "10"], {}, "did you mean 10G?"),
+        (["--memory-budget", "0.5"], {}, "did you mean 0.5G?"),
+        (["--memory-budget", "10K"], {}, "--memory-budget: a memory budget must be at least"),
+        ([], {"CLONEGATE_MEMORY_BUDGET": "foo"}, "CLONEGATE_MEMORY_BUDGET: not a size: 'foo'"),
+        ([], {"CLONEGATE_MEMORY_BUDGET": "12"}, "CLONEGATE_MEMORY_BUDGET: a memory budget"),
+    ],
+)
+def test_a_bad_memory_budget_names_where_it_came_from_and_the_unit(
+    runner: CliRunner, args: list[str], env: dict[str, str], message: str, tmpdir_env: Path
 ) -> None:
-    result = runner.invoke(
-        app, ["analyze", "git://127.0.0.1/x.git"], env={"CLONEGATE_MEMORY_BUDGET": "foo"}
-    )
+    result = runner.invoke(app, ["analyze", *args, "git://127.0.0.1/x.git"], env=env)
     assert result.exit_code == 2, result.output
-    assert "CLONEGATE_MEMORY_BUDGET: not a size: 'foo'" in result.output
-    assert "--memory-budget" not in result.output  # not given: the variable was
+    assert message in result.output
+    assert list(tmpdir_env.iterdir()) == []
 
 
-def test_a_memory_budget_in_bytes_that_meant_gib_says_how_to_write_it(
-    runner: CliRunner, tmpdir_env: Path
+SIZE_OPTIONS = ["--max-repo-size", "--clone-memory", "--analysis-memory", "--cache-size"]
+
+
+@pytest.mark.parametrize("option", SIZE_OPTIONS)
+@pytest.mark.parametrize("value", ["10", "0.5", "1048575"])
+def test_a_size_without_a_unit_below_1_mib_is_refused_with_the_unit_it_meant(
+    runner: CliRunner, tmp_path: Path, tmpdir_env: Path, option: str, value: str
 ) -> None:
-    result = runner.invoke(app, ["analyze", "--memory-budget", "10", "git://127.0.0.1/x.git"])
+    store = ["--db", str(tmp_path / "store.db")] if option == "--cache-size" else []
+    result = runner.invoke(app, ["analyze", option, value, *store, "git://127.0.0.1/x.git"])
     assert result.exit_code == 2, result.output
-    assert "a memory budget must be at least 1 MiB, got 10 bytes (for 10 GiB, write 10G)" in (
-        result.output
-    )
+    assert f"{option}: a size without a unit must be at least 1 MiB" in result.output
+    assert f"a number without a unit is bytes; did you mean {value}G?" in result.output
+    assert list(tmpdir_env.iterdir()) == []
+    assert not (tmp_path / "store.db").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("10B", 10), ("10K", 10 << 10), ("1048576", 1 << 20), ("2G", 2 << 30)]
+)
+def test_a_size_with_a_unit_or_of_1_mib_is_taken_as_written(text: str, size: int) -> None:
+    assert parse_size_option("--max-repo-size", text) == size

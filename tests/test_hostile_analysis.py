@@ -23,6 +23,7 @@ from clonegate._adapters.analysis.cache_keys import decode, encode_parse_error
 from clonegate._adapters.analysis.frameworks import documents, mocha
 from clonegate._adapters.analysis.frameworks.js_config import json_of
 from clonegate._adapters.analysis.globs import glob_matches, name_matches
+from clonegate._adapters.analysis.patterns import PatternError, compile_test_regex
 from clonegate._adapters.analysis.problems import Refused
 from clonegate._adapters.analysis.scan import scan_commit
 from clonegate._domain.inventory import Inventory, ScanError
@@ -33,6 +34,9 @@ PLAIN_JS = b"test('plain one', () => {});\ntest('plain two', () => {});\n"
 PLAIN_PY = b"def test_plain():\n    pass\n"
 NESTED_TS = b"let x = " + b"a<" * 100_000 + b"1;\n"  # took 11 s to query
 MINUS_PY = b"x = " + b"-" * 200_000 + b"1\n"  # MemoryError from ast.parse
+PARSER_MEMORY = (
+    "MemoryError: Python's parser ran out of memory: nested too deeply, or past the memory cap"
+)
 DEEP_TOML = b"[tool.pytest.ini_options]\nx = " + b"[" * 50_000 + b"]" * 50_000 + b"\n"
 
 
@@ -118,6 +122,38 @@ def test_a_jest_test_regex_that_backtracks_runs_in_linear_time(tmp_path: Path) -
     assert inventory.errors == ()
 
 
+def test_a_jest_test_regex_that_leaves_tests_out_by_a_leading_lookahead_is_run(
+    tmp_path: Path,
+) -> None:
+    # The form configs use to leave some tests out: RE2 has no lookahead, and
+    # falling back to jest's defaults would count the e2e tests jest does not run.
+    config = {"testRegex": r"^(?!.*e2e)(?:[^/]+/)*[^/]*\.test\.js$"}
+    inventory = scan(
+        tmp_path,
+        {
+            "jest.config.json": json.dumps(config).encode(),
+            "src/unit.test.js": PLAIN_JS,
+            "e2e/flow.test.js": PLAIN_JS,
+            "src/login.e2e.test.js": PLAIN_JS,
+            "a" * 40 + ".test.jsx": PLAIN_JS,  # a default name this pattern leaves out
+        },
+    )
+    assert inventory.errors == ()
+    assert [f.path for f in inventory.files] == ["src/unit.test.js"]
+    assert inventory.files[0].config_note == ""
+
+
+@pytest.mark.timeout(60)
+def test_a_leading_lookahead_is_linear_too() -> None:
+    regex = compile_test_regex("^(?!(a+)+$)(a+)+b$", "testRegex")
+    assert regex.search("a" * 5000 + "b")
+    assert not regex.search("a" * 5000 + "c")
+    assert not regex.search("a" * 5000)
+    # A lookahead in one branch only is not the whole pattern's: refused as written.
+    with pytest.raises(PatternError, match=r"invalid perl operator: \(\?!"):
+        compile_test_regex("^(?!x)a|b", "testRegex")
+
+
 def test_globs_keep_their_meaning_on_re2() -> None:
     assert glob_matches("test/**/*.spec.js", "test/a/b/c.spec.js")
     assert glob_matches("test/**/*.spec.js", "test/c.spec.js")
@@ -144,9 +180,9 @@ def test_globs_keep_their_meaning_on_re2() -> None:
             "testRegex '(unclosed' cannot be run: missing ): (unclosed",
         ),
         (
-            {"jest.config.json": b'{"testRegex": "^(?!node_modules).*test.js$"}'},
+            {"jest.config.json": b'{"testRegex": "(?<!e2e)\\\\.test\\\\.js$"}'},
             "jest.config.json",
-            "cannot be run: invalid perl operator: (?!",
+            "cannot be run: invalid perl operator: (?<!",
         ),
         (
             {"jest.config.json": json.dumps({"testRegex": "a" * 3000}).encode()},
@@ -267,7 +303,7 @@ def test_files_past_the_parsers_bounds_are_scan_errors(tmp_path: Path) -> None:
     )
     assert errors_of(inventory) == {
         ("nested.test.ts", "parse"): "too deeply nested: over 1,000 levels of syntax",
-        ("test_minus.py", "parse"): "too deeply nested for Python's parser (MemoryError)",
+        ("test_minus.py", "parse"): PARSER_MEMORY,
         ("big.test.js", "parse"): (
             "too large to parse: 600,004 punctuation marks, over the limit of 500,000"
         ),
@@ -276,6 +312,24 @@ def test_files_past_the_parsers_bounds_are_scan_errors(tmp_path: Path) -> None:
         ),
     }
     assert {f.path for f in inventory.files} == {"plain.test.js", "test_plain.py"}
+
+
+def test_a_memory_error_reading_a_config_or_a_file_ends_the_worker_after_its_reply(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Maybe the worker's cap: what failed to allocate may have left state behind.
+    from clonegate._adapters.analysis.frameworks import jest
+    from clonegate._adapters.workers import zygote
+
+    def out_of_memory(content: bytes) -> object:
+        raise MemoryError
+
+    monkeypatch.setattr(zygote, "_ending", False)
+    monkeypatch.setattr(jest, "json_of", out_of_memory)
+    inventory = scan(tmp_path, {"jest.config.json": b"{}", "plain.test.js": PLAIN_JS})
+    assert errors_of(inventory) == {("jest.config.json", "config"): "MemoryError"}
+    assert inventory.tests == 2  # under jest's defaults, said so
+    assert zygote._ending
 
 
 def test_a_tree_too_deep_is_a_scan_error_and_the_rest_is_listed(tmp_path: Path) -> None:
@@ -336,6 +390,6 @@ def test_a_hostile_repository_served_by_git_daemon_is_ok_with_its_scan_errors(
         ("jest.con", "config"): "testRegex '(unclosed' cannot be run: missing ): (unclosed",
         ("pyprojec", "config"): "TOML nested deeper than 64 levels: not read",
         ("nested.t", "parse"): "too deeply nested: over 1,000 levels of syntax",
-        ("test_min", "parse"): "too deeply nested for Python's parser (MemoryError)",
+        ("test_min", "parse"): PARSER_MEMORY,
     }
     assert analysis["scan_errors"] == 5

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
+import trio
 
 from clonegate import (
+    AnalyzeUseCase,
     DulwichVCS,
+    LeaseLostError,
     RepositoryNotFoundError,
     StorageError,
     TransportError,
     parse_repo_url,
+    with_global_limiter,
+    with_work_dir,
 )
 
 from .servers import FixtureRepo, GitDaemon, git, git_daemon, make_repo
@@ -146,3 +152,37 @@ def test_the_kept_path_is_readable_and_never_leaves_the_keep_directory(url: str,
     assert str(path) == kept
     assert not path.is_absolute()
     assert ".." not in path.parts
+
+
+class _LeaseLostOnRelease:
+    """A shared limit that lets the clone finish, then finds its lease was lost (as a
+    RedisSemaphore told to let its holder finish does): bookkeeping that fails after
+    a successful clone."""
+
+    @asynccontextmanager
+    async def hold(self, n: int = 1) -> AsyncIterator[None]:
+        await trio.lowlevel.checkpoint()
+        yield
+        raise LeaseLostError("the lease ended while the clone ran")
+
+
+@pytest.mark.parametrize("keep_clones", [True, False])
+async def test_a_failure_after_the_clone_removes_only_a_private_clone(
+    served: tuple[GitDaemon, FixtureRepo, Path], tmp_path: Path, keep_clones: bool
+) -> None:
+    daemon, _repo, _root = served
+    work = tmp_path / "work"
+    work.mkdir()
+    uc = AnalyzeUseCase(
+        with_work_dir(work, keep_clones=keep_clones),
+        with_global_limiter(_LeaseLostOnRelease()),
+    )
+    async with uc.analyze_many([daemon.url("moving")]) as batch:
+        (report,) = [report async for report in batch]
+    assert report.error is not None
+    assert report.error.kind == "lease_lost"
+    place = work / f"127.0.0.1_{daemon.port}" / "moving"
+    if keep_clones:  # the user's: it stays, whole
+        assert (place / "file0.txt").read_text() == "commit 0\n"
+    else:
+        assert list(work.iterdir()) == []

@@ -213,7 +213,7 @@ async def test_a_checkout_past_the_size_limit_is_refused_before_any_file_is_writ
             await vcs.clone(daemon.url("r"))
 
     assert str(refused.value).endswith(
-        f"the clone would take more than {8 << 20} bytes on disk once checked out (the limit)"
+        "the clone would take more than 8 MiB on disk once checked out (the limit)"
     )
     if when == "update":  # the old files, untouched
         assert sorted(p.name for p in kept.path.iterdir()) == [".git", "readme"]
@@ -255,4 +255,4 @@ async def test_a_tree_of_many_empty_files_counts_against_the_size_limit(tmp_path
     vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep", max_repo_size=1_000_000)
     with git_daemon(served) as daemon, pytest.raises(TooLargeError) as refused:
         await vcs.clone(daemon.url("r"))
-    assert "would take more than 1000000 bytes on disk once checked out" in str(refused.value)
+    assert "would take more than 976.56 KiB on disk once checked out" in str(refused.value)

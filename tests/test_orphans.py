@@ -11,11 +11,13 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import resource
 import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 from clonegate._adapters.git.debris import new_clone_directory, remove_dead_runs
@@ -104,3 +106,43 @@ async def test_sigkill_of_the_parent_ends_every_process_below_it(tmp_path: Path)
     assert remove_dead_runs(work) == []  # a live run's directory is never removed
     assert live.exists()
     live.rmdir()
+
+
+def test_debris_is_named_for_a_later_run_even_out_of_file_descriptors(tmp_path: Path) -> None:
+    """Issue 38: a process out of file descriptors named its directories
+    ``clonegate-PID.None-…``, which no run ever removed."""
+    work = tmp_path / "work"
+    work.mkdir()
+    first = new_clone_directory(work)  # the start time is read while it can be
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(map(int, os.listdir("/proc/self/fd"))), hard))
+    taken: list[int] = []
+    try:
+        with contextlib.suppress(OSError):
+            while True:  # every descriptor left under the limit
+                taken.append(os.open(os.devnull, os.O_RDONLY))
+        with pytest.raises(OSError, match="Too many open files"):
+            os.open("/proc/self/stat", os.O_RDONLY)
+        second = new_clone_directory(work)
+    finally:
+        for fd in taken:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+    assert first.name.split("-")[1] == second.name.split("-")[1]
+    assert "None" not in second.name
+    # A dead run's directory from an older clonegate, with no start in its name, is
+    # removed; one whose pid runs may be its owner's and stays.
+    gone = _a_dead_pid()
+    old = work / f"clonegate-{gone}.None-abc"
+    old.mkdir()
+    alive = work / f"clonegate-{os.getpid()}.None-abc"
+    alive.mkdir()
+    removed = remove_dead_runs(work)
+    assert removed == [old]
+    assert alive.exists()
+
+
+def _a_dead_pid() -> int:
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid

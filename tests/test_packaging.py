@@ -46,3 +46,14 @@ def test_wheel_is_typed_and_has_the_console_script(wheel: Path, wheel_names: set
     with zipfile.ZipFile(wheel) as archive:
         text = archive.read(entry_points).decode()
     assert "clonegate = clonegate_cli:main" in text
+
+
+def test_every_public_name_resolves_from_the_module_it_is_listed_under() -> None:
+    # In a fresh interpreter: another test may have resolved some names already.
+    check = (
+        "import clonegate\n"
+        "missing = [n for n in clonegate.__all__ if getattr(clonegate, n, None) is None]\n"
+        "assert not missing, missing\n"
+        "assert set(clonegate._LAZY) <= set(clonegate.__all__)\n"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True)

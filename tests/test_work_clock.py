@@ -88,6 +88,22 @@ async def test_a_limit_made_while_stopped_starts_when_the_work_does(
     assert trio.current_time() == 55
 
 
+async def test_a_wait_cancelled_leaves_the_limits_running(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Ctrl-C (or a part that failed) cancels a wait for a slot: the repository's
+    # limits must not stay stopped for good.
+    clock = WorkClock()
+    with clock.limit(10) as scope:
+        with trio.move_on_after(100):
+            with clock.waiting():
+                await trio.sleep_forever()
+        assert not clock.stopped
+        await trio.sleep(60)
+    assert scope.cancelled_caught
+    assert trio.current_time() == 110
+
+
 async def test_marks_outside_any_clock_do_nothing() -> None:
     with waiting_for_slot(), holding_slot():
         await trio.lowlevel.checkpoint()
@@ -282,3 +298,18 @@ def test_the_memory_cap_configures_the_default_analyzer_only(tmp_path: Path) -> 
         AnalyzeUseCase(with_analysis_memory_limit(64 << 20), analyzer=FakeAnalyzer())
     # The time limit is the use case's own: it applies to any analyzer.
     AnalyzeUseCase(with_analysis_time_limit(5), vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
+
+
+def test_the_command_line_defaults_are_the_librarys() -> None:
+    # Written twice (the CLI declares its options' defaults, as for every clone
+    # option): this keeps the two from drifting apart.
+    import dataclasses
+
+    from clonegate import parse_size
+    from clonegate_cli._clone_options import CloneSettings
+
+    cli = {f.name: f.default for f in dataclasses.fields(CloneSettings)}
+    config = UseCaseConfig()
+    assert cli["timeout"] == config.repository_timeout
+    assert cli["analysis_timeout"] == config.analysis_time_limit
+    assert parse_size(str(cli["analysis_memory"])) == config.analysis_memory_limit

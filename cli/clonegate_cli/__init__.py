@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -26,11 +27,28 @@ def main() -> None:
     (dulwich, the grammars) run on another core while this process imports Typer,
     Rich and trio (ADR 0003).
     """
-    arguments = sys.argv[1:]
+    _fill_closed_standard_files()
+    try:
+        _main(sys.argv[1:])
+    except OSError as exc:
+        # A full disk or device under stdout (`--help > /dev/full`): one line and the
+        # status of results that cannot be written, not a traceback.
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        from ._run import EXIT_OUTPUT
+
+        print(f"clonegate: error: cannot write: {exc.strerror}", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(EXIT_OUTPUT)
+
+
+def _main(arguments: list[str]) -> None:
     if arguments == ["--version"]:
         from clonegate import __version__
 
         print(f"clonegate {__version__}")
+        if sys.stdout is not None:
+            sys.stdout.flush()  # here, where a failure is caught, not at exit
         return
     if arguments[:1] and arguments[0] in _CLONING_COMMANDS and "--help" not in arguments:
         from clonegate._adapters.preloads import DEFAULT_MODULES
@@ -47,6 +65,27 @@ def main() -> None:
     _exit_now(0)
 
 
+def _fill_closed_standard_files() -> None:
+    """/dev/null on each of descriptors 0, 1 and 2 that was closed (``>&-``).
+
+    The next file opened would take such a descriptor: a store, a pipe to a worker,
+    a clone's file would then be this process's (or a child's) stdout or stderr, and
+    receive its output. ``sys.stdout`` stays None: the commands that write results
+    there refuse to start (``results_stdout``), rather than write them nowhere. A
+    closed stdin reads as empty and a closed stderr takes what it is told (it was
+    closed on purpose), rather than crash every command that reads or tells.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            os.open(os.devnull, os.O_RDWR)  # the lowest free descriptor: this one
+    if sys.stdin is None:
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 (the process's, kept open)
+    if sys.stderr is None:
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+
+
 def _exit_now(code: object) -> NoReturn:
     """End the process once the command is done, without the interpreter's teardown.
 
@@ -61,8 +100,16 @@ def _exit_now(code: object) -> NoReturn:
 
     logging.shutdown()
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:  # the reader left after the last line: as _run does
         status = status or 141
-    sys.stderr.flush()
+    except OSError as exc:  # a full disk or device: what was buffered is lost
+        if sys.stderr is not None:
+            print(f"clonegate: error: cannot write stdout: {exc.strerror}", file=sys.stderr)
+        from ._run import EXIT_OUTPUT  # loaded by the command already
+
+        status = EXIT_OUTPUT
+    if sys.stderr is not None:
+        sys.stderr.flush()
     os._exit(status)

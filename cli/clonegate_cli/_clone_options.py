@@ -37,6 +37,7 @@ from clonegate import (
     with_ssh_command,
 )
 
+from ._descriptors import PER_CLONE, clones_within_open_file_limit
 from ._input import credential_options
 from ._run import usage_error
 
@@ -49,6 +50,7 @@ __all__ = [
     "parse_size_option",
 ]
 
+MiB = 1 << 20
 VerboseOption = Annotated[
     bool, typer.Option("-v", "--verbose", help="Log each step of each repository.")
 ]
@@ -196,10 +198,18 @@ class CloneSettings:
         """The library's options for these settings; a usage error (exit 2) for a bad
         value, naming its option (or the variable it came from)."""
         if self.jobs < 1:
-            named = _named(ctx, "jobs", "-j/--max-concurrent-clones")
+            named = _source(ctx, "jobs", "-j/--max-concurrent-clones")
             raise usage_error(f"{named} must be at least 1, got {self.jobs}")
+        jobs, limit = clones_within_open_file_limit(self.jobs)
+        if jobs < self.jobs:
+            typer.echo(
+                f"warning: {_source(ctx, 'jobs', '-j')} {self.jobs} is more clones than "
+                f"the open-file limit allows (ulimit -n {limit}, {PER_CLONE} per clone): "
+                f"running {jobs} at once",
+                err=True,
+            )
         options: list[Option] = [
-            with_max_concurrent_clones(self.jobs),
+            with_max_concurrent_clones(jobs),
             with_repository_timeout(self.timeout),
             with_analysis_time_limit(self.analysis_timeout),
             with_clone_depth(self.depth or None),
@@ -221,7 +231,8 @@ class CloneSettings:
                 )
             )
             if self.memory_budget is not None:
-                options.append(with_memory_budget(_budget(ctx, self.memory_budget)))
+                named = _source(ctx, "memory_budget", "--memory-budget")
+                options.append(with_memory_budget(_budget(named, self.memory_budget)))
             options.append(with_low_speed_limit(self.low_speed_limit, self.low_speed_time))
             options += credential_options(self.token, self.token_host, self.netrc)
             if self.ssh_command is not None:
@@ -243,27 +254,44 @@ def check_verbosity(verbose: bool, quiet: bool) -> None:
         raise usage_error("--verbose and --quiet contradict each other; give one")
 
 
-def parse_size_option(option: str, text: str) -> int:
-    """Bytes of a size such as ``500M``; a ValueError naming ``option`` otherwise."""
+def parse_size_option(option: str, text: str, what: str = "a size without a unit") -> int:
+    """Bytes of a size such as ``500M``; a ValueError naming ``option`` otherwise.
+
+    A number without a unit is bytes, and no size option means less than 1 MiB so: one
+    below that was most likely meant with a unit (``--max-repo-size 10`` would refuse
+    every clone), so it is refused with a hint (``10G``); ``10B`` says bytes are meant.
+    """
+    value = text.strip()
+    if value.replace(".", "", 1).isdigit() and float(value) < MiB:
+        raise ValueError(
+            f"{option}: {what} must be at least 1 MiB, got {text!r} "
+            f"(a number without a unit is bytes; did you mean {value}G?)"
+        )
     try:
         return parse_size(text)
     except ValueError as exc:
         raise ValueError(f"{option}: {exc}") from None
 
 
-def _budget(ctx: typer.Context, text: str) -> int | str:
+def _source(ctx: typer.Context, name: str, flag: str) -> str:
+    """How the user gave the value of parameter ``name``: its environment variable, when
+    it came from there, or ``flag``; what a message about a bad value must name."""
+    source = ctx.get_parameter_source(name)
+    if source is not None and source.name == "ENVIRONMENT":
+        param = next(p for p in ctx.command.params if p.name == name)
+        envvar = param.envvar
+        return envvar if isinstance(envvar, str) else flag
+    return flag
+
+
+def _budget(named: str, text: str) -> int | str:
+    """The budget in ``text``; a ValueError naming ``named`` otherwise."""
     if text.strip().lower() == "auto":
         return "auto"
-    return parse_size_option(_named(ctx, "memory_budget", "--memory-budget"), text)
-
-
-def _named(ctx: typer.Context, name: str, flag: str) -> str:
-    """``flag``, or the environment variable the value of parameter ``name`` came from:
-    an error names what the user wrote."""
-    source = ctx.get_parameter_source(name)
-    if source is None or source.name != "ENVIRONMENT":
-        return flag
-    return next(str(p.envvar) for p in ctx.command.params if p.name == name)
+    size = parse_size_option(named, text, "a memory budget")
+    if size < MiB:
+        raise ValueError(f"{named}: a memory budget must be at least 1 MiB, got {text!r}")
+    return size
 
 
 _FIELDS = dataclasses.fields(CloneSettings)

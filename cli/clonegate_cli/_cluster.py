@@ -42,6 +42,7 @@ from ._run import (
     Format,
     configure_logging,
     find_exception,
+    results_stdout,
     usage_error,
 )
 from ._store_options import (
@@ -252,6 +253,7 @@ def results(
     ] = Format.jsonl,
 ) -> None:
     """Print a run's reports (one per job) and a summary. Exit 1 if any failed."""
+    results_stdout()  # closed: nowhere to print them
     url = _connect(redis)
 
     async def main() -> int:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import shutil
 from typing import TextIO
 
 from clonegate import BatchSummary, RepositoryReport, RepositoryStatus, to_json, visible
@@ -10,17 +12,34 @@ from clonegate import BatchSummary, RepositoryReport, RepositoryStatus, to_json,
 as_json = to_json  # the library's codec (clonegate.report_from_json reads it back)
 
 
+def jsonl_line(report: RepositoryReport) -> str:
+    return json.dumps(as_json(report)) + "\n"
+
+
 def write_jsonl(stream: TextIO, report: RepositoryReport) -> None:
-    stream.write(json.dumps(as_json(report)) + "\n")
+    stream.write(jsonl_line(report))
     stream.flush()
 
 
-def write_json(stream: TextIO, reports: list[RepositoryReport], summary: BatchSummary) -> None:
+def json_document(reports: list[RepositoryReport], summary: BatchSummary) -> str:
     document = {
         "repositories": [as_json(r) for r in sorted(reports, key=lambda r: r.index)],
         "summary": as_json(summary),
     }
-    stream.write(json.dumps(document, indent=2) + "\n")
+    return json.dumps(document, indent=2) + "\n"
+
+
+def write_json(stream: TextIO, reports: list[RepositoryReport], summary: BatchSummary) -> None:
+    stream.write(json_document(reports, summary))
+
+
+def table_text(reports: list[RepositoryReport], summary: BatchSummary, *, terminal: bool) -> str:
+    """The table :func:`write_table` writes, as text: styled, and as wide as the
+    terminal, if it is meant for one."""
+    text = io.StringIO()
+    width = shutil.get_terminal_size().columns if terminal else None
+    write_table(text, reports, summary, width=width, terminal=terminal or None)
+    return text.getvalue()
 
 
 _STATUS_STYLE = {
@@ -37,6 +56,7 @@ def write_table(
     summary: BatchSummary,
     *,
     width: int | None = None,
+    terminal: bool | None = None,
 ) -> None:
     """One entry per input line, numbered from 1 like the lines of a file: the URL on a
     line of its own, whole (it breaks only if the terminal is narrower than it), then
@@ -63,7 +83,8 @@ def write_table(
         table.add_row(
             Text(str(r.index + 1)), Text(str(r.status), style=_STATUS_STYLE[r.status]), entry
         )
-    console = Console(file=stream, width=width)  # None: the terminal's width, or 80
+    # width None: the terminal's, or 80; terminal None: whether ``stream`` is one.
+    console = Console(file=stream, width=width, force_terminal=terminal)
     console.print(table)
     console.print(Text(summary_line(summary)))
 

@@ -20,6 +20,8 @@ from clonegate import AnalyzeUseCase, Event, EventKind, visible
 if TYPE_CHECKING:
     from rich.console import Console, Group
 
+    from ._stderr import Diagnostics
+
 
 def stderr_console() -> Console:
     from rich.console import Console
@@ -50,6 +52,8 @@ class Progress:
     analyzing: set[int] = field(default_factory=set)
     done: int = 0
     failed: int = 0
+    stderr: Diagnostics | None = None  # stderr as a run writes it (None: sys.stderr)
+    stderr_gone: bool = False  # a write to stderr failed: nothing more is written there
     _console: Console | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
@@ -64,14 +68,22 @@ class Progress:
         above the live display on a terminal; elsewhere as it is (rich would wrap it at
         80 columns). Callers escape what a server sent (:func:`clonegate.visible`); the
         line is never read as markup or emoji codes."""
-        if not self.terminal:
-            sys.stderr.write(("warning: " if warning else "") + line + "\n")
-            sys.stderr.flush()
+        if self.stderr_gone:
             return
-        from rich.text import Text
+        try:
+            if not self.terminal:
+                stderr = self.stderr or sys.stderr
+                stderr.write(("warning: " if warning else "") + line + "\n")
+                stderr.flush()
+                return
+            from rich.text import Text
 
-        text = Text.assemble(("warning:", "yellow"), " ", line) if warning else Text(line)
-        self.console.print(text, highlight=False)
+            text = Text.assemble(("warning:", "yellow"), " ", line) if warning else Text(line)
+            self.console.print(text, highlight=False)
+        except OSError:
+            # The terminal is gone (hung up: EIO) or its reader is: nothing more can be
+            # said there, and saying it must not end the run.
+            self.stderr_gone = True
 
     def on_event(self, event: Event) -> None:
         if event.kind is EventKind.ANALYZING:
@@ -127,9 +139,12 @@ class Progress:
         """Redraw until cancelled (a terminal only)."""
         from rich.live import Live
 
-        with Live(
-            self.render(uc), console=self.console, transient=True, auto_refresh=False
-        ) as live:
-            while True:
-                await trio.sleep(0.1)
-                live.update(self.render(uc), refresh=True)
+        try:
+            with Live(
+                self.render(uc), console=self.console, transient=True, auto_refresh=False
+            ) as live:
+                while True:
+                    await trio.sleep(0.1)
+                    live.update(self.render(uc), refresh=True)
+        except OSError:  # the terminal is gone (SIGHUP follows): the drawing stops
+            self.stderr_gone = True

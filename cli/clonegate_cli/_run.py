@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import logging
+import math
 import os
 import signal
 import sys
@@ -26,17 +27,22 @@ from clonegate import (
     with_event_hook,
 )
 
-from ._output import summary_line, write_json, write_jsonl, write_table
+from ._output import json_document, jsonl_line, summary_line, table_text
 from ._progress import Progress, stderr_is_terminal
+from ._stderr import Diagnostics
 from ._store_options import StoreSettings, store_options
+from ._writer import OutputError, ResultsWriter
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
+    "EXIT_HUNG_UP",
+    "EXIT_OUTPUT",
     "EXIT_STORE",
     "EXIT_TERMINATED",
     "EXIT_USAGE",
     "Format",
     "configure_logging",
+    "results_stdout",
     "run_batch",
     "usage_error",
 ]
@@ -44,6 +50,20 @@ __all__ = [
 E = TypeVar("E", bound=BaseException)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 4
 EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED = 141, 130, 143  # 128 + signal
+EXIT_HUNG_UP = 129
+# The results cannot be written (a full disk or device, a closed stdout): like a store
+# that cannot be written, what the run found is lost, so the same status. A reader who
+# goes away (EPIPE) is not an error: that stays 141, quietly.
+EXIT_OUTPUT = EXIT_STORE
+_STOPPED_BY = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
+_EXIT_BY_SIGNAL = {
+    signal.SIGINT: EXIT_INTERRUPTED,
+    signal.SIGTERM: EXIT_TERMINATED,
+    signal.SIGHUP: EXIT_HUNG_UP,
+}
+# Seconds a stopped run waits for its reader to take what finished: one who stopped
+# reading (a full pipe) cannot hold the exit.
+FLUSH_AFTER_SIGNAL = 3.0
 
 
 class Format(enum.StrEnum):
@@ -66,12 +86,13 @@ def run_batch(
     quiet: bool,
     store: StoreSettings | None = None,
 ) -> int:
-    configure_logging(verbose, quiet)
+    stderr = Diagnostics()
+    configure_logging(verbose, quiet, stderr)
     with _results_stream(output) as stream:
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         terminal = stderr_is_terminal()
-        progress = Progress(terminal, live=terminal and not quiet, verbose=verbose)
+        progress = Progress(terminal, live=terminal and not quiet, verbose=verbose, stderr=stderr)
         run = _Run(urls, options, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
@@ -81,6 +102,14 @@ def run_batch(
                 # What was written stays written; the reports already printed are out.
                 progress.say(f"clonegate: error: {visible(str(failed))}")
                 return EXIT_STORE
+            unwritten = find_exception(exc, OutputError)
+            if unwritten is not None:
+                where = "stdout" if output is None else visible(str(output))
+                progress.say(
+                    f"clonegate: error: cannot write the results to {where}: "
+                    f"{unwritten.strerror}; every clone was stopped and removed"
+                )
+                return EXIT_OUTPUT
             if _only(exc, BrokenPipeError):
                 # The reader went away (`| head`): stop quietly, like any Unix filter,
                 # and keep Python from complaining again when it flushes stdout at exit.
@@ -92,9 +121,12 @@ def run_batch(
             raise
 
 
-def configure_logging(verbose: bool, quiet: bool) -> None:
-    """Log lines on stderr at the level -v/-q ask for, every one shown escaped."""
-    handler = logging.StreamHandler(sys.stderr)
+def configure_logging(
+    verbose: bool, quiet: bool, stderr: TextIO | Diagnostics | None = None
+) -> None:
+    """Log lines on stderr (or ``stderr``) at the level -v/-q ask for, every one shown
+    escaped."""
+    handler = logging.StreamHandler(stderr or sys.stderr)
     handler.setFormatter(_VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
     logging.basicConfig(
         level=logging.ERROR if quiet else logging.INFO if verbose else logging.WARNING,
@@ -122,63 +154,130 @@ class _Run:
     quiet: bool
     store: StoreSettings | None = None
     reports: list[RepositoryReport] = field(default_factory=list)
-    stopped_by: int | None = None  # the signal that stopped the batch
+    stopped_by: signal.Signals | None = None  # the signal that stopped the batch
+    _document_queued: bool = False  # the table or JSON document is in the writer's hands
+    _flush_deadline: float = math.inf  # after a signal: results and stderr written by then
 
     async def main(self) -> int:
-        async with store_options(self.store) as options:
-            return await self._batch([*self.options, *options])
+        stderr = self.progress.stderr
+        async with trio.open_nursery() as diagnostics:
+            if stderr is not None:
+                diagnostics.start_soon(stderr.run)
+            async with store_options(self.store) as options:
+                code = await self._batch([*self.options, *options])
+            if stderr is not None:
+                # After a signal, within the results' bound: a stderr nobody reads
+                # cannot hold the exit either.
+                with trio.move_on_at(self._flush_deadline):
+                    await stderr.drain()
+                stderr.abandon()
+            diagnostics.cancel_scope.cancel()
+        return code
 
     async def _batch(self, options: list[Option]) -> int:
         uc = AnalyzeUseCase(*options, with_event_hook(self.progress.on_event))
         summary = BatchSummary()  # if a signal comes before the batch has begun
+        # Output goes through a task of its own: a reader who stops reading holds that
+        # task, never the event loop, so a signal is always received (issue 38).
+        writer = ResultsWriter(self.stream)
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._on_signal, nursery.cancel_scope.cancel)
             if self.progress.live:
                 nursery.start_soon(self.progress.run, uc)
-            async with uc.analyze_many(self.urls) as batch:
-                try:
-                    async for report in batch:
-                        if self.fmt is Format.jsonl:
-                            write_jsonl(self.stream, report)
-                        else:
-                            self.reports.append(report)
-                finally:
-                    # Read now: what finished, even when a signal cut the batch short.
-                    summary = batch.summary
+            async with trio.open_nursery() as output:
+                output.start_soon(writer.run)
+                async with uc.analyze_many(self.urls) as batch:
+                    try:
+                        async for report in batch:
+                            if self.fmt is Format.jsonl:
+                                await writer.write(jsonl_line(report), reports=1)
+                            else:
+                                self.reports.append(report)
+                    finally:
+                        # Read now: what finished, even when a signal cut the batch short.
+                        summary = batch.summary
+                await self._write_document(writer, summary)
+                writer.close()  # the writer ends once the rest is written
             nursery.cancel_scope.cancel()
-        # A table or a JSON document shows what finished before a signal, too.
-        if self.fmt is Format.json:
-            write_json(self.stream, self.reports, summary)
-        elif self.fmt is Format.table:
-            write_table(self.stream, self.reports, summary)
-        elif not self.quiet:
+        dropped = self.progress.stderr.dropped if self.progress.stderr is not None else 0
+        if dropped:
+            self.progress.say(f"clonegate: {dropped} lines not shown: stderr was not read")
+        if self.fmt is Format.jsonl and not self.quiet:
             self.progress.say(summary_line(summary))
-        if self.stopped_by is not None:
-            name = "interrupted" if self.stopped_by == signal.SIGINT else "terminated"
-            self.progress.say(
-                f"clonegate: {name}; every clone was stopped and removed; "
-                f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
-                "not finished"
-            )
-            return EXIT_INTERRUPTED if self.stopped_by == signal.SIGINT else EXIT_TERMINATED
-        all_ok = summary.repositories == summary.ok
-        return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
+        if self.stopped_by is None:
+            writer.abandon()  # everything was written
+            all_ok = summary.repositories == summary.ok
+            return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
+        return await self._stopped(self.stopped_by, writer, summary)
+
+    async def _stopped(
+        self, stopped_by: signal.Signals, writer: ResultsWriter, summary: BatchSummary
+    ) -> int:
+        """The end of a run a signal stopped: what finished is written (a table or a
+        JSON document as well), if the reader takes it within a bound: one who stopped
+        reading (a full pipe) cannot hold the exit."""
+        self._flush_deadline = trio.current_time() + FLUSH_AFTER_SIGNAL
+        try:
+            with trio.move_on_at(self._flush_deadline):
+                async with trio.open_nursery() as output:
+                    output.start_soon(writer.run)
+                    if not self._document_queued:
+                        await self._write_document(writer, summary)
+                    writer.close()
+        except* OSError:
+            pass  # the reader or the terminal is gone (EPIPE, EIO): counted below
+        unwritten = writer.abandon() + (0 if self._document_queued else len(self.reports))
+        self.progress.say(
+            f"clonegate: {_STOPPED_BY[stopped_by]}; every clone was stopped and removed; "
+            f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
+            "not finished"
+            + (f"; {unwritten} reports not written: the output was not read" if unwritten else "")
+        )
+        return _EXIT_BY_SIGNAL[stopped_by]
+
+    async def _write_document(self, writer: ResultsWriter, summary: BatchSummary) -> None:
+        """Queue the document of a table or json run (a jsonl run has none)."""
+        if self.fmt is Format.json:
+            await writer.write(json_document(self.reports, summary), len(self.reports))
+        elif self.fmt is Format.table:
+            table = table_text(self.reports, summary, terminal=self._terminal())
+            await writer.write(table, len(self.reports))
+        self._document_queued = True
+
+    def _terminal(self) -> bool:
+        try:
+            return self.stream.isatty()
+        except ValueError:  # closed
+            return False
 
     async def _on_signal(self, cancel: Callable[[], None]) -> None:
-        # Ctrl-C and SIGTERM stop the batch the same way: clones killed and removed,
-        # then what finished is written. The receiver closes after the first signal,
-        # so a second Ctrl-C interrupts the clean-up itself (KeyboardInterrupt).
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        # Ctrl-C, SIGTERM and SIGHUP (a closed terminal) stop the batch the same way:
+        # clones killed and removed, then what finished is written. The receiver
+        # closes after the first signal, so a second Ctrl-C interrupts the clean-up
+        # itself (KeyboardInterrupt).
+        with trio.open_signal_receiver(*_STOPPED_BY) as signals:
             async for signum in signals:
-                self.stopped_by = signum
+                self.stopped_by = signal.Signals(signum)
                 break
         cancel()
+
+
+def results_stdout() -> TextIO:
+    """stdout, where results go; exit 4 with one line when it is closed (``>&-``):
+    there is nowhere to write them, so nothing is started."""
+    if sys.stdout is None:
+        typer.echo(
+            "clonegate: error: stdout is closed: there is nowhere to write the results",
+            err=True,
+        )
+        raise typer.Exit(EXIT_OUTPUT)
+    return sys.stdout
 
 
 @contextmanager
 def _results_stream(output: Path | None) -> Iterator[TextIO]:
     if output is None:
-        yield sys.stdout
+        yield results_stdout()
         return
     try:
         stream = output.open("w")

@@ -21,7 +21,7 @@ import typer
 import clonegate  # the store through its lazy attributes: only these commands load it
 from clonegate import DamagedRow, RepositoryReport, StoreError, to_json, visible
 
-from ._run import EXIT_FAILED, EXIT_STORE, usage_error
+from ._run import EXIT_FAILED, EXIT_OUTPUT, EXIT_STORE, results_stdout, usage_error
 from ._store_options import DbOption
 
 if TYPE_CHECKING:
@@ -248,6 +248,7 @@ async def _run_id(store: clonegate.StoreReader, text: str) -> int:
 def _with_store(db: Path | None, use: Reader) -> None:
     if db is None:
         raise usage_error("no result store: give --db PATH or set CLONEGATE_DB")
+    results_stdout()  # every one of these commands writes its answer there
     damaged: list[DamagedRow] = []
 
     async def main() -> None:
@@ -261,6 +262,9 @@ def _with_store(db: Path | None, use: Reader) -> None:
         raise typer.Exit(EXIT_STORE) from None
     except BrokenPipeError:
         raise typer.Exit(141) from None
+    except OSError as exc:  # the store's own failures are StoreErrors: this is stdout's
+        typer.echo(f"clonegate: error: cannot write stdout: {exc.strerror}", err=True)
+        raise typer.Exit(EXIT_OUTPUT) from None
     for damage in damaged:
         typer.echo(
             f"clonegate: left out a damaged row of {visible(str(db))}: {visible(str(damage))}",

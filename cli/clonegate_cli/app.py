@@ -74,8 +74,9 @@ def _root(
 
 _EXIT_CODES = (
     "Exit status: 0 all repositories ok (reused ones included), 1 some failed, 2 usage "
-    "error, 4 the result store failed, 130 interrupted (Ctrl-C), 141 output closed (a "
-    "pipe), 143 terminated (SIGTERM)."
+    "error, 4 the results or the result store could not be written, 129 hung up "
+    "(SIGHUP), 130 interrupted (Ctrl-C), 141 output closed (a pipe), 143 terminated "
+    "(SIGTERM)."
 )
 
 

@@ -22,8 +22,11 @@ def parse_size(text: str) -> int:
 
 
 def format_size(size: int) -> str:
-    """``size`` bytes in the largest binary unit that keeps it readable: ``1.5 GiB``."""
+    """``size`` bytes in the largest binary unit it has one of, with at most two
+    decimals: ``1.5 GiB``, ``512 KiB``, ``1000 MiB``, ``10 bytes``. How every limit is
+    shown: a limit below 1 MiB must not read "0 MiB"."""
     for unit in ("T", "G", "M", "K"):
         if size >= _UNITS[unit]:
-            return f"{size / _UNITS[unit]:.3g} {unit}iB"
-    return f"{size} bytes"
+            number = f"{size / _UNITS[unit]:.2f}".rstrip("0").rstrip(".")
+            return f"{number} {unit}iB"
+    return f"{size} byte" if size == 1 else f"{size} bytes"

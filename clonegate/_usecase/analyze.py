@@ -291,7 +291,9 @@ class AnalyzeUseCase:
                     logger.exception("clone of %s failed", shown)
                     kind, status = "clone_error", RepositoryStatus.FAILED
                     message = _message(shown, exc)
-                if source is not None:  # cloned, then a hook or the bookkeeping failed
+                # Cloned, then the bookkeeping failed (a shared limit's lease lost on
+                # release): a private clone goes; a kept one is the user's and stays.
+                if source is not None and not self.config.keep_clones:
                     await self._discard(source, shown)
                 timings = watch.timings(trio.current_time())
                 return RepositoryReport.failure(

@@ -151,10 +151,7 @@ def with_memory_budget(budget: int | str) -> Option:
     else:
         value = positive_int("memory_budget", budget)
     if value != "auto" and value < MiB:
-        # A bare number is bytes; "10" most likely meant 10 GiB.
-        bare = str(budget).strip()
-        hint = f" bytes (for {bare} GiB, write {bare}G)" if bare.isdigit() else ""
-        raise ValueError(f"a memory budget must be at least 1 MiB, got {budget!r}{hint}")
+        raise ValueError(f"a memory budget must be at least 1 MiB, got {budget!r}")
     return lambda config: dataclasses.replace(config, memory_budget=value)
 
 

@@ -19,6 +19,7 @@ from ..._domain.inventory import (
     ScanError,
     TestFile,
 )
+from ..._domain.sizes import format_size
 from ..._domain.store import AnalysisCache
 from ..._domain.vcs import ClonedSource
 from ..._domain.work_clock import holding_slot, waiting_for_slot
@@ -50,7 +51,7 @@ logger = logging.getLogger("clonegate")
 add_default_preload(SCAN_MODULES)
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
-ANALYZER_VERSION = "clonegate-analyzer/5"
+ANALYZER_VERSION = "clonegate-analyzer/6"
 
 T = TypeVar("T")
 
@@ -290,8 +291,8 @@ class _Processes:
             self.cpus.release()
 
     def _out_of_memory(self, how: str) -> AnalysisError:
-        cap = self.max_memory >> 20
-        reason = f"the analysis needed more than its {cap} MiB memory cap{how}"
+        cap = format_size(self.max_memory)
+        reason = f"the analysis needed more than its {cap} memory cap{how}"
         return AnalysisError(ErrorKind.OUT_OF_MEMORY, reason)
 
 

@@ -13,6 +13,8 @@ import zlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+from ..._domain.sizes import format_size
+
 if TYPE_CHECKING:  # dulwich is imported in the worker processes only
     from dulwich.object_store import BaseObjectStore
     from dulwich.objects import ObjectID
@@ -28,7 +30,7 @@ _DELTA_HEAD_BYTES = 256  # compressed bytes that always hold a delta's two size 
 
 class BlobTooLarge(ValueError):
     def __init__(self, size: int, limit: int) -> None:
-        super().__init__(f"{size} bytes, larger than the {limit}-byte file limit: skipped")
+        super().__init__(f"{size} bytes, larger than the {format_size(limit)} file limit: skipped")
         self.size = size
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from ..._domain.inventory import ScanError
 from .frameworks import FRAMEWORKS, by_name
 from .frameworks.definition import Framework, Reading, Scope, Settings
-from .problems import describe
+from .problems import describe, retire_after
 
 __all__ = ["ConfigScopes"]
 
@@ -64,6 +64,7 @@ class ConfigScopes:
                     try:
                         content = read(path)
                     except Exception as exc:  # too large, a corrupt object: names nothing
+                        retire_after(exc)
                         problems[path, "read"] = describe(exc)
                         content = b""
                 if signs and not any(sign in content for sign in signs):
@@ -181,6 +182,7 @@ def _settings(framework: Framework, name: str, content: bytes) -> tuple[Settings
     try:
         return framework.read_config(name, content, framework.defaults), ""
     except Exception as exc:  # anything a hostile config can make a reader raise
+        retire_after(exc)
         # A config its framework would refuse too: the defaults, said so.
         note = f"{name} could not be read: defaults"
         return dataclasses.replace(framework.defaults, note=note), describe(exc)

@@ -12,7 +12,16 @@ from __future__ import annotations
 
 import string
 
-__all__ = ["MAX_MESSAGE_CHARS", "MAX_PUNCTUATION", "Refused", "check_size", "describe"]
+from ..workers.zygote import end_after_reply
+
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "MAX_PUNCTUATION",
+    "Refused",
+    "check_size",
+    "describe",
+    "retire_after",
+]
 
 MAX_MESSAGE_CHARS = 300
 # Punctuation marks in one file: about its tokens, counted at the speed of memchr
@@ -40,6 +49,14 @@ def check_size(data: bytes) -> None:
             f"too large to parse: {marks:,} punctuation marks, over the limit of "
             f"{MAX_PUNCTUATION:,}"
         )
+
+
+def retire_after(exc: BaseException) -> None:
+    """After a ``MemoryError`` (maybe the worker's memory cap), end this worker once its
+    job has replied: a parser or a native library whose allocation failed may have
+    left the process's state behind, and the next job gets a fresh fork (2 ms)."""
+    if isinstance(exc, MemoryError):
+        end_after_reply()
 
 
 def describe(exc: BaseException) -> str:

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading, Settings
 from .outline import Outline
-from .problems import Refused
 
 SKIP_MARKERS = frozenset({"skip", "skipif", "skipIf", "skipUnless"})
 # skipIfNonUnix, skip_if_no_network, skipUnlessDBFeature; not skipper or skipped.
@@ -63,15 +62,22 @@ def facts_of(tree: ast.Module) -> PythonFacts:
     return PythonFacts(frozenset(imports), testcase, frozenset(names))
 
 
+_PARSER_OUT_OF_MEMORY = (
+    "Python's parser ran out of memory: nested too deeply, or past the memory cap"
+)
+
+
 def read(path: str, data: bytes, language: str) -> Reading:
     """The module's imports, ``testcase`` if it defines a ``TestCase`` subclass, and its
     outline under pytest's naming options."""
     try:
         tree = ast.parse(data, filename=path)
     except MemoryError:
-        # Python's parser says MemoryError when its own stack overflows (``----…1``,
-        # deep right-nested expressions); a file this large is refused before it.
-        raise Refused("too deeply nested for Python's parser (MemoryError)") from None
+        # Python's parser says MemoryError both when its own stack overflows (``----…1``,
+        # deep right-nested expressions) and when the worker's memory cap stops it (a
+        # big list): nothing tells them apart, so it stays a MemoryError, which the scan
+        # never caches (a larger cap may parse the file).
+        raise MemoryError(_PARSER_OUT_OF_MEMORY) from None
     facts = facts_of(tree)
     signals = frozenset({"testcase"}) if facts.has_testcase else frozenset()
     return Reading(facts.imports, signals, lambda settings: outline_python(tree, facts, settings))

@@ -26,12 +26,13 @@ from .config import ConfigScopes
 from .detect import FAMILY, MAX_FILE_BYTES, language_of, skipped_directory
 from .frameworks import KEEPS_UNNAMED
 from .frameworks.definition import Reading
-from .problems import Refused, check_size, describe
+from .problems import Refused, check_size, describe, retire_after
 from .results import Part, PartResult, ScanResult, split
 
 # Directories inside directories, from the root. dulwich's own walk raised
 # MaxTreeDepthExceeded (and lost the repository) past 1,280; real trees have tens.
 MAX_TREE_DEPTH = 256
+_OVER_CAP = "MemoryError: the file needs more memory than the analysis worker's cap"
 
 # One reader per language family: it parses a file once, whatever its framework.
 READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
@@ -128,6 +129,7 @@ def _regular_files(
                 raise TypeError(f"{type(tree).__name__} where a tree should be")
             entries = list(tree.iteritems())
         except Exception as exc:  # missing or corrupt: the rest is still listed
+            retire_after(exc)
             errors.append(ScanError(shown, "list", describe(exc)))
             continue
         too_deep = False
@@ -186,6 +188,7 @@ def _scan_files(
             values.append(None)  # a read error says nothing of the content: never cached
             continue
         except Exception as exc:  # a corrupt object must not stop the scan
+            retire_after(exc)
             errors.append(ScanError(path, "read", f"{type(exc).__name__}: {exc}"))
             values.append(None)
             continue
@@ -193,8 +196,9 @@ def _scan_files(
         parsed += 1
         try:
             found = analyze_file(path, data, scopes)
-        except MemoryError as exc:  # may be this process's own state: never cached
-            errors.append(ScanError(path, "parse", describe(exc)))
+        except MemoryError as exc:  # maybe the worker's cap: never cached
+            retire_after(exc)
+            errors.append(ScanError(path, "parse", describe(exc) if str(exc) else _OVER_CAP))
             values.append(None)
             continue
         except Exception as exc:  # whatever the bytes make a reader raise, the same each time

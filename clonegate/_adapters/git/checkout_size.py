@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..._domain.errors import ErrorKind
+from ..._domain.sizes import format_size
 from ..analysis.blobs import size_at
 from .worker_errors import Failure
 
@@ -50,7 +51,7 @@ def ensure_checkout_fits(repo: Any, head: bytes, limit: int) -> None:
         if taken > limit:
             raise Failure(
                 ErrorKind.TOO_LARGE,
-                f"the clone would take more than {limit} bytes on disk once checked out "
+                f"the clone would take more than {format_size(limit)} on disk once checked out "
                 "(the limit)",
             )
 

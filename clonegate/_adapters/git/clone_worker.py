@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..._domain.errors import ErrorKind
+from ..._domain.sizes import format_size
 from ..._domain.urls import redact
 from ..workers.zygote import ask_parent, end_after_reply
 from .checkout_size import bytes_under, ensure_checkout_fits
@@ -217,8 +218,9 @@ def _new_clone(job: CloneJob, client: GitClient, path: str, target: str) -> Clon
     if outcome.bytes_on_disk > job.envelope.max_repo_bytes:
         raise Failure(
             ErrorKind.TOO_LARGE,
-            f"the clone takes {outcome.bytes_on_disk} bytes on disk, more than the limit "
-            f"of {job.envelope.max_repo_bytes}",
+            f"the clone takes {format_size(outcome.bytes_on_disk)} on disk "
+            f"({outcome.bytes_on_disk} bytes), more than the limit of "
+            f"{format_size(job.envelope.max_repo_bytes)}",
         )
     return outcome
 

@@ -21,7 +21,10 @@ import threading
 import time
 from pathlib import Path
 
-_OWNED = re.compile(r"clonegate-(\d+)\.(\d+)-")
+# "None" for the start: what clonegate before issue 38 wrote when it could not read
+# its own start time (out of file descriptors); such a directory's owner is unknown.
+_OWNED = re.compile(r"clonegate-(\d+)\.(\d+|None)-")
+_own_start: dict[int, int] = {}  # pid -> its start time: read once, while it can be
 _lock = threading.Lock()
 _swept: dict[tuple[int, str], float] = {}  # (pid, directory) -> when (monotonic)
 SWEEP_INTERVAL = 1.0
@@ -39,8 +42,21 @@ def new_clone_directory(work_dir: Path | None) -> Path:
         if last is None or time.monotonic() - last >= SWEEP_INTERVAL:
             remove_dead_runs(parent)
             _swept[(pid, str(parent))] = time.monotonic()
-    start = _start_time(pid)
-    return Path(tempfile.mkdtemp(prefix=f"clonegate-{pid}.{start}-", dir=parent))
+    return Path(tempfile.mkdtemp(prefix=f"clonegate-{pid}.{own_start_time()}-", dir=parent))
+
+
+def own_start_time() -> int:
+    """This process's start time, for the names of its directories: read once, so that
+    a process out of file descriptors still names them for a later run to recognise;
+    if even the first reading fails, the OSError (EMFILE) is raised: no directory is
+    made that no run would ever remove."""
+    pid = os.getpid()  # a forked worker is another process, with its own start
+    start = _own_start.get(pid)
+    if start is None:
+        start = _start_time(pid, strict=True)
+        assert start is not None  # strict: this process is running
+        _own_start[pid] = start
+    return start
 
 
 def remove_dead_runs(parent: Path) -> list[Path]:
@@ -54,19 +70,28 @@ def remove_dead_runs(parent: Path) -> list[Path]:
         owner = _OWNED.match(entry.name)
         if owner is None or not entry.is_dir() or entry.is_symlink():
             continue
-        pid, start = int(owner[1]), int(owner[2])
-        if _start_time(pid) == start:
-            continue  # its owner is running
+        pid, start = int(owner[1]), owner[2]
+        try:
+            running = _start_time(pid, strict=True)
+        except OSError:
+            continue  # cannot tell (out of file descriptors): left for a later sweep
+        if running is not None and (start == "None" or running == int(start)):
+            continue  # its owner is running (or, unnamed, may be)
         shutil.rmtree(entry, ignore_errors=True)
         removed.append(entry)
     return removed
 
 
-def _start_time(pid: int) -> int | None:
-    """When process ``pid`` started (clock ticks since boot), or None if it has ended."""
+def _start_time(pid: int, *, strict: bool = False) -> int | None:
+    """When process ``pid`` started (clock ticks since boot), or None if it has ended.
+    ``strict``: an OSError other than "no such process" (EMFILE) is raised, not None."""
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
     except OSError:
+        if strict:
+            raise
         return None
     fields = stat.rsplit(")", 1)[1].split()
     if fields[0] in ("Z", "X"):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import errno
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime
@@ -21,11 +22,13 @@ from ..._domain.errors import (
     OutOfMemoryError,
     StorageError,
 )
+from ..._domain.sizes import format_size
 from ..._domain.urls import RepoURL, parse_repo_url
-from ..._domain.vcs import ClonedSource, RemoteHead, discard
+from ..._domain.vcs import ClonedSource, RemoteHead
 from ..preloads import CLONE_MODULES
 from ..workers import WorkerDied, add_default_preload, current_pool
 from . import pack_forecast
+from .clean_up import clean_up
 from .clone_worker import CloneJob, clone_in_worker
 from .debris import new_clone_directory
 from .envelope import Envelope
@@ -37,7 +40,6 @@ from .kept_place import (
     UnsafePlace,
     make_staging,
     open_parent,
-    remove_staging,
 )
 
 __all__ = ["DulwichVCS"]
@@ -203,17 +205,19 @@ class DulwichVCS:
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
             # is dead by now (run_in_worker waits for it); remove what it left.
-            await _discard(keep, owned_root or target)
+            await clean_up(keep, owned_root, target, shown)
             if isinstance(exc, WorkerDied):
                 raise _died(shown, exc, "the clone") from None
+            if _out_of_descriptors(exc):  # nothing to wait for (ADR 0003)
+                raise StorageError(shown, "no worker process: " + _OUT_OF_DESCRIPTORS) from None
             raise
         if outcome.error_kind is not None:
-            await _discard(keep, owned_root or target)
+            await clean_up(keep, owned_root, target, shown)
             error = ERROR_TYPES[outcome.error_kind](shown, outcome.error_reason)
             error.peak_memory = peak
             raise error
         if keep is not None:
-            await _discard(keep, owned_root or target)  # the staging directory, empty by now
+            await clean_up(keep, owned_root, target, shown)  # the staging directory, empty
             target = owned_root = Path(keep.keep_in, keep.relative)
         source = ClonedSource(
             url=shown,
@@ -345,14 +349,13 @@ def _make_staging(repo: RepoURL, keep: KeptPlace) -> str:
         raise StorageError(repo.redacted, f"cannot create {where}: {exc.strerror}") from None
 
 
-async def _discard(keep: KeptPlace | None, root: Path) -> None:
-    """Remove a clone's directory: a kept clone's staging directory reached as it was
-    made, without following a symbolic link; anything else as :func:`discard` does."""
-    if keep is None:
-        await discard(root)
-        return
-    with trio.CancelScope(shield=True):
-        await trio.to_thread.run_sync(remove_staging, keep)
+_OUT_OF_DESCRIPTORS = "this process is out of file descriptors (see ulimit -n; lower -j)"
+
+
+def _out_of_descriptors(exc: BaseException) -> bool:
+    """Whether ``exc`` is EMFILE or ENFILE, or the pool's failure to start from one."""
+    cause = exc if isinstance(exc, OSError) else exc.__cause__
+    return isinstance(cause, OSError) and cause.errno in (errno.EMFILE, errno.ENFILE)
 
 
 def _died(shown: str, exc: WorkerDied, what: str) -> CloneError:
@@ -360,9 +363,9 @@ def _died(shown: str, exc: WorkerDied, what: str) -> CloneError:
     or by the kernel's out-of-memory killer)."""
     died: CloneError
     if exc.out_of_memory:
-        used = exc.peak_rss_bytes >> 20
+        used = format_size(exc.peak_rss_bytes)
         died = OutOfMemoryError(
-            shown, f"the kernel's out-of-memory killer ended {what} ({used} MiB)"
+            shown, f"the kernel's out-of-memory killer ended {what} (at {used})"
         )
     else:
         died = CloneCancelledError(shown, f"{what}'s worker process died before finishing")

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._domain.errors import ErrorKind
+from ..._domain.sizes import format_size
 from ..._domain.urls import visible
 from .worker_errors import Failure
 
@@ -155,7 +156,7 @@ class TransferMeter:
             what = "of pack data"
         raise Breach(
             ErrorKind.TOO_LARGE,
-            f"the server sent more than {_size(limit)} {what} (the limit per clone)",
+            f"the server sent more than {format_size(limit)} {what} (the limit per clone)",
         )
 
     def count_line(self, line: bytes | None) -> None:
@@ -194,7 +195,7 @@ class TransferMeter:
             raise self._advertisement_too_large()
 
     def _advertisement_too_large(self) -> Breach:
-        limit = _size(self.envelope.max_advertisement_bytes)
+        limit = format_size(self.envelope.max_advertisement_bytes)
         return Breach(ErrorKind.TOO_LARGE, f"the server's list of refs passed {limit} (the limit)")
 
     def check_refs(self, count: int) -> None:
@@ -351,7 +352,3 @@ def _patched(patches: dict[tuple[Any, str], Any]) -> Iterator[None]:
     finally:
         for (owner, name), value in originals.items():
             setattr(owner, name, value)
-
-
-def _size(size: int) -> str:
-    return f"{size / (1 << 20):g} MiB" if size >= 1 << 20 else f"{size} bytes"

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Protocol
 
 from ..._domain.errors import ErrorKind
+from ..._domain.sizes import format_size
 
 __all__ = ["Failure", "classify", "handshake_timeout", "ssh_seconds"]
 
@@ -204,11 +205,11 @@ def _by_type(
         return ErrorKind.TIMEOUT, f"no answer within the {limits.read_timeout:g} s read timeout"
     if isinstance(e, MemoryError):
         return ErrorKind.TOO_LARGE, (
-            f"the clone needed more than its memory limit of {limits.max_memory >> 20} MiB"
+            f"the clone needed more than its memory limit of {format_size(limits.max_memory)}"
         )
     if isinstance(e, OSError) and e.errno == errno.EFBIG:
         return ErrorKind.TOO_LARGE, (
-            f"a file of the clone passed the size limit of {limits.max_file_size >> 20} MiB"
+            f"a file of the clone passed the size limit of {format_size(limits.max_file_size)}"
         )
     if isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS:
         return ErrorKind.STORAGE, f"cannot write the clone: {e.strerror}"

@@ -8,8 +8,8 @@ any scope, as long as the ``trio.run`` that first needed one.
 
 from __future__ import annotations
 
-import array
 import contextlib
+import errno
 import os
 import signal
 import socket
@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 import trio
 
 from . import oom, spawn, wire
+from .cpus import default_worker_limiter as default_worker_limiter
 from .died import WorkerDied as WorkerDied  # re-exported: the pool raises it
 from .served import MAX_JOBS, IdleWorkers, ServedWorker
 
@@ -71,7 +72,9 @@ class WorkerPool:
         self._starting = False
         self._broken: BaseException | None = None
         self._next_request = 0
-        self._forks: dict[int, trio.MemorySendChannel[tuple[int, int, int]]] = {}
+        self._forks: dict[int, trio.MemorySendChannel[tuple[int, int, int] | OSError]] = {}
+        self._busy = 0  # workers doing a job for this pool now
+        self._a_job_ended = trio.Event()  # set, and replaced, as each job ends
         self._exits: dict[int, _Exit] = {}
         self._started_count = 0
         self._running: set[int] = set()
@@ -123,8 +126,8 @@ class WorkerPool:
         kind = (reuse, memory_allowance) if reuse is not None else None
         worker = self._idle.take(kind) if kind is not None else None
         if worker is None:
-            worker = ServedWorker(*await self._fork(memory_allowance, serve=kind is not None))
-        keep = False
+            worker = ServedWorker(*await self._fork_when_possible(memory_allowance, kind))
+        keep, self._busy = False, self._busy + 1
         try:
             if on_ready is not None:
                 on_ready()
@@ -150,10 +153,13 @@ class WorkerPool:
                 await trio.lowlevel.wait_readable(worker.pidfd)
             raise
         finally:
+            self._busy -= 1
             if keep:
                 self._idle.put(kind, worker)
             else:
                 worker.close()
+            self._a_job_ended.set()
+            self._a_job_ended = trio.Event()
         if reply.error is not None:
             raise reply.error
         return reply.value, reply.job_peak_bytes
@@ -184,14 +190,16 @@ class WorkerPool:
         finally:
             self._started.set()
             self._idle.close_all()
+            for waiter in self._forks.values():
+                waiter.close()  # a fork never answered: its requester learns why
             await self._stop_zygote()
 
     async def _read_messages(self) -> None:
         assert self._control is not None
-        fd_space = socket.CMSG_SPACE(2 * array.array("i").itemsize)
+        fd_space = wire.FD_SPACE
         while True:
             data, ancillary, _flags, _address = await self._control.recvmsg(64, fd_space)
-            fds = _fds(ancillary)
+            fds = wire.fds_of(ancillary)
             if not data:
                 for fd in fds:
                     os.close(fd)
@@ -208,8 +216,14 @@ class WorkerPool:
                         _kill(fds[1])  # its requester was cancelled
                     for fd in fds:
                         os.close(fd)
+                    if waiter is not None:  # dropped: no descriptor free (its worker ends)
+                        waiter.send_nowait(OSError(errno.EMFILE, os.strerror(errno.EMFILE)))
                     continue
                 waiter.send_nowait((pid, fds[0], fds[1]))
+            elif data[:1] == b"E":
+                _, request, error = wire.FORK_FAILED.unpack(data)
+                if (waiter := self._forks.pop(request, None)) is not None:
+                    waiter.send_nowait(OSError(error, os.strerror(error)))
             elif data[:1] == b"X":
                 _, pid, status, peak_kib = wire.EXITED.unpack(data)
                 self._running.discard(pid)
@@ -226,16 +240,37 @@ class WorkerPool:
             for pid in [pid for pid, ended in self._exits.items() if ended.done.is_set()][:512]:
                 del self._exits[pid]
 
+    async def _fork_when_possible(self, allowance: int, kind: object) -> tuple[Any, ...]:
+        """A new worker; out of file descriptors (EMFILE), once some are free (ADR 0003):
+        idle workers let go, or a running job ended. With neither, the OSError is raised."""
+        while True:
+            try:
+                return await self._fork(allowance, serve=kind is not None)
+            except OSError as exc:
+                if exc.errno not in (errno.EMFILE, errno.ENFILE):
+                    raise
+                if self._idle.count():
+                    self._idle.close_all()  # their descriptors are free at once
+                elif self._busy:
+                    await self._a_job_ended.wait()
+                else:
+                    raise
+
     async def _fork(self, allowance: int, serve: bool) -> tuple[int, trio.SocketStream, int]:
         assert self._control is not None
         request = self._next_request = self._next_request + 1
-        send, receive = trio.open_memory_channel[tuple[int, int, int]](1)
+        send, receive = trio.open_memory_channel[tuple[int, int, int] | OSError](1)
         self._forks[request] = send
         try:
             await self._control.send(wire.FORK.pack(b"F", request, allowance, serve))
-            pid, conn_fd, pidfd = await receive.receive()
+            answer = await receive.receive()
+        except trio.EndOfChannel:
+            raise RuntimeError("the worker zygote ended") from self._broken
         finally:
             self._forks.pop(request, None)
+        if isinstance(answer, OSError):
+            raise answer
+        pid, conn_fd, pidfd = answer
         stream = trio.SocketStream(trio.socket.from_stdlib_socket(socket.socket(fileno=conn_fd)))
         return pid, stream, pidfd
 
@@ -280,27 +315,6 @@ async def _write_init(zygote: spawn.StartedZygote, init: Callable[[], object] | 
 def _kill(pidfd: int) -> None:
     with contextlib.suppress(ProcessLookupError):  # already gone
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-
-
-def _fds(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
-    fds = array.array("i")
-    for level, kind, data in ancillary:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
-    return list(fds)
-
-
-_limiter: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("clonegate_cpus")
-
-
-def default_worker_limiter() -> trio.CapacityLimiter:
-    """One token per CPU, for this ``trio.run``: how many CPU-bound jobs run at once."""
-    try:
-        return _limiter.get()
-    except LookupError:
-        limiter = trio.CapacityLimiter(os.cpu_count() or 1)
-        _limiter.set(limiter)
-        return limiter
 
 
 _current: ContextVar[WorkerPool | None] = ContextVar("clonegate_worker_pool", default=None)

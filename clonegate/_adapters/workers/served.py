@@ -117,6 +117,9 @@ class IdleWorkers:
         if len(waiting) > MAX_IDLE:
             waiting.pop(0).close()
 
+    def count(self) -> int:
+        return sum(len(waiting) for waiting in self._idle.values())
+
     def close_all(self) -> None:
         for waiting in self._idle.values():
             for worker in waiting:

@@ -9,9 +9,11 @@ parent.
 
 from __future__ import annotations
 
+import array
 import importlib
 import io
 import pickle
+import socket
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -23,6 +25,7 @@ LENGTH = struct.Struct("!Q")
 FORK = struct.Struct("!cQQ?")
 FORKED = struct.Struct("!cQi")  # b"W", request id, pid; the ancillary data holds 2 fds
 EXITED = struct.Struct("!ciiq")  # b"X", pid, wait status, peak RSS in KiB
+FORK_FAILED = struct.Struct("!cQi")  # b"E", request id, errno (EMFILE: out of descriptors)
 READY = struct.Struct("!cq")  # b"R", the zygote's own address-space size in bytes
 
 # Modules whose classes a reply may name. Everything else fails to load.
@@ -114,3 +117,14 @@ def frame(payload: bytes) -> bytes:
 
 def dump(obj: object) -> bytes:
     return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+FD_SPACE = socket.CMSG_SPACE(2 * array.array("i").itemsize)  # a FORKED message's two fds
+
+
+def fds_of(ancillary: list[tuple[int, int, bytes]]) -> list[int]:
+    fds = array.array("i")
+    for level, kind, data in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - len(data) % fds.itemsize])
+    return list(fds)

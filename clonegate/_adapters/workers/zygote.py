@@ -19,8 +19,9 @@ parent is gone (even killed with SIGKILL) the socket reads end-of-file, and the
 zygote kills its workers and exits. A worker dies with the zygote
 (``PR_SET_PDEATHSIG``; the zygote forks from its only thread, so this is reliable),
 and a worker's ssh child dies with the worker in the same way (``clone_worker``).
-SIGINT and SIGTERM sent to the whole process group (Ctrl-C, ``docker stop``) are
-ignored here: the parent decides how the batch ends and stops its workers itself.
+SIGINT, SIGTERM and SIGHUP sent to the whole process group (Ctrl-C, ``docker stop``,
+a closed terminal) are ignored here: the parent decides how the batch ends and stops
+its workers itself.
 """
 
 from __future__ import annotations
@@ -73,7 +74,7 @@ def ask_parent(question: object) -> object:
 
 
 def main(control_fd: int, preload: list[str]) -> None:
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
     control = socket.socket(fileno=control_fd)
     for entry in preload:
@@ -138,9 +139,21 @@ class Zygote:
                 os.waitpid(pid, 0)
 
     def _fork(self, request_id: int, allowance: int, serve: bool) -> None:
-        parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        # Out of file descriptors (EMFILE) or processes (EAGAIN) is this request's
+        # failure, told to the parent; only a broken control socket ends the zygote.
+        try:
+            parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        except OSError as exc:
+            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            return
         me = os.getpid()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            parent_end.close()
+            worker_end.close()
+            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            return
         if pid == 0:
             parent_end.close()
             self._control.close()
@@ -149,7 +162,14 @@ class Zygote:
             _worker(worker_end, me, allowance, serve)
         self._children.add(pid)
         worker_end.close()
-        pidfd = os.pidfd_open(pid)
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError as exc:
+            # Without its pidfd the parent could not kill it: it goes (and is reaped).
+            parent_end.close()
+            os.kill(pid, signal.SIGKILL)
+            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            return
         try:
             socket.send_fds(
                 self._control,

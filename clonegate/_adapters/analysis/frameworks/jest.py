@@ -2,8 +2,9 @@
 config is JSON (``jest.config.json``, ``package.json``'s ``"jest"``).
 
 ``testRegex`` runs on RE2 (:mod:`..patterns`), in time linear in the path whatever
-the pattern (``^(a+)+$`` made ``re`` backtrack for minutes); one RE2 cannot run (a
-lookahead) makes the config a scan error.
+the pattern (``^(a+)+$`` made ``re`` backtrack for minutes), a leading negative
+lookahead included (:func:`..patterns.compile_test_regex`); one RE2 cannot run (any
+other lookaround, a backreference) makes the config a scan error.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..globs import check_globs, glob_matches
-from ..patterns import check_count, compile_regex, searchable
+from ..patterns import check_count, compile_test_regex, searchable
 from .definition import Framework, Scope, Settings
 from .js_config import json_of, package_key, strings
 
@@ -37,7 +38,7 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
     check_globs(files, "testMatch pattern")
     check_count(regexes, "testRegex pattern")
     for regex in regexes:
-        compile_regex(regex, "testRegex")
+        compile_test_regex(regex, "testRegex")
     return dataclasses.replace(
         defaults,
         files=files,
@@ -54,7 +55,7 @@ def selects(path: str, scope: Scope) -> bool:
     if any(glob_matches(pattern, relative) for pattern in settings.files):
         return True
     relative = searchable(relative)
-    return any(compile_regex(p, "testRegex").search(relative) for p in settings.names)
+    return any(compile_test_regex(p, "testRegex").search(relative) for p in settings.names)
 
 
 FRAMEWORK = Framework(
