@@ -36,8 +36,9 @@ from ._input import read_urls
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._run import (
     EXIT_BROKEN_PIPE,
+    EXIT_BY_SIGNAL,
+    EXIT_INTERRUPTED,
     EXIT_STORE,
-    EXIT_TERMINATED,
     EXIT_USAGE,
     Format,
     configure_logging,
@@ -64,7 +65,9 @@ RedisOption = Annotated[
         "--redis",
         envvar="CLONEGATE_REDIS_URL",
         show_default=False,
-        help="Redis URL, redis://[user:password@]host:port/db (env CLONEGATE_REDIS_URL).",
+        help="Redis URL, redis://[user:password@]host:port/db, user and password "
+        "percent-encoded (prefer the CLONEGATE_REDIS_URL variable: arguments are visible "
+        "to other users). Never printed.",
         metavar="URL",
     ),
 ]
@@ -78,18 +81,21 @@ def _connect(url: str | None) -> str:
     from clonegate._adapters.redis.connection import redis_url
 
     try:
-        return redis_url(url)
+        found = redis_url(url)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
+    # Read once, then out of the environment: nothing this command starts needs it.
+    os.environ.pop("CLONEGATE_REDIS_URL", None)
+    return found
 
 
 def _run(main: Callable[[], Awaitable[int]]) -> int:
     """Run ``main`` under trio: Redis failures are one clear line and exit 3, never a
-    traceback or a hang; SIGTERM and Ctrl-C stop it like `analyze`."""
+    traceback or a hang; SIGTERM and Ctrl-C stop it like `analyze` (143, 130)."""
+    stopped: list[int] = []
 
     async def guarded() -> int:
         async with trio.open_nursery() as nursery:
-            stopped: list[int] = []
 
             async def on_signal() -> None:
                 with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
@@ -100,7 +106,7 @@ def _run(main: Callable[[], Awaitable[int]]) -> int:
             nursery.start_soon(on_signal)
             code = await main()
             nursery.cancel_scope.cancel()
-        return EXIT_TERMINATED if stopped else code
+        return EXIT_BY_SIGNAL[signal.Signals(stopped[0])] if stopped else code
 
     try:
         return trio.run(guarded)
@@ -108,11 +114,17 @@ def _run(main: Callable[[], Awaitable[int]]) -> int:
         if find_exception(exc, BrokenPipeError) is not None:  # `clonegate results ... | head`
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return EXIT_BROKEN_PIPE
+        if isinstance(exc, KeyboardInterrupt):  # a second Ctrl-C, during the clean-up
+            return EXIT_INTERRUPTED
         failure: BaseException | None = find_exception(
             exc, (clonegate.RedisUnavailableError, clonegate.LimitConfigError, StoreError)
         )
         if failure is None:
             raise
+        if stopped and isinstance(failure, clonegate.RedisUnavailableError):
+            # The stop closed the client under a request still being cleaned up (a
+            # permit given back): the lease returns it. Not an outage to report.
+            return EXIT_BY_SIGNAL[signal.Signals(stopped[0])]
         _error(str(failure))
         if isinstance(failure, StoreError):  # a worker's --db
             return EXIT_STORE

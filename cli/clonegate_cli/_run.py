@@ -35,7 +35,9 @@ from ._writer import ResultsWriter
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
+    "EXIT_BY_SIGNAL",
     "EXIT_HUNG_UP",
+    "EXIT_INTERRUPTED",
     "EXIT_STORE",
     "EXIT_TERMINATED",
     "EXIT_USAGE",
@@ -50,7 +52,7 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_STORE = 0, 1, 2, 4
 EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED = 141, 130, 143  # 128 + signal
 EXIT_HUNG_UP = 129
 _STOPPED_BY = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
-_EXIT_BY_SIGNAL = {
+EXIT_BY_SIGNAL = {
     signal.SIGINT: EXIT_INTERRUPTED,
     signal.SIGTERM: EXIT_TERMINATED,
     signal.SIGHUP: EXIT_HUNG_UP,
@@ -219,7 +221,7 @@ class _Run:
             "not finished"
             + (f"; {unwritten} reports not written: the output was not read" if unwritten else "")
         )
-        return _EXIT_BY_SIGNAL[stopped_by]
+        return EXIT_BY_SIGNAL[stopped_by]
 
     async def _write_document(self, writer: ResultsWriter, summary: BatchSummary) -> None:
         """Queue the document of a table or json run (a jsonl run has none)."""
