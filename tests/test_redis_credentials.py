@@ -14,6 +14,7 @@ import pytest
 import trio
 
 from clonegate import open_redis, redact
+from clonegate._adapters.redis.connection import redis_url
 from clonegate._adapters.redis.url import parse_redis_url
 
 from .redis_server import RedisServer
@@ -38,6 +39,12 @@ def test_the_user_info_ends_at_the_last_at_and_is_decoded() -> None:
     assert (raw.username, raw.password) == ("alice", f"p@ss/w:rd{SECRET}")
     assert SECRET not in repr(raw)
     assert str(raw) == "redis://***@127.0.0.1:6379/2"
+    # A password from a file joins a URL without one, and only such a URL.
+    joined = parse_redis_url(redis_url("redis://alice@127.0.0.1:6379/2", PASSWORD))
+    assert (joined.username, joined.password) == ("alice", PASSWORD)
+    with pytest.raises(ValueError, match="has a password already") as twice:
+        redis_url(f"redis://alice:{SECRET}@127.0.0.1:6379/2", PASSWORD)
+    assert SECRET not in str(twice.value)
 
 
 @pytest.mark.parametrize(
@@ -133,12 +140,26 @@ async def test_a_password_with_any_characters_connects_and_is_never_seen(
         await clonegate("results", "pw", "--format", "table")
         await clonegate("status", "pw")
         await clonegate("status")
+        # The password as written in a file, the URL without it.
+        password_file = tmp_path / "redis-password"
+        password_file.write_text(f"{PASSWORD}\n")
+        no_password = f"redis://{quote(USER, safe='')}@127.0.0.1:{own_redis.port}/0"
+        await clonegate(
+            "status",
+            "pw",
+            environment={
+                **os.environ,
+                "CLONEGATE_REDIS_URL": no_password,
+                "CLONEGATE_REDIS_PASSWORD_FILE": str(password_file),
+            },
+        )
         # The same password unencoded: a wrong one (its "%41" is an "A"), still hidden.
         raw = f"redis://{quote(USER, safe='')}:{PASSWORD}@127.0.0.1:{own_redis.port}/0"
         await clonegate("status", "--redis", raw, code=3, environment=dict(os.environ))
     assert '"status": "ok"' in outputs[2]
     assert "ok" in outputs[3]
     assert "1 done" in outputs[4]
+    assert "1 done" in outputs[6]
     everything = "\n".join(outputs) + await _scan_redis(own_redis.url)
     for secret in (SECRET, PASSWORD, quote(PASSWORD, safe="")):
         assert secret not in everything

@@ -6,6 +6,7 @@ import os
 import signal
 import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Annotated, Any
 
 import trio
@@ -66,9 +67,18 @@ RedisOption = Annotated[
         envvar="CLONEGATE_REDIS_URL",
         show_default=False,
         help="Redis URL, redis://[user:password@]host:port/db, user and password "
-        "percent-encoded (prefer the CLONEGATE_REDIS_URL variable: arguments are visible "
-        "to other users). Never printed.",
+        "percent-encoded (prefer the CLONEGATE_REDIS_URL variable or "
+        "--redis-password-file: arguments are visible to other users). Never printed.",
         metavar="URL",
+    ),
+]
+RedisPasswordFileOption = Annotated[
+    Path | None,
+    typer.Option(
+        envvar="CLONEGATE_REDIS_PASSWORD_FILE",
+        show_default=False,
+        help="Read the Redis password from FILE's first line, as written (for a URL without one).",
+        metavar="FILE",
     ),
 ]
 LeaseOption = Annotated[
@@ -77,16 +87,30 @@ LeaseOption = Annotated[
 ]
 
 
-def _connect(url: str | None) -> str:
+def _connect(url: str | None, password_file: Path | None) -> str:
     from clonegate._adapters.redis.connection import redis_url
 
     try:
-        found = redis_url(url)
+        password = None if password_file is None else _read_password(password_file)
+        found = redis_url(url, password)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     # Read once, then out of the environment: nothing this command starts needs it.
     os.environ.pop("CLONEGATE_REDIS_URL", None)
     return found
+
+
+def _read_password(path: Path) -> str:
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+        raise ValueError(f"--redis-password-file {visible(str(path))}: {reason}") from None
+    if not lines or not lines[0]:
+        raise ValueError(
+            f"--redis-password-file {visible(str(path))}: no password on its first line"
+        )
+    return lines[0]
 
 
 def _run(main: Callable[[], Awaitable[int]]) -> int:
@@ -138,6 +162,7 @@ def _error(message: str) -> None:
 def submit(
     urls: Annotated[list[str] | None, typer.Argument(show_default=False, metavar="URL")] = None,
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
     from_file: Annotated[
         str | None,
         typer.Option("--from-file", help="Read URLs from PATH, or - for stdin.", metavar="PATH"),
@@ -151,7 +176,7 @@ def submit(
     One job per repository in a run (URLs are compared normalized). Credentials in
     URLs are not sent to Redis: workers use their own --token or --netrc.
     """
-    url = _connect(redis)
+    url = _connect(redis, redis_password_file)
     lines = read_urls(urls or [], from_file)
 
     async def main() -> int:
@@ -168,6 +193,7 @@ def submit(
 def worker(
     ctx: typer.Context,
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
     cluster_limit: Annotated[
         int | None,
         typer.Option(min=1, help="Clones at once in the whole cluster.", metavar="M"),
@@ -205,7 +231,7 @@ def worker(
     With --db, this worker also keeps its reports and analysis cache in its own store
     (one run per worker session): --incremental reuses what this worker found before.
     """
-    url = _connect(redis)
+    url = _connect(redis, redis_password_file)
     options = clone.options(ctx)
     check_verbosity(verbose, quiet)
     try:
@@ -256,6 +282,7 @@ def worker(
 def results(
     run: Annotated[str, typer.Argument(metavar="RUN_ID")],
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Wait until every job has its report.")
     ] = False,
@@ -264,7 +291,7 @@ def results(
     ] = Format.jsonl,
 ) -> None:
     """Print a run's reports (one per job) and a summary. Exit 1 if any failed."""
-    url = _connect(redis)
+    url = _connect(redis, redis_password_file)
 
     async def main() -> int:
         reports: list[RepositoryReport] = []
@@ -307,10 +334,11 @@ def _summary(reports: list[RepositoryReport]) -> BatchSummary:
 def status(
     run: Annotated[str | None, typer.Argument(metavar="[RUN_ID]")] = None,
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
 ) -> None:
     """Show runs (queued, in progress with worker and time, done, failed) and the
     cluster limit's holders and waiters."""
-    url = _connect(redis)
+    url = _connect(redis, redis_password_file)
 
     async def main() -> int:
         async with clonegate.open_redis(url) as client:
@@ -354,13 +382,14 @@ async def _show_limit(client: Any) -> None:
 def limit(
     new_limit: Annotated[int, typer.Argument(min=0, metavar="LIMIT")],
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
     lease: LeaseOption = 30.0,
     host: Annotated[
         str | None, typer.Option(help="The per-host limit of HOST instead.", metavar="HOST")
     ] = None,
 ) -> None:
     """Change the cluster limit (or one host's) for every worker, now."""
-    url = _connect(redis)
+    url = _connect(redis, redis_password_file)
     name = f"host:{host}" if host else GLOBAL_LIMIT
 
     async def main() -> int:

@@ -48,14 +48,19 @@ class RedisUnavailableError(LimiterUnavailableError):
 _FAILED = (*UNAVAILABLE, RedisUnavailableError)
 
 
-def redis_url(url: str | None) -> str:
-    """``url``, or ``$CLONEGATE_REDIS_URL``, validated; a ValueError that says why (and
-    never shows the credentials) when neither is set or it is not a Redis URL."""
+def redis_url(url: str | None, password: str | None = None) -> str:
+    """``url``, or ``$CLONEGATE_REDIS_URL``, validated, with ``password`` if given; a
+    ValueError that says why (and never shows the credentials) when neither is set,
+    it is not a Redis URL, or it has a password too."""
     found = url or os.environ.get("CLONEGATE_REDIS_URL")
     if not found:
         raise ValueError("no Redis URL: give --redis URL or set CLONEGATE_REDIS_URL")
-    parse_redis_url(found)
-    return found
+    parsed = parse_redis_url(found)
+    if password is None:
+        return found
+    if parsed.password is not None:
+        raise ValueError(f"the Redis URL {parsed} has a password already: give it once")
+    return parsed.with_password(password)
 
 
 def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import parse_qsl, quote, unquote
 
 import coredis
 
@@ -49,6 +49,11 @@ class RedisURL:
     def without_credentials(self) -> str:
         """The URL to give the client, with the credentials given apart from it."""
         return self._format("")
+
+    def with_password(self, password: str) -> str:
+        """This URL with ``password`` (percent-encoded) and the same user name."""
+        user = quote(self.username or "", safe="")
+        return self._format(f"{user}:{quote(password, safe='')}@")
 
     def __str__(self) -> str:
         return self.redacted
