@@ -147,8 +147,15 @@ async def test_a_worker_holding_and_waiting_for_permits_stops_cleanly(
             env = {**os.environ, "CLONEGATE_REDIS_URL": own_redis.url}
             args = ["worker", "-j", "2", "--cluster-limit", "2", "--host-limit", "1"]
             returncode, stderr = await _stop(args, env, running, sig)
+            # Every permit was given back as the worker stopped, not a lease later.
+            async with trio.open_nursery() as own:
+                for name in ("clones", "host:127.0.0.1"):
+                    stats = await RedisSemaphore(redis, name, 1, nursery=own).statistics()
+                    assert (stats.holders, stats.waiters) == ((), ()), name
+                own.cancel_scope.cancel()
         nursery.cancel_scope.cancel()
     _assert_clean(returncode, stderr, code)
+    assert "could not leave" not in stderr
     assert list(tmpdir_env.iterdir()) == []
 
 
