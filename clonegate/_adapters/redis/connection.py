@@ -30,8 +30,9 @@ logger = logging.getLogger("clonegate")
 Redis = coredis.Redis
 T = TypeVar("T")
 # Errors meaning "no usable answer from this server": the request may or may not have
-# run there (every script is idempotent, so running it again is safe). anyio's: the
-# client's connection was closed under the request (by a cancellation: a signal).
+# run there (every script is idempotent, so running it again is safe). anyio's (the
+# I/O layer coredis is built on): the client's connection was closed under the request
+# by a cancellation (a second signal, ADR 0015).
 UNAVAILABLE = (
     coredis.exceptions.ConnectionError,
     TimeoutError,

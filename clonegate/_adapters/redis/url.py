@@ -92,10 +92,7 @@ def parse_redis_url(text: str) -> RedisURL:
 def _check_location(location: str, shown: str) -> None:
     found = _TCP_LOCATION.match(location)
     if found is None:
-        raise ValueError(
-            f"the Redis URL {shown} is not host[:port][/db] after its user-info "
-            "(percent-encode the password's special characters if it is cut short)"
-        )
+        raise ValueError(f"the Redis URL {shown} is not host[:port][/db] after its user-info")
     try:
         check_host(found["host"].removeprefix("[").removesuffix("]").lower())
     except ValueError as exc:
