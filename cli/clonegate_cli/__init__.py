@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 _CLONING_COMMANDS = frozenset({"analyze", "demo", "worker"})
 # What the command line removes from its environment once read (app.py): a token
 # never reaches a worker, not even through /proc/<pid>/environ.
-_SECRET_VARIABLES = frozenset({"CLONEGATE_TOKEN"})
+_SECRET_VARIABLES = frozenset({"CLONEGATE_TOKEN", "CLONEGATE_REDIS_URL"})
 
 
 def main() -> None:

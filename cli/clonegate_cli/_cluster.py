@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import trio
 import typer
@@ -20,8 +17,6 @@ from clonegate import (
     BatchSummary,
     RepositoryReport,
     RepositoryStatus,
-    StoreError,
-    redact,
     visible,
 )
 
@@ -34,17 +29,8 @@ from ._clone_options import (
 )
 from ._input import read_urls
 from ._output import summary_line, write_json, write_jsonl, write_table
-from ._run import (
-    EXIT_BROKEN_PIPE,
-    EXIT_STORE,
-    EXIT_TERMINATED,
-    EXIT_USAGE,
-    Format,
-    configure_logging,
-    find_exception,
-    results_stdout,
-    usage_error,
-)
+from ._redis_session import RedisOption, RedisPasswordFileOption, connect, error, run_with_redis
+from ._run import EXIT_USAGE, Format, configure_logging, results_stdout, usage_error
 from ._store_options import (
     CacheSizeOption,
     DbOption,
@@ -54,79 +40,23 @@ from ._store_options import (
     store_options,
 )
 
+if TYPE_CHECKING:
+    from clonegate._adapters.redis.connection import Redis
+
 __all__ = ["register"]
 
-EXIT_UNAVAILABLE = 3
 GLOBAL_LIMIT = "clones"  # the cluster limit's semaphore; per-host ones are "host:HOST"
 
-RedisOption = Annotated[
-    str | None,
-    typer.Option(
-        "--redis",
-        envvar="CLONEGATE_REDIS_URL",
-        show_default=False,
-        help="Redis URL, redis://[user:password@]host:port/db (env CLONEGATE_REDIS_URL).",
-        metavar="URL",
-    ),
-]
 LeaseOption = Annotated[
     float,
     typer.Option(min=0.1, help="Seconds a cluster permit lasts without a heartbeat.", metavar="S"),
 ]
 
 
-def _connect(url: str | None) -> str:
-    from clonegate._adapters.redis.connection import redis_url
-
-    try:
-        return redis_url(url)
-    except ValueError as exc:
-        raise usage_error(str(exc)) from None
-
-
-def _run(main: Callable[[], Awaitable[int]]) -> int:
-    """Run ``main`` under trio: Redis failures are one clear line and exit 3, never a
-    traceback or a hang; SIGTERM and Ctrl-C stop it like `analyze`."""
-
-    async def guarded() -> int:
-        async with trio.open_nursery() as nursery:
-            stopped: list[int] = []
-
-            async def on_signal() -> None:
-                with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for signum in signals:
-                        stopped.append(signum)
-                        nursery.cancel_scope.cancel()
-
-            nursery.start_soon(on_signal)
-            code = await main()
-            nursery.cancel_scope.cancel()
-        return EXIT_TERMINATED if stopped else code
-
-    try:
-        return trio.run(guarded)
-    except BaseException as exc:
-        if find_exception(exc, BrokenPipeError) is not None:  # `clonegate results ... | head`
-            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            return EXIT_BROKEN_PIPE
-        failure: BaseException | None = find_exception(
-            exc, (clonegate.RedisUnavailableError, clonegate.LimitConfigError, StoreError)
-        )
-        if failure is None:
-            raise
-        _error(str(failure))
-        if isinstance(failure, StoreError):  # a worker's --db
-            return EXIT_STORE
-        return EXIT_USAGE if isinstance(failure, clonegate.LimitConfigError) else EXIT_UNAVAILABLE
-
-
-def _error(message: str) -> None:
-    typer.echo(f"clonegate: error: {visible(redact(message))}", err=True)
-
-
 def submit(
     urls: Annotated[list[str] | None, typer.Argument(show_default=False, metavar="URL")] = None,
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
     from_file: Annotated[
         str | None,
         typer.Option("--from-file", help="Read URLs from PATH, or - for stdin.", metavar="PATH"),
@@ -140,23 +70,23 @@ def submit(
     One job per repository in a run (URLs are compared normalized). Credentials in
     URLs are not sent to Redis: workers use their own --token or --netrc.
     """
-    url = _connect(redis)
+    url = connect(redis, redis_password_file)
     lines = read_urls(urls or [], from_file)
 
-    async def main() -> int:
-        async with clonegate.open_redis(url) as client:
-            run_id, added, duplicates = await clonegate.RedisWorkQueue(client).submit(lines, run)
+    async def main(client: Redis[str]) -> int:
+        run_id, added, duplicates = await clonegate.RedisWorkQueue(client).submit(lines, run)
         typer.echo(run_id)
         typer.echo(f"queued {added} jobs ({duplicates} duplicates) as run {run_id}", err=True)
         return 0
 
-    raise typer.Exit(_run(main))
+    raise typer.Exit(run_with_redis(url, main))
 
 
 @clone_options
 def worker(
     ctx: typer.Context,
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
     cluster_limit: Annotated[
         int | None,
         typer.Option(min=1, help="Clones at once in the whole cluster.", metavar="M"),
@@ -194,7 +124,7 @@ def worker(
     With --db, this worker also keeps its reports and analysis cache in its own store
     (one run per worker session): --incremental reuses what this worker found before.
     """
-    url = _connect(redis)
+    url = connect(redis, redis_password_file)
     options = clone.options(ctx)
     check_verbosity(verbose, quiet)
     try:
@@ -207,12 +137,8 @@ def worker(
         if not quiet:
             typer.echo(line, err=True)
 
-    async def main() -> int:
-        async with (
-            clonegate.open_redis(url) as client,
-            store_options(store) as stored,
-            trio.open_nursery() as nursery,
-        ):
+    async def main(client: Redis[str]) -> int:
+        async with store_options(store) as stored, trio.open_nursery() as nursery:
             limits = [*options, *stored]
             if cluster_limit is not None:
                 semaphore = clonegate.RedisSemaphore(
@@ -239,12 +165,13 @@ def worker(
             nursery.cancel_scope.cancel()
         return 0
 
-    raise typer.Exit(_run(main))
+    raise typer.Exit(run_with_redis(url, main))
 
 
 def results(
     run: Annotated[str, typer.Argument(metavar="RUN_ID")],
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
     follow: Annotated[
         bool, typer.Option("--follow", "-f", help="Wait until every job has its report.")
     ] = False,
@@ -254,19 +181,18 @@ def results(
 ) -> None:
     """Print a run's reports (one per job) and a summary. Exit 1 if any failed."""
     results_stdout()  # closed: nowhere to print them
-    url = _connect(redis)
+    url = connect(redis, redis_password_file)
 
-    async def main() -> int:
+    async def main(client: Redis[str]) -> int:
         reports: list[RepositoryReport] = []
-        async with clonegate.open_redis(url) as client:
-            queue = clonegate.RedisWorkQueue(client)
-            if await queue.status(run) is None:
-                _error(f"no run {run!r} in Redis")
-                return EXIT_USAGE
-            async for report in queue.results(run, follow=follow):
-                reports.append(report)
-                if output_format is Format.jsonl:
-                    write_jsonl(sys.stdout, report)
+        queue = clonegate.RedisWorkQueue(client)
+        if await queue.status(run) is None:
+            error(f"no run {run!r} in Redis")
+            return EXIT_USAGE
+        async for report in queue.results(run, follow=follow):
+            reports.append(report)
+            if output_format is Format.jsonl:
+                write_jsonl(sys.stdout, report)
         summary = _summary(reports)
         if output_format is Format.json:
             write_json(sys.stdout, reports, summary)
@@ -276,7 +202,7 @@ def results(
             typer.echo(summary_line(summary), err=True)
         return 0 if summary.ok == summary.repositories else 1
 
-    raise typer.Exit(_run(main))
+    raise typer.Exit(run_with_redis(url, main))
 
 
 def _summary(reports: list[RepositoryReport]) -> BatchSummary:
@@ -297,34 +223,34 @@ def _summary(reports: list[RepositoryReport]) -> BatchSummary:
 def status(
     run: Annotated[str | None, typer.Argument(metavar="[RUN_ID]")] = None,
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
 ) -> None:
     """Show runs (queued, in progress with worker and time, done, failed) and the
     cluster limit's holders and waiters."""
-    url = _connect(redis)
+    url = connect(redis, redis_password_file)
 
-    async def main() -> int:
-        async with clonegate.open_redis(url) as client:
-            queue = clonegate.RedisWorkQueue(client)
-            for run_id in [run] if run else await queue.runs():
-                found = await queue.status(run_id)
-                if found is None:
-                    _error(f"no run {run_id!r} in Redis")
-                    return EXIT_USAGE
-                statuses = ", ".join(f"{k} {v}" for k, v in sorted(found.by_status.items()))
+    async def main(client: Redis[str]) -> int:
+        queue = clonegate.RedisWorkQueue(client)
+        for run_id in [run] if run else await queue.runs():
+            found = await queue.status(run_id)
+            if found is None:
+                error(f"no run {run_id!r} in Redis")
+                return EXIT_USAGE
+            statuses = ", ".join(f"{k} {v}" for k, v in sorted(found.by_status.items()))
+            typer.echo(
+                f"run {run_id}: {found.submitted} jobs: {found.queued} queued, "
+                f"{len(found.running)} in progress, {found.done} done"
+                + (f" ({statuses})" if statuses else "")
+            )
+            for entry in found.running:
                 typer.echo(
-                    f"run {run_id}: {found.submitted} jobs: {found.queued} queued, "
-                    f"{len(found.running)} in progress, {found.done} done"
-                    + (f" ({statuses})" if statuses else "")
+                    f"  {visible(entry.key)}: worker {visible(entry.worker)}, "
+                    f"{entry.seconds:.0f} s, delivery {entry.deliveries}"
                 )
-                for entry in found.running:
-                    typer.echo(
-                        f"  {visible(entry.key)}: worker {visible(entry.worker)}, "
-                        f"{entry.seconds:.0f} s, delivery {entry.deliveries}"
-                    )
-            await _show_limit(client)
+        await _show_limit(client)
         return 0
 
-    raise typer.Exit(_run(main))
+    raise typer.Exit(run_with_redis(url, main))
 
 
 async def _show_limit(client: Any) -> None:
@@ -344,17 +270,18 @@ async def _show_limit(client: Any) -> None:
 def limit(
     new_limit: Annotated[int, typer.Argument(min=0, metavar="LIMIT")],
     redis: RedisOption = None,
+    redis_password_file: RedisPasswordFileOption = None,
     lease: LeaseOption = 30.0,
     host: Annotated[
         str | None, typer.Option(help="The per-host limit of HOST instead.", metavar="HOST")
     ] = None,
 ) -> None:
     """Change the cluster limit (or one host's) for every worker, now."""
-    url = _connect(redis)
+    url = connect(redis, redis_password_file)
     name = f"host:{host}" if host else GLOBAL_LIMIT
 
-    async def main() -> int:
-        async with clonegate.open_redis(url) as client, trio.open_nursery() as nursery:
+    async def main(client: Redis[str]) -> int:
+        async with trio.open_nursery() as nursery:
             semaphore = clonegate.RedisSemaphore(
                 client, name, new_limit, lease=lease, nursery=nursery
             )
@@ -363,7 +290,7 @@ def limit(
             nursery.cancel_scope.cancel()
         return 0
 
-    raise typer.Exit(_run(main))
+    raise typer.Exit(run_with_redis(url, main))
 
 
 def register(app: typer.Typer) -> None:

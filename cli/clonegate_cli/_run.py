@@ -35,7 +35,9 @@ from ._writer import OutputError, ResultsWriter
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
+    "EXIT_BY_SIGNAL",
     "EXIT_HUNG_UP",
+    "EXIT_INTERRUPTED",
     "EXIT_OUTPUT",
     "EXIT_STORE",
     "EXIT_TERMINATED",
@@ -56,7 +58,7 @@ EXIT_HUNG_UP = 129
 # goes away (EPIPE) is not an error: that stays 141, quietly.
 EXIT_OUTPUT = EXIT_STORE
 _STOPPED_BY = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated", signal.SIGHUP: "hung up"}
-_EXIT_BY_SIGNAL = {
+EXIT_BY_SIGNAL = {
     signal.SIGINT: EXIT_INTERRUPTED,
     signal.SIGTERM: EXIT_TERMINATED,
     signal.SIGHUP: EXIT_HUNG_UP,
@@ -233,7 +235,7 @@ class _Run:
             "not finished"
             + (f"; {unwritten} reports not written: the output was not read" if unwritten else "")
         )
-        return _EXIT_BY_SIGNAL[stopped_by]
+        return EXIT_BY_SIGNAL[stopped_by]
 
     async def _write_document(self, writer: ResultsWriter, summary: BatchSummary) -> None:
         """Queue the document of a table or json run (a jsonl run has none)."""

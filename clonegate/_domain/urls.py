@@ -16,9 +16,11 @@ __all__ = [
     "DEFAULT_PORTS",
     "RepoURL",
     "check_host",
+    "mask_userinfo",
     "parse_repo_url",
     "redact",
     "shown_url",
+    "split_userinfo",
     "visible",
 ]
 
@@ -27,8 +29,10 @@ _SCHEME_ALIASES = {"git+ssh": "ssh", "ssh+git": "ssh"}
 DEFAULT_PORTS = {"https": 443, "http": 80, "git": 9418, "ssh": 22}  # by scheme
 # user@host:path, as git understands it: no scheme, and a colon before any slash.
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[^:/\s]+):(?P<path>[^/].*|/.*)$")
-# Up to the first "@" after "scheme://": a raw password may hold "/" (base64 does).
-_USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^@\s]+@")
+# User-info ends at the LAST "@" (as urllib, curl and the Redis URL's parser read it):
+# a raw password may hold "@", or "/" (base64 does). In free text a URL ends at
+# whitespace, so there it is the last "@" before the next whitespace.
+_USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)\S*@")
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 # A DNS name or IPv4 address: letters, digits, '-', '_' (internal names use it) and
 # dots, never starting with '-'. Anything else in a host is at best a typo and at
@@ -54,15 +58,21 @@ def redact(text: str) -> str:
     return _USERINFO_IN_TEXT.sub(r"\1***@", text)
 
 
-def _mask(raw: str) -> str:
-    """``raw`` for an error message about a URL that did not parse: everything before its
-    last ``@`` that could be user-info (spaces and slashes included) becomes ``***``."""
-    scheme, sep, rest = raw.partition("://")
+def split_userinfo(url: str) -> tuple[str, str | None, str]:
+    """``url`` as ``(scheme://, user-info, the rest)``: the user-info is everything up to
+    the LAST ``@`` (spaces and slashes included), ``None`` without one."""
+    scheme, sep, rest = url.partition("://")
     if not sep:
-        scheme, rest = "", raw
-    if "@" not in rest:
-        return raw
-    return f"{scheme}{sep}***@{rest.rsplit('@', 1)[1]}"
+        scheme, rest = "", url
+    userinfo, at, tail = rest.rpartition("@")
+    return f"{scheme}{sep}", (userinfo if at else None), tail
+
+
+def mask_userinfo(url: str) -> str:
+    """``url`` for a message about a URL, parsed or not: its user-info (see
+    :func:`split_userinfo`) becomes ``***``."""
+    scheme, userinfo, rest = split_userinfo(url)
+    return url if userinfo is None else f"{scheme}***@{rest}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,7 +174,7 @@ def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
 @functools.lru_cache(maxsize=4096)
 def _parse(text: str, allow_local: bool) -> RepoURL:
     raw = text.strip()
-    shown = visible(_mask(raw))
+    shown = visible(mask_userinfo(raw))
     if not raw:
         raise InvalidURLError(shown or "''", "empty URL")
     if any(0xD800 <= ord(ch) <= 0xDFFF for ch in raw):  # bytes that were not UTF-8

@@ -14,12 +14,14 @@ from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Any, TypeVar
 
+import anyio
 import coredis
 import coredis.exceptions
 import trio
 
 from ..._domain.limits import LimiterUnavailableError
 from ..._domain.urls import redact
+from .url import parse_redis_url
 
 __all__ = ["Redis", "RedisUnavailableError", "open_redis", "redis_call", "redis_url"]
 
@@ -28,8 +30,16 @@ logger = logging.getLogger("clonegate")
 Redis = coredis.Redis
 T = TypeVar("T")
 # Errors meaning "no usable answer from this server": the request may or may not have
-# run there (every script is idempotent, so running it again is safe).
-UNAVAILABLE = (coredis.exceptions.ConnectionError, TimeoutError, OSError)
+# run there (every script is idempotent, so running it again is safe). anyio's (the
+# I/O layer coredis is built on): the client's connection was closed under the request
+# by a cancellation (a second signal, ADR 0015).
+UNAVAILABLE = (
+    coredis.exceptions.ConnectionError,
+    TimeoutError,
+    OSError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+)
 
 
 class RedisUnavailableError(LimiterUnavailableError):
@@ -39,14 +49,19 @@ class RedisUnavailableError(LimiterUnavailableError):
 _FAILED = (*UNAVAILABLE, RedisUnavailableError)
 
 
-def redis_url(url: str | None) -> str:
-    """``url``, or ``$CLONEGATE_REDIS_URL``; a clear error when neither is set."""
+def redis_url(url: str | None, password: str | None = None) -> str:
+    """``url``, or ``$CLONEGATE_REDIS_URL``, validated, with ``password`` if given; a
+    ValueError that says why (and never shows the credentials) when neither is set,
+    it is not a Redis URL, or it has a password too."""
     found = url or os.environ.get("CLONEGATE_REDIS_URL")
     if not found:
         raise ValueError("no Redis URL: give --redis URL or set CLONEGATE_REDIS_URL")
-    if not found.startswith(("redis://", "rediss://", "unix://")):
-        raise ValueError(f"not a Redis URL (redis://, rediss:// or unix://): {redact(found)}")
-    return found
+    parsed = parse_redis_url(found)
+    if password is None:
+        return found
+    if parsed.password is not None:
+        raise ValueError(f"the Redis URL {parsed} has a password already: give it once")
+    return parsed.with_password(password)
 
 
 def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:
@@ -55,21 +70,26 @@ def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:
 
 @asynccontextmanager
 async def open_redis(url: str, *, reply_timeout: float = 10.0) -> AsyncIterator[Redis[str]]:
-    """A connected client for ``url`` (``redis://[user:password@]host:port/db``).
+    """A connected client for ``url`` (``redis://[user:password@]host:port/db``, user
+    name and password percent-encoded: see :func:`parse_redis_url`).
 
-    Raises :exc:`RedisUnavailableError` if the server does not answer a PING within
-    ``reply_timeout`` seconds; the same bound applies to every reply (so blocking reads
-    must ask for less).
+    Raises ValueError if ``url`` is not a Redis URL, :exc:`RedisUnavailableError` if
+    the server does not answer a PING within ``reply_timeout`` seconds; the same bound
+    applies to every reply (so blocking reads must ask for less).
     """
+    parsed = parse_redis_url(url)
+    # The credentials go apart from the URL, decoded: coredis would use them as written.
     client: Redis[str] = coredis.Redis.from_url(
-        url,
+        parsed.without_credentials,
+        username=parsed.username,
+        password=parsed.password,
         decode_responses=True,
         connect_timeout=reply_timeout,
         stream_timeout=reply_timeout,
         # Every clonegate script is idempotent; a reply lost to a reset is retried once.
         retry_policy=coredis.retry.ConstantRetryPolicy(UNAVAILABLE[:2], retries=1, delay=0.05),
     )
-    where = f"Redis at {redact(url)}"
+    where = f"Redis at {parsed.redacted}"
     inside: BaseException | None = None  # what the body raised
     try:
         async with client:

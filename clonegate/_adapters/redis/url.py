@@ -1,0 +1,126 @@
+"""The Redis URL: one parser, for connecting and for showing it (ADR 0015).
+
+``redis[s]://[user[:password]@]host[:port][/db][?query]`` or
+``unix://[user[:password]@]/path/to/socket[?query]``. The user-info ends at the LAST
+``@``, as urllib and curl read it and as every message's redaction does
+(:func:`split_userinfo`): a raw ``@``, ``/`` or ``:`` in a password belongs to the
+password. User name and password are percent-decoded, so every password has a form
+that works (``%`` itself is ``%25``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from urllib.parse import parse_qsl, quote, unquote
+
+import coredis
+
+from ..._domain.urls import check_host, mask_userinfo, split_userinfo, visible
+
+__all__ = ["RedisURL", "parse_redis_url"]
+
+_SCHEMES = frozenset({"redis", "rediss", "unix"})
+# host (a name, an IPv4 address or a bracketed IPv6 one), then :port and /db.
+_TCP_LOCATION = re.compile(
+    r"^(?P<host>\[[^\]]*\]|[^:/\[\]]+)(?::(?P<port>\d{1,5}))?(?:/(?P<db>\d*))?$"
+)
+# Query parameters that would put a credential where messages show the URL.
+_CREDENTIAL_PARAMETERS = frozenset({"username", "password"})
+
+
+@dataclass(frozen=True, slots=True)
+class RedisURL:
+    """A validated Redis URL. ``str()`` and ``repr()`` never show the credentials."""
+
+    scheme: str  # redis, rediss or unix
+    location: str  # host[:port][/db], or the socket's path
+    query: str
+    username: str | None = field(default=None, repr=False)
+    password: str | None = field(default=None, repr=False)
+
+    @property
+    def redacted(self) -> str:
+        """The URL for people and logs: user name and password replaced by ``***``."""
+        credentials = self.username is not None or self.password is not None
+        return self._format("***@" if credentials else "")
+
+    @property
+    def without_credentials(self) -> str:
+        """The URL to give the client, with the credentials given apart from it."""
+        return self._format("")
+
+    def with_password(self, password: str) -> str:
+        """This URL with ``password`` (percent-encoded) and the same user name."""
+        user = quote(self.username or "", safe="")
+        return self._format(f"{user}:{quote(password, safe='')}@")
+
+    def __str__(self) -> str:
+        return self.redacted
+
+    def _format(self, userinfo: str) -> str:
+        query = f"?{self.query}" if self.query else ""
+        return f"{self.scheme}://{userinfo}{self.location}{query}"
+
+
+def parse_redis_url(text: str) -> RedisURL:
+    """Validate ``text`` as a Redis URL, or raise ValueError saying why, which shows the
+    URL with its user-info masked."""
+    shown = visible(mask_userinfo(text))
+    if not text.isprintable() or any(ch.isspace() for ch in text):
+        raise ValueError(
+            f"the Redis URL {shown} contains whitespace or control characters "
+            "(percent-encode them: a space is %20)"
+        )
+    scheme, userinfo, rest = split_userinfo(text)
+    scheme = scheme.removesuffix("://").lower()
+    if scheme not in _SCHEMES:
+        raise ValueError(f"not a Redis URL (redis://, rediss:// or unix://): {shown}")
+    location, _, query = rest.partition("?")
+    if "#" in rest:
+        raise ValueError(f"the Redis URL {shown} has a fragment (#): percent-encode # as %23")
+    if scheme == "unix":
+        if not location.startswith("/"):
+            raise ValueError(f"the Redis URL {shown} names no socket path (unix:///path)")
+    else:
+        _check_location(location, shown)
+    _check_query(query, shown)
+    username, password = _credentials(userinfo)
+    return RedisURL(scheme, location, query, username, password)
+
+
+def _check_location(location: str, shown: str) -> None:
+    found = _TCP_LOCATION.match(location)
+    if found is None:
+        raise ValueError(f"the Redis URL {shown} is not host[:port][/db] after its user-info")
+    try:
+        check_host(found["host"].removeprefix("[").removesuffix("]").lower())
+    except ValueError as exc:
+        raise ValueError(f"the Redis URL {shown}: {exc}") from None
+    if found["port"] is not None and not 0 < int(found["port"]) < 65536:
+        raise ValueError(f"the Redis URL {shown} has port {found['port']}, not 1-65535")
+
+
+def _check_query(query: str, shown: str) -> None:
+    try:
+        pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=bool(query))
+    except ValueError:
+        raise ValueError(f"the Redis URL {shown} has a query that is not name=value&...") from None
+    parsers = coredis.ConnectionPool.URL_QUERY_ARGUMENT_PARSERS
+    for name, value in pairs:
+        if name in _CREDENTIAL_PARAMETERS:
+            raise ValueError(
+                f"the Redis URL {shown}: {name} belongs in its user-info, user:password@"
+            )
+        try:
+            if name in parsers:
+                parsers[name](value)
+        except (ValueError, TypeError):
+            raise ValueError(f"the Redis URL {shown}: {name} is not valid") from None
+
+
+def _credentials(userinfo: str | None) -> tuple[str | None, str | None]:
+    if userinfo is None:
+        return None, None
+    user, colon, password = userinfo.partition(":")
+    return (unquote(user) or None), (unquote(password) if colon and password else None)
