@@ -29,10 +29,9 @@ _SCHEME_ALIASES = {"git+ssh": "ssh", "ssh+git": "ssh"}
 DEFAULT_PORTS = {"https": 443, "http": 80, "git": 9418, "ssh": 22}  # by scheme
 # user@host:path, as git understands it: no scheme, and a colon before any slash.
 _SCP_LIKE = re.compile(r"^(?:(?P<user>[^@/\s]+)@)?(?P<host>[^:/\s]+):(?P<path>[^/].*|/.*)$")
-# User-info ends at the LAST "@" (as urllib, curl and the Redis URL's parser read it):
-# a raw password may hold "@", or "/" (base64 does). In free text a URL ends at
-# whitespace, so there it is the last "@" before the next whitespace.
-_USERINFO_IN_TEXT = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)\S*@")
+# In free text a URL ends at whitespace (see redact).
+_WORD = re.compile(r"\S+")
+_SCHEME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-")
 _UNSAFE_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 # A DNS name or IPv4 address: letters, digits, '-', '_' (internal names use it) and
 # dots, never starting with '-'. Anything else in a host is at best a typo and at
@@ -55,7 +54,41 @@ def redact(text: str) -> str:
 
     Used on every message, log line and exception text that may quote a URL.
     """
-    return _USERINFO_IN_TEXT.sub(r"\1***@", text)
+    return _WORD.sub(_redact_word, text)
+
+
+def _redact_word(match: re.Match[str]) -> str:
+    """One whitespace-free run of text with its URL's user-info masked: from the first
+    ``scheme://`` to the run's LAST ``@`` (as urllib, curl and the Redis URL's parser
+    read user-info: a raw password may hold ``@``, or ``/`` as base64 does).
+
+    A scan, not a regular expression: ``scheme://\\S*@`` backtracks from every
+    position, quadratic in a long run without an ``@`` that a server can send (400 KB
+    of ``a://`` took 38 s). Here each character is looked at a bounded number of times.
+    """
+    word = match.group()
+    last_at = word.rfind("@")
+    at = word.find("://")
+    while at >= 0 and at + 3 <= last_at:
+        if _has_scheme_before(word, at):
+            return f"{word[: at + 3]}***{word[last_at:]}"
+        at = word.find("://", at + 3)
+    return word
+
+
+def _has_scheme_before(word: str, colon: int) -> bool:
+    """Whether a scheme ends at ``colon``: a letter at a word's start, then scheme
+    characters up to it (what ``\\b[a-z][a-z0-9+.-]*`` before ``://`` matches)."""
+    start = colon
+    while start > 0 and word[start - 1] in _SCHEME_CHARS:
+        start -= 1
+    for position in range(start, colon):
+        at_word_start = position == 0 or not (
+            word[position - 1].isalnum() or word[position - 1] == "_"
+        )
+        if word[position].isascii() and word[position].isalpha() and at_word_start:
+            return True
+    return False
 
 
 def split_userinfo(url: str) -> tuple[str, str | None, str]:
