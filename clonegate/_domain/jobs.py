@@ -26,7 +26,8 @@ class JobQueue(Protocol):
 
     async def take(self, n: int, wait: float) -> list[Job]:
         """Up to ``n`` jobs: first those whose worker stopped renewing them (it died),
-        then new ones, waiting up to ``wait`` seconds for any."""
+        then new ones, waiting up to ``wait`` seconds for any (or less: a queue may
+        bound its waits; then it returns none sooner)."""
         ...
 
     consumer: str  # this worker's name in the queue

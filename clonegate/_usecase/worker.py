@@ -33,7 +33,8 @@ class ClusterWorker:
     ``exit_when_done``, until the queue is idle).
 
     The queue reclaims a job after ``claim_idle`` seconds without renewal; this
-    worker renews its running jobs every third of that.
+    worker renews its running jobs every third of that. With nothing to do, it waits
+    for new jobs indefinitely, looking for jobs to reclaim every third of that too.
 
     At-least-once: a job is acknowledged only once its report is written, so a worker
     that dies mid-job leaves it pending; after ``claim_idle`` seconds without renewal
@@ -66,12 +67,15 @@ class ClusterWorker:
     async def run(self, *, exit_when_done: bool = False) -> WorkerTotals:
         """Work until cancelled; with ``exit_when_done``, return once the queue is idle."""
         slots = trio.Semaphore(self.in_flight)
+        # Idle, a worker waits for new jobs for ever, and reclaims a dead worker's every
+        # third of claim_idle; with exit_when_done, it checks for the end every second.
+        wait = min(1.0, self.claim_idle / 3) if exit_when_done else self.claim_idle / 3
         async with self.use_case.session(), trio.open_nursery() as nursery:
             nursery.start_soon(self._renew_forever)
             while True:
                 await slots.acquire()
                 free = 1 + _take_all(slots)
-                jobs = await self.queue.take(free, wait=min(1.0, self.claim_idle / 3))
+                jobs = await self.queue.take(free, wait=wait)
                 for _ in range(free - len(jobs)):
                     slots.release()
                 for job in jobs:

@@ -32,6 +32,7 @@ __all__ = ["RedisWorkQueue", "RunStatus", "Running"]
 TAG = "{clonegate}"
 JOBS, RUNS, DEAD, GROUP = f"{TAG}:jobs", f"{TAG}:runs", f"{TAG}:dead", "workers"
 SUBMIT_BATCH = 500
+LONGEST_BLOCK = 5.0  # seconds a read waits for new jobs, with a client of no reply bound
 
 _GROUP = """
 local ok, err = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[1], 'workers', '0', 'MKSTREAM')
@@ -212,6 +213,10 @@ class RedisWorkQueue:
         self._where = where
         self.consumer = consumer or secrets.token_hex(6)
         self.claim_idle = claim_idle
+        # A blocking read's reply must come within the client's reply bound
+        # (open_redis's reply_timeout): it blocks for at most half of it.
+        bound = redis.connection_pool.connection_kwargs.get("stream_timeout")
+        self._longest_block = bound / 2 if bound else LONGEST_BLOCK
         self._scripts = {
             name: redis.register_script(text)
             for name, text in (
@@ -307,13 +312,16 @@ class RedisWorkQueue:
             for i in range(0, len(flat), 6)
         ]
         if len(jobs) < n:
+            # With jobs in hand, the rest is read without waiting: no BLOCK at all, for
+            # Redis's BLOCK 0 waits forever (issue 39: an idle worker that reclaimed
+            # one job of two hung there until the reply bound and exited).
             entries = await self._call(
                 self._redis.xreadgroup(
                     GROUP,
                     self.consumer,
                     {JOBS: ">"},
                     count=n - len(jobs),
-                    block=0 if jobs else max(1, _ms(wait)),
+                    block=None if jobs else _ms(min(wait, self._longest_block)),
                 )
             )
             for entry in next(iter(entries.values())) if entries else ():
