@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -28,18 +30,28 @@ pytestmark = pytest.mark.slow
 REPOSITORIES = 30
 
 
-async def _done(queue: RedisWorkQueue, run: str, more: int) -> None:
+async def _done(queue: RedisWorkQueue, run: str, more: int, workers: list[trio.Process]) -> None:
     """Return once ``more`` more jobs than now are done, before the run ends."""
     at_least = -1
     while True:  # polling the shared state, which has no events
         status = await queue.status(run)
         assert status is not None
+        assert any(w.returncode is None for w in workers), "every worker exited"
         if at_least < 0:
             at_least = status.done + more
         if status.done >= at_least:
             assert status.done < REPOSITORIES, "the run ended before the limit changed"
             return
         await trio.sleep(0.01)
+
+
+@contextmanager
+def _killed_at_exit(processes: list[trio.Process]) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.kill()  # nothing if it has exited
 
 
 async def _stderr(process: trio.Process) -> str:
@@ -82,28 +94,31 @@ async def test_the_limit_changed_down_and_up_mid_run_fails_no_job(
                 await _clonegate(*common, "--cluster-limit", "2", env=env),
                 await _clonegate(*common, "--cluster-limit", "3", env=env),  # not Redis's
             ]
-            async with open_redis(own_redis.url) as redis:
-                queue = RedisWorkQueue(redis)
-                await _done(queue, run, 6)
-                await clonegate("limit", "1")
-                # Once the clones granted under 2 are over, the server sees one at a time.
-                admin = RedisSemaphore(redis, "clones", 1)
-                log = await log_of(redis, "clones")
-                before = {id for id, _, _ in replay(log)}
-                while before & {h.id for h in (await admin.statistics()).holders}:  # noqa: ASYNC110
-                    await trio.sleep(0.01)  # polling the shared state, which has no events
-                under_one = len(proxy.timeline)
-                await _done(queue, run, 4)
-                raised = len(proxy.timeline)
-                await clonegate("limit", "3")
-                codes = [await w.wait() for w in workers]
-                errors = [await _stderr(w) for w in workers]
-                status = await queue.status(run)
-                reports: list[dict[str, Any]] = [
-                    json.loads(entry.field_values["report"])
-                    for entry in await redis.xrange(f"{{clonegate}}:run:{run}:results")
-                ]
-                log = await log_of(redis, "clones")
+            # Only a safety net: a run takes seconds; with the old per-client limit,
+            # workers could exit with jobs left, and the waits below would not end.
+            with trio.fail_after(240), _killed_at_exit(workers):
+                async with open_redis(own_redis.url) as redis:
+                    queue = RedisWorkQueue(redis)
+                    await _done(queue, run, 6, workers)
+                    await clonegate("limit", "1")
+                    # Once the clones granted under 2 are over, the server sees one at a time.
+                    admin = RedisSemaphore(redis, "clones", 1)
+                    log = await log_of(redis, "clones")
+                    before = {id for id, _, _ in replay(log)}
+                    while before & {h.id for h in (await admin.statistics()).holders}:  # noqa: ASYNC110
+                        await trio.sleep(0.01)  # polling the shared state, which has no events
+                    under_one = len(proxy.timeline)
+                    await _done(queue, run, 4, workers)
+                    raised = len(proxy.timeline)
+                    await clonegate("limit", "3")
+                    codes = [await w.wait() for w in workers]
+                    errors = [await _stderr(w) for w in workers]
+                    status = await queue.status(run)
+                    reports: list[dict[str, Any]] = [
+                        json.loads(entry.field_values["report"])
+                        for entry in await redis.xrange(f"{{clonegate}}:run:{run}:results")
+                    ]
+                    log = await log_of(redis, "clones")
             nursery.cancel_scope.cancel()
     assert codes == [0, 0, 0], errors
     assert status is not None
