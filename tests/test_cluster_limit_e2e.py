@@ -108,7 +108,7 @@ async def test_the_limit_changed_down_and_up_mid_run_fails_no_job(
                     while before & {h.id for h in (await admin.statistics()).holders}:  # noqa: ASYNC110
                         await trio.sleep(0.01)  # polling the shared state, which has no events
                     under_one = len(proxy.timeline)
-                    await _done(queue, run, 4, workers)
+                    await _done(queue, run, 6, workers)  # clones of the window: 2 at least
                     raised = len(proxy.timeline)
                     await clonegate("limit", "3")
                     codes = [await w.wait() for w in workers]

@@ -4,6 +4,8 @@ reset, it is stored again by the next client. The server's log is the record."""
 
 from __future__ import annotations
 
+import os
+import sys
 import uuid
 from typing import Any
 
@@ -12,7 +14,7 @@ import trio
 from clonegate import Lease, RedisSemaphore, open_redis
 
 from .redis_server import RedisServer
-from .test_redis_semaphore import log_of
+from .test_redis_semaphore import ROOT, log_of
 
 
 def replay(log: list[dict[str, str]]) -> list[tuple[str, int, int]]:
@@ -119,3 +121,30 @@ async def test_a_reset_limit_is_stored_again_by_the_next_client_and_keeps_its_ho
     at = events.index(("reset", None))
     assert events[at + 1] == ("configured", "3")  # by the next request, its client's
     assert replay(log)[-1][1:] == (2, 3)
+
+
+async def test_the_limit_command_shows_changes_keeping_the_lease_and_resets(
+    redis_service: RedisServer,
+) -> None:
+    host = f"{uuid.uuid4().hex}.example"
+    env = {**os.environ, "CLONEGATE_REDIS_URL": redis_service.url}
+
+    async def limit(*args: str) -> tuple[int, str]:
+        done = await trio.run_process(
+            [sys.executable, "-m", "clonegate", "limit", "--host", host, *args],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            env=env,
+            cwd=ROOT,
+        )
+        return done.returncode, (done.stdout + done.stderr).decode().strip()
+
+    name = f"host:{host}"
+    assert await limit() == (0, f"{name}: limit none, 0 held")
+    assert await limit("2", "--lease", "5") == (0, f"{name}: limit none -> 2, lease 5 s")
+    assert await limit("3") == (0, f"{name}: limit 2 -> 3, lease 5 s")  # the lease kept
+    assert await limit() == (0, f"{name}: limit 3, lease 5 s, 0 held")
+    assert await limit("--reset") == (0, f"{name}: limit 3 forgotten")
+    assert (await limit("--reset", "1"))[0] == 2
+    assert await limit() == (0, f"{name}: limit none, 0 held")

@@ -70,7 +70,12 @@ RedisOption = Annotated[
 ]
 LeaseOption = Annotated[
     float,
-    typer.Option(min=0.1, help="Seconds a cluster permit lasts without a heartbeat.", metavar="S"),
+    typer.Option(
+        min=0.1,
+        help="Seconds a cluster permit lasts without a heartbeat, if Redis holds no lease "
+        "yet (as --cluster-limit).",
+        metavar="S",
+    ),
 ]
 
 
