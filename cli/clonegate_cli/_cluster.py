@@ -49,7 +49,12 @@ GLOBAL_LIMIT = "clones"  # the cluster limit's semaphore; per-host ones are "hos
 
 LeaseOption = Annotated[
     float,
-    typer.Option(min=0.1, help="Seconds a cluster permit lasts without a heartbeat.", metavar="S"),
+    typer.Option(
+        min=0.1,
+        help="Seconds a cluster permit lasts without a heartbeat, if Redis holds no lease "
+        "yet (as --cluster-limit).",
+        metavar="S",
+    ),
 ]
 
 
@@ -89,11 +94,21 @@ def worker(
     redis_password_file: RedisPasswordFileOption = None,
     cluster_limit: Annotated[
         int | None,
-        typer.Option(min=1, help="Clones at once in the whole cluster.", metavar="M"),
+        typer.Option(
+            min=1,
+            help="Clones at once in the whole cluster, if Redis holds no limit yet "
+            "(else Redis's applies: see `clonegate limit`).",
+            metavar="M",
+        ),
     ] = None,
     host_limit: Annotated[
         int | None,
-        typer.Option(min=1, help="Clones at once from one host, cluster-wide.", metavar="K"),
+        typer.Option(
+            min=1,
+            help="Clones at once from one host, cluster-wide, if Redis holds none for "
+            "the host yet.",
+            metavar="K",
+        ),
     ] = None,
     lease: LeaseOption = 30.0,
     claim_idle: Annotated[
@@ -259,8 +274,10 @@ async def _show_limit(client: Any) -> None:
             client, GLOBAL_LIMIT, 1, nursery=nursery
         ).statistics()
     if stats.limit < 0:
-        return
-    typer.echo(f"cluster limit {stats.held}/{stats.limit} held, lease {stats.lease:g} s")
+        if stats.held or stats.waiters:  # reset while in use
+            typer.echo(f"cluster limit {stats.held}/none held (reset: the next worker sets it)")
+    else:
+        typer.echo(f"cluster limit {stats.held}/{stats.limit} held, lease {stats.lease:g} s")
     for holder in stats.holders:
         typer.echo(f"  holder {holder.id} weight {holder.weight}, lease {holder.lease_left:.1f} s")
     for waiter in stats.waiters:
@@ -268,29 +285,63 @@ async def _show_limit(client: Any) -> None:
 
 
 def limit(
-    new_limit: Annotated[int, typer.Argument(min=0, metavar="LIMIT")],
+    new_limit: Annotated[
+        int | None, typer.Argument(min=0, show_default=False, metavar="[LIMIT]")
+    ] = None,
     redis: RedisOption = None,
     redis_password_file: RedisPasswordFileOption = None,
-    lease: LeaseOption = 30.0,
+    lease: Annotated[
+        float | None,
+        typer.Option(
+            min=0.1,
+            show_default=False,
+            help="Seconds a cluster permit lasts without a heartbeat (default: keep Redis's).",
+            metavar="S",
+        ),
+    ] = None,
     host: Annotated[
         str | None, typer.Option(help="The per-host limit of HOST instead.", metavar="HOST")
     ] = None,
+    reset: Annotated[
+        bool,
+        typer.Option(
+            "--reset",
+            help="Forget the limit and lease in Redis: the next worker to clone stores its "
+            "own --cluster-limit (or --host-limit) and --lease.",
+        ),
+    ] = False,
 ) -> None:
-    """Change the cluster limit (or one host's) for every worker, now."""
+    """Show the cluster limit (or one host's), or change it for every worker, now:
+    running clones finish, waiting ones start under the new limit, in order."""
     url = connect(redis, redis_password_file)
+    if reset and (new_limit is not None or lease is not None):
+        raise usage_error("--reset takes no LIMIT or --lease")
     name = f"host:{host}" if host else GLOBAL_LIMIT
 
     async def main(client: Redis[str]) -> int:
         async with trio.open_nursery() as nursery:
-            semaphore = clonegate.RedisSemaphore(
-                client, name, new_limit, lease=lease, nursery=nursery
-            )
-            previous, _ = await semaphore.configure(new_limit, lease)
-            typer.echo(f"{name}: limit {previous} -> {new_limit}, lease {lease:g} s")
+            semaphore = clonegate.RedisSemaphore(client, name, new_limit or 1, nursery=nursery)
+            if reset:
+                previous, _ = await semaphore.reset()
+                typer.echo(f"{visible(name)}: limit {_stored(previous)} forgotten")
+            elif new_limit is not None:
+                previous, _ = await semaphore.configure(new_limit, lease)
+                typer.echo(
+                    f"{visible(name)}: limit {_stored(previous)} -> {new_limit}, "
+                    f"lease {semaphore.lease:g} s"
+                )
+            else:
+                stats = await semaphore.statistics()
+                stored = f"{stats.limit}, lease {stats.lease:g} s" if stats.limit >= 0 else "none"
+                typer.echo(f"{visible(name)}: limit {stored}, {stats.held} held")
             nursery.cancel_scope.cancel()
         return 0
 
     raise typer.Exit(run_with_redis(url, main))
+
+
+def _stored(limit: int) -> str:
+    return str(limit) if limit >= 0 else "none"
 
 
 def register(app: typer.Typer) -> None:

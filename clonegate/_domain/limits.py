@@ -53,6 +53,8 @@ class LimiterUnavailableError(LimitError):
 
 
 class LimitConfigError(LimitError, ValueError):
-    """A client's limit or lease differs from what the shared limit was created with."""
+    """A shared limit's configuration was refused. ``RedisSemaphore`` no longer raises
+    it (issue 39): the limit stored in Redis applies to every client, and a client
+    that asked for another one is warned (ADR 0015); kept for code that catches it."""
 
     kind = "limit_config"

@@ -8,6 +8,12 @@ past their lease, waiters that stopped polling) and, when that or its own change
 frees permits, grants them to the queue's head in arrival order, so that the
 invariant "nobody who could be granted is left waiting" holds after every script.
 
+The limit and the lease are configuration stored in Redis, not arguments of each call:
+the first acquisition stores its client's values when none are stored, every later one
+follows what is stored, whatever its client asked (issue 39). CONFIGURE changes them
+live, RESET forgets them (the next acquisition stores its client's again); both, and
+the first store, are `configured` / `reset` events in the log.
+
 Keys, all under one hash tag so that a Redis Cluster keeps them in one slot:
   config   hash: limit, lease (ms), held (the sum of the holders' weights)
   holders  zset: id -> lease end (server ms)
@@ -17,7 +23,8 @@ Keys, all under one hash tag so that a Redis Cluster keeps them in one slot:
   alive    zset: id -> the waiter's deadline to poll again (server ms)
   seq      counter for arrivals and fencing tokens, started at the server's time in µs
            so that tokens keep increasing across a restart that lost the data
-  log      stream: granted / released / expired / withdrawn / evicted events (capped)
+  log      stream: granted / released / expired / withdrawn / evicted / configured / reset
+           events (capped)
   gone     zset: id -> until when (server ms) an acquisition that left may not come back:
            a cancelled waiter's leave can reach Redis before its own acquire request
            (another connection), and that acquire must not then take a permit
@@ -105,12 +112,30 @@ local function grant()
   return granted
 end
 
+-- The stored limit and lease, -1 each when none is stored (after a reset).
+local function settings()
+  local stored = redis.call('HMGET', CONFIG, 'limit', 'lease')
+  return tonumber(stored[1] or '-1'), tonumber(stored[2] or '-1')
+end
+
+-- Each reply that grants or waits also says what is stored: clients follow it.
 local function holding(id)
   local entry = redis.call('HGET', HOLDING, id)
   if not entry then return nil end
   local weight, token = string.match(entry, '^(%d+) (%d+)')
   local ends = tonumber(redis.call('ZSCORE', HOLDERS, id))
-  return {'granted', tonumber(token), ends - NOW, tonumber(weight)}
+  local limit, lease = settings()
+  return {'granted', tonumber(token), ends - NOW, tonumber(weight), limit, lease}
+end
+
+local function store(id, limit, lease)
+  local previous, previous_lease = settings()
+  redis.call('HSET', CONFIG, 'limit', limit, 'lease', lease)
+  -- Never reset `held`: after a reset, the holders granted before it still hold.
+  redis.call('HSETNX', CONFIG, 'held', 0)
+  redis.call('SETNX', SEQ, NOW * 1000)
+  log('configured', id, 0, {'limit', limit, 'lease', lease, 'previous', previous})
+  return previous, previous_lease
 end
 
 local function hint()
@@ -119,20 +144,18 @@ end
 """
 
 # ARGV: id, weight, limit, lease ms, mode ("wait": queue up and poll; "try": never wait).
-# Returns {"granted", token, ms left, weight} | {"waiting", rank, held, limit} | {"no"}
-# | {"config", stored limit, stored lease ms} | {"gone"} (the id left: see `gone`).
+# The limit and lease are stored only if none are (first use, after a reset or a Redis
+# that lost its data); otherwise the stored ones apply. Returns {"granted", token, ms
+# left, weight, limit, lease ms} | {"waiting", rank, held, limit, lease ms} | {"no"}
+# | {"gone"} (the id left: see `gone`).
 ACQUIRE = (
     _PRELUDE
     + """
-local id, weight, limit, lease, mode =
-  ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local stored = redis.call('HMGET', CONFIG, 'limit', 'lease')
-if not stored[1] then
-  -- First use (or the first after Redis lost its data): this client's settings.
-  redis.call('HSET', CONFIG, 'limit', limit, 'lease', lease, 'held', 0)
-  redis.call('SETNX', SEQ, NOW * 1000)
-elseif tonumber(stored[1]) ~= limit or tonumber(stored[2]) ~= lease then
-  return {'config', tonumber(stored[1]), tonumber(stored[2])}
+local id, weight, mode = ARGV[1], tonumber(ARGV[2]), ARGV[5]
+local limit, lease = settings()
+if limit < 0 or lease < 0 then
+  limit, lease = tonumber(ARGV[3]), tonumber(ARGV[4])
+  store(id, limit, lease)
 end
 if reap() then grant() end
 -- A replay of a call whose reply was lost, or a poll that finds its grant.
@@ -159,7 +182,7 @@ if mode == 'try' then
   unqueue(id)
   return {'no'}
 end
-return {'waiting', redis.call('ZRANK', QUEUE, id), held(), limit}
+return {'waiting', redis.call('ZRANK', QUEUE, id), held(), limit, lease}
 """
 )
 
@@ -194,31 +217,50 @@ return {outcome}
 """
 )
 
-# ARGV: id. Extends the holder's lease by a full lease from now.
-# Returns {"granted", token, ms left, weight} | {"lost"}.
+# ARGV: id, the client's lease ms (used only while none is stored: after a reset).
+# Extends the holder's lease by a full lease from now.
+# Returns {"granted", token, ms left, weight, limit, lease ms} | {"lost"}.
 HEARTBEAT = (
     _PRELUDE
     + """
 local id = ARGV[1]
 if reap() and grant() > 0 then hint() end
 if not redis.call('HGET', HOLDING, id) then return {'lost'} end
-redis.call('ZADD', HOLDERS, 'XX', NOW + tonumber(redis.call('HGET', CONFIG, 'lease')), id)
+local _, lease = settings()
+if lease < 0 then lease = tonumber(ARGV[2] or '0') end
+redis.call('ZADD', HOLDERS, 'XX', NOW + lease, id)
 return holding(id)
 """
 )
 
-# ARGV: limit, lease ms. The administrator's change; grants whoever a larger limit fits.
-# Returns {previous limit, previous lease ms} (-1, -1 when there was none).
+# ARGV: id (the administrator's client), limit, lease ms, "set" | "keep" (the stored lease,
+# ARGV's if none is). The administrator's change, live: holders keep their permits (a
+# lower limit grants nobody until enough are released), and waiters a higher limit fits
+# are granted now, in arrival order. Returns {previous limit, previous lease ms,
+# limit, lease ms} (-1 each when none was stored).
 CONFIGURE = (
     _PRELUDE
     + """
-local stored = redis.call('HMGET', CONFIG, 'limit', 'lease')
-redis.call('HSET', CONFIG, 'limit', ARGV[1], 'lease', ARGV[2])
-redis.call('HSETNX', CONFIG, 'held', 0)
-redis.call('SETNX', SEQ, NOW * 1000)
+local id, limit, lease = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local _, stored_lease = settings()
+if ARGV[4] == 'keep' and stored_lease >= 0 then lease = stored_lease end
+local previous, previous_lease = store(id, limit, lease)
 reap()
 if grant() > 0 then hint() end
-return {tonumber(stored[1] or '-1'), tonumber(stored[2] or '-1')}
+return {previous, previous_lease, limit, lease}
+"""
+)
+
+# ARGV: id (the administrator's client). Forgets the stored limit and lease: the next
+# acquisition stores its client's. Holders keep their permits and `held` its count;
+# nobody is granted until then. Returns {previous limit, previous lease ms}.
+RESET = (
+    _PRELUDE
+    + """
+local previous, previous_lease = settings()
+redis.call('HDEL', CONFIG, 'limit', 'lease')
+log('reset', ARGV[1], 0, {'previous', previous})
+return {previous, previous_lease}
 """
 )
 

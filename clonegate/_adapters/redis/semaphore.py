@@ -14,17 +14,25 @@ import random
 import socket
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Literal, Self, final
 
 import trio
 
 from ..._domain.checks import positive_seconds
-from ..._domain.limits import LeaseLostError, LimitConfigError, LimiterUnavailableError
+from ..._domain.limits import LeaseLostError, LimiterUnavailableError
 from ..._domain.semaphore import _checked
 from .connection import Redis, redis_call
-from .scripts import ACQUIRE, CONFIGURE, HEARTBEAT, KEY_NAMES, LEAVE, STATISTICS
+from .scripts import ACQUIRE, CONFIGURE, HEARTBEAT, KEY_NAMES, LEAVE, RESET, STATISTICS
+from .settings import (
+    RedisHolder,
+    RedisSemaphoreStatistics,
+    RedisWaiter,
+    describe,
+    ms,
+    setting,
+    statistics_of,
+)
 
 __all__ = ["Lease", "RedisHolder", "RedisSemaphore", "RedisSemaphoreStatistics", "RedisWaiter"]
 
@@ -34,34 +42,6 @@ logger = logging.getLogger("clonegate")
 # Redis must not hang a cancelled task. The lease reclaims what they could not return.
 CLEANUP_BOUND = 5.0
 FIRST_POLL = 0.01
-
-
-@dataclass(frozen=True, slots=True)
-class RedisHolder:
-    id: str  # "<host>:<pid>:<random>:<n>", the holder's acquisition id
-    weight: int
-    token: int  # the grant's fencing token
-    lease_left: float  # seconds until its lease ends unless it heartbeats
-
-
-@dataclass(frozen=True, slots=True)
-class RedisWaiter:
-    id: str
-    weight: int
-    rank: int  # 0 is the head of the queue
-    poll_left: float  # seconds until it is evicted unless it polls
-
-
-@dataclass(frozen=True, slots=True)
-class RedisSemaphoreStatistics:
-    """A snapshot read from Redis in one script; ``limit`` is -1 before first use."""
-
-    name: str
-    limit: int
-    lease: float
-    held: int
-    holders: tuple[RedisHolder, ...]
-    waiters: tuple[RedisWaiter, ...]
 
 
 @final
@@ -114,12 +94,16 @@ class RedisSemaphore:
       redis: a connected coredis client (``clonegate.open_redis``) with
         ``decode_responses=True``.
       name: the semaphore's name; its keys are ``{prefix:name}:*``.
-      limit: permits in all. The first client to use the name stores it and ``lease``;
-        a client with a different limit or lease gets :exc:`LimitConfigError` on its
-        first acquisition. :meth:`configure` changes them for everyone.
+      limit: permits in all, if Redis has none stored for ``name``: the limit and the
+        lease are configuration in Redis. The first client to acquire stores its own;
+        every other follows what is stored, and one that asked for other values logs
+        one warning naming both. :meth:`configure` changes them for everyone, live;
+        :meth:`reset` forgets them. ``self.limit`` and ``self.lease`` are the values
+        last seen in Redis.
       lease: seconds a grant lasts without a heartbeat; holders heartbeat every
-        ``lease / 3``, waiters poll at least that often. A crashed holder's permit
-        returns at most one lease after its last heartbeat.
+        ``lease / 3``, waiters poll at least that often (the stored lease once
+        seen). A crashed holder's permit returns at most one lease after its last
+        heartbeat.
       on_lease_lost: ``"cancel"`` (default) cancels the body of :meth:`hold` when its
         lease is lost and raises :exc:`LeaseLostError` as it leaves; ``"finish"`` lets
         it finish (then more than ``limit`` may run for a while).
@@ -151,7 +135,9 @@ class RedisSemaphore:
         self.name = name
         self.limit = _checked(limit, "limit")
         self.lease = positive_seconds("lease", lease)
-        self._lease_ms = max(1, round(self.lease * 1000))
+        # What this client asks for: stored only if Redis has nothing stored.
+        self._asked = (self.limit, ms(self.lease))
+        self._warned = False
         self.on_lease_lost = on_lease_lost
         self._redis = redis
         tag = f"{{{prefix}:{name}}}"
@@ -162,6 +148,7 @@ class RedisSemaphore:
             "leave": redis.register_script(LEAVE),
             "heartbeat": redis.register_script(HEARTBEAT),
             "configure": redis.register_script(CONFIGURE),
+            "reset": redis.register_script(RESET),
             "statistics": redis.register_script(STATISTICS),
         }
         self._client_id = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
@@ -235,11 +222,12 @@ class RedisSemaphore:
         try:
             while True:
                 sent = trio.current_time()
-                reply = await self._call("acquire", id, n, self.limit, self._lease_ms, "wait")
+                reply = await self._call("acquire", id, n, *self._asked, "wait")
                 if reply[0] == "granted":
                     lease = self._granted(id, reply, sent)
                     break
-                self._check_config(reply)
+                if reply[0] == "waiting":
+                    self._follow(int(reply[3]), int(reply[4]))
                 # The hint comes on release; the poll, whatever happens, within the cap.
                 hint = self._released_hint
                 with trio.move_on_after(delay * (1 - 0.5 * random.random())):
@@ -260,12 +248,11 @@ class RedisSemaphore:
         id = self._new_id()
         try:
             sent = trio.current_time()
-            reply = await self._call("acquire", id, n, self.limit, self._lease_ms, "try")
+            reply = await self._call("acquire", id, n, *self._asked, "try")
         except BaseException:
             await self._leave(id)
             raise
         if reply[0] != "granted":
-            self._check_config(reply)
             return None
         lease = self._granted(id, reply, sent)
         nursery.start_soon(self._heartbeat, lease)
@@ -273,34 +260,28 @@ class RedisSemaphore:
 
     async def statistics(self) -> RedisSemaphoreStatistics:
         """Holders (weight, token, lease left) and waiters in order, read in one script."""
-        limit, lease, held, now, holders, waiters = await self._call("statistics")
-        return RedisSemaphoreStatistics(
-            name=self.name,
-            limit=int(limit),
-            lease=int(lease) / 1000,
-            held=int(held),
-            holders=tuple(
-                RedisHolder(holders[i], int(holders[i + 1]), int(holders[i + 2]),
-                            (int(holders[i + 3]) - now) / 1000)
-                for i in range(0, len(holders), 4)
-            ),
-            waiters=tuple(
-                RedisWaiter(waiters[i], int(waiters[i + 1]), i // 4,
-                            (int(waiters[i + 3]) - now) / 1000)
-                for i in range(0, len(waiters), 4)
-            ),
-        )  # fmt: skip
+        return statistics_of(self.name, await self._call("statistics"))
 
     async def configure(self, limit: int, lease: float | None = None) -> tuple[int, float]:
-        """The administrator's change of the stored limit (and lease) for every client;
-        grants the waiters a larger limit now fits. Returns the previous (limit, lease);
-        (-1, -1.0) if there was none. This object uses the new values from now on."""
+        """The administrator's change of the stored limit (and lease; None keeps the
+        stored one) for every client, live: holders keep their permits, waiters are
+        granted under the new limit in arrival order (a higher one grants those it
+        fits at once), nobody fails. Returns the previous (limit, lease); (-1, -1.0)
+        if none was stored. A checkpoint."""
         limit = _checked(limit, "limit")
-        lease = self.lease if lease is None else positive_seconds("lease", lease)
-        previous = await self._call("configure", limit, max(1, round(lease * 1000)))
-        self.limit, self.lease = limit, lease
-        self._lease_ms = max(1, round(lease * 1000))
-        return int(previous[0]), int(previous[1]) / 1000 if previous[1] >= 0 else -1.0
+        asked = self.lease if lease is None else positive_seconds("lease", lease)
+        mode = "keep" if lease is None else "set"
+        reply = await self._call("configure", self._client_id, limit, ms(asked), mode)
+        self.limit, self.lease = int(reply[2]), int(reply[3]) / 1000
+        return setting(reply[0], reply[1])
+
+    async def reset(self) -> tuple[int, float]:
+        """Forget the stored limit and lease: the next acquisition, by any client,
+        stores its own. Holders keep their permits; waiters are granted once a
+        limit is stored again. Returns the previous (limit, lease), as
+        :meth:`configure`. A checkpoint."""
+        reply = await self._call("reset", self._client_id)
+        return setting(reply[0], reply[1])
 
     # -- internals
 
@@ -319,20 +300,28 @@ class RedisSemaphore:
         return f"{self._client_id}:{next(self._ids)}"
 
     def _granted(self, id: str, reply: list[Any], sent: float) -> Lease:
+        self._follow(int(reply[4]), int(reply[5]))
         lease = Lease(self, id, int(reply[3]), int(reply[1]))
         # The server started the lease when it ran the script, after `sent`: counting
         # from `sent` errs on the safe side.
         lease.deadline = sent + int(reply[2]) / 1000
         return lease
 
-    def _check_config(self, reply: list[Any]) -> None:
-        if reply[0] == "config":
-            raise LimitConfigError(
-                f"the cluster limit {self.name!r} has limit {reply[1]} and lease "
-                f"{int(reply[2]) / 1000:g} s in Redis, and this client asked for limit "
-                f"{self.limit} and lease {self.lease:g} s: use the same settings "
-                "everywhere, or change them for everyone (`clonegate limit`)"
-            )
+    def _follow(self, limit: int, lease_ms: int) -> None:
+        """Take the limit and lease Redis holds (-1: none, after a reset) as this
+        client's; warn, once, if they are not what it asked for, then note changes."""
+        if limit < 0 or lease_ms < 0 or (limit, lease_ms / 1000) == (self.limit, self.lease):
+            return
+        if (limit, lease_ms) != self._asked and not self._warned:
+            self._warned = True
+            logger.warning(
+                "Redis holds %s for %r; this client asked for %s, which Redis uses "
+                "only when none is stored (`clonegate limit` changes it)",
+                describe(limit, lease_ms), self.name, describe(*self._asked),
+            )  # fmt: skip
+        else:
+            logger.info("Redis now holds %s for %r", describe(limit, lease_ms), self.name)
+        self.limit, self.lease = limit, lease_ms / 1000
 
     async def _call(self, script: str, *args: str | int) -> Any:
         request: Awaitable[Any] = self._scripts[script](keys=self._keys, args=list(args))
@@ -373,13 +362,14 @@ class RedisSemaphore:
             while True:
                 sent = trio.current_time()
                 try:
-                    reply = await self._call("heartbeat", lease.id)
+                    reply = await self._call("heartbeat", lease.id, ms(self.lease))
                 except LimiterUnavailableError as exc:
                     logger.warning("heartbeat on %r failed, retrying: %s", self.name, exc)
                     await trio.sleep(min(self.lease / 10, 1.0))
                     continue
                 if reply[0] != "granted":
                     return False  # Redis no longer has it, whatever the local deadline
+                self._follow(int(reply[4]), int(reply[5]))
                 lease.deadline = sent + int(reply[2]) / 1000
                 return True
         return False
