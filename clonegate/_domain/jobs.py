@@ -44,7 +44,9 @@ class JobQueue(Protocol):
 
     async def finish(self, job: Job, report: RepositoryReport) -> bool:
         """Write the report, unless the job's key already has one in its run, then
-        acknowledge the job; atomically. Returns whether this report was written."""
+        acknowledge the job; atomically. Only while this worker still holds ``job``
+        (the delivery it got): a report from a worker the job was taken from is dropped
+        (logged), and acknowledges nothing. Returns whether this report was written."""
         ...
 
     async def idle(self) -> bool:

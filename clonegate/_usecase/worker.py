@@ -23,7 +23,7 @@ logger = logging.getLogger("clonegate")
 class WorkerTotals:
     taken: int = 0
     reported: int = 0  # reports this worker wrote
-    superseded: int = 0  # finished, but another worker's report was first
+    superseded: int = 0  # finished, not written: reported already, or taken over
     dead_lettered: int = 0
     by_status: dict[str, int] = field(default_factory=dict)
 
@@ -40,9 +40,10 @@ class ClusterWorker:
     that dies mid-job leaves it pending; after ``claim_idle`` seconds without renewal
     another worker reclaims it. At most one report per job per run: the report and the
     acknowledgement are one atomic step that writes nothing if the job's repository
-    already has a report in its run. A job handed out more than ``max_deliveries``
-    times (it keeps killing its workers) gets a ``dead_letter`` report instead of a
-    further attempt.
+    already has a report in its run, or if this worker no longer holds the job (it
+    was taken over): the owner's report is the one that counts. A job handed out more
+    than ``max_deliveries`` times (it keeps killing its workers) gets a ``dead_letter``
+    report instead of a further attempt.
     """
 
     def __init__(
@@ -124,7 +125,7 @@ class ClusterWorker:
             if self._running:
                 for job in await self.queue.renew(list(self._running.values())):
                     # It was reclaimed while this worker was slow (paused, cut off):
-                    # both may finish it, and only the first report is kept.
+                    # its report will be dropped; the new owner's counts.
                     logger.warning("job %s (%s) was taken over by another worker", job.id, job.url)
 
 

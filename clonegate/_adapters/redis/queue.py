@@ -14,6 +14,7 @@ Keys, all under the hash tag ``{clonegate}`` (one slot in a Redis Cluster):
 from __future__ import annotations
 
 import json
+import logging
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Iterable
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from ..._domain.urls import parse_repo_url
 from .connection import Redis, redis_call
 
 __all__ = ["RedisWorkQueue", "RunStatus", "Running"]
+
+logger = logging.getLogger("clonegate")
 
 TAG = "{clonegate}"
 JOBS, RUNS, DEAD, GROUP = f"{TAG}:jobs", f"{TAG}:runs", f"{TAG}:dead", "workers"
@@ -80,9 +83,17 @@ return 1
 """
 
 # KEYS: jobs, reported, results, running, meta, dead.
-# ARGV: job id, key, index, worker, status, report JSON, dead (0/1).
-# Writes the report unless the key has one, then acknowledges; returns 1 if written.
+# ARGV: job id, key, index, worker, status, report JSON, dead (0/1), deliveries.
+# Fencing (issue 39): only the delivery the worker still holds may report: the job is
+# pending, this worker's, and delivered as many times as when it got it (every reclaim
+# counts one more; a renewal none). A stale writer writes and acknowledges nothing: its
+# XACK would end the new owner's delivery. Returns -1 then; else writes the report
+# unless the key has one, acknowledges, and returns 1 if written, 0 if not.
 FINISH = """
+local pending = redis.call('XPENDING', KEYS[1], 'workers', ARGV[1], ARGV[1], 1)
+if not pending[1] or pending[1][2] ~= ARGV[4] or pending[1][4] ~= tonumber(ARGV[8]) then
+  return -1
+end
 local written = 0
 if redis.call('SADD', KEYS[2], ARGV[2]) == 1 then
   redis.call('XADD', KEYS[3], '*', 'index', ARGV[3], 'key', ARGV[2], 'worker', ARGV[4],
@@ -351,7 +362,15 @@ class RedisWorkQueue:
         dead = "1" if report.error is not None and report.error.kind == "dead_letter" else "0"
         document = json.dumps(to_json(report))
         args = [job.id, job.key, job.index, self.consumer, report.status, document, dead]
-        return bool(await self._script("finish", keys, args))
+        args.append(job.deliveries)
+        written = int(await self._script("finish", keys, args))
+        if written < 0:
+            logger.warning(
+                "job %s (%s): report dropped, another worker took the job over",
+                job.id,
+                job.url,
+            )
+        return written > 0
 
     async def idle(self) -> bool:
         return bool(await self._script("idle", [JOBS], []))
