@@ -71,7 +71,7 @@ async def test_a_stale_worker_finishing_after_the_new_owner_is_dropped(
             assert not await a.finish(a_job, _lease_lost(a_job))
         assert await _reports(redis, "r") == [("b", "ok")]
         assert [r.message for r in caplog.records] == [
-            f"job {a_job.id} ({URL}): report dropped, another worker took the job over"
+            f"job {a_job.id} ({URL}): report dropped, another worker has it"
         ]
         assert await a.idle()
 
@@ -110,3 +110,16 @@ async def test_a_worker_that_reclaimed_its_own_job_reports_from_the_newer_delive
         assert not await a.finish(old, _lease_lost(old))
         assert await a.finish(new, _ok(new))
         assert await _reports(redis, "r") == [("a", "ok")]
+
+
+async def test_a_stale_worker_does_not_start_a_job_taken_over(own_redis: RedisServer) -> None:
+    # Paused between taking and starting: on resume it must not clone (a clone the
+    # limit counts, for a report that would be dropped) nor show itself as running it.
+    async with open_redis(own_redis.url) as redis:
+        a, a_job, b, b_job = await _taken_over(redis)
+        assert await b.start(b_job)
+        assert not await a.start(a_job)
+        status = await a.status("r")
+        assert status is not None
+        assert [r.worker for r in status.running] == ["b"]
+        assert not await a.idle()  # still B's, not acknowledged

@@ -35,7 +35,8 @@ class JobQueue(Protocol):
 
     async def start(self, job: Job) -> bool:
         """Record that this worker runs ``job``; False if it already has its report
-        (then it is acknowledged and must not run again)."""
+        (then it is acknowledged and must not run again), or if this worker no longer
+        holds it (another worker took it over: that one runs it)."""
         ...
 
     async def renew(self, jobs: list[Job]) -> list[Job]:

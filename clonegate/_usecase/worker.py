@@ -102,7 +102,7 @@ class ClusterWorker:
                 await self._finish(job, report)
                 return
             if not await self.queue.start(job):
-                return  # reported already, by a worker presumed dead that was not
+                return  # reported already, or taken over by another worker (logged)
             self._running[job.id] = job
             try:
                 report = await self.use_case.execute(job.url, index=job.index)

@@ -69,9 +69,23 @@ return {added, duplicates}
 """
 )
 
+# Fencing (issue 39): only the delivery a worker still holds may start or report its
+# job: pending, this worker's, and delivered as many times as when it got it (every
+# reclaim counts one more; a renewal none). A stale worker writes and acknowledges
+# nothing (its XACK would end the new owner's delivery): the scripts return -1.
+_HOLDS = """
+local function holds(id, worker, deliveries)
+  local pending = redis.call('XPENDING', KEYS[1], 'workers', id, id, 1)
+  return pending[1] ~= nil and pending[1][2] == worker and pending[1][4] == tonumber(deliveries)
+end
+"""
+
 # KEYS: jobs, reported, running. ARGV: job id, key, worker, deliveries.
 # Returns 1 if the job should run, 0 if its report exists (it is acknowledged here).
-START = """
+START = (
+    _HOLDS
+    + """
+if not holds(ARGV[1], ARGV[3], ARGV[4]) then return -1 end
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then
@@ -81,19 +95,15 @@ end
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[3] .. ' ' .. string.format('%d', now) .. ' ' .. ARGV[4])
 return 1
 """
+)
 
 # KEYS: jobs, reported, results, running, meta, dead.
 # ARGV: job id, key, index, worker, status, report JSON, dead (0/1), deliveries.
-# Fencing (issue 39): only the delivery the worker still holds may report: the job is
-# pending, this worker's, and delivered as many times as when it got it (every reclaim
-# counts one more; a renewal none). A stale writer writes and acknowledges nothing: its
-# XACK would end the new owner's delivery. Returns -1 then; else writes the report
-# unless the key has one, acknowledges, and returns 1 if written, 0 if not.
-FINISH = """
-local pending = redis.call('XPENDING', KEYS[1], 'workers', ARGV[1], ARGV[1], 1)
-if not pending[1] or pending[1][2] ~= ARGV[4] or pending[1][4] ~= tonumber(ARGV[8]) then
-  return -1
-end
+# Writes the report unless the key has one, then acknowledges; returns 1 if written.
+FINISH = (
+    _HOLDS
+    + """
+if not holds(ARGV[1], ARGV[4], ARGV[8]) then return -1 end
 local written = 0
 if redis.call('SADD', KEYS[2], ARGV[2]) == 1 then
   redis.call('XADD', KEYS[3], '*', 'index', ARGV[3], 'key', ARGV[2], 'worker', ARGV[4],
@@ -112,6 +122,7 @@ end
 redis.call('XACK', KEYS[1], 'workers', ARGV[1])
 return written
 """
+)
 
 # KEYS: jobs. ARGV: worker, job ids. Resets the idle time of the jobs this worker still
 # owns (so nobody reclaims them); returns the ids another worker owns now.
@@ -342,9 +353,8 @@ class RedisWorkQueue:
 
     async def start(self, job: Job) -> bool:
         keys = [JOBS, _key(job.run, "reported"), _key(job.run, "running")]
-        return bool(
-            await self._script("start", keys, [job.id, job.key, self.consumer, job.deliveries])
-        )
+        args = [job.id, job.key, self.consumer, job.deliveries]
+        return self._held(job, await self._script("start", keys, args), "not started")
 
     async def renew(self, jobs: list[Job]) -> list[Job]:
         lost = set(await self._script("renew", [JOBS], [self.consumer, *(j.id for j in jobs)]))
@@ -363,14 +373,14 @@ class RedisWorkQueue:
         document = json.dumps(to_json(report))
         args = [job.id, job.key, job.index, self.consumer, report.status, document, dead]
         args.append(job.deliveries)
-        written = int(await self._script("finish", keys, args))
-        if written < 0:
-            logger.warning(
-                "job %s (%s): report dropped, another worker took the job over",
-                job.id,
-                job.url,
-            )
-        return written > 0
+        return self._held(job, await self._script("finish", keys, args), "report dropped")
+
+    def _held(self, job: Job, outcome: int, otherwise: str) -> bool:
+        """A fenced script's outcome (1 done, 0 reported already, -1 not this worker's
+        delivery) as whether it was done; logs a job another worker took over."""
+        if int(outcome) < 0:
+            logger.warning("job %s (%s): %s, another worker has it", job.id, job.url, otherwise)
+        return int(outcome) > 0
 
     async def idle(self) -> bool:
         return bool(await self._script("idle", [JOBS], []))
