@@ -165,6 +165,8 @@ async def test_a_killed_submit_leaves_an_incomplete_run(
     line = status.stdout.decode().splitlines()[0]
     assert line.startswith(f"run {run}: {2 * BATCH} jobs: {2 * BATCH} queued"), line
     assert "submission incomplete" in line
+    results = await _run(["results", run], own_redis.url)
+    assert f"run {run}: its submission did not finish" in results.stderr.decode()
     # Submitting the list again to the same run finishes it.
     urls = tmp_path / "urls.txt"
     again = await _run(["submit", "--run", run, "--from-file", str(urls)], own_redis.url)

@@ -98,8 +98,8 @@ def submit(
             _, added, duplicates = await clonegate.RedisWorkQueue(client).submit(lines, run_id)
         except trio.Cancelled:
             typer.echo(
-                f"run {run_id}: submission stopped, the run is incomplete "
-                f"(submit the list again with --run {run_id} to finish it)",
+                f"run {visible(run_id)}: submission stopped, the run is incomplete "
+                f"(submit the list again with --run {visible(run_id)} to finish it)",
                 err=True,
             )
             raise
@@ -232,7 +232,11 @@ def results(
                 write_jsonl(sys.stdout, report)
         found = await queue.status(run)
         if found is not None and not found.complete:
-            error(f"run {run!r}: its submission did not finish: these are not all its jobs")
+            typer.echo(
+                f"clonegate: warning: run {visible(run)}: its submission did not finish, "
+                "these are not all its jobs",
+                err=True,
+            )
         summary = _summary(reports, found.elapsed if found else 0.0)
         if output_format is Format.json:
             write_json(sys.stdout, reports, summary)
@@ -248,7 +252,7 @@ def results(
 def _say_waiting(found: RunStatus) -> None:
     missing = found.submitted - found.done
     typer.echo(
-        f"run {found.run}: waiting for workers ({missing} of {found.submitted} jobs "
+        f"run {visible(found.run)}: waiting for workers ({missing} of {found.submitted} jobs "
         "without a report"
         + ("" if found.complete else ", and for the submission to finish")
         + "; `clonegate status` shows who runs what)",
