@@ -30,7 +30,14 @@ from ._clone_options import (
 from ._input import read_urls
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._redis_session import RedisOption, RedisPasswordFileOption, connect, error, run_with_redis
-from ._run import EXIT_USAGE, Format, configure_logging, results_stdout, usage_error
+from ._run import (
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Format,
+    configure_logging,
+    results_stdout,
+    usage_error,
+)
 from ._store_options import (
     CacheSizeOption,
     DbOption,
@@ -42,6 +49,7 @@ from ._store_options import (
 
 if TYPE_CHECKING:
     from clonegate._adapters.redis.connection import Redis
+    from clonegate._adapters.redis.queue import RunStatus
 
 __all__ = ["register"]
 
@@ -70,17 +78,31 @@ def submit(
         str | None, typer.Option(help="Add to this run instead of a new one.", metavar="ID")
     ] = None,
 ) -> None:
-    """Queue repositories for the workers; prints the run id.
+    """Queue repositories for the workers; prints the run id first.
 
     One job per repository in a run (URLs are compared normalized). Credentials in
-    URLs are not sent to Redis: workers use their own --token or --netrc.
+    URLs are not sent to Redis: workers use their own --token or --netrc. The run is
+    complete once every job is queued; `status` shows one stopped half-way as
+    incomplete (submit the list again with --run ID to finish it).
     """
     url = connect(redis, redis_password_file)
-    lines = read_urls(urls or [], from_file)
+    try:
+        lines = read_urls(urls or [], from_file)
+    except KeyboardInterrupt:  # Ctrl-C while a list is read from stdin
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    run_id = run or clonegate.RedisWorkQueue.new_run_id()
+    typer.echo(run_id)  # first: a submission stopped half-way can still be named
 
     async def main(client: Redis[str]) -> int:
-        run_id, added, duplicates = await clonegate.RedisWorkQueue(client).submit(lines, run)
-        typer.echo(run_id)
+        try:
+            _, added, duplicates = await clonegate.RedisWorkQueue(client).submit(lines, run_id)
+        except trio.Cancelled:
+            typer.echo(
+                f"run {visible(run_id)}: submission stopped, the run is incomplete "
+                f"(submit the list again with --run {visible(run_id)} to finish it)",
+                err=True,
+            )
+            raise
         typer.echo(f"queued {added} jobs ({duplicates} duplicates) as run {run_id}", err=True)
         return 0
 
@@ -204,11 +226,18 @@ def results(
         if await queue.status(run) is None:
             error(f"no run {run!r} in Redis")
             return EXIT_USAGE
-        async for report in queue.results(run, follow=follow):
+        async for report in queue.results(run, follow=follow, waiting=_say_waiting):
             reports.append(report)
             if output_format is Format.jsonl:
                 write_jsonl(sys.stdout, report)
-        summary = _summary(reports)
+        found = await queue.status(run)
+        if found is not None and not found.complete:
+            typer.echo(
+                f"clonegate: warning: run {visible(run)}: its submission did not finish, "
+                "these are not all its jobs",
+                err=True,
+            )
+        summary = _summary(reports, found.elapsed if found else 0.0)
         if output_format is Format.json:
             write_json(sys.stdout, reports, summary)
         elif output_format is Format.table:
@@ -220,7 +249,18 @@ def results(
     raise typer.Exit(run_with_redis(url, main))
 
 
-def _summary(reports: list[RepositoryReport]) -> BatchSummary:
+def _say_waiting(found: RunStatus) -> None:
+    missing = found.submitted - found.done
+    typer.echo(
+        f"run {visible(found.run)}: waiting for workers ({missing} of {found.submitted} jobs "
+        "without a report"
+        + ("" if found.complete else ", and for the submission to finish")
+        + "; `clonegate status` shows who runs what)",
+        err=True,
+    )
+
+
+def _summary(reports: list[RepositoryReport], elapsed: float) -> BatchSummary:
     def count(status: RepositoryStatus) -> int:
         return sum(r.status is status for r in reports)
 
@@ -232,6 +272,7 @@ def _summary(reports: list[RepositoryReport]) -> BatchSummary:
         cancelled=count(RepositoryStatus.CANCELLED),
         test_files=sum(r.analysis.test_files for r in reports if r.analysis),
         tests=sum(r.analysis.tests for r in reports if r.analysis),
+        elapsed=elapsed,  # the run's, by the Redis server's clock
     )
 
 
@@ -256,6 +297,7 @@ def status(
                 f"run {run_id}: {found.submitted} jobs: {found.queued} queued, "
                 f"{len(found.running)} in progress, {found.done} done"
                 + (f" ({statuses})" if statuses else "")
+                + ("" if found.complete else "; submission incomplete (stopped or running)")
             )
             for entry in found.running:
                 typer.echo(

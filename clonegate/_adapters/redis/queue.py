@@ -3,7 +3,8 @@
 Keys, all under the hash tag ``{clonegate}`` (one slot in a Redis Cluster):
   jobs               stream of jobs (run, index, url, key); consumer group "workers"
   runs               zset: run id -> created (server ms)
-  run:ID:meta        hash: created, lines, submitted, done, status:<status> counts
+  run:ID:meta        hash: created, lines, submitted, done, status:<status> counts,
+                     complete (0 while a submission is queuing jobs; absent: complete)
   run:ID:keys        set of the run's repository keys (submission deduplicates on it)
   run:ID:reported    set of the keys that have their report (one report per key)
   run:ID:results     stream of reports (index, key, worker, report JSON)
@@ -16,7 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import AsyncIterator, Awaitable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,8 +45,8 @@ local message = type(err) == 'table' and err.err or tostring(err)
 if not ok and not string.find(message, 'BUSYGROUP') then error(err) end
 """
 
-# KEYS: jobs, runs, meta, keys. ARGV: run, then index, url, key for each job.
-# Returns {added, duplicates}.
+# KEYS: jobs, runs, meta, keys. ARGV: run, complete ('0' opens a submission, '1' closes
+# it, '' neither), then index, url, key for each job. Returns {added, duplicates}.
 SUBMIT = (
     _GROUP
     + """
@@ -53,8 +54,9 @@ local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
 redis.call('HSETNX', KEYS[3], 'created', now)
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[3], 'complete', ARGV[2]) end
 local added, duplicates = 0, 0
-for i = 2, #ARGV, 3 do
+for i = 3, #ARGV, 3 do
   redis.call('HINCRBY', KEYS[3], 'lines', 1)
   if redis.call('SADD', KEYS[4], ARGV[i + 2]) == 1 then
     redis.call('XADD', KEYS[1], '*', 'run', ARGV[1], 'index', ARGV[i], 'url', ARGV[i + 1],
@@ -174,11 +176,14 @@ end
 return 1
 """
 
-# KEYS: meta, running. Returns {now ms, meta flat, running flat}.
+# KEYS: meta, running, results. Returns {now ms, meta flat, running flat, the last
+# report's stream id or ''}.
 STATUS = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
-return {now, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2])}
+local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
+return {now, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
+        last and last[1] or ''}
 """
 
 
@@ -198,6 +203,9 @@ class RunStatus:
     done: int
     by_status: dict[str, int]
     running: tuple[Running, ...]
+    complete: bool  # every job of its submissions is queued (False: one runs or died)
+    finished: bool  # complete, and every job has its report
+    elapsed: float  # seconds from its creation to its last report, or to now if unfinished
 
     @property
     def queued(self) -> int:
@@ -260,29 +268,34 @@ class RedisWorkQueue:
 
     # -- submitting and reading (the `submit`, `results` and `status` commands)
 
+    @staticmethod
+    def new_run_id() -> str:
+        return secrets.token_hex(6)
+
     async def submit(self, urls: Iterable[str], run: str | None = None) -> tuple[str, int, int]:
         """Queue ``urls`` as jobs of ``run`` (a new run id if None), one per repository:
         a URL naming a repository already in the run is skipped. Credentials in a URL
         are never sent to Redis: workers use their own (--token, --netrc).
-        Returns (run id, jobs added, duplicates skipped)."""
-        run = run or secrets.token_hex(6)
+        Returns (run id, jobs added, duplicates skipped). The run is incomplete from
+        before its first job to its last (a stopped submission leaves it so: ADR 0015)."""
+        run = run or self.new_run_id()
         keys = [JOBS, RUNS, _key(run, "meta"), _key(run, "keys")]
+        await self._script("submit", keys, [run, "0"])
         added = duplicates = 0
-        batch: list[Any] = [run]
+        batch: list[Any] = [run, ""]
         for index, url in enumerate(urls):
             batch += [index, _without_credentials(url), repository_key(url)]
             if len(batch) > 3 * SUBMIT_BATCH:
                 got = await self._script("submit", keys, batch)
-                added, duplicates, batch = added + got[0], duplicates + got[1], [run]
-        if len(batch) > 1 or not added + duplicates:
-            got = await self._script("submit", keys, batch)
-            added, duplicates = added + got[0], duplicates + got[1]
-        return run, added, duplicates
+                added, duplicates, batch = added + got[0], duplicates + got[1], [run, ""]
+        batch[1] = "1"
+        got = await self._script("submit", keys, batch)
+        return run, added + got[0], duplicates + got[1]
 
     async def status(self, run: str) -> RunStatus | None:
         """The run's counts and who runs what, since when; None for an unknown run."""
-        now, meta_flat, running_flat = await self._script(
-            "status", [_key(run, "meta"), _key(run, "running")], []
+        now, meta_flat, running_flat, last = await self._script(
+            "status", [_key(run, "meta"), _key(run, "running"), _key(run, "results")], []
         )
         meta = dict(zip(meta_flat[::2], meta_flat[1::2], strict=True))
         if not meta:
@@ -291,26 +304,41 @@ class RedisWorkQueue:
         for key, value in zip(running_flat[::2], running_flat[1::2], strict=True):
             worker, since, deliveries = value.rsplit(" ", 2)
             running.append(Running(key, worker, (int(now) - int(since)) / 1000, int(deliveries)))
+        submitted, done = int(meta.get("submitted", 0)), int(meta.get("done", 0))
+        complete = meta.get("complete", "1") == "1"  # a run from before the flag: complete
+        # Both ends by the Redis server's clock: the last report's stream id is its time.
+        finished = complete and done >= submitted
+        end = int(last.split("-")[0]) if finished and last else int(now)
         return RunStatus(
             run=run,
             lines=int(meta.get("lines", 0)),
-            submitted=int(meta.get("submitted", 0)),
-            done=int(meta.get("done", 0)),
+            submitted=submitted,
+            done=done,
             by_status={
                 k.removeprefix("status:"): int(v)
                 for k, v in meta.items()
                 if k.startswith("status:")
             },
             running=tuple(sorted(running, key=lambda r: -r.seconds)),
+            complete=complete,
+            finished=finished,
+            elapsed=(end - int(meta.get("created", end))) / 1000,
         )
 
     async def runs(self) -> list[str]:
         """Every run id, oldest first."""
         return list(await self._call(self._redis.zrange(RUNS, 0, -1)))
 
-    async def results(self, run: str, *, follow: bool = False) -> AsyncIterator[RepositoryReport]:
+    async def results(
+        self,
+        run: str,
+        *,
+        follow: bool = False,
+        waiting: Callable[[RunStatus], None] | None = None,
+    ) -> AsyncIterator[RepositoryReport]:
         """The run's reports in the order they were written; with ``follow``, waits for
-        more until every job of the run has its report."""
+        more until the run's submission is complete and every job has its report,
+        calling ``waiting`` once, the first time it has to wait."""
         last = "0-0"
         while True:
             entries = await self._call(self._redis.xread({_key(run, "results"): last}, count=500))
@@ -321,8 +349,11 @@ class RedisWorkQueue:
             if batch:
                 continue
             status = await self.status(run)
-            if not follow or status is None or status.done >= status.submitted:
+            if not follow or status is None or status.finished:
                 return
+            if waiting is not None:
+                waiting(status)
+                waiting = None
             await trio.sleep(0.2)  # polling: the results stream has no "run finished" event
 
     # -- the worker's side (clonegate._domain.jobs.JobQueue)
