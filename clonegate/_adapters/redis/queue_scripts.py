@@ -1,0 +1,166 @@
+"""The Lua scripts of :class:`.queue.RedisWorkQueue` (ADR 0015), apart from the queue's
+Python so that each file stays readable: every key a script touches is passed in
+``KEYS`` (one hash tag, one slot), and each script's comment says its keys, arguments
+and reply."""
+
+from __future__ import annotations
+
+__all__ = [
+    "CREATE_GROUP",
+    "FINISH",
+    "HOLDS",
+    "IDLE",
+    "RECLAIM",
+    "RENEW",
+    "START",
+    "STATUS",
+    "SUBMIT",
+]
+
+CREATE_GROUP = """
+local ok, err = pcall(redis.call, 'XGROUP', 'CREATE', KEYS[1], 'workers', '0', 'MKSTREAM')
+-- The error is a string in Redis 7.0, a table {err = ...} in some other versions.
+local message = type(err) == 'table' and err.err or tostring(err)
+if not ok and not string.find(message, 'BUSYGROUP') then error(err) end
+"""
+
+# KEYS: jobs, runs, meta, keys. ARGV: run, complete ('0' opens a submission, '1' closes
+# it, '' neither), then index, url, key for each job. Returns {added, duplicates}.
+SUBMIT = (
+    CREATE_GROUP
+    + """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
+redis.call('HSETNX', KEYS[3], 'created', now)
+if ARGV[2] ~= '' then redis.call('HSET', KEYS[3], 'complete', ARGV[2]) end
+local added, duplicates = 0, 0
+for i = 3, #ARGV, 3 do
+  redis.call('HINCRBY', KEYS[3], 'lines', 1)
+  if redis.call('SADD', KEYS[4], ARGV[i + 2]) == 1 then
+    redis.call('XADD', KEYS[1], '*', 'run', ARGV[1], 'index', ARGV[i], 'url', ARGV[i + 1],
+               'key', ARGV[i + 2])
+    added = added + 1
+  else
+    duplicates = duplicates + 1
+  end
+end
+redis.call('HINCRBY', KEYS[3], 'submitted', added)
+return {added, duplicates}
+"""
+)
+
+# Fencing (issue 39): only the delivery a worker still holds may start or report its
+# job: pending, this worker's, and delivered as many times as when it got it (every
+# reclaim counts one more; a renewal none). A stale worker writes and acknowledges
+# nothing (its XACK would end the new owner's delivery): the scripts return -1.
+HOLDS = """
+local function holds(id, worker, deliveries)
+  local pending = redis.call('XPENDING', KEYS[1], 'workers', id, id, 1)
+  return pending[1] ~= nil and pending[1][2] == worker and pending[1][4] == tonumber(deliveries)
+end
+"""
+
+# KEYS: jobs, reported, running. ARGV: job id, key, worker, deliveries.
+# Returns 1 if the job should run, 0 if its report exists (it is acknowledged here).
+START = (
+    HOLDS
+    + """
+if not holds(ARGV[1], ARGV[3], ARGV[4]) then return -1 end
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then
+  redis.call('XACK', KEYS[1], 'workers', ARGV[1])
+  return 0
+end
+redis.call('HSET', KEYS[3], ARGV[2], ARGV[3] .. ' ' .. string.format('%d', now) .. ' ' .. ARGV[4])
+return 1
+"""
+)
+
+# KEYS: jobs, reported, results, running, meta, dead.
+# ARGV: job id, key, index, worker, status, report JSON, dead (0/1), deliveries.
+# Writes the report unless the key has one, then acknowledges; returns 1 if written.
+FINISH = (
+    HOLDS
+    + """
+if not holds(ARGV[1], ARGV[4], ARGV[8]) then return -1 end
+local written = 0
+if redis.call('SADD', KEYS[2], ARGV[2]) == 1 then
+  redis.call('XADD', KEYS[3], '*', 'index', ARGV[3], 'key', ARGV[2], 'worker', ARGV[4],
+             'report', ARGV[6])
+  redis.call('HINCRBY', KEYS[5], 'done', 1)
+  redis.call('HINCRBY', KEYS[5], 'status:' .. ARGV[5], 1)
+  if ARGV[7] == '1' then
+    redis.call('XADD', KEYS[6], '*', 'job', ARGV[1], 'key', ARGV[2], 'report', ARGV[6])
+  end
+  written = 1
+end
+local running = redis.call('HGET', KEYS[4], ARGV[2])
+if running and string.sub(running, 1, #ARGV[4] + 1) == ARGV[4] .. ' ' then
+  redis.call('HDEL', KEYS[4], ARGV[2])
+end
+redis.call('XACK', KEYS[1], 'workers', ARGV[1])
+return written
+"""
+)
+
+# KEYS: jobs. ARGV: worker, job ids. Resets the idle time of the jobs this worker still
+# owns (so nobody reclaims them); returns the ids another worker owns now.
+RENEW = """
+local lost = {}
+for i = 2, #ARGV do
+  local pending = redis.call('XPENDING', KEYS[1], 'workers', ARGV[i], ARGV[i], 1)
+  if pending[1] and pending[1][2] == ARGV[1] then
+    redis.call('XCLAIM', KEYS[1], 'workers', ARGV[1], 0, ARGV[i], 'JUSTID')
+  else
+    lost[#lost + 1] = ARGV[i]
+  end
+end
+return lost
+"""
+
+# KEYS: jobs. ARGV: worker, min idle ms, count. Claims jobs idle that long (their worker
+# died) and returns them flat: id, deliveries, run, index, url, key.
+RECLAIM = (
+    CREATE_GROUP
+    + """
+local claimed = redis.call('XAUTOCLAIM', KEYS[1], 'workers', ARGV[1], ARGV[2], '0-0',
+                           'COUNT', ARGV[3])
+local out = {}
+for _, entry in ipairs(claimed[2]) do
+  local id, fields = entry[1], {}
+  for i = 1, #entry[2], 2 do fields[entry[2][i]] = entry[2][i + 1] end
+  local pending = redis.call('XPENDING', KEYS[1], 'workers', id, id, 1)
+  for _, v in ipairs({id, pending[1][4], fields.run, fields.index, fields.url, fields.key}) do
+    out[#out + 1] = v
+  end
+end
+return out
+"""
+)
+
+# KEYS: jobs. Returns 1 when no job is pending (being run) or undelivered.
+IDLE = """
+if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
+if redis.call('XPENDING', KEYS[1], 'workers')[1] > 0 then return 0 end
+local last = nil
+local info = redis.call('XINFO', 'STREAM', KEYS[1])
+for i = 1, #info, 2 do if info[i] == 'last-generated-id' then last = info[i + 1] end end
+for _, group in ipairs(redis.call('XINFO', 'GROUPS', KEYS[1])) do
+  for i = 1, #group, 2 do
+    if group[i] == 'last-delivered-id' and group[i + 1] ~= last then return 0 end
+  end
+end
+return 1
+"""
+
+# KEYS: meta, running, results. Returns {now ms, meta flat, running flat, the last
+# report's stream id or ''}.
+STATUS = """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
+return {now, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
+        last and last[1] or ''}
+"""
