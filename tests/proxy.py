@@ -3,6 +3,7 @@ makes a transfer slow enough to interrupt, and records what went through it (ADR
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 
@@ -193,3 +194,45 @@ class ThrottlingProxy:
         self.forwarded += len(data)
         self._progress.set()
         self._progress = trio.Event()
+
+
+class RedisRelay:
+    """A TCP relay to Redis that sets ``seen`` once a client's requests hold ``watch``;
+    with ``hold_at``, it forwards nothing more from the request that brings the count of
+    ``watch`` to ``hold_at`` on (that request never reaches Redis, the client waits)."""
+
+    def __init__(self, upstream_port: int, watch: bytes, *, hold_at: int | None = None) -> None:
+        self.upstream_port = upstream_port
+        self.watch = watch
+        self.hold_at = hold_at
+        self.count = 0
+        self.seen = trio.Event()
+        self.held = trio.Event()
+        self.port = 0
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._handle, listeners)
+
+    async def _handle(self, client: trio.SocketStream) -> None:
+        upstream = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
+        async with client, upstream, trio.open_nursery() as nursery:
+            nursery.start_soon(self._pump, client, upstream, True)
+            nursery.start_soon(self._pump, upstream, client, False)
+
+    async def _pump(
+        self, source: trio.SocketStream, sink: trio.SocketStream, requests: bool
+    ) -> None:
+        # The client may be killed at any moment: a broken side ends the relay's pump.
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            while data := await source.receive_some():
+                if requests and (found := data.upper().count(self.watch)):
+                    self.count += found
+                    self.seen.set()
+                    if self.hold_at is not None and self.count >= self.hold_at:
+                        self.held.set()
+                        await trio.sleep_forever()
+                await sink.send_all(data)
+            await sink.send_eof()

@@ -9,7 +9,6 @@ command's XREAD or PING crossing a relay in front of Redis; never from a sleep.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
@@ -25,49 +24,13 @@ import trio
 from clonegate import RedisSemaphore, RedisWorkQueue, open_redis
 
 from .processes import processes_with
+from .proxy import RedisRelay
 from .redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGNALS = pytest.mark.parametrize(
     ("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)], ids=["ctrl-c", "sigterm"]
 )
-
-
-class _Relay:
-    """A TCP relay to Redis that sets ``seen`` once a client sends ``watch``; with
-    ``hold``, it forwards nothing more after that (the client waits for a reply)."""
-
-    def __init__(self, upstream_port: int, watch: bytes, *, hold: bool = False) -> None:
-        self.upstream_port = upstream_port
-        self.watch = watch
-        self.hold = hold
-        self.seen = trio.Event()
-        self.port = 0
-
-    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        self.port = listeners[0].socket.getsockname()[1]
-        task_status.started()
-        await trio.serve_listeners(self._handle, listeners)
-
-    async def _handle(self, client: trio.SocketStream) -> None:
-        upstream = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
-        async with client, upstream, trio.open_nursery() as nursery:
-            nursery.start_soon(self._pump, client, upstream, True)
-            nursery.start_soon(self._pump, upstream, client, False)
-
-    async def _pump(
-        self, source: trio.SocketStream, sink: trio.SocketStream, watched: bool
-    ) -> None:
-        # The command may be killed at any moment: a broken side ends the relay's pump.
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            while data := await source.receive_some():
-                if watched and self.watch in data.upper():
-                    self.seen.set()
-                if self.hold and self.seen.is_set():
-                    await trio.sleep_forever()
-                await sink.send_all(data)
-            await sink.send_eof()
 
 
 async def _stop(
@@ -175,7 +138,7 @@ async def test_results_follow_and_status_stop_cleanly(
 ) -> None:
     async with open_redis(own_redis.url) as redis:
         run, _, _ = await RedisWorkQueue(redis).submit(["git://127.0.0.1:9/never.git"])
-    relay = _Relay(own_redis.port, watch, hold=hold)
+    relay = RedisRelay(own_redis.port, watch, hold_at=1 if hold else None)
     async with trio.open_nursery() as nursery:
         await nursery.start(relay.serve)
         env = {**os.environ, "CLONEGATE_REDIS_URL": f"redis://127.0.0.1:{relay.port}/0"}

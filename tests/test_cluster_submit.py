@@ -10,7 +10,6 @@ jobs queued before it are known exactly; never a sleep.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -23,50 +22,13 @@ import trio
 
 from clonegate import RedisWorkQueue, open_redis
 
+from .proxy import RedisRelay
 from .redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = "{clonegate}:jobs"
 BATCH = 500  # the queue's SUBMIT_BATCH: jobs per script call
 REFUSED = "git://127.0.0.1:1/r{}.git"  # nothing listens: a quick, failed report
-
-
-class _HoldingRelay:
-    """A TCP relay to Redis that stops forwarding the client's requests at the
-    ``nth`` one holding ``watch`` (that request never reaches Redis)."""
-
-    def __init__(self, upstream_port: int, watch: bytes, nth: int) -> None:
-        self.upstream_port = upstream_port
-        self.watch = watch
-        self.nth = nth
-        self.count = 0
-        self.held = trio.Event()
-        self.port = 0
-
-    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        self.port = listeners[0].socket.getsockname()[1]
-        task_status.started()
-        await trio.serve_listeners(self._handle, listeners)
-
-    async def _handle(self, client: trio.SocketStream) -> None:
-        upstream = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
-        async with client, upstream, trio.open_nursery() as nursery:
-            nursery.start_soon(self._pump, client, upstream, True)
-            nursery.start_soon(self._pump, upstream, client, False)
-
-    async def _pump(
-        self, source: trio.SocketStream, sink: trio.SocketStream, requests: bool
-    ) -> None:
-        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-            while data := await source.receive_some():
-                if requests:
-                    self.count += data.upper().count(self.watch)
-                    if self.count >= self.nth:
-                        self.held.set()
-                        await trio.sleep_forever()
-                await sink.send_all(data)
-            await sink.send_eof()
 
 
 def _env(url: str) -> dict[str, str]:
@@ -115,7 +77,7 @@ async def _stopped_submit(
     async with open_redis(redis_server.url) as redis:
         # The submission script, loaded: the process's calls are all EVALSHA.
         await RedisWorkQueue(redis).submit([], "warm-up")
-        relay = _HoldingRelay(redis_server.port, b"EVALSHA", nth)
+        relay = RedisRelay(redis_server.port, b"EVALSHA", hold_at=nth)
         async with trio.open_nursery() as nursery:
             await nursery.start(relay.serve)
             process = await _open(
