@@ -21,7 +21,24 @@ class _Connection:
     gone: bool = False  # the server finished answering, or a side broke the connection
 
 
-class ThrottlingProxy:
+class OnLoopback:
+    """A TCP server of a test's own on 127.0.0.1 and a free port (``port`` once started
+    with ``nursery.start(server.serve)``); a subclass answers each connection in
+    ``_handle``."""
+
+    port = 0
+
+    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+        self.port = listeners[0].socket.getsockname()[1]
+        task_status.started()
+        await trio.serve_listeners(self._handle, listeners)
+
+    async def _handle(self, client: trio.SocketStream) -> None:
+        raise NotImplementedError
+
+
+class ThrottlingProxy(OnLoopback):
     """A TCP proxy, run in the test's trio loop, that forwards at most ``rate`` bytes/s.
 
     It reads from the server only as fast as it forwards. A killed server's kernel
@@ -68,12 +85,6 @@ class ThrottlingProxy:
         self._changed = trio.Event()
         self._cut = False
         self.port = 0
-
-    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        self.port = listeners[0].socket.getsockname()[1]
-        task_status.started()
-        await trio.serve_listeners(self._handle, listeners)
 
     def cut(self) -> None:
         """Forward nothing more: each connection closes before its next chunk."""
@@ -196,7 +207,7 @@ class ThrottlingProxy:
         self._progress = trio.Event()
 
 
-class RedisRelay:
+class RedisRelay(OnLoopback):
     """A TCP relay to Redis that sets ``seen`` once a client's requests hold ``watch``;
     with ``hold_at``, it forwards nothing more from the request that brings the count of
     ``watch`` to ``hold_at`` on (that request never reaches Redis, the client waits)."""
@@ -209,12 +220,6 @@ class RedisRelay:
         self.seen = trio.Event()
         self.held = trio.Event()
         self.port = 0
-
-    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        self.port = listeners[0].socket.getsockname()[1]
-        task_status.started()
-        await trio.serve_listeners(self._handle, listeners)
 
     async def _handle(self, client: trio.SocketStream) -> None:
         upstream = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)

@@ -47,6 +47,7 @@ from .hostile_servers import (
     tls_contexts,
 )
 from .processes import pid_alive, worker_pids
+from .proxy import OnLoopback
 from .servers import (
     TOKEN,
     FixtureRepo,
@@ -66,7 +67,7 @@ def served_head(repo_root: Path, name: str) -> str:
     return git("-C", str(repo_root / f"{name}.git"), "rev-parse", "HEAD")
 
 
-class RecordingRelay:
+class RecordingRelay(OnLoopback):
     """A TCP relay to ``upstream_port`` in the test's trio loop, keeping every byte.
 
     Each side's bytes are recorded before they are passed on: whatever the client
@@ -82,12 +83,6 @@ class RecordingRelay:
 
     def url(self, name: str) -> str:
         return f"git://127.0.0.1:{self.port}/{name}.git"
-
-    async def serve(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
-        listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
-        self.port = listeners[0].socket.getsockname()[1]
-        task_status.started()
-        await trio.serve_listeners(self._handle, listeners)
 
     async def _handle(self, client: trio.SocketStream) -> None:
         self.connections += 1
