@@ -237,6 +237,23 @@ async def cut_short(run: Run) -> None:
     await _partition(run, 5, "cut")
 
 
+async def poison(run: Run) -> None:
+    """r0 kills every worker that runs it (as a repository that crashes the machine
+    would): each is SIGKILLed once it runs r0, and a new worker replaces it."""
+    while True:
+        status = await run.queue.status(run.run)
+        if status is not None and status.done == status.submitted:
+            return
+        for running in status.running if status else ():
+            if running.key.endswith("/r0"):
+                for worker in run.workers:
+                    if worker.name == running.worker and worker.process.returncode is None:
+                        worker.process.kill()
+                        await worker.process.wait()
+                        await run.start_worker()
+        await trio.sleep(0.05)
+
+
 SCENARIOS: dict[str, Callable[[Run], Awaitable[None]]] = {
     "baseline": baseline,
     "sigkill": sigkill,
@@ -246,6 +263,7 @@ SCENARIOS: dict[str, Callable[[Run], Awaitable[None]]] = {
     "redis-restart": redis_restart,
     "blackhole-5s": blackhole_short,
     "cut-5s": cut_short,
+    "poison": poison,
 }
 
 
