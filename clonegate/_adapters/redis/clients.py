@@ -1,0 +1,117 @@
+"""The coredis client a Redis URL asks for: one server, a Redis Cluster, or the master
+Redis Sentinel names (ADR 0015, "Redis Cluster and Sentinel").
+
+Every key a clonegate script or command touches is under one hash tag per purpose
+(``{clonegate}`` for the queue, ``{clonegate:sem:NAME}`` per semaphore), so a cluster
+client routes each script to the one node that owns its slot.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TypeAlias, TypeVar
+
+import anyio
+import coredis
+import coredis.exceptions
+from coredis.connection import TCPLocation
+from coredis.pool import SentinelConnectionPool
+from coredis.retry import RetryPolicy
+
+from .url import RedisURL
+
+__all__ = ["Redis", "connected_client"]
+
+AnyStr = TypeVar("AnyStr", str, bytes)
+Redis: TypeAlias = coredis.Redis[AnyStr] | coredis.RedisCluster[AnyStr]
+R = TypeVar("R")
+
+# A master that a failover demoted answers writes with READONLY (or, to a new
+# connection, a role that is not master): the command did not run, and the sentinels
+# already name the new master. Asked again this many times, a moment apart.
+FAILOVER_RETRIES = 10
+FAILOVER_DELAY = 0.2
+_DEMOTED = (coredis.exceptions.ReadOnlyError, coredis.exceptions.StalePrimaryError)
+
+
+@asynccontextmanager
+async def connected_client(
+    url: RedisURL, *, reply_timeout: float, retry_policy: RetryPolicy
+) -> AsyncIterator[Redis[str]]:
+    """A client for ``url`` (see :mod:`.url`), open for the body; credentials decoded
+    and given apart from any URL (coredis would use them as written)."""
+    timeouts = {"connect_timeout": reply_timeout, "stream_timeout": reply_timeout}
+    credentials = {"username": url.username, "password": url.password}
+    sentinel_kwargs = timeouts | (credentials if url.sentinel_auth else {})
+    if url.kind == "cluster":
+        cluster = coredis.RedisCluster(
+            startup_nodes=[TCPLocation(host, port) for host, port in url.nodes],
+            username=url.username,
+            password=url.password,
+            decode_responses=True,
+            connect_timeout=reply_timeout,
+            stream_timeout=reply_timeout,
+            retry_policy=retry_policy,
+        )
+        async with cluster:
+            yield cluster
+    elif url.kind == "sentinel":
+        sentinel = coredis.Sentinel(
+            [TCPLocation(host, port) for host, port in url.nodes],
+            sentinel_kwargs=sentinel_kwargs,
+            decode_responses=True,
+            connect_timeout=reply_timeout,
+            stream_timeout=reply_timeout,
+            username=url.username,
+            password=url.password,
+        )
+        async with sentinel:
+            primary = sentinel.primary_for(url.service, db=url.db)
+            primary.retry_policy = FollowPrimary(primary.connection_pool, retry_policy)
+            async with primary:
+                yield primary
+    else:
+        client = coredis.Redis.from_url(
+            url.without_credentials,
+            decode_responses=True,
+            retry_policy=retry_policy,
+            connect_timeout=reply_timeout,
+            stream_timeout=reply_timeout,
+            username=url.username,
+            password=url.password,
+        )
+        async with client:
+            yield client
+
+
+class FollowPrimary(RetryPolicy):
+    """``inner``, and then, for a command the old master refused after a failover, the
+    same command again on a new connection, which the pool opens to the master the
+    sentinels name now (coredis keeps its connections to the old one otherwise)."""
+
+    def __init__(self, pool: Any, inner: RetryPolicy) -> None:
+        super().__init__(inner.retryable_exceptions, retries=0)
+        if not isinstance(pool, SentinelConnectionPool):
+            raise TypeError(f"not a Sentinel-managed pool: {pool!r}")
+        self.pool = pool
+        self.inner = inner
+
+    def delay(self, attempt_number: int) -> float:
+        return FAILOVER_DELAY
+
+    async def call_with_retries(
+        self,
+        func: Callable[..., Awaitable[R]],
+        before_hook: Callable[..., Awaitable[Any] | None] | None = None,
+        failure_hook: Any = None,
+    ) -> R:
+        for attempt in range(FAILOVER_RETRIES + 1):
+            try:
+                return await self.inner.call_with_retries(func, before_hook, failure_hook)
+            except _DEMOTED:
+                if attempt == FAILOVER_RETRIES:
+                    raise
+            self.pool.disconnect()
+            await anyio.sleep(self.delay(attempt))
+        raise AssertionError("unreachable")
