@@ -146,6 +146,8 @@ class SentinelSetup:
     def failover(self) -> int:
         """Force a failover; returns the new master's port once the sentinel names it."""
         old = self.master()
-        redis_cli(self.sentinel, "sentinel", "failover", self.service)
+        # NOGOODSLAVE until the sentinel has a fresh INFO from the replica.
+        _wait_for("a replica to promote", lambda: redis_cli(
+            self.sentinel, "sentinel", "failover", self.service).startswith("OK"))  # fmt: skip
         _wait_for("the failover", lambda: self.master() != old)
         return self.master()

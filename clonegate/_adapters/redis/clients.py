@@ -8,6 +8,7 @@ client routes each script to the one node that owns its slot.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TypeAlias, TypeVar
@@ -15,6 +16,7 @@ from typing import Any, TypeAlias, TypeVar
 import anyio
 import coredis
 import coredis.exceptions
+import trio
 from coredis.connection import TCPLocation
 from coredis.pool import SentinelConnectionPool
 from coredis.retry import RetryPolicy
@@ -22,6 +24,8 @@ from coredis.retry import RetryPolicy
 from .url import RedisURL
 
 __all__ = ["Redis", "connected_client"]
+
+logger = logging.getLogger("clonegate")
 
 AnyStr = TypeVar("AnyStr", str, bytes)
 Redis: TypeAlias = coredis.Redis[AnyStr] | coredis.RedisCluster[AnyStr]
@@ -32,6 +36,7 @@ R = TypeVar("R")
 # already name the new master. Asked again this many times, a moment apart.
 FAILOVER_RETRIES = 10
 FAILOVER_DELAY = 0.2
+FOLLOW_EVERY = 0.5
 _DEMOTED = (coredis.exceptions.ReadOnlyError, coredis.exceptions.StalePrimaryError)
 
 
@@ -68,9 +73,13 @@ async def connected_client(
         )
         async with sentinel:
             primary = sentinel.primary_for(url.service, db=url.db)
-            primary.retry_policy = FollowPrimary(primary.connection_pool, retry_policy)
-            async with primary:
+            pool = primary.connection_pool
+            assert isinstance(pool, SentinelConnectionPool)
+            primary.retry_policy = FollowPrimary(pool, retry_policy)
+            async with primary, trio.open_nursery() as nursery:
+                nursery.start_soon(_follow_master, pool)
                 yield primary
+                nursery.cancel_scope.cancel()
     else:
         client = coredis.Redis.from_url(
             url.without_credentials,
@@ -85,15 +94,26 @@ async def connected_client(
             yield client
 
 
+async def _follow_master(pool: SentinelConnectionPool) -> None:
+    """Ask the sentinels every FOLLOW_EVERY seconds which master they name; when it
+    changed, the pool drops its connections, and the next ones go to the new master.
+    A master demoted by a failover goes on accepting writes until the sentinels
+    reconfigure it (10 s and more, measured): writes a replica never sees."""
+    while True:
+        await trio.sleep(FOLLOW_EVERY)
+        try:
+            await pool.get_primary_location()  # disconnects the pool on a change
+        except Exception as exc:  # the sentinels unreachable: ask again later
+            logger.debug("the sentinels did not name the master: %s", exc)
+
+
 class FollowPrimary(RetryPolicy):
     """``inner``, and then, for a command the old master refused after a failover, the
     same command again on a new connection, which the pool opens to the master the
     sentinels name now (coredis keeps its connections to the old one otherwise)."""
 
-    def __init__(self, pool: Any, inner: RetryPolicy) -> None:
+    def __init__(self, pool: SentinelConnectionPool, inner: RetryPolicy) -> None:
         super().__init__(inner.retryable_exceptions, retries=0)
-        if not isinstance(pool, SentinelConnectionPool):
-            raise TypeError(f"not a Sentinel-managed pool: {pool!r}")
         self.pool = pool
         self.inner = inner
 
