@@ -121,6 +121,7 @@ def sentinel_watched(workdir: Path, service: str = "clonegate") -> Iterator[Sent
         sentinel, sentinel_port = _start(sentinel_program, workdir / "sentinel", config=config)
         stack.callback(_stopped, sentinel)
         setup = SentinelSetup(service, master_port, replica_port, sentinel_port)
+        setup.processes = (master, replica)
         _wait_for("the sentinel", lambda: setup.replicas_known() > 0)
         yield setup
 
@@ -130,6 +131,11 @@ class SentinelSetup:
         self.service = service
         self.ports = (master, replica)
         self.sentinel = sentinel
+        self.processes: tuple[subprocess.Popen[bytes], ...] = ()
+
+    def signal(self, port: int, signum: int) -> None:
+        """Send ``signum`` to the server on ``port`` (SIGSTOP pauses it, SIGCONT resumes)."""
+        os.kill(self.processes[self.ports.index(port)].pid, signum)
 
     @property
     def url(self) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,7 +16,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import RedisWorkQueue, open_redis
+from clonegate import RedisUnavailableError, RedisWorkQueue, open_redis
+from clonegate._adapters.redis.connection import redis_call
 
 from .redis_cluster import SentinelSetup, redis_cli, sentinel_watched
 from .servers import git_daemon, make_repo
@@ -66,6 +68,24 @@ def _reports(url: str, run: str) -> list[dict[str, object]]:
     return [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
 
 
+async def test_with_replicas_a_write_counts_once_a_replica_has_it(
+    sentinel: SentinelSetup,
+) -> None:
+    # replicas=1: every command is followed by WAIT 1; a write the replica did not
+    # acknowledge is an error, never a success that a failover could then lose.
+    replica = next(port for port in sentinel.ports if port != sentinel.master())
+    async with open_redis(f"{sentinel.url}?replicas=1") as redis:
+        await redis.set("{clonegate}:w", "1")
+        sentinel.signal(replica, signal.SIGSTOP)
+        try:
+            with pytest.raises(RedisUnavailableError, match="did not reach the replicas"):
+                await redis_call("Redis", redis.set("{clonegate}:w", "2"))
+        finally:
+            sentinel.signal(replica, signal.SIGCONT)
+        await redis.set("{clonegate}:w", "3")
+    assert redis_cli(replica, "get", "{clonegate}:w").strip() == "3"
+
+
 async def test_a_worker_rides_on_through_a_failover(
     sentinel: SentinelSetup, tmp_path: Path, tmpdir_env: Path
 ) -> None:
@@ -73,7 +93,8 @@ async def test_a_worker_rides_on_through_a_failover(
     served.mkdir()
     for i in range(JOBS):
         make_repo(served, f"r{i}", files={"tests/test_a.py": b"def test_one():\n    pass\n"})
-    env = {**os.environ, "CLONEGATE_REDIS_URL": sentinel.url}
+    url = sentinel.url
+    env = {**os.environ, "CLONEGATE_REDIS_URL": url}
     with git_daemon(served) as daemon:
         urls = [daemon.url(f"r{i}") for i in range(JOBS)]
         await trio.run_process(
@@ -85,7 +106,7 @@ async def test_a_worker_rides_on_through_a_failover(
              "--host-limit", "1", "--lease", "4", "--claim-idle", "2", "--exit-when-done"],
             env=env, cwd=ROOT, stderr=subprocess.PIPE,
         )  # fmt: skip
-        async with open_redis(sentinel.url) as redis:
+        async with open_redis(url) as redis:
             queue = RedisWorkQueue(redis)
             while (status := await queue.status("fo")) is None or status.done < JOBS // 4:  # noqa: ASYNC110
                 await trio.sleep(0.05)  # the run's progress, in Redis: no event
@@ -99,7 +120,7 @@ async def test_a_worker_rides_on_through_a_failover(
             stderr = (await worker.stderr.receive_some(1 << 20)).decode()
         elapsed = time.monotonic() - started
     assert code == 0, stderr
-    reports = _reports(sentinel.url, "fo")
+    reports = _reports(url, "fo")
     keys = [str(r["url"]) for r in reports]
     # Every job one report, written on the master the sentinels name now.
     assert sorted(keys) == sorted(urls), stderr

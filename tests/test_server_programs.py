@@ -1,5 +1,5 @@
-"""The README's promise: without `sshd`, `redis-server` or `redis-sentinel`, the tests that need them are
-skipped, and under ``.ci/run`` (``CLONEGATE_REQUIRE_ALL_SERVERS``) they fail instead.
+"""The README's promise: without `sshd`, `redis-server` or `redis-sentinel`, the tests that
+need them are skipped, and under ``.ci/run`` (``CLONEGATE_REQUIRE_ALL_SERVERS``) they fail instead.
 
 Each case runs pytest in a subprocess on tests that start those servers in three ways
 (the session's sshd fixture, ``ssh_server()`` called inside a test, the redis fixture),

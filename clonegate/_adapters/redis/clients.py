@@ -9,8 +9,8 @@ client routes each script to the one node that owns its slot.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from typing import Any, TypeAlias, TypeVar
 
 import anyio
@@ -37,6 +37,7 @@ R = TypeVar("R")
 FAILOVER_RETRIES = 10
 FAILOVER_DELAY = 0.2
 FOLLOW_EVERY = 0.5
+REPLICA_WAIT_MS = 1000
 _DEMOTED = (coredis.exceptions.ReadOnlyError, coredis.exceptions.StalePrimaryError)
 
 
@@ -60,7 +61,8 @@ async def connected_client(
             retry_policy=retry_policy,
         )
         async with cluster:
-            yield cluster
+            with _replicated(cluster, url.replicas):
+                yield cluster
     elif url.kind == "sentinel":
         sentinel = coredis.Sentinel(
             [TCPLocation(host, port) for host, port in url.nodes],
@@ -78,7 +80,8 @@ async def connected_client(
             primary.retry_policy = FollowPrimary(pool, retry_policy)
             async with primary, trio.open_nursery() as nursery:
                 nursery.start_soon(_follow_master, pool)
-                yield primary
+                with _replicated(primary, url.replicas):
+                    yield primary
                 nursery.cancel_scope.cancel()
     else:
         client = coredis.Redis.from_url(
@@ -92,6 +95,19 @@ async def connected_client(
         )
         async with client:
             yield client
+
+
+@contextmanager
+def _replicated(client: Redis[str], replicas: int) -> Iterator[None]:
+    """With ``replicas``, every command of the body's tasks (and of the tasks they start)
+    is followed by WAIT: its reply counts only once that many replicas have its writes,
+    within REPLICA_WAIT_MS, else coredis raises ReplicationError (nothing is undone:
+    every clonegate script can run again)."""
+    if replicas <= 0:
+        yield
+        return
+    with client.ensure_replication(replicas, REPLICA_WAIT_MS):
+        yield
 
 
 async def _follow_master(pool: SentinelConnectionPool) -> None:

@@ -66,7 +66,11 @@ def redis_url(url: str | None, password: str | None = None) -> str:
 
 # What a Redis Cluster or the sentinels answer when the topology is not what the client
 # expects (a redirect, a cluster down, no master named): never shown raw.
-TOPOLOGY = (coredis.exceptions.RedisClusterError, coredis.exceptions.SentinelError)
+TOPOLOGY = (
+    coredis.exceptions.RedisClusterError,
+    coredis.exceptions.SentinelError,
+    coredis.exceptions.ReplicationError,
+)
 
 
 def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:
@@ -84,6 +88,8 @@ def _describe(exc: BaseException) -> str:
         return f"keys of one request in two slots of the Redis Cluster (a bug): {text}"
     if isinstance(exc, coredis.exceptions.RedisClusterError):
         return f"the Redis Cluster cannot serve the request now: {text}"
+    if isinstance(exc, coredis.exceptions.ReplicationError):
+        return f"a write did not reach the replicas the URL asks for (replicas=N): {text}"
     if isinstance(exc, coredis.exceptions.SentinelError):
         return f"the sentinels name no usable master now: {text}"
     return text

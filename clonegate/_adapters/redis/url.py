@@ -36,8 +36,13 @@ _NODE = re.compile(r"^(?P<host>\[[^\]]*\]|[^:/\[\],]+)(?::(?P<port>\d{1,5}))?$")
 _SERVICE = re.compile(r"^[A-Za-z0-9._-]+$")
 # The query of a cluster or Sentinel URL: only what clonegate reads itself.
 # sentinel_auth=none: the sentinels are asked without the URL's credentials (which
-# are then the master's only); by default both get them.
-_OWN_PARAMETERS = {SENTINEL: {"sentinel_auth": ("same", "none")}, CLUSTER: {}}
+# are then the master's only); by default both get them. replicas=N: a write counts
+# only once N replicas have it (WAIT), so a failover cannot lose it.
+_REPLICAS = tuple(str(n) for n in range(10))
+_OWN_PARAMETERS = {
+    SENTINEL: {"sentinel_auth": ("same", "none"), "replicas": _REPLICAS},
+    CLUSTER: {"replicas": _REPLICAS},
+}
 # Query parameters that would put a credential where messages show the URL.
 _CREDENTIAL_PARAMETERS = frozenset({"username", "password"})
 
@@ -57,6 +62,7 @@ class RedisURL:
     service: str = ""
     db: int = 0
     sentinel_auth: bool = True
+    replicas: int = 0  # replicas each write must reach before it counts (WAIT)
 
     @property
     def kind(self) -> str:
@@ -113,6 +119,7 @@ def parse_redis_url(text: str) -> RedisURL:
         return RedisURL(
             scheme, location, query, username, password, nodes, service, db,
             sentinel_auth=options.get("sentinel_auth", "same") == "same",
+            replicas=int(options.get("replicas", "0")),
         )  # fmt: skip
     if scheme == "unix":
         if not location.startswith("/"):
