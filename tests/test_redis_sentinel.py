@@ -15,14 +15,15 @@ from pathlib import Path
 
 import pytest
 import trio
+from coredis.exceptions import ReadOnlyError
+from coredis.retry import ConstantRetryPolicy
 
 from clonegate import RedisUnavailableError, RedisWorkQueue, open_redis
+from clonegate._adapters.redis.clients import FAILOVER_RETRIES, FollowPrimary
 from clonegate._adapters.redis.connection import redis_call
 
 from .redis_cluster import SentinelSetup, redis_cli, sentinel_watched
 from .servers import git_daemon, make_repo
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = 24
@@ -49,6 +50,32 @@ async def test_a_client_follows_the_master_the_sentinels_name(sentinel: Sentinel
             await trio.sleep(0.1)  # the client's own follow-up, which has no event
         await redis.set("{clonegate}:after", "1")
     assert redis_cli(new, "get", "{clonegate}:after").strip() == "1"
+
+
+class _Pool:
+    disconnects = 0
+
+    def disconnect(self) -> None:
+        self.disconnects += 1
+
+
+async def test_a_command_the_demoted_master_refused_is_sent_again_elsewhere() -> None:
+    # A fake pool and command: the real failover is below; this pins the rule.
+    pool = _Pool()
+    replies: list[str | Exception] = [ReadOnlyError("READONLY"), ReadOnlyError("READONLY"), "OK"]
+
+    async def command() -> str:
+        reply = replies.pop(0)
+        if isinstance(reply, Exception):
+            raise reply
+        return reply
+
+    policy = FollowPrimary(pool, ConstantRetryPolicy((ConnectionError,), retries=1))  # type: ignore[arg-type]
+    assert await policy.call_with_retries(command) == "OK"
+    assert pool.disconnects == 2
+    replies[:] = [ReadOnlyError("READONLY")] * (FAILOVER_RETRIES + 1)
+    with pytest.raises(ReadOnlyError):
+        await policy.call_with_retries(command)
 
 
 def written(stderr: str) -> int:
@@ -86,6 +113,7 @@ async def test_with_replicas_a_write_counts_once_a_replica_has_it(
     assert redis_cli(replica, "get", "{clonegate}:w").strip() == "3"
 
 
+@pytest.mark.slow
 async def test_a_worker_rides_on_through_a_failover(
     sentinel: SentinelSetup, tmp_path: Path, tmpdir_env: Path
 ) -> None:
