@@ -98,11 +98,26 @@ def redis_cluster(
 
 
 @contextmanager
-def sentinel_watched(workdir: Path, service: str = "clonegate") -> Iterator[SentinelSetup]:
-    """A master, a replica of it and one sentinel watching them as ``service``."""
+def sentinel_watched(
+    workdir: Path,
+    service: str = "clonegate",
+    password: str | None = None,
+    sentinel_password: str | None = None,
+) -> Iterator[SentinelSetup]:
+    """A master, a replica of it and one sentinel watching them as ``service``; the
+    servers ask for ``password`` if given, the sentinel for ``sentinel_password``."""
     program = server_program("redis-server", "redis-server")
     sentinel_program = server_program("redis-sentinel", "redis-sentinel")
-    plain = ("--save", "", "--appendonly", "no", "--maxmemory-policy", "noeviction")
+    plain: tuple[str, ...] = (
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+        "--maxmemory-policy",
+        "noeviction",
+    )
+    if password:
+        plain += ("--requirepass", password, "--masterauth", password)
     with ExitStack() as stack:
         master, master_port = _start(program, workdir / "master", *plain)
         stack.callback(_stopped, master)
@@ -111,16 +126,19 @@ def sentinel_watched(workdir: Path, service: str = "clonegate") -> Iterator[Sent
         )
         stack.callback(_stopped, replica)
         _wait_for("the replica", lambda: "master_link_status:up" in redis_cli(
-            replica_port, "info", "replication"))  # fmt: skip
+            replica_port, "info", "replication", password=password))  # fmt: skip
         config = workdir / "sentinel.conf"
         config.write_text(
             f"sentinel monitor {service} 127.0.0.1 {master_port} 1\n"
             f"sentinel down-after-milliseconds {service} 1000\n"
             f"sentinel failover-timeout {service} 5000\n"
+            + (f'sentinel auth-pass {service} "{password}"\n' if password else "")
+            + (f'requirepass "{sentinel_password}"\n' if sentinel_password else "")
         )
         sentinel, sentinel_port = _start(sentinel_program, workdir / "sentinel", config=config)
         stack.callback(_stopped, sentinel)
         setup = SentinelSetup(service, master_port, replica_port, sentinel_port)
+        setup.password, setup.sentinel_password = password, sentinel_password
         setup.processes = (master, replica)
         _wait_for("the sentinel", lambda: setup.replicas_known() > 0)
         yield setup
@@ -132,6 +150,11 @@ class SentinelSetup:
         self.ports = (master, replica)
         self.sentinel = sentinel
         self.processes: tuple[subprocess.Popen[bytes], ...] = ()
+        self.password: str | None = None
+        self.sentinel_password: str | None = None
+
+    def ask_sentinel(self, *command: str) -> str:
+        return redis_cli(self.sentinel, "sentinel", *command, password=self.sentinel_password)
 
     def signal(self, port: int, signum: int) -> None:
         """Send ``signum`` to the server on ``port`` (SIGSTOP pauses it, SIGCONT resumes)."""
@@ -143,17 +166,17 @@ class SentinelSetup:
 
     def master(self) -> int:
         """The port of the master the sentinel names now."""
-        reply = redis_cli(self.sentinel, "sentinel", "get-master-addr-by-name", self.service)
+        reply = self.ask_sentinel("get-master-addr-by-name", self.service)
         return int(reply.split()[1])
 
     def replicas_known(self) -> int:
-        return redis_cli(self.sentinel, "sentinel", "replicas", self.service).count("name")
+        return self.ask_sentinel("replicas", self.service).count("name")
 
     def failover(self) -> int:
         """Force a failover; returns the new master's port once the sentinel names it."""
         old = self.master()
         # NOGOODSLAVE until the sentinel has a fresh INFO from the replica.
-        _wait_for("a replica to promote", lambda: redis_cli(
-            self.sentinel, "sentinel", "failover", self.service).startswith("OK"))  # fmt: skip
+        _wait_for("a replica to promote", lambda: self.ask_sentinel(
+            "failover", self.service).startswith("OK"))  # fmt: skip
         _wait_for("the failover", lambda: self.master() != old)
         return self.master()

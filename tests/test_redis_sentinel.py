@@ -12,6 +12,7 @@ import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
+from urllib.parse import quote
 
 import pytest
 import trio
@@ -50,6 +51,34 @@ async def test_a_client_follows_the_master_the_sentinels_name(sentinel: Sentinel
             await trio.sleep(0.1)  # the client's own follow-up, which has no event
         await redis.set("{clonegate}:after", "1")
     assert redis_cli(new, "get", "{clonegate}:after").strip() == "1"
+
+
+SECRET = "SentinelTail"
+PASSWORD = f"s@n/t:i%25{SECRET}"  # "@", "/", ":" and "%"
+
+
+@pytest.mark.parametrize("sentinel_asks", [True, False])
+async def test_credentials_reach_the_master_and_the_sentinels(
+    tmp_path: Path, sentinel_asks: bool
+) -> None:
+    # The sentinels get the URL's credentials too, or none with sentinel_auth=none.
+    secured = sentinel_watched(
+        tmp_path / "secured",
+        password=PASSWORD,
+        sentinel_password=PASSWORD if sentinel_asks else None,
+    )
+    with secured as setup:
+        encoded = quote(PASSWORD, safe="")
+        query = "" if sentinel_asks else "?sentinel_auth=none"
+        url = f"redis+sentinel://:{encoded}@127.0.0.1:{setup.sentinel}/{setup.service}{query}"
+        async with open_redis(url) as redis:
+            await redis.set("{clonegate}:secured", "1")
+        wrong = url.replace(encoded, quote(PASSWORD[:-1], safe=""))
+        with pytest.raises(RedisUnavailableError) as refused:
+            async with open_redis(wrong):
+                pass
+    assert "***@" in str(refused.value)
+    assert SECRET[:-1] not in str(refused.value)
 
 
 class _Pool:

@@ -36,7 +36,8 @@ _NODE = re.compile(r"^(?P<host>\[[^\]]*\]|[^:/\[\],]+)(?::(?P<port>\d{1,5}))?$")
 _SERVICE = re.compile(r"^[A-Za-z0-9._-]+$")
 # The query of a cluster or Sentinel URL: only what clonegate reads itself.
 # sentinel_auth=none: the sentinels are asked without the URL's credentials (which
-# are then the master's only); by default both get them. replicas=N: a write counts
+# are then the master's only: for an ACL user the sentinels lack); by default both
+# get them (a sentinel without a password accepts any). replicas=N: a write counts
 # only once N replicas have it (WAIT), so a failover cannot lose it.
 _REPLICAS = tuple(str(n) for n in range(10))
 _OWN_PARAMETERS = {
