@@ -1,7 +1,8 @@
 """Where the tests find the server programs they start, and what happens when one is missing.
 
-The README promises that tests needing `sshd` or `redis-server` are skipped on a machine
-without them, and `.ci/run` (which installs both) sets ``CLONEGATE_REQUIRE_ALL_SERVERS``
+The README promises that tests needing `sshd`, `redis-server` (with `redis-cli`) or
+`redis-sentinel` are skipped on a machine without them, and `.ci/run` (which installs
+them) sets ``CLONEGATE_REQUIRE_ALL_SERVERS``
 so that CI fails instead of skipping. Both rules live here, once.
 
 Programs are looked up on ``PATH`` plus the system directories Debian puts them in

@@ -18,11 +18,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import coredis
 import pytest
 import trio
 
 from clonegate import RedisWorkQueue, open_redis
+from clonegate._adapters.redis.connection import Redis
 
 from .proxy import ThrottlingProxy
 from .redis_server import RedisServer
@@ -72,7 +72,7 @@ async def _worker(nursery: trio.Nursery, env: dict[str, str], *args: str) -> Wor
     return worker
 
 
-async def _idle_for(redis: coredis.Redis[str], run: str) -> float:
+async def _idle_for(redis: Redis[str], run: str) -> float:
     """Seconds since the run's last report, by the Redis server's clock."""
     last = await redis.xrevrange(f"{{clonegate}}:run:{run}:results", count=1)
     now = (await redis.time()).timestamp()

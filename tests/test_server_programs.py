@@ -1,5 +1,5 @@
-"""The README's promise: without `sshd` or `redis-server`, the tests that need them are
-skipped, and under ``.ci/run`` (``CLONEGATE_REQUIRE_ALL_SERVERS``) they fail instead.
+"""The README's promise: without `sshd`, `redis-server` or `redis-sentinel`, the tests that
+need them are skipped, and under ``.ci/run`` (``CLONEGATE_REQUIRE_ALL_SERVERS``) they fail instead.
 
 Each case runs pytest in a subprocess on tests that start those servers in three ways
 (the session's sshd fixture, ``ssh_server()`` called inside a test, the redis fixture),
@@ -20,6 +20,8 @@ NEEDING_SERVERS = [
     "tests/test_remote_head.py::test_over_ssh",
     "tests/test_envelope.py::test_a_trickle_is_stopped_on_ssh_and_https_too",
     "tests/test_redis_semaphore.py::test_every_script_is_idempotent_per_acquisition_id",
+    "tests/test_redis_cluster.py::test_release_hints_reach_waiters_through_other_nodes",
+    "tests/test_redis_sentinel.py::test_a_client_follows_the_master_the_sentinels_name",
 ]
 
 

@@ -46,7 +46,9 @@ RedisOption = Annotated[
         "--redis",
         envvar="CLONEGATE_REDIS_URL",
         show_default=False,
-        help="Redis URL, redis://[user:password@]host:port/db, user and password "
+        help="Redis URL, redis://[user:password@]host:port/db (a Redis Cluster: "
+        "redis+cluster://host:port[,host:port...]; Sentinel: "
+        "redis+sentinel://host:port[,host:port...]/service), user and password "
         "percent-encoded (prefer the CLONEGATE_REDIS_URL variable or "
         "--redis-password-file: arguments are visible to other users). Never printed.",
         metavar="URL",

@@ -21,13 +21,13 @@ import trio
 
 from ..._domain.limits import LimiterUnavailableError
 from ..._domain.urls import redact
+from .clients import Redis, connected_client
 from .url import parse_redis_url
 
 __all__ = ["Redis", "RedisUnavailableError", "open_redis", "redis_call", "redis_url"]
 
 logger = logging.getLogger("clonegate")
 
-Redis = coredis.Redis
 T = TypeVar("T")
 # Errors meaning "no usable answer from this server": the request may or may not have
 # run there (every script is idempotent, so running it again is safe). anyio's (the
@@ -64,8 +64,35 @@ def redis_url(url: str | None, password: str | None = None) -> str:
     return parsed.with_password(password)
 
 
+# What a Redis Cluster or the sentinels answer when the topology is not what the client
+# expects (a redirect, a cluster down, no master named): never shown raw.
+TOPOLOGY = (
+    coredis.exceptions.RedisClusterError,
+    coredis.exceptions.SentinelError,
+    coredis.exceptions.ReplicationError,
+)
+
+
 def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:
-    return RedisUnavailableError(f"{where}: {redact(str(exc)) or type(exc).__name__}")
+    return RedisUnavailableError(f"{where}: {_describe(exc)}")
+
+
+def _describe(exc: BaseException) -> str:
+    text = redact(str(exc)) or type(exc).__name__
+    if isinstance(exc, coredis.exceptions.AskError):  # MOVED or ASK: a cluster node
+        return (
+            f"it is a node of a Redis Cluster, which serves this key at {exc.host}:{exc.port}: "
+            "give every node's address as redis+cluster://host:port[,host:port...]"
+        )
+    if isinstance(exc, coredis.exceptions.ClusterCrossSlotError):
+        return f"keys of one request in two slots of the Redis Cluster (a bug): {text}"
+    if isinstance(exc, coredis.exceptions.RedisClusterError):
+        return f"the Redis Cluster cannot serve the request now: {text}"
+    if isinstance(exc, coredis.exceptions.ReplicationError):
+        return f"a write did not reach the replicas the URL asks for (replicas=N): {text}"
+    if isinstance(exc, coredis.exceptions.SentinelError):
+        return f"the sentinels name no usable master now: {text}"
+    return text
 
 
 @asynccontextmanager
@@ -78,22 +105,19 @@ async def open_redis(url: str, *, reply_timeout: float = 10.0) -> AsyncIterator[
     applies to every reply (so blocking reads must ask for less).
     """
     parsed = parse_redis_url(url)
-    # The credentials go apart from the URL, decoded: coredis would use them as written.
-    client: Redis[str] = coredis.Redis.from_url(
-        parsed.without_credentials,
-        username=parsed.username,
-        password=parsed.password,
-        decode_responses=True,
-        connect_timeout=reply_timeout,
-        stream_timeout=reply_timeout,
+    client_for_url = connected_client(
+        parsed,
+        reply_timeout=reply_timeout,
         # Every clonegate script is idempotent; a reply lost to a reset is retried once.
         retry_policy=coredis.retry.ConstantRetryPolicy(UNAVAILABLE[:2], retries=1, delay=0.05),
     )
     where = f"Redis at {parsed.redacted}"
     inside: BaseException | None = None  # what the body raised
     try:
-        async with client:
+        async with client_for_url as client:
             await redis_call(where, client.ping())
+            if parsed.kind != "cluster":
+                await _check_not_cluster(where, client)
             await _check_eviction(client)
             try:
                 yield client
@@ -127,7 +151,7 @@ async def redis_call(where: str, request: Awaitable[T]) -> T:
     whose message starts with ``where``."""
     try:
         return await request
-    except (*UNAVAILABLE, coredis.exceptions.ResponseError) as exc:
+    except (*UNAVAILABLE, coredis.exceptions.ResponseError, *TOPOLOGY) as exc:
         raise _unavailable(where, exc) from None
     except BaseExceptionGroup as group:
         leaves = _leaves(group)
@@ -136,8 +160,27 @@ async def redis_call(where: str, request: Awaitable[T]) -> T:
         raise
 
 
+async def _check_not_cluster(where: str, client: Redis[Any]) -> None:
+    # Through one node of a cluster, only the keys of its own slots work: every other
+    # request would be a redirect (issue 39). Said once, at the start.
+    try:
+        info = await redis_call(where, client.info("cluster"))
+    except RedisUnavailableError:  # INFO disabled on managed services
+        return
+    if str(info.get("cluster_enabled", "0")) == "1":
+        raise RedisUnavailableError(
+            f"{where}: it is a node of a Redis Cluster: give its nodes' addresses as "
+            "redis+cluster://host:port[,host:port...]"
+        )
+
+
 async def _check_eviction(client: Redis[Any]) -> None:
     # Evicting a semaphore's keys silently frees every permit (ADR 0015).
+    if isinstance(client, coredis.RedisCluster):  # CONFIG goes to one node: each master
+        for node in client.primaries:
+            async with node:
+                await _check_eviction(node)
+        return
     try:
         policy = (await client.config_get(["maxmemory-policy"])).get("maxmemory-policy")
     except coredis.exceptions.ResponseError:  # CONFIG disabled on managed services
