@@ -14,12 +14,13 @@ import json
 
 from clonegate import Job, RedisWorkQueue, RepositoryReport, RepositoryStatus, open_redis
 from clonegate._adapters.redis.connection import Redis
-from clonegate._adapters.redis.queue import GROUP, JOBS, RETRY_DUE
+from clonegate._adapters.redis.queue import GROUP, JOBS
 
 from .redis_server import RedisServer
 
 URLS = [f"git://127.0.0.1/r{i}.git" for i in range(3)]
 CLAIM_IDLE = 60.0  # seconds; jobs are made an hour idle, far past it
+RETRY_DUE = "{clonegate}:retry"  # the zset of jobs put back, by when they are due
 REASON = "limiter_unavailable: Redis at redis://u:s3cret@127.0.0.1:1/0: timed out"
 
 
@@ -133,14 +134,14 @@ async def test_a_dead_workers_jobs_are_reclaimed_one_at_a_time(own_redis: RedisS
         assert len(taken) == 3
         for job in taken:
             await _idle_for_an_hour(redis, job, "dead")
-        # A worker that holds jobs leaves them to one that holds none.
-        assert await live.take_new(3, wait=0.001) is None
-        pending = await redis.xpending(JOBS, GROUP, "-", "+", 10)
-        assert {str(p.consumer) for p in pending} == {"dead"}
         first = await live.take(3, wait=0.001)
         assert [(j.id, j.deliveries) for j in first] == [(taken[0].id, 2)]
         second = await live.take(3, wait=0.001)
         assert [(j.id, j.deliveries) for j in second] == [(taken[1].id, 2)]
+        # A worker that holds jobs leaves the last one to a worker that holds none.
+        assert await live.take_new(3, wait=0.001) is None
+        pending = await redis.xpending(JOBS, GROUP, taken[2].id, taken[2].id, 1)
+        assert [(str(p.consumer), p.delivered) for p in pending] == [("dead", 1)]
 
 
 async def test_only_a_death_while_running_alone_marks_a_job(own_redis: RedisServer) -> None:
