@@ -9,7 +9,10 @@ report. A job another worker took over is stopped mid-clone and writes nothing.
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -34,6 +37,7 @@ from .proxy import ThrottlingProxy
 from .redis_server import RedisServer
 from .servers import git_daemon, make_repo
 
+ROOT = Path(__file__).resolve().parents[1]
 SAFETY_NET = 60  # seconds: a bound for a hung test, never the assertion
 RETRY_DUE = "{clonegate}:retry"  # the zset of jobs put back, by when they are due
 PASSWORD = "s3cret"  # in the injected errors: it must reach no report nor status
@@ -149,6 +153,22 @@ async def test_status_shows_a_job_waiting_to_retry_with_its_reason_redacted(
             status = await queue.status("r")
             assert await _reports(redis, "r") == []
             assert not await queue.idle()
+            shown = await trio.run_process(
+                [sys.executable, "-m", "clonegate", "status", "r"],
+                capture_stdout=True,
+                capture_stderr=True,
+                env={**os.environ, "CLONEGATE_REDIS_URL": own_redis.url},
+                cwd=ROOT,
+            )
+    lines = shown.stdout.decode().splitlines()
+    assert lines[0] == "run r: 1 jobs: 1 queued, 0 in progress, 0 done"
+    assert lines[1] == "  1 waiting to retry after infrastructure errors:"
+    assert re.fullmatch(
+        r"  git://127\.0\.0\.1:\d+/r0: retry 1, in \d+ s, after: limiter_unavailable: "
+        r"Redis at redis://\*\*\*@127\.0\.0\.1:1/0: XREADGROUP timed out",
+        lines[2],
+    ), lines
+    assert PASSWORD not in shown.stdout.decode() + shown.stderr.decode()
     assert status is not None
     assert (status.done, status.queued, len(status.running)) == (0, 1, 0)
     [waiting] = status.waiting_to_retry
