@@ -24,6 +24,7 @@ from clonegate import (
     ClusterWorker,
     LeaseLostError,
     LimiterUnavailableError,
+    RedisSemaphore,
     RedisWorkQueue,
     open_redis,
     with_global_limiter,
@@ -34,7 +35,7 @@ from clonegate._adapters.redis.connection import Redis
 from clonegate._adapters.redis.queue import DEAD, GROUP, JOBS
 
 from .proxy import ThrottlingProxy
-from .redis_server import RedisServer
+from .redis_server import RedisServer, redis_server
 from .servers import git_daemon, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -130,6 +131,47 @@ async def test_infrastructure_errors_put_jobs_back_and_are_never_reported(
     assert dead == 0
     assert [w.totals.retried for w in workers] == [5, 2]
     assert list(work.iterdir()) == []  # the clones of lost leases were removed
+
+
+async def test_jobs_wait_out_a_limit_whose_redis_is_down(
+    tmp_path: Path, own_redis: RedisServer
+) -> None:
+    # The cluster limit on a redis-server of its own, stopped while the queue's runs:
+    # every clone's acquire fails (connection refused) and its job is put back, as often
+    # as it takes; once that Redis is started again, every job is cloned and reported ok.
+    served = tmp_path / "served"
+    served.mkdir()
+    names = _serve(served, 6)
+    with (
+        git_daemon(served) as daemon,
+        redis_server(tmp_path / "limit") as limit_server,
+        trio.fail_after(SAFETY_NET),
+    ):
+        async with (
+            open_redis(own_redis.url) as redis,
+            open_redis(limit_server.url) as limit_redis,
+            trio.open_nursery() as nursery,
+        ):
+            semaphore = RedisSemaphore(limit_redis, "clones", 2, nursery=nursery)
+            queue = RedisWorkQueue(redis, consumer="w", retry_delay=(0.001, 0.002))
+            await queue.submit([daemon.url(name) for name in names], run="r")
+            limit_server.stop()
+            worker = ClusterWorker(
+                queue, AnalyzeUseCase(with_max_concurrent_clones(2), with_global_limiter(semaphore))
+            )
+            nursery.start_soon(worker.run)
+            while worker.totals.retried < 2 * len(names):  # noqa: ASYNC110 (no event)
+                await trio.sleep(0.01)  # polling the worker's count
+            assert await _reports(redis, "r") == []  # nothing written meanwhile
+            limit_server.start()  # on the same port, empty: the next acquire sets the limit
+            while len(await _reports(redis, "r")) < len(names):  # noqa: ASYNC110
+                await trio.sleep(0.05)  # polling the results stream, which has no event
+            reports = await _reports(redis, "r")
+            retries = await _recorded_retries(redis)
+            nursery.cancel_scope.cancel()
+    assert [r["status"] for r in reports] == ["ok"] * len(names)
+    assert sum(retries.values()) >= 2 * len(names)
+    assert worker.totals.dead_lettered == 0
 
 
 async def test_status_shows_a_job_waiting_to_retry_with_its_reason_redacted(
