@@ -256,3 +256,35 @@ async def test_a_clone_taken_over_by_another_worker_is_stopped_and_writes_nothin
     assert reports == []
     assert retried == 0
     assert (str(after.consumer), after.delivered) == ("b", 2)  # still the new owner's
+
+
+async def test_a_reclaimed_job_runs_alone_on_its_worker(
+    tmp_path: Path, own_redis: RedisServer
+) -> None:
+    # Issue 39 item 7: a dead worker's job may be what killed it; the worker that takes
+    # it over runs it alone, taking no new job beside it, however many slots it has.
+    served = tmp_path / "served"
+    served.mkdir()
+    suspect, fresh = _serve(served, 2)
+    with git_daemon(served) as daemon, trio.fail_after(SAFETY_NET):
+        proxy = ThrottlingProxy(daemon.port, hold=(2, 1000))  # the suspect's clone hangs
+        async with trio.open_nursery() as nursery, open_redis(own_redis.url) as redis:
+            await nursery.start(proxy.serve)
+            dead = RedisWorkQueue(redis, consumer="dead")
+            await dead.submit([f"git://127.0.0.1:{proxy.port}/{suspect}.git"], run="r")
+            [job] = await dead.take(1, wait=0.001)
+            await redis.xclaim(JOBS, GROUP, "dead", 0, [job.id], idle=3_600_000, justid=True)
+            await dead.submit([daemon.url(fresh)], run="r")
+            queue = RedisWorkQueue(redis, consumer="w")
+            worker = ClusterWorker(queue, AnalyzeUseCase(with_max_concurrent_clones(4)))
+            nursery.start_soon(worker.run)
+            while not proxy.connections:  # noqa: ASYNC110 (the proxy's record)
+                await trio.sleep(0.01)
+            # Its take is over, the suspect cloning: the new job was not taken with it.
+            pending = await redis.xpending(JOBS, GROUP, "-", "+", 10)
+            status = await queue.status("r")
+            nursery.cancel_scope.cancel()
+    assert [(str(p.consumer), p.delivered) for p in pending] == [("w", 2)]
+    assert status is not None
+    assert [(r.worker, r.deliveries) for r in status.running] == [("w", 2)]
+    assert worker.totals.taken == 1
