@@ -18,6 +18,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import trio
+from coredis.response.types import StreamPendingExt
 
 from clonegate import (
     AnalyzeUseCase,
@@ -42,6 +43,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAFETY_NET = 60  # seconds: a bound for a hung test, never the assertion
 RETRY_DUE = "{clonegate}:retry"  # the zset of jobs put back, by when they are due
 PASSWORD = "s3cret"  # in the injected errors: it must reach no report nor status
+_Pending = tuple[str, str, int]
 
 
 class _FailingLimit:
@@ -77,6 +79,16 @@ def _serve(root: Path, count: int) -> list[str]:
 async def _reports(redis: Redis[str], run: str) -> list[dict[str, object]]:
     entries = await redis.xrange(f"{{clonegate}}:run:{run}:results")
     return [json.loads(e.field_values["report"]) for e in entries]
+
+
+async def _pending(redis: Redis[str], first: str = "-", last: str = "+") -> list[_Pending]:
+    """The group's pending entries from ``first`` to ``last``: (id, consumer, deliveries)."""
+    found = await redis.xpending(JOBS, GROUP, first, last, 100)
+    return [
+        (str(p.identifier), str(p.consumer), p.delivered)
+        for p in found
+        if isinstance(p, StreamPendingExt)
+    ]
 
 
 async def _recorded_retries(redis: Redis[str]) -> dict[tuple[str, str], int]:
@@ -243,19 +255,19 @@ async def test_a_clone_taken_over_by_another_worker_is_stopped_and_writes_nothin
                 await trio.sleep(0.01)
             # Another worker reclaims it (XCLAIM counts a delivery, as XAUTOCLAIM does),
             # and renews it as a live worker does, so that nobody reclaims it again.
-            [pending] = await redis.xpending(JOBS, GROUP, "-", "+", 1)
-            await redis.xclaim(JOBS, GROUP, "b", 0, [pending.identifier])
-            nursery.start_soon(_renew_as, redis, "b", pending.identifier, queue.claim_idle / 3)
+            [(job_id, _, _)] = await _pending(redis)
+            await redis.xclaim(JOBS, GROUP, "b", 0, [job_id])
+            nursery.start_soon(_renew_as, redis, "b", job_id, queue.claim_idle / 3)
             while any(work.iterdir()) or not worker.totals.stopped:  # noqa: ASYNC110
                 await trio.sleep(0.01)
-            [after] = await redis.xpending(JOBS, GROUP, "-", "+", 1)
+            after = await _pending(redis)
             reports = await _reports(redis, "r")
             retried = await redis.zcard(RETRY_DUE)
             nursery.cancel_scope.cancel()
     assert (worker.totals.stopped, worker.totals.reported, worker.totals.retried) == (1, 0, 0)
     assert reports == []
     assert retried == 0
-    assert (str(after.consumer), after.delivered) == ("b", 2)  # still the new owner's
+    assert after == [(job_id, "b", 2)]  # still the new owner's
 
 
 async def test_a_reclaimed_job_runs_alone_on_its_worker(
@@ -281,10 +293,10 @@ async def test_a_reclaimed_job_runs_alone_on_its_worker(
             while not proxy.connections:  # noqa: ASYNC110 (the proxy's record)
                 await trio.sleep(0.01)
             # Its take is over, the suspect cloning: the new job was not taken with it.
-            pending = await redis.xpending(JOBS, GROUP, "-", "+", 10)
+            pending = await _pending(redis)
             status = await queue.status("r")
             nursery.cancel_scope.cancel()
-    assert [(str(p.consumer), p.delivered) for p in pending] == [("w", 2)]
+    assert [(consumer, count) for _, consumer, count in pending] == [("w", 2)]
     assert status is not None
     assert [(r.worker, r.deliveries) for r in status.running] == [("w", 2)]
     assert worker.totals.taken == 1
