@@ -134,9 +134,13 @@ RETRY = (
     + """
 -- KEYS: jobs, running, retry, alone, retries. ARGV: job id, key, worker, deliveries,
 -- reason, first delay ms, longest delay ms, jitter (0.5 to 1, the client's: a script's
--- math.random repeats). Returns {retries, delay ms}, or -1 if not this worker's.
+-- math.random repeats). Returns {retries, delay ms}; -1 if not this worker's, 0 if gone.
 if not holds(ARGV[1], ARGV[3], ARGV[4]) then return -1 end
 local entry = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])[1]
+if not entry then  -- pending but deleted from the stream: nothing left to run
+  redis.call('XACK', KEYS[1], 'workers', ARGV[1])
+  return 0
+end
 local fields = {}
 for i = 1, #entry[2], 2 do fields[entry[2][i]] = entry[2][i + 1] end
 local deliveries = tonumber(ARGV[4])
@@ -186,7 +190,7 @@ for _ = 1, 10 do  -- an entry deleted meanwhile (XCLAIM drops it) lets the next 
   if not idle then return {0} end
   if ARGV[3] ~= '1' then return {1} end
   local entry = redis.call('XCLAIM', KEYS[1], 'workers', ARGV[1], ARGV[2], idle[1])[1]
-  if entry then
+  if entry and entry[2] then
     local fields = {}
     for i = 1, #entry[2], 2 do fields[entry[2][i]] = entry[2][i + 1] end
     local pending = redis.call('XPENDING', KEYS[1], 'workers', idle[1], idle[1], 1)[1]
