@@ -19,6 +19,7 @@ if TYPE_CHECKING:
         RedisUnavailableError,
         RedisWaiter,
         RedisWorkQueue,
+        Retrying,
         Running,
         RunStatus,
         open_redis,
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
         TestSuite,
         VersionedAnalyzer,
     )
-    from ._domain.jobs import Job, JobQueue
+    from ._domain.jobs import Job, JobQueue, Retry
     from ._domain.limits import (
         LeaseLostError,
         LimitConfigError,
@@ -149,7 +150,7 @@ _LAZY = {
         "._adapters.git.dulwich_vcs": "DulwichVCS",
         "._adapters.redis": (
             "Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics RedisUnavailableError "
-            "RedisWaiter RedisWorkQueue RunStatus Running open_redis"
+            "RedisWaiter RedisWorkQueue Retrying RunStatus Running open_redis"
         ),
         "._adapters.store": (
             "Difference HistoryEntry RunInfo SQLiteStore StoreReader open_store open_store_reader"
@@ -168,7 +169,7 @@ _LAZY = {
             "AnalysisReport Analyzer Inventory RepositoryFacts ScanError TestCase TestFile "
             "TestStatus TestSuite VersionedAnalyzer"
         ),
-        "._domain.jobs": "Job JobQueue",
+        "._domain.jobs": "Job JobQueue Retry",
         "._domain.limits": (
             "LeaseLostError LimitConfigError LimitError Limiter LimiterUnavailableError"
         ),
@@ -280,6 +281,8 @@ __all__ = [
     "RepositoryNotFoundError",
     "RepositoryReport",
     "RepositoryStatus",
+    "Retry",
+    "Retrying",
     "ReusableReports",
     "RunInfo",
     "RunStatus",

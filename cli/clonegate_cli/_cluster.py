@@ -27,6 +27,7 @@ from ._clone_options import (
     check_verbosity,
     clone_options,
 )
+from ._cluster_jobs import show_jobs
 from ._input import read_urls
 from ._output import summary_line, write_json, write_jsonl, write_table
 from ._redis_session import RedisOption, RedisPasswordFileOption, connect, error, run_with_redis
@@ -141,7 +142,12 @@ def worker(
     ] = 60.0,
     max_deliveries: Annotated[
         int,
-        typer.Option(min=1, help="Deliveries before a job is dead-lettered.", metavar="N"),
+        typer.Option(
+            min=1,
+            help="Workers lost while holding a job before it is dead-lettered (one of them "
+            "must have run it alone).",
+            metavar="N",
+        ),
     ] = 3,
     exit_when_done: Annotated[
         bool, typer.Option(help="Exit once no job is queued or running anywhere.")
@@ -197,7 +203,8 @@ def worker(
             totals = await work.run(exit_when_done=exit_when_done)
             say(
                 f"worker {queue.consumer}: {totals.reported} reports written, "
-                f"{totals.superseded} already reported, {totals.dead_lettered} dead-lettered"
+                f"{totals.superseded} already reported, {totals.dead_lettered} dead-lettered, "
+                f"{totals.retried} put back after infrastructure errors"
             )
             nursery.cancel_scope.cancel()
         return 0
@@ -299,11 +306,7 @@ def status(
                 + (f" ({statuses})" if statuses else "")
                 + ("" if found.complete else "; submission incomplete (stopped or running)")
             )
-            for entry in found.running:
-                typer.echo(
-                    f"  {visible(entry.key)}: worker {visible(entry.worker)}, "
-                    f"{entry.seconds:.0f} s, delivery {entry.deliveries}"
-                )
+            show_jobs(found)
         await _show_limit(client)
         return 0
 

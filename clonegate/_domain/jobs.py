@@ -8,7 +8,7 @@ from typing import Protocol
 
 from .reports import RepositoryReport
 
-__all__ = ["Job", "JobQueue"]
+__all__ = ["Job", "JobQueue", "Retry"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,28 +19,57 @@ class Job:
     url: str
     key: str  # the repository's normalized URL: one report per key per run
     deliveries: int  # times handed to a worker, this one included
+    retries: int = 0  # times put back after an infrastructure error (not the job's fault)
+    # Workers lost while they ran it, before its latest retry (deliveries - 1 counts since).
+    earlier_deaths: int = 0
+    died_alone: bool = False  # a worker died while running it and nothing else
+
+    @property
+    def deaths(self) -> int:
+        """Workers that stopped (died, were lost) while they held this job."""
+        return self.earlier_deaths + self.deliveries - 1
+
+    @property
+    def reclaimed(self) -> bool:
+        """Taken from a worker that stopped renewing it: it may be what killed that one."""
+        return self.deliveries > 1
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    attempt: int  # the job's retries, this one included
+    delay: float  # seconds before it is handed out again (by the queue's clock)
 
 
 class JobQueue(Protocol):
     """What :class:`ClusterWorker` needs from a queue. Every method is a checkpoint."""
 
-    async def take(self, n: int, wait: float) -> list[Job]:
-        """Up to ``n`` jobs: first those whose worker stopped renewing them (it died),
-        then new ones, waiting up to ``wait`` seconds for any (or less: a queue may
-        bound its waits; then it returns none sooner)."""
-        ...
-
     consumer: str  # this worker's name in the queue
     claim_idle: float  # seconds a job may go unrenewed before another worker takes it
 
-    async def start(self, job: Job) -> bool:
-        """Record that this worker runs ``job``; False if it already has its report
-        (then it is acknowledged and must not run again), or if this worker no longer
-        holds it (another worker took it over: that one runs it)."""
+    async def take(self, n: int, wait: float) -> list[Job]:
+        """For a worker that holds no job: one job whose worker stopped renewing it (it
+        died), alone, as the worker must run it alone (poison isolation); else up to
+        ``n`` new ones, waiting up to ``wait`` seconds for any (or less: a queue may
+        bound its waits; then it returns none sooner)."""
+        ...
+
+    async def take_new(self, n: int, wait: float) -> list[Job] | None:
+        """For a worker that holds jobs: up to ``n`` new ones as :meth:`take`; None, at
+        once, if a job waits to be reclaimed (then the worker takes nothing more until
+        it holds none, and can run that one alone)."""
+        ...
+
+    async def start(self, job: Job, *, alone: bool = False) -> bool:
+        """Record that this worker runs ``job`` (``alone``: and nothing else, until it
+        ends); False if it already has its report (then it is acknowledged and must
+        not run again), or if this worker no longer holds it (another worker took it
+        over: that one runs it)."""
         ...
 
     async def renew(self, jobs: list[Job]) -> list[Job]:
-        """Keep ``jobs`` from being reclaimed; returns those another worker took over."""
+        """Keep ``jobs`` from being reclaimed; returns those this worker no longer holds
+        (another worker took them over)."""
         ...
 
     async def finish(self, job: Job, report: RepositoryReport) -> bool:
@@ -50,6 +79,12 @@ class JobQueue(Protocol):
         (logged), and acknowledges nothing. Returns whether this report was written."""
         ...
 
+    async def retry(self, job: Job, reason: str) -> Retry | None:
+        """Put ``job`` back for another attempt after an infrastructure error (``reason``):
+        counted, after a backoff, with no report. Only while this worker still holds it;
+        None if it does not (another worker took it over: logged)."""
+        ...
+
     async def idle(self) -> bool:
-        """No job is queued or being run by anyone."""
+        """No job is queued, waiting to be retried, or being run by anyone."""
         ...

@@ -123,15 +123,22 @@ class AnalyzeUseCase:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
         return self._gate.statistics()
 
-    async def execute(self, url: str, *, index: int = 0) -> RepositoryReport:
+    async def execute(
+        self, url: str, *, index: int = 0, raise_limit_errors: bool = False
+    ) -> RepositoryReport:
         """Clone and analyze one repository, like Go's ``Execute``; never raises a CloneError.
 
         Failures are in the report, whose ``index`` is ``index``. Cancellation of the
         caller propagates, after the clone (if any) is stopped and removed. Concurrent calls
         share the clone limit; inside :meth:`session` they also share worker processes,
         and get stuck-clone warnings and the memory budget's controller (not outside).
+
+        A shared limit that fails (:exc:`LimitError`: its server unreachable, the lease
+        lost) says nothing about the repository: with ``raise_limit_errors`` it is raised
+        (after the clone is stopped and removed), no report made, for a caller that can
+        try again later (``ClusterWorker``); else it is reported as a failure of its kind.
         """
-        report = await self._run_one(index, url)
+        report = await self._run_one(index, url, raise_limit_errors=raise_limit_errors)
         if self._recorder is not None:
             await self._recorder.save_one(self._session_run, key_of(url), report)
         self._done(report)
@@ -230,7 +237,9 @@ class AnalyzeUseCase:
             yield  # an exception of the block cancels them too, as the nursery's body
             nursery.cancel_scope.cancel()
 
-    async def _run_one(self, index: int, url: str) -> RepositoryReport:
+    async def _run_one(
+        self, index: int, url: str, *, raise_limit_errors: bool = False
+    ) -> RepositoryReport:
         # A checkpoint on every path, the early failures below included.
         await trio.lowlevel.checkpoint()
         shown = shown_url(url)
@@ -295,6 +304,8 @@ class AnalyzeUseCase:
                 # release): a private clone goes; a kept one is the user's and stays.
                 if source is not None and not self.config.keep_clones:
                     await self._discard(source, shown)
+                if isinstance(exc, LimitError) and raise_limit_errors:
+                    raise
                 timings = watch.timings(trio.current_time())
                 return RepositoryReport.failure(
                     shown, index, "clone", kind, message, status, timings, peak

@@ -10,8 +10,9 @@ import trio
 
 from .._domain.checks import positive_int, positive_seconds
 from .._domain.jobs import Job, JobQueue
+from .._domain.limits import LimitError
 from .._domain.reports import RepositoryReport
-from .._domain.urls import shown_url
+from .._domain.urls import redact, shown_url
 from .analyze import AnalyzeUseCase
 
 __all__ = ["ClusterWorker", "WorkerTotals"]
@@ -25,7 +26,18 @@ class WorkerTotals:
     reported: int = 0  # reports this worker wrote
     superseded: int = 0  # finished, not written: reported already, or taken over
     dead_lettered: int = 0
+    retried: int = 0  # put back after an infrastructure error (a shared limit failed)
+    stopped: int = 0  # cancelled mid-run: another worker took the job over
     by_status: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class _Held:
+    """A job from its take to its end, and the scope its run is cancelled with."""
+
+    job: Job
+    scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    taken_over: bool = False
 
 
 class ClusterWorker:
@@ -33,17 +45,28 @@ class ClusterWorker:
     ``exit_when_done``, until the queue is idle).
 
     The queue reclaims a job after ``claim_idle`` seconds without renewal; this
-    worker renews its running jobs every third of that. With nothing to do, it waits
-    for new jobs indefinitely, looking for jobs to reclaim every third of that too.
+    worker renews its jobs every third of that, and stops running (and writes nothing
+    for) a job another worker took over meanwhile. With nothing to do, it waits for
+    new jobs indefinitely, looking for jobs to reclaim every third of that too.
 
     At-least-once: a job is acknowledged only once its report is written, so a worker
     that dies mid-job leaves it pending; after ``claim_idle`` seconds without renewal
     another worker reclaims it. At most one report per job per run: the report and the
     acknowledgement are one atomic step that writes nothing if the job's repository
     already has a report in its run, or if this worker no longer holds the job (it
-    was taken over): the owner's report is the one that counts. A job handed out more
-    than ``max_deliveries`` times (it keeps killing its workers) gets a ``dead_letter``
-    report instead of a further attempt.
+    was taken over): the owner's report is the one that counts.
+
+    Infrastructure is never the repository's fault: when a shared limit fails (its
+    Redis unreachable, the lease lost), the job is put back for a later attempt,
+    counted and after a backoff, with no report.
+
+    Poison isolation: a reclaimed job may be what killed its worker, so it is taken
+    only by a worker that holds no other job, and runs alone (the worker takes
+    nothing else meanwhile); a worker that holds jobs takes no new ones while such a
+    job waits, until it holds none. A job is dead-lettered (a ``dead_letter`` report
+    instead of a further attempt) once ``max_deliveries`` workers stopped while
+    holding it and one of them ran it alone: a job that only shared a worker with
+    the one that killed it is run again.
     """
 
     def __init__(
@@ -63,7 +86,8 @@ class ClusterWorker:
         self.claim_idle = positive_seconds("claim_idle", queue.claim_idle)
         self.max_deliveries = positive_int("max_deliveries", max_deliveries)
         self.totals = WorkerTotals()
-        self._running: dict[str, Job] = {}
+        self._held: dict[tuple[str, int], _Held] = {}  # by job id and delivery
+        self._ended = trio.Event()  # a held job ended (replaced once set)
 
     async def run(self, *, exit_when_done: bool = False) -> WorkerTotals:
         """Work until cancelled; with ``exit_when_done``, return once the queue is idle."""
@@ -76,41 +100,85 @@ class ClusterWorker:
             while True:
                 await slots.acquire()
                 free = 1 + _take_all(slots)
-                jobs = await self.queue.take(free, wait=wait)
-                for _ in range(free - len(jobs)):
+                # Holding none, it may reclaim a dead worker's job (to run alone).
+                jobs = await (self.queue.take_new if self._held else self.queue.take)(free, wait)
+                for _ in range(free - len(jobs or ())):
                     slots.release()
+                if jobs is None:  # a reclaimable job waits for a worker holding none
+                    await self._until_empty()
+                    continue
                 for job in jobs:
                     self.totals.taken += 1
-                    nursery.start_soon(self._one, job, slots)
-                if not jobs and not self._running and exit_when_done and await self.queue.idle():
+                    held = self._held[job.id, job.deliveries] = _Held(job)
+                    nursery.start_soon(self._one, held, slots)
+                if any(job.reclaimed for job in jobs):
+                    await self._until_empty()  # it runs alone
+                elif not jobs and not self._held and exit_when_done and await self.queue.idle():
                     break
             nursery.cancel_scope.cancel()
         return self.totals
 
-    async def _one(self, job: Job, slots: trio.Semaphore) -> None:
+    async def _until_empty(self) -> None:
+        await trio.lowlevel.checkpoint()
+        while self._held:
+            await self._ended.wait()
+
+    async def _one(self, held: _Held, slots: trio.Semaphore) -> None:
+        job = held.job
         try:
-            if job.deliveries > self.max_deliveries:
-                report = RepositoryReport.failure(
-                    shown_url(job.url),
-                    job.index,
-                    "clone",
-                    "dead_letter",
-                    f"{shown_url(job.url)}: {job.deliveries - 1} workers stopped while running "
-                    "this job (killed, out of memory, or lost); it was not run again",
-                )
-                self.totals.dead_lettered += 1
-                await self._finish(job, report)
+            if job.deaths >= self.max_deliveries and job.died_alone:
+                await self._dead_letter(job)
                 return
-            if not await self.queue.start(job):
+            if not await self.queue.start(job, alone=job.reclaimed):
                 return  # reported already, or taken over by another worker (logged)
-            self._running[job.id] = job
-            try:
-                report = await self.use_case.execute(job.url, index=job.index)
-            finally:
-                del self._running[job.id]
-            await self._finish(job, report)
+            report: RepositoryReport | None = None
+            with held.scope:
+                try:
+                    report = await self.use_case.execute(
+                        job.url, index=job.index, raise_limit_errors=True
+                    )
+                except LimitError as exc:
+                    if not held.taken_over:
+                        await self._retry(job, exc)
+            if held.taken_over:
+                self.totals.stopped += 1
+                logger.warning("job %s (%s): stopped, another worker has it", job.id, job.url)
+            elif report is not None:
+                await self._finish(job, report)
         finally:
+            del self._held[job.id, job.deliveries]
+            self._ended.set()
+            self._ended = trio.Event()
             slots.release()
+
+    async def _dead_letter(self, job: Job) -> None:
+        report = RepositoryReport.failure(
+            shown_url(job.url),
+            job.index,
+            "clone",
+            "dead_letter",
+            f"{shown_url(job.url)}: {job.deaths} workers stopped while running this job "
+            "(killed, out of memory, or lost), one of them running it alone; it was not "
+            "run again",
+        )
+        self.totals.dead_lettered += 1
+        await self._finish(job, report)
+
+    async def _retry(self, job: Job, exc: LimitError) -> None:
+        reason = redact(str(exc))
+        retry = await self.queue.retry(job, f"{exc.kind}: {reason}")
+        if retry is None:  # taken over meanwhile (logged): the new owner runs it
+            self.totals.superseded += 1
+            return
+        self.totals.retried += 1
+        logger.warning(
+            "job %s (%s): put back, retry %d in %.1f s, after an infrastructure error: %s",
+            job.id,
+            shown_url(job.url),
+            retry.attempt,
+            retry.delay,
+            reason,
+        )
 
     async def _finish(self, job: Job, report: RepositoryReport) -> None:
         if await self.queue.finish(job, report):
@@ -122,10 +190,15 @@ class ClusterWorker:
     async def _renew_forever(self) -> None:
         while True:
             await trio.sleep(self.claim_idle / 3)
-            if self._running:
-                for job in await self.queue.renew(list(self._running.values())):
-                    # It was reclaimed while this worker was slow (paused, cut off):
-                    # its report will be dropped; the new owner's counts.
+            if self._held:
+                held = list(self._held.values())
+                for job in await self.queue.renew([h.job for h in held]):
+                    # Reclaimed while this worker was slow (paused, cut off): its run
+                    # stops now, and writes nothing; the new owner's report counts.
+                    taken = self._held.get((job.id, job.deliveries))
+                    if taken is not None:
+                        taken.taken_over = True
+                        taken.scope.cancel()
                     logger.warning("job %s (%s) was taken over by another worker", job.id, job.url)
 
 

@@ -1,7 +1,7 @@
 """The cluster mode's adapters on Redis: a shared semaphore and a work queue (ADR 0015)."""
 
 from .connection import RedisUnavailableError, open_redis, redis_url
-from .queue import RedisWorkQueue, Running, RunStatus
+from .queue import RedisWorkQueue, Retrying, Running, RunStatus
 from .semaphore import (
     Lease,
     RedisHolder,
@@ -18,6 +18,7 @@ __all__ = [
     "RedisUnavailableError",
     "RedisWaiter",
     "RedisWorkQueue",
+    "Retrying",
     "RunStatus",
     "Running",
     "open_redis",

@@ -9,13 +9,17 @@ Keys, all under the hash tag ``{clonegate}`` (one slot in a Redis Cluster):
   run:ID:reported    set of the keys that have their report (one report per key)
   run:ID:results     stream of reports (index, key, worker, report JSON)
   run:ID:running     hash: key -> "worker since(ms) deliveries"
+  run:ID:retries     hash: key -> "retries due(ms) reason", until the key's report
   dead               stream of dead-lettered jobs
+  retry              zset: jobs put back after an infrastructure error, by when due (ms)
+  alone              hash: job id -> its first delivery that ran alone on its worker
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import random
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
@@ -23,19 +27,22 @@ from typing import Any
 
 import trio
 
-from ..._domain.jobs import Job
+from ..._domain.jobs import Job, Retry
 from ..._domain.report_json import report_from_json, to_json
 from ..._domain.reports import RepositoryReport
-from ..._domain.urls import parse_repo_url
+from ..._domain.urls import parse_repo_url, redact
 from .connection import Redis, redis_call
-from .queue_scripts import FINISH, IDLE, RECLAIM, RENEW, START, STATUS, SUBMIT
+from .queue_scripts import FINISH, IDLE, RECLAIM, RENEW, RETRY, START, STATUS, SUBMIT
 
-__all__ = ["RedisWorkQueue", "RunStatus", "Running"]
+__all__ = ["RedisWorkQueue", "Retrying", "RunStatus", "Running"]
 
 logger = logging.getLogger("clonegate")
 
 TAG = "{clonegate}"
 JOBS, RUNS, DEAD, GROUP = f"{TAG}:jobs", f"{TAG}:runs", f"{TAG}:dead", "workers"
+RETRY_DUE, ALONE = f"{TAG}:retry", f"{TAG}:alone"
+RETRY_DELAY = (1.0, 300.0)  # seconds: the first retry's backoff, doubling up to the second
+REASON_LENGTH = 300  # characters of an infrastructure error kept for `status`
 SUBMIT_BATCH = 500
 LONGEST_BLOCK = 5.0  # seconds a read waits for new jobs, with a client of no reply bound
 
@@ -49,6 +56,14 @@ class Running:
 
 
 @dataclass(frozen=True, slots=True)
+class Retrying:
+    key: str
+    retries: int  # times put back after an infrastructure error
+    due: float  # seconds until it is queued again (by the Redis server's clock; <= 0: it is)
+    reason: str  # the last error, redacted
+
+
+@dataclass(frozen=True, slots=True)
 class RunStatus:
     run: str
     lines: int  # URLs submitted, duplicates included
@@ -59,10 +74,18 @@ class RunStatus:
     complete: bool  # every job of its submissions is queued (False: one runs or died)
     finished: bool  # complete, and every job has its report
     elapsed: float  # seconds from its creation to its last report, or to now if unfinished
+    # Jobs put back after infrastructure errors, and not reported since (running or not).
+    retrying: tuple[Retrying, ...] = ()
 
     @property
     def queued(self) -> int:
         return self.submitted - self.done - len(self.running)
+
+    @property
+    def waiting_to_retry(self) -> tuple[Retrying, ...]:
+        """The retrying jobs that nobody runs now (queued again, or in their backoff)."""
+        running = {r.key for r in self.running}
+        return tuple(r for r in self.retrying if r.key not in running)
 
 
 def _key(run: str, part: str) -> str:
@@ -91,11 +114,13 @@ class RedisWorkQueue:
         where: str = "Redis",
         consumer: str = "",
         claim_idle: float = 60.0,
+        retry_delay: tuple[float, float] = RETRY_DELAY,
     ) -> None:
         self._redis = redis
         self._where = where
         self.consumer = consumer or secrets.token_hex(6)
         self.claim_idle = claim_idle
+        self.retry_delay = retry_delay  # (first, longest) backoff after infrastructure errors
         # A blocking read's reply must come within the client's reply bound
         # (open_redis's reply_timeout): it blocks for at most half of it.
         bound = redis.connection_pool.connection_kwargs.get("stream_timeout")
@@ -107,6 +132,7 @@ class RedisWorkQueue:
                 ("start", START),
                 ("finish", FINISH),
                 ("renew", RENEW),
+                ("retry", RETRY),
                 ("reclaim", RECLAIM),
                 ("idle", IDLE),
                 ("status", STATUS),
@@ -147,9 +173,8 @@ class RedisWorkQueue:
 
     async def status(self, run: str) -> RunStatus | None:
         """The run's counts and who runs what, since when; None for an unknown run."""
-        now, meta_flat, running_flat, last = await self._script(
-            "status", [_key(run, "meta"), _key(run, "running"), _key(run, "results")], []
-        )
+        keys = [_key(run, part) for part in ("meta", "running", "results", "retries")]
+        now, meta_flat, running_flat, last, retries_flat = await self._script("status", keys, [])
         meta = dict(zip(meta_flat[::2], meta_flat[1::2], strict=True))
         if not meta:
             return None
@@ -176,6 +201,9 @@ class RedisWorkQueue:
             complete=complete,
             finished=finished,
             elapsed=(end - int(meta.get("created", end))) / 1000,
+            retrying=tuple(
+                sorted(_retrying(retries_flat, int(now)), key=lambda r: (-r.retries, r.key))
+            ),
         )
 
     async def runs(self) -> list[str]:
@@ -212,37 +240,45 @@ class RedisWorkQueue:
     # -- the worker's side (clonegate._domain.jobs.JobQueue)
 
     async def take(self, n: int, wait: float) -> list[Job]:
-        flat = await self._script("reclaim", [JOBS], [self.consumer, _ms(self.claim_idle), n])
-        jobs = [
-            Job(flat[i], flat[i + 2], int(flat[i + 3]), flat[i + 4], flat[i + 5], int(flat[i + 1]))
-            for i in range(0, len(flat), 6)
-        ]
-        if len(jobs) < n:
-            # With jobs in hand, the rest is read without waiting: no BLOCK at all, for
-            # Redis's BLOCK 0 waits forever (issue 39: an idle worker that reclaimed
-            # one job of two hung there until the reply bound and exited).
-            entries = await self._call(
-                self._redis.xreadgroup(
-                    GROUP,
-                    self.consumer,
-                    {JOBS: ">"},
-                    count=n - len(jobs),
-                    block=None if jobs else _ms(min(wait, self._longest_block)),
-                )
-            )
-            for entry in next(iter(entries.values())) if entries else ():
-                f = entry.field_values
-                jobs.append(Job(entry.identifier, f["run"], int(f["index"]), f["url"], f["key"], 1))
+        found, *fields = await self._reclaim(claim=True)
+        if found:
+            return [_job(fields)]
+        return await self._read(n, wait)
+
+    async def take_new(self, n: int, wait: float) -> list[Job] | None:
+        found, *_ = await self._reclaim(claim=False)
+        return None if found else await self._read(n, wait)
+
+    async def _reclaim(self, *, claim: bool) -> list[Any]:
+        """Queue the due retries again, then claim (or only look for) one job idle past
+        claim_idle."""
+        args = [self.consumer, _ms(self.claim_idle), int(claim)]
+        return list(await self._script("reclaim", [JOBS, RETRY_DUE, ALONE], args))
+
+    async def _read(self, n: int, wait: float) -> list[Job]:
+        # Always a BLOCK of 1 ms or more: Redis takes BLOCK 0 as "wait for ever" (issue 39).
+        block = _ms(min(wait, self._longest_block))
+        entries = await self._call(
+            self._redis.xreadgroup(GROUP, self.consumer, {JOBS: ">"}, count=n, block=block)
+        )
+        jobs = []
+        for entry in next(iter(entries.values())) if entries else ():
+            f = entry.field_values
+            values = [entry.identifier, 1, f["run"], f["index"], f["url"], f["key"]]
+            jobs.append(_job([*values, f.get("retries", 0), f.get("deaths", 0), f.get("alone")]))
         return jobs
 
-    async def start(self, job: Job) -> bool:
-        keys = [JOBS, _key(job.run, "reported"), _key(job.run, "running")]
-        args = [job.id, job.key, self.consumer, job.deliveries]
+    async def start(self, job: Job, *, alone: bool = False) -> bool:
+        keys = [JOBS, _key(job.run, "reported"), _key(job.run, "running"), ALONE]
+        args = [job.id, job.key, self.consumer, job.deliveries, int(alone)]
         return self._held(job, await self._script("start", keys, args), "not started")
 
     async def renew(self, jobs: list[Job]) -> list[Job]:
-        lost = set(await self._script("renew", [JOBS], [self.consumer, *(j.id for j in jobs)]))
-        return [job for job in jobs if job.id in lost]
+        args: list[Any] = [self.consumer]
+        for job in jobs:
+            args += [job.id, job.deliveries]
+        lost = await self._script("renew", [JOBS], args)
+        return [jobs[int(i)] for i in lost]
 
     async def finish(self, job: Job, report: RepositoryReport) -> bool:
         keys = [
@@ -252,12 +288,27 @@ class RedisWorkQueue:
             _key(job.run, "running"),
             _key(job.run, "meta"),
             DEAD,
+            ALONE,
+            _key(job.run, "retries"),
         ]
         dead = "1" if report.error is not None and report.error.kind == "dead_letter" else "0"
         document = json.dumps(to_json(report))
         args = [job.id, job.key, job.index, self.consumer, report.status, document, dead]
         args.append(job.deliveries)
         return self._held(job, await self._script("finish", keys, args), "report dropped")
+
+    async def retry(self, job: Job, reason: str) -> Retry | None:
+        keys = [JOBS, _key(job.run, "running"), RETRY_DUE, ALONE, _key(job.run, "retries")]
+        first, longest = self.retry_delay
+        reason = " ".join(redact(reason).split())[:REASON_LENGTH]  # one line, for status
+        jitter = 1 - random.random() / 2  # spreads the retries of one outage apart
+        args = [job.id, job.key, self.consumer, job.deliveries, reason]
+        args += [_ms(first), _ms(longest), f"{jitter:.6f}"]
+        outcome = await self._script("retry", keys, args)
+        if not isinstance(outcome, list):
+            self._held(job, outcome, "not put back")
+            return None
+        return Retry(int(outcome[0]), int(outcome[1]) / 1000)
 
     def _held(self, job: Job, outcome: int, otherwise: str) -> bool:
         """A fenced script's outcome (1 done, 0 reported already, -1 not this worker's
@@ -267,11 +318,27 @@ class RedisWorkQueue:
         return int(outcome) > 0
 
     async def idle(self) -> bool:
-        return bool(await self._script("idle", [JOBS], []))
+        return bool(await self._script("idle", [JOBS, RETRY_DUE], []))
 
 
 def _ms(seconds: float) -> int:
     return max(1, round(seconds * 1000))
+
+
+def _job(fields: list[Any]) -> Job:
+    """A job from the queue's fields: id, deliveries, run, index, url, key, retries,
+    deaths before this entry, died alone before ('1')."""
+    id, deliveries, run, index, url, key, retries, deaths, alone = fields
+    return Job(
+        str(id), str(run), int(index), str(url), str(key), int(deliveries),
+        int(retries), int(deaths), alone == "1",
+    )  # fmt: skip
+
+
+def _retrying(flat: list[str], now: int) -> Iterable[Retrying]:
+    for key, value in zip(flat[::2], flat[1::2], strict=True):
+        retries, due, reason = value.split(" ", 2)
+        yield Retrying(key, int(retries), (int(due) - now) / 1000, reason)
 
 
 def _without_credentials(url: str) -> str:

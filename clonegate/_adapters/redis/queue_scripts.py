@@ -12,6 +12,7 @@ __all__ = [
     "IDLE",
     "RECLAIM",
     "RENEW",
+    "RETRY",
     "START",
     "STATUS",
     "SUBMIT",
@@ -61,7 +62,8 @@ local function holds(id, worker, deliveries)
 end
 """
 
-# KEYS: jobs, reported, running. ARGV: job id, key, worker, deliveries.
+# KEYS: jobs, reported, running, alone. ARGV: job id, key, worker, deliveries, alone
+# ('1': the worker runs it and nothing else; the first such delivery is kept in `alone`).
 # Returns 1 if the job should run, 0 if its report exists (it is acknowledged here).
 START = (
     HOLDS
@@ -73,12 +75,13 @@ if redis.call('SISMEMBER', KEYS[2], ARGV[2]) == 1 then
   redis.call('XACK', KEYS[1], 'workers', ARGV[1])
   return 0
 end
+if ARGV[5] == '1' then redis.call('HSETNX', KEYS[4], ARGV[1], ARGV[4]) end
 redis.call('HSET', KEYS[3], ARGV[2], ARGV[3] .. ' ' .. string.format('%d', now) .. ' ' .. ARGV[4])
 return 1
 """
 )
 
-# KEYS: jobs, reported, results, running, meta, dead.
+# KEYS: jobs, reported, results, running, meta, dead, alone, retries.
 # ARGV: job id, key, index, worker, status, report JSON, dead (0/1), deliveries.
 # Writes the report unless the key has one, then acknowledges; returns 1 if written.
 FINISH = (
@@ -100,48 +103,110 @@ local running = redis.call('HGET', KEYS[4], ARGV[2])
 if running and string.sub(running, 1, #ARGV[4] + 1) == ARGV[4] .. ' ' then
   redis.call('HDEL', KEYS[4], ARGV[2])
 end
+redis.call('HDEL', KEYS[7], ARGV[1])
+redis.call('HDEL', KEYS[8], ARGV[2])
 redis.call('XACK', KEYS[1], 'workers', ARGV[1])
 return written
 """
 )
 
-# KEYS: jobs. ARGV: worker, job ids. Resets the idle time of the jobs this worker still
-# owns (so nobody reclaims them); returns the ids another worker owns now.
+# KEYS: jobs. ARGV: worker, then job id and deliveries for each job. Resets the idle
+# time of the deliveries this worker still holds (so nobody reclaims them); returns the
+# positions (from 0) of those it does not: another worker holds them now.
 RENEW = """
 local lost = {}
-for i = 2, #ARGV do
-  local pending = redis.call('XPENDING', KEYS[1], 'workers', ARGV[i], ARGV[i], 1)
-  if pending[1] and pending[1][2] == ARGV[1] then
+for i = 2, #ARGV, 2 do
+  local pending = redis.call('XPENDING', KEYS[1], 'workers', ARGV[i], ARGV[i], 1)[1]
+  if pending and pending[2] == ARGV[1] and pending[4] == tonumber(ARGV[i + 1]) then
     redis.call('XCLAIM', KEYS[1], 'workers', ARGV[1], 0, ARGV[i], 'JUSTID')
   else
-    lost[#lost + 1] = ARGV[i]
+    lost[#lost + 1] = (i - 2) / 2
   end
 end
 return lost
 """
 
-# KEYS: jobs. ARGV: worker, min idle ms, count. Claims jobs idle that long (their worker
-# died) and returns them flat: id, deliveries, run, index, url, key.
-RECLAIM = (
-    CREATE_GROUP
+# Infrastructure errors (issue 39): a job put back by RETRY waits in the zset `retry`
+# (score: when it is due, server ms; member: its fields as JSON), then goes back into
+# `jobs` as a new entry: a new id, so every holder of the old delivery is fenced out.
+RETRY = (
+    HOLDS
     + """
-local claimed = redis.call('XAUTOCLAIM', KEYS[1], 'workers', ARGV[1], ARGV[2], '0-0',
-                           'COUNT', ARGV[3])
-local out = {}
-for _, entry in ipairs(claimed[2]) do
-  local id, fields = entry[1], {}
-  for i = 1, #entry[2], 2 do fields[entry[2][i]] = entry[2][i + 1] end
-  local pending = redis.call('XPENDING', KEYS[1], 'workers', id, id, 1)
-  for _, v in ipairs({id, pending[1][4], fields.run, fields.index, fields.url, fields.key}) do
-    out[#out + 1] = v
-  end
+-- KEYS: jobs, running, retry, alone, retries. ARGV: job id, key, worker, deliveries,
+-- reason, first delay ms, longest delay ms, jitter (0.5 to 1, the client's: a script's
+-- math.random repeats). Returns {retries, delay ms}; -1 if not this worker's, 0 if gone.
+if not holds(ARGV[1], ARGV[3], ARGV[4]) then return -1 end
+local entry = redis.call('XRANGE', KEYS[1], ARGV[1], ARGV[1])[1]
+if not entry then  -- pending but deleted from the stream: nothing left to run
+  redis.call('XACK', KEYS[1], 'workers', ARGV[1])
+  return 0
 end
-return out
+local fields = {}
+for i = 1, #entry[2], 2 do fields[entry[2][i]] = entry[2][i + 1] end
+local deliveries = tonumber(ARGV[4])
+local first_alone = tonumber(redis.call('HGET', KEYS[4], ARGV[1]))
+redis.call('HDEL', KEYS[4], ARGV[1])
+redis.call('XACK', KEYS[1], 'workers', ARGV[1])
+redis.call('XDEL', KEYS[1], ARGV[1])
+local running = redis.call('HGET', KEYS[2], ARGV[2])
+if running and string.sub(running, 1, #ARGV[3] + 1) == ARGV[3] .. ' ' then
+  redis.call('HDEL', KEYS[2], ARGV[2])
+end
+local retries = tonumber(fields.retries or '0') + 1
+local delay = math.floor(math.min(tonumber(ARGV[7]),
+                                  tonumber(ARGV[6]) * 2 ^ (retries - 1)) * tonumber(ARGV[8]))
+local clock = redis.call('TIME')
+local due = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) + delay
+-- Deaths carried over: those of the entry's earlier deliveries (not this one's).
+local alone = fields.alone == '1' or (first_alone ~= nil and first_alone < deliveries)
+redis.call('ZADD', KEYS[3], due, cjson.encode({
+  was = ARGV[1], run = fields.run, index = fields.index, url = fields.url, key = fields.key,
+  retries = tostring(retries),
+  deaths = tostring(tonumber(fields.deaths or '0') + deliveries - 1),
+  alone = alone and '1' or '0'}))
+redis.call('HSET', KEYS[5], ARGV[2], string.format('%d %d ', retries, due) .. ARGV[5])
+return {retries, delay}
 """
 )
 
-# KEYS: jobs. Returns 1 when no job is pending (being run) or undelivered.
+# KEYS: jobs, retry, alone. ARGV: worker, min idle ms, claim ('1' claims, '0' only looks).
+# First queues again the retries that are due. Then finds the oldest job idle that long
+# (its worker died) and claims it: one at a time, to run alone (poison isolation).
+# Returns {found (0/1)}, then, if claimed: id, deliveries, run, index, url, key, retries,
+# deaths before this entry, died alone before (0/1).
+RECLAIM = (
+    CREATE_GROUP
+    + """
+local clock = redis.call('TIME')
+local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
+for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)) do
+  local job = cjson.decode(member)
+  redis.call('XADD', KEYS[1], '*', 'run', job.run, 'index', job.index, 'url', job.url,
+             'key', job.key, 'retries', job.retries, 'deaths', job.deaths, 'alone', job.alone)
+  redis.call('ZREM', KEYS[2], member)
+end
+for _ = 1, 10 do  -- an entry deleted meanwhile (XCLAIM drops it) lets the next one in
+  local idle = redis.call('XPENDING', KEYS[1], 'workers', 'IDLE', ARGV[2], '-', '+', 1)[1]
+  if not idle then return {0} end
+  if ARGV[3] ~= '1' then return {1} end
+  local entry = redis.call('XCLAIM', KEYS[1], 'workers', ARGV[1], ARGV[2], idle[1])[1]
+  if entry and entry[2] then
+    local fields = {}
+    for i = 1, #entry[2], 2 do fields[entry[2][i]] = entry[2][i + 1] end
+    local pending = redis.call('XPENDING', KEYS[1], 'workers', idle[1], idle[1], 1)[1]
+    local alone = fields.alone == '1' or redis.call('HEXISTS', KEYS[3], idle[1]) == 1
+    return {1, idle[1], pending[4], fields.run, fields.index, fields.url, fields.key,
+            fields.retries or '0', fields.deaths or '0', alone and '1' or '0'}
+  end
+end
+return {0}
+"""
+)
+
+# KEYS: jobs, retry. Returns 1 when no job is pending (being run), undelivered, or
+# waiting to be retried.
 IDLE = """
+if redis.call('ZCARD', KEYS[2]) > 0 then return 0 end
 if redis.call('EXISTS', KEYS[1]) == 0 then return 1 end
 if redis.call('XPENDING', KEYS[1], 'workers')[1] > 0 then return 0 end
 local last = nil
@@ -155,12 +220,12 @@ end
 return 1
 """
 
-# KEYS: meta, running, results. Returns {now ms, meta flat, running flat, the last
-# report's stream id or ''}.
+# KEYS: meta, running, results, retries. Returns {now ms, meta flat, running flat, the
+# last report's stream id or '', retries flat}.
 STATUS = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
 return {now, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
-        last and last[1] or ''}
+        last and last[1] or '', redis.call('HGETALL', KEYS[4])}
 """
