@@ -172,6 +172,8 @@ class TestInventoryAnalyzer:
             bytes_on_disk=source.bytes_on_disk,
             bytes_read=result.bytes_read,
             files_per_language=result.files_per_language,
+            unread=result.unread,
+            unread_conventions=result.unread_conventions,
         )
         return AnalysisReport(facts, result.inventory, version)
 

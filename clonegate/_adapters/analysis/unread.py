@@ -1,0 +1,169 @@
+"""Test files in a language or framework the analyzer does not read (issue 40, ADR 0004).
+
+A repository whose tests are all RSpec specs has no test the analyzer can count, and
+"0 tests" would say it has none. So the listing also counts the files that look like
+tests by the common conventions of the languages and frameworks it does not read, and
+the report says how many there are ("34 test files in ruby not read"). A repository
+with no such file stays a plain zero.
+
+:data:`UNREAD` is one line per language or framework: when the analyzer comes to read
+one, its line goes. A file that some framework of the analyzer selects is never
+counted here, whatever its name (it is read, or it is a scan error): a language read
+at last drops out even before its line does.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .globs import glob_matches
+from .problems import retire_after
+
+__all__ = ["NOTHING_UNREAD", "UNREAD", "Conventions", "UnreadFiles", "unread_files"]
+
+
+@dataclass(frozen=True, slots=True)
+class Conventions:
+    """How test files of one language or framework are commonly laid out.
+
+    ``patterns``: globs on the path below any directory (``spec/**/*_spec.rb`` matches
+    ``spec/a_spec.rb`` and ``gems/x/spec/b/c_spec.rb``); the first one a file matches
+    is the convention it is counted under. ``extensions``: the file extensions the
+    patterns can match, to leave other files at one lookup. ``excludes``: globs (from
+    the root) of files that are not tests under the same convention (AVA's helpers).
+    ``package_sign``: text the nearest ``package.json`` above the file must hold (a
+    JavaScript test runner is known from the package that depends on it).
+    """
+
+    extensions: tuple[str, ...]
+    patterns: tuple[str, ...]
+    excludes: tuple[str, ...] = ()
+    package_sign: bytes = b""
+
+
+_AVA_EXTENSIONS = (".js", ".mjs", ".cjs")
+# AVA's own defaults (its ``files`` and the helper and fixture directories it skips).
+# Its ``*.test.js``/``*.spec.js`` are jest's and vitest's defaults too: read, not here.
+_AVA = Conventions(
+    _AVA_EXTENSIONS,
+    ("test.{js,mjs,cjs}", "{test,tests,__tests__}/**/*.{js,mjs,cjs}", "test-*.{js,mjs,cjs}"),
+    excludes=("**/{helper,helpers,fixture,fixtures,__helper__,__helpers__}/**", "**/_*"),
+    package_sign=b'"ava"',
+)
+
+# What counts, decided in ADR 0004: the layout each framework's own tool looks in by
+# default, or one so common it is the convention (C#'s test projects).
+UNREAD: dict[str, Conventions] = {
+    "ruby": Conventions(
+        (".rb",),
+        ("spec/**/*_spec.rb", "test/**/*_test.rb", "test/**/test_*.rb"),
+        excludes=("**/test_helper.rb",),
+    ),
+    "php": Conventions((".php",), ("{test,tests}/**/*Test.php",)),
+    "csharp": Conventions((".cs",), ("{test,tests,*Test,*Tests}/**/*{Test,Tests}.cs",)),
+    "cpp": Conventions(
+        (".cc", ".cpp", ".cxx"),
+        ("*{_test,_unittest,_tests}.{cc,cpp,cxx}", "{test,tests}/**/*.{cc,cpp,cxx}"),
+    ),
+    "c": Conventions((".c",), ("*{_test,_unittest}.c", "{test,tests}/**/test_*.c")),
+    "swift": Conventions((".swift",), ("Tests/**/*.swift", "*Tests/**/*Tests.swift")),
+    "kotlin": Conventions((".kt",), ("src/test/**/*.kt", "src/*Test/**/*.kt")),
+    "scala": Conventions((".scala",), ("src/test/**/*.scala", "test/src/**/*.scala")),
+    "groovy": Conventions((".groovy",), ("src/test/**/*.groovy",)),
+    "elixir": Conventions((".exs",), ("test/**/*_test.exs",)),
+    "dart": Conventions((".dart",), ("test/**/*_test.dart",)),
+    "clojure": Conventions((".clj", ".cljc", ".cljs"), ("test/**/*_test.{clj,cljc,cljs}",)),
+    "haskell": Conventions((".hs",), ("test/**/?*Spec.hs",)),  # not hspec-discover's Spec.hs
+    "lua": Conventions((".lua",), ("spec/**/*_spec.lua",)),
+    "perl": Conventions((".t",), ("t/**/*.t",)),
+    "ava": _AVA,
+}
+
+_BY_EXTENSION: dict[str, list[tuple[str, Conventions]]] = {}
+for _name, _conventions in UNREAD.items():
+    for _extension in _conventions.extensions:
+        _BY_EXTENSION.setdefault(_extension, []).append((_name, _conventions))
+
+
+@dataclass(frozen=True, slots=True)
+class UnreadFiles:
+    """Files not read, per language or framework (``by_language``: ``{"ruby": 34}``)
+    and per convention they matched (``by_convention``: ``{"spec/**/*_spec.rb": 30}``);
+    each file counts once, under its first match."""
+
+    by_language: dict[str, int]
+    by_convention: dict[str, int]
+
+
+NOTHING_UNREAD = UnreadFiles({}, {})
+
+
+def unread_files(
+    paths: Iterable[str], is_read: Callable[[str], bool], read: Callable[[str], bytes]
+) -> UnreadFiles:
+    """The files of ``paths`` (a commit's files outside skipped directories) that look
+    like tests of a language or framework in :data:`UNREAD` and that ``is_read`` says no
+    framework of the analyzer selects. ``read(path)`` gives a ``package.json``'s
+    content, for conventions with a ``package_sign``."""
+    paths = list(paths)
+    signs = _PackageSigns(paths, read)
+    languages: Counter[str] = Counter()
+    conventions: Counter[str] = Counter()
+    for path in paths:
+        matches = _BY_EXTENSION.get(posixpath.splitext(path)[1])
+        if not matches:
+            continue
+        for name, rules in matches:
+            pattern = _matching(rules, path)
+            if pattern is None:
+                continue
+            if rules.package_sign and not signs.holds(path, rules.package_sign):
+                continue
+            if not is_read(path):
+                languages[name] += 1
+                conventions[pattern] += 1
+            break
+    return UnreadFiles(dict(sorted(languages.items())), dict(sorted(conventions.items())))
+
+
+def _matching(rules: Conventions, path: str) -> str | None:
+    """The first of ``rules``' patterns ``path`` matches, unless an exclude does."""
+    for pattern in rules.patterns:
+        if glob_matches("**/" + pattern, path):
+            if any(glob_matches(exclude, path) for exclude in rules.excludes):
+                return None
+            return pattern
+    return None
+
+
+class _PackageSigns:
+    """Whether the nearest ``package.json`` above a file holds a sign. Each is read once,
+    only when a file below it matches, and only the answer is kept: a hostile tree of
+    many 10 MB ``package.json`` files costs reads, never their sum in memory."""
+
+    def __init__(self, paths: list[str], read: Callable[[str], bytes]) -> None:
+        names = ((posixpath.dirname(p), posixpath.basename(p)) for p in paths)
+        self._packages = {directory for directory, name in names if name == "package.json"}
+        self._read = read
+        self._answers: dict[tuple[str, bytes], bool] = {}
+
+    def holds(self, path: str, sign: bytes) -> bool:
+        directory = posixpath.dirname(path)
+        while directory not in self._packages:
+            if not directory:
+                return False
+            directory = posixpath.dirname(directory)
+        key = (directory, sign)
+        if key not in self._answers:
+            self._answers[key] = sign in self._content(posixpath.join(directory, "package.json"))
+        return self._answers[key]
+
+    def _content(self, path: str) -> bytes:
+        try:
+            return self._read(path)
+        except Exception as exc:  # too large or corrupt: the config readers report it
+            retire_after(exc)
+            return b""
