@@ -141,5 +141,25 @@ def test_an_unreadable_package_json_names_no_framework() -> None:
     assert unread_files(["package.json", "test/a.js"], lambda _: False, fails).by_language == {}
 
 
+@pytest.mark.parametrize("language", sorted(UNREAD))
+def test_every_pattern_holds_a_hint(language: str) -> None:
+    """The hints pass over files without running a pattern: each path a pattern can
+    match must hold one, in every alternative of its braces."""
+    conventions = UNREAD[language]
+    for pattern in conventions.patterns:
+        for written in _expanded(pattern.lower()):
+            assert any(hint in written for hint in conventions.hints), (pattern, written)
+
+
+def _expanded(pattern: str) -> list[str]:
+    """``a{b,c}d`` -> ``abd``, ``acd`` (the table's braces do not nest)."""
+    start = pattern.find("{")
+    if start < 0:
+        return [pattern]
+    end = pattern.index("}", start)
+    head, options, tail = pattern[:start], pattern[start + 1 : end].split(","), pattern[end + 1 :]
+    return [head + o + rest for o in options for rest in _expanded(tail)]
+
+
 def _no_read(path: str) -> bytes:
     raise AssertionError(f"{path} read: no convention here needs a package.json")

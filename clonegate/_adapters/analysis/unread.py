@@ -14,12 +14,13 @@ at last drops out even before its line does.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from .globs import glob_matches
+from .globs import glob_alternatives
 from .problems import retire_after
 
 __all__ = ["NOTHING_UNREAD", "UNREAD", "Conventions", "UnreadFiles", "unread_files"]
@@ -35,13 +36,16 @@ class Conventions:
     patterns can match, to leave other files at one lookup. ``excludes``: globs (from
     the root) of files that are not tests under the same convention (AVA's helpers).
     ``package_sign``: text the nearest ``package.json`` above the file must hold (a
-    JavaScript test runner is known from the package that depends on it).
+    JavaScript test runner is known from the package that depends on it). ``hints``:
+    every path a pattern matches holds one of them, lowercased (checked by the tests):
+    most files of a large tree are then passed over without running a pattern.
     """
 
     extensions: tuple[str, ...]
     patterns: tuple[str, ...]
     excludes: tuple[str, ...] = ()
     package_sign: bytes = b""
+    hints: tuple[str, ...] = ("test", "spec")
 
 
 _AVA_EXTENSIONS = (".js", ".mjs", ".cjs")
@@ -78,14 +82,37 @@ UNREAD: dict[str, Conventions] = {
     "clojure": Conventions((".clj", ".cljc", ".cljs"), ("test/**/*_test.{clj,cljc,cljs}",)),
     "haskell": Conventions((".hs",), ("test/**/?*Spec.hs",)),  # not hspec-discover's Spec.hs
     "lua": Conventions((".lua",), ("spec/**/*_spec.lua",)),
-    "perl": Conventions((".t",), ("t/**/*.t",)),
+    "perl": Conventions((".t",), ("t/**/*.t",), hints=("t/",)),
     "ava": _AVA,
 }
 
-_BY_EXTENSION: dict[str, list[tuple[str, Conventions]]] = {}
-for _name, _conventions in UNREAD.items():
-    for _extension in _conventions.extensions:
-        _BY_EXTENSION.setdefault(_extension, []).append((_name, _conventions))
+
+@dataclass(frozen=True, slots=True)
+class _Rules:
+    """One language's conventions compiled: which pattern a path matches first, and
+    whether an exclude does."""
+
+    name: str
+    conventions: Conventions
+    first: Callable[[str], int | None]
+    excluded: Callable[[str], int | None] | None
+
+
+def _compile(name: str, conventions: Conventions) -> _Rules:
+    first = glob_alternatives(tuple("**/" + p for p in conventions.patterns))
+    excluded = glob_alternatives(conventions.excludes) if conventions.excludes else None
+    return _Rules(name, conventions, first, excluded)
+
+
+@functools.cache
+def _by_extension() -> dict[str, tuple[_Rules, ...]]:
+    """The rules of each file extension, compiled once per process when first asked."""
+    found: dict[str, list[_Rules]] = {}
+    for name, conventions in UNREAD.items():
+        rules = _compile(name, conventions)
+        for extension in conventions.extensions:
+            found.setdefault(extension, []).append(rules)
+    return {extension: tuple(rules) for extension, rules in found.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,31 +139,34 @@ def unread_files(
     signs = _PackageSigns(paths, read)
     languages: Counter[str] = Counter()
     conventions: Counter[str] = Counter()
+    by_extension = _by_extension()
     for path in paths:
-        matches = _BY_EXTENSION.get(posixpath.splitext(path)[1])
-        if not matches:
+        found = by_extension.get(posixpath.splitext(path)[1])
+        if not found:
             continue
-        for name, rules in matches:
+        lowered = path.lower()
+        for rules in found:
+            if not any(hint in lowered for hint in rules.conventions.hints):
+                continue
             pattern = _matching(rules, path)
             if pattern is None:
                 continue
-            if rules.package_sign and not signs.holds(path, rules.package_sign):
+            sign = rules.conventions.package_sign
+            if sign and not signs.holds(path, sign):
                 continue
             if not is_read(path):
-                languages[name] += 1
+                languages[rules.name] += 1
                 conventions[pattern] += 1
             break
     return UnreadFiles(dict(sorted(languages.items())), dict(sorted(conventions.items())))
 
 
-def _matching(rules: Conventions, path: str) -> str | None:
-    """The first of ``rules``' patterns ``path`` matches, unless an exclude does."""
-    for pattern in rules.patterns:
-        if glob_matches("**/" + pattern, path):
-            if any(glob_matches(exclude, path) for exclude in rules.excludes):
-                return None
-            return pattern
-    return None
+def _matching(rules: _Rules, path: str) -> str | None:
+    """The first of the rules' patterns ``path`` matches, unless an exclude does."""
+    index = rules.first(path)
+    if index is None or (rules.excluded is not None and rules.excluded(path) is not None):
+        return None
+    return rules.conventions.patterns[index]
 
 
 class _PackageSigns:
@@ -145,10 +175,15 @@ class _PackageSigns:
     many 10 MB ``package.json`` files costs reads, never their sum in memory."""
 
     def __init__(self, paths: list[str], read: Callable[[str], bytes]) -> None:
-        names = ((posixpath.dirname(p), posixpath.basename(p)) for p in paths)
-        self._packages = {directory for directory, name in names if name == "package.json"}
+        self._paths = paths
         self._read = read
         self._answers: dict[tuple[str, bytes], bool] = {}
+
+    @functools.cached_property
+    def _packages(self) -> frozenset[str]:
+        """The directories holding a ``package.json``: looked for on the first question."""
+        found = (p for p in self._paths if p == "package.json" or p.endswith("/package.json"))
+        return frozenset(posixpath.dirname(p) for p in found)
 
     def holds(self, path: str, sign: bytes) -> bool:
         directory = posixpath.dirname(path)
