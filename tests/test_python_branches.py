@@ -125,12 +125,22 @@ BRANCHES = [
         [],
     ),
     (
-        "an if __name__ block without definitions adds nothing",
+        "an if __name__ == '__main__' body never runs under a runner: its else does",
         """\
         import unittest
+        class TestA(unittest.TestCase):
+            def test_a(self): pass
         if __name__ == "__main__":
-            unittest.main()""",
-        [],
+            class PerfA(TestA):
+                def test_perf(self): pass
+            unittest.main()
+        elif "__main__" == __name__:
+            def test_never(): pass
+        else:
+            def test_imported(): pass
+        if __name__ != "__main__":
+            def test_other(): pass""",
+        [("test_imported", "active"), ("test_other", "active"), ("TestA/test_a", "active")],
     ),
 ]
 

@@ -203,12 +203,32 @@ def _definitions(body: list[ast.stmt]) -> list[ast.stmt]:
 
 def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
     if isinstance(node, ast.If):
+        if _is_main_check(node.test):
+            # A runner imports the module by its name: this body never runs then
+            # (CPython's test_patma defines a benchmark class there).
+            return [node.orelse]
         return [node.body, node.orelse]  # an elif is an If in orelse
     if isinstance(node, ast.Try | ast.TryStar):
         handlers = [h.body for h in node.handlers]
         return [node.body, *handlers, node.orelse, node.finalbody]
     assert isinstance(node, ast.With | ast.AsyncWith)
     return [node.body]
+
+
+def _is_main_check(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    sides = {_constant_or_name(test.left), _constant_or_name(test.comparators[0])}
+    return isinstance(test.ops[0], ast.Eq) and sides == {"name:__name__", "str:__main__"}
+
+
+def _constant_or_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return f"name:{node.id}"
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return f"str:{node.value}"
+    return ""
 
 
 def _last_definitions(body: list[ast.stmt]) -> list[ast.stmt]:
