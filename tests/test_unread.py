@@ -19,16 +19,15 @@ CONVENTIONS = [
         ["spec/models/user_spec.rb", "gems/x/spec/a_spec.rb", "test/models/user_test.rb"],
         ["spec/spec_helper.rb", "lib/user_spec.rb", "spec/support/helpers.rb"],
     ),
-    ("ruby", ["test/unit/test_parser.rb"], ["test/test_helper.rb", "app/models/test_x.rb"]),
+    (
+        "ruby",
+        ["test/unit/test_parser.rb", "test/spec_request.rb"],
+        ["test/test_helper.rb", "app/models/test_x.rb", "lib/spec_x.rb"],
+    ),
     (
         "php",
         ["tests/Unit/UserTest.php", "test/ParserTest.php"],
         ["src/UserTest.php", "tests/TestCase.php", "tests/bootstrap.php"],
-    ),
-    (
-        "csharp",
-        ["tests/Foo.Tests/BarTests.cs", "src/Foo.Tests/BarTest.cs", "test/Unit/ParserTests.cs"],
-        ["src/Foo/BarTests.cs", "tests/Foo.Tests/Helpers.cs", "src/Foo/Test.cs"],
     ),
     (
         "cpp",
@@ -103,6 +102,52 @@ AVA = [
 def test_ava(case: str, packages: dict[str, bytes], tests: list[str], others: list[str]) -> None:
     found = unread_files([*packages, *tests, *others], lambda _: False, packages.__getitem__)
     assert found.by_language == ({"ava": len(tests)} if tests else {})
+
+
+CSHARP_TESTS = b'<Project Sdk="Microsoft.NET.Sdk"><ItemGroup>\
+<PackageReference Include="Microsoft.NET.Test.Sdk" Version="17.8.0" /></ItemGroup></Project>'
+OLD_NUNIT = b'<Project><ItemGroup><Reference Include="NUnit.Framework" /></ItemGroup></Project>'
+CSHARP_LIBRARY = b'<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup /></Project>'
+
+CSHARP = [
+    (
+        "a test project: its *Test*.cs files",
+        {"tests/Foo.Tests/Foo.Tests.csproj": CSHARP_TESTS},
+        [
+            "tests/Foo.Tests/BarTests.cs",
+            "tests/Foo.Tests/Sub/BazTest.cs",
+            "tests/Foo.Tests/UnitTest1.cs",
+        ],
+        ["tests/Foo.Tests/Helpers.cs", "src/Foo/FooTests.cs"],
+    ),
+    (
+        "an old-style project referencing NUnit",
+        {"Legacy.Tests/Legacy.Tests.csproj": OLD_NUNIT},
+        ["Legacy.Tests/ParserTests.cs"],
+        [],
+    ),
+    (
+        "a library's project: not tests, whatever the names",
+        {"src/Foo/Foo.csproj": CSHARP_LIBRARY},
+        [],
+        ["src/Foo/TestData.cs", "src/Foo/FooTests.cs"],
+    ),
+    (
+        "the nearest project decides",
+        {"Foo.Tests.csproj": CSHARP_TESTS, "src/Foo/Foo.csproj": CSHARP_LIBRARY},
+        ["Tests/ParserTests.cs"],
+        ["src/Foo/ParserTests.cs"],
+    ),
+    ("no project at all: nothing", {}, [], ["tests/Foo.Tests/BarTests.cs"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "projects", "tests", "others"), CSHARP, ids=[c[0] for c in CSHARP]
+)
+def test_csharp(case: str, projects: dict[str, bytes], tests: list[str], others: list[str]) -> None:
+    found = unread_files([*projects, *tests, *others], lambda _: False, projects.__getitem__)
+    assert found.by_language == ({"csharp": len(tests)} if tests else {})
 
 
 def test_a_file_a_framework_of_the_analyzer_selects_is_not_unread() -> None:

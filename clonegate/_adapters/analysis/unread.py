@@ -35,8 +35,11 @@ class Conventions:
     is the convention it is counted under. ``extensions``: the file extensions the
     patterns can match, to leave other files at one lookup. ``excludes``: globs (from
     the root) of files that are not tests under the same convention (AVA's helpers).
-    ``package_sign``: text the nearest ``package.json`` above the file must hold (a
-    JavaScript test runner is known from the package that depends on it). ``hints``:
+    ``project_file`` (``package.json``, or ``*.csproj`` for any name ending so) and
+    ``project_signs``: the nearest directory above the file that holds a project file
+    must hold one naming a sign (lowercase; the file's content is compared lowercased):
+    AVA's files are tests in a package that depends on it, C#'s in a test project
+    (one referencing the test SDK or a test framework). ``hints``:
     every path a pattern matches holds one of them, lowercased (checked by the tests):
     most files of a large tree are then passed over without running a pattern.
     """
@@ -44,7 +47,8 @@ class Conventions:
     extensions: tuple[str, ...]
     patterns: tuple[str, ...]
     excludes: tuple[str, ...] = ()
-    package_sign: bytes = b""
+    project_file: str = ""
+    project_signs: tuple[bytes, ...] = ()
     hints: tuple[str, ...] = ("test", "spec")
 
 
@@ -55,7 +59,8 @@ _AVA = Conventions(
     _AVA_EXTENSIONS,
     ("test.{js,mjs,cjs}", "{test,tests,__tests__}/**/*.{js,mjs,cjs}", "test-*.{js,mjs,cjs}"),
     excludes=("**/{helper,helpers,fixture,fixtures,__helper__,__helpers__}/**", "**/_*"),
-    package_sign=b'"ava"',
+    project_file="package.json",
+    project_signs=(b'"ava"',),
 )
 
 # What counts, decided in ADR 0004: the layout each framework's own tool looks in by
@@ -63,11 +68,16 @@ _AVA = Conventions(
 UNREAD: dict[str, Conventions] = {
     "ruby": Conventions(
         (".rb",),
-        ("spec/**/*_spec.rb", "test/**/*_test.rb", "test/**/test_*.rb"),
+        ("spec/**/*_spec.rb", "test/**/*_test.rb", "test/**/test_*.rb", "test/**/spec_*.rb"),
         excludes=("**/test_helper.rb",),
     ),
     "php": Conventions((".php",), ("{test,tests}/**/*Test.php",)),
-    "csharp": Conventions((".cs",), ("{test,tests,*Test,*Tests}/**/*{Test,Tests}.cs",)),
+    "csharp": Conventions(
+        (".cs",),
+        ("*Test*.cs",),  # FooTests.cs, FooTest.cs, and the templates' UnitTest1.cs
+        project_file="*.csproj",
+        project_signs=(b"microsoft.net.test.sdk", b"xunit", b"nunit", b"mstest"),
+    ),
     "cpp": Conventions(
         (".cc", ".cpp", ".cxx"),
         ("*{_test,_unittest,_tests}.{cc,cpp,cxx}", "{test,tests}/**/*.{cc,cpp,cxx}"),
@@ -136,7 +146,7 @@ def unread_files(
     framework of the analyzer selects. ``read(path)`` gives a ``package.json``'s
     content, for conventions with a ``package_sign``."""
     paths = list(paths)
-    signs = _PackageSigns(paths, read)
+    projects = _Projects(paths, read)
     languages: Counter[str] = Counter()
     conventions: Counter[str] = Counter()
     by_extension = _by_extension()
@@ -151,8 +161,7 @@ def unread_files(
             pattern = _matching(rules, path)
             if pattern is None:
                 continue
-            sign = rules.conventions.package_sign
-            if sign and not signs.holds(path, sign):
+            if rules.conventions.project_file and not projects.signed(path, rules.conventions):
                 continue
             if not is_read(path):
                 languages[rules.name] += 1
@@ -169,36 +178,48 @@ def _matching(rules: _Rules, path: str) -> str | None:
     return rules.conventions.patterns[index]
 
 
-class _PackageSigns:
-    """Whether the nearest ``package.json`` above a file holds a sign. Each is read once,
+class _Projects:
+    """Whether the nearest project file above a path names a sign. Each is read once,
     only when a file below it matches, and only the answer is kept: a hostile tree of
     many 10 MB ``package.json`` files costs reads, never their sum in memory."""
 
     def __init__(self, paths: list[str], read: Callable[[str], bytes]) -> None:
         self._paths = paths
         self._read = read
-        self._answers: dict[tuple[str, bytes], bool] = {}
+        self._directories: dict[str, dict[str, list[str]]] = {}
+        self._answers: dict[tuple[str, Conventions], bool] = {}
 
-    @functools.cached_property
-    def _packages(self) -> frozenset[str]:
-        """The directories holding a ``package.json``: looked for on the first question."""
-        found = (p for p in self._paths if p == "package.json" or p.endswith("/package.json"))
-        return frozenset(posixpath.dirname(p) for p in found)
-
-    def holds(self, path: str, sign: bytes) -> bool:
+    def signed(self, path: str, conventions: Conventions) -> bool:
+        projects = self._projects(conventions.project_file)
         directory = posixpath.dirname(path)
-        while directory not in self._packages:
+        while directory not in projects:
             if not directory:
                 return False
             directory = posixpath.dirname(directory)
-        key = (directory, sign)
+        key = (directory, conventions)
         if key not in self._answers:
-            self._answers[key] = sign in self._content(posixpath.join(directory, "package.json"))
+            signs = conventions.project_signs
+            self._answers[key] = any(
+                any(sign in self._content(file) for sign in signs) for file in projects[directory]
+            )
         return self._answers[key]
+
+    def _projects(self, project_file: str) -> dict[str, list[str]]:
+        """Directory -> its project files, looked for when first asked."""
+        if project_file not in self._directories:
+            found: dict[str, list[str]] = {}
+            for path in self._paths:
+                name = posixpath.basename(path)
+                if name == project_file or (
+                    project_file.startswith("*.") and name.endswith(project_file[1:])
+                ):
+                    found.setdefault(posixpath.dirname(path), []).append(path)
+            self._directories[project_file] = found
+        return self._directories[project_file]
 
     def _content(self, path: str) -> bytes:
         try:
-            return self._read(path)
+            return self._read(path).lower()
         except Exception as exc:  # too large or corrupt: the config readers report it
             retire_after(exc)
             return b""
