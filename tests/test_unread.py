@@ -5,9 +5,15 @@ file is a plain zero."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from clonegate._adapters.analysis.unread import UNREAD, unread_files
+from clonegate import ScanError
+from clonegate._adapters.analysis.scan import list_commit
+from clonegate._adapters.analysis.unread import MAX_PROJECT_BYTES, UNREAD, unread_files
+
+from .servers import git
 
 AVA_PACKAGE = b'{"name": "x", "devDependencies": {"ava": "^6.0.0"}}'
 OTHER_PACKAGE = b'{"name": "y", "devDependencies": {"tap": "^18.0.0"}}'
@@ -177,13 +183,44 @@ def test_a_repository_without_test_like_files_is_a_plain_zero() -> None:
     assert (found.by_language, found.by_convention) == ({}, {})
 
 
-def test_an_unreadable_package_json_names_no_framework() -> None:
-    """Too large or corrupt: the config readers report it; here it names nothing."""
+def test_an_unreadable_project_file_is_a_scan_error_naming_it() -> None:
+    """Too large or corrupt: named once, its files not counted, the rest still is."""
 
     def fails(path: str) -> bytes:
         raise ValueError(f"corrupt {path}")
 
-    assert unread_files(["package.json", "test/a.js"], lambda _: False, fails).by_language == {}
+    paths = ["package.json", "test/a.js", "test/b.js", "spec/a_spec.rb"]
+    found = unread_files(paths, lambda _: False, fails)
+    assert found.by_language == {"ruby": 1}
+    assert found.errors == (
+        ScanError(
+            "package.json",
+            "read",
+            "not read for the test files below it: ValueError: corrupt package.json",
+        ),
+    )
+
+
+def test_a_project_file_over_the_bound_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """A hostile tree of many large ``package.json`` files: each is refused from its
+    pack header (never inflated), and named; the listing goes on."""
+    work = tmp_path / "w"
+    files = {
+        f"p{i}/package.json": b'{"devDependencies": {"ava": "1"}}' + b" " * MAX_PROJECT_BYTES
+        for i in range(3)
+    }
+    files |= {f"p{i}/test/a.js": b"test()" for i in range(3)}
+    files |= {"small/package.json": AVA_PACKAGE, "small/test/a.js": b"test()"}
+    for path, data in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_bytes(data)
+    git("init", "-q", str(work))
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "x", cwd=work)
+    listing = list_commit(str(work), git("rev-parse", "HEAD", cwd=work))
+    assert listing.unread.by_language == {"ava": 1}
+    assert sorted(e.path for e in listing.errors) == [f"p{i}/package.json" for i in range(3)]
+    assert all("larger than the 1 MiB file limit" in e.message for e in listing.errors)
 
 
 @pytest.mark.parametrize("language", sorted(UNREAD))

@@ -165,13 +165,15 @@ def glob_alternatives(patterns: tuple[str, ...]) -> Callable[[str], int | None]:
     """One match for several globs: the index of the first of ``patterns`` that ``path``
     matches, or None. One RE2 run a path instead of one a pattern (the listing asks it
     for every file of the tree)."""
+    # One group per pattern, and none inside (braces translate to (?:...)): the group
+    # set is the first alternative that matches (RE2 prefers the leftmost).
     alternatives = "|".join(f"({_translate(p.removeprefix('./'))})" for p in patterns)
     compiled = compile_regex(alternatives, "globs", capped=False)
 
     def first(path: str) -> int | None:
         found = compiled.fullmatch(searchable(path))
-        if found is None:
+        if found is None or found.lastindex is None:
             return None
-        return next(i for i in range(len(patterns)) if found.group(i + 1) is not None)
+        return found.lastindex - 1
 
     return first

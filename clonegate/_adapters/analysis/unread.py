@@ -20,10 +20,18 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from ..._domain.inventory import ScanError
 from .globs import glob_alternatives
-from .problems import retire_after
+from .problems import describe, retire_after
 
-__all__ = ["NOTHING_UNREAD", "UNREAD", "Conventions", "UnreadFiles", "unread_files"]
+__all__ = [
+    "MAX_PROJECT_BYTES",
+    "NOTHING_UNREAD",
+    "UNREAD",
+    "Conventions",
+    "UnreadFiles",
+    "unread_files",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,19 +107,18 @@ UNREAD: dict[str, Conventions] = {
 
 @dataclass(frozen=True, slots=True)
 class _Rules:
-    """One language's conventions compiled: which pattern a path matches first, and
-    whether an exclude does."""
+    """One language's conventions compiled into one match: its excludes first, then
+    its patterns, so that the index of the first alternative a path matches says both
+    whether it is excluded and which pattern it is counted under."""
 
     name: str
     conventions: Conventions
     first: Callable[[str], int | None]
-    excluded: Callable[[str], int | None] | None
 
 
 def _compile(name: str, conventions: Conventions) -> _Rules:
-    first = glob_alternatives(tuple("**/" + p for p in conventions.patterns))
-    excluded = glob_alternatives(conventions.excludes) if conventions.excludes else None
-    return _Rules(name, conventions, first, excluded)
+    patterns = tuple("**/" + p for p in conventions.patterns)
+    return _Rules(name, conventions, glob_alternatives((*conventions.excludes, *patterns)))
 
 
 @functools.cache
@@ -125,14 +132,21 @@ def _by_extension() -> dict[str, tuple[_Rules, ...]]:
     return {extension: tuple(rules) for extension, rules in found.items()}
 
 
+# A project file is read for its signs up to this size (a real one is a few KiB); a
+# larger one is refused before it is inflated, and named as a scan error.
+MAX_PROJECT_BYTES = 1 << 20
+
+
 @dataclass(frozen=True, slots=True)
 class UnreadFiles:
     """Files not read, per language or framework (``by_language``: ``{"ruby": 34}``)
     and per convention they matched (``by_convention``: ``{"spec/**/*_spec.rb": 30}``);
-    each file counts once, under its first match."""
+    each file counts once, under its first match. ``errors``: project files that could
+    not be read for their signs (the files below them are then not counted)."""
 
     by_language: dict[str, int]
     by_convention: dict[str, int]
+    errors: tuple[ScanError, ...] = ()
 
 
 NOTHING_UNREAD = UnreadFiles({}, {})
@@ -143,8 +157,9 @@ def unread_files(
 ) -> UnreadFiles:
     """The files of ``paths`` (a commit's files outside skipped directories) that look
     like tests of a language or framework in :data:`UNREAD` and that ``is_read`` says no
-    framework of the analyzer selects. ``read(path)`` gives a ``package.json``'s
-    content, for conventions with a ``package_sign``."""
+    framework of the analyzer selects. ``read(path)`` gives a project file's content
+    (``package.json``, ``*.csproj``) for conventions that need one; it should refuse
+    one over :data:`MAX_PROJECT_BYTES` (:class:`.blobs.BlobTooLarge`) before reading it."""
     paths = list(paths)
     projects = _Projects(paths, read)
     languages: Counter[str] = Counter()
@@ -167,15 +182,18 @@ def unread_files(
                 languages[rules.name] += 1
                 conventions[pattern] += 1
             break
-    return UnreadFiles(dict(sorted(languages.items())), dict(sorted(conventions.items())))
+    return UnreadFiles(
+        dict(sorted(languages.items())), dict(sorted(conventions.items())), projects.errors()
+    )
 
 
 def _matching(rules: _Rules, path: str) -> str | None:
     """The first of the rules' patterns ``path`` matches, unless an exclude does."""
     index = rules.first(path)
-    if index is None or (rules.excluded is not None and rules.excluded(path) is not None):
+    excludes = len(rules.conventions.excludes)
+    if index is None or index < excludes:
         return None
-    return rules.conventions.patterns[index]
+    return rules.conventions.patterns[index - excludes]
 
 
 class _Projects:
@@ -188,6 +206,10 @@ class _Projects:
         self._read = read
         self._directories: dict[str, dict[str, list[str]]] = {}
         self._answers: dict[tuple[str, Conventions], bool] = {}
+        self._errors: dict[str, ScanError] = {}
+
+    def errors(self) -> tuple[ScanError, ...]:
+        return tuple(self._errors.values())
 
     def signed(self, path: str, conventions: Conventions) -> bool:
         projects = self._projects(conventions.project_file)
@@ -218,8 +240,11 @@ class _Projects:
         return self._directories[project_file]
 
     def _content(self, path: str) -> bytes:
+        """The file lowercased; b"" (and an error naming it) if it cannot be read."""
         try:
             return self._read(path).lower()
-        except Exception as exc:  # too large or corrupt: the config readers report it
+        except Exception as exc:  # too large or corrupt: named, and the rest goes on
             retire_after(exc)
+            reason = f"not read for the test files below it: {describe(exc)}"
+            self._errors.setdefault(path, ScanError(path, "read", reason))
             return b""
