@@ -117,14 +117,14 @@ CSHARP_LIBRARY = b'<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup /></Project>'
 
 CSHARP = [
     (
-        "a test project: its *Test*.cs files",
+        "a test project: its *Test.cs, *Tests.cs and UnitTest1.cs files",
         {"tests/Foo.Tests/Foo.Tests.csproj": CSHARP_TESTS},
         [
             "tests/Foo.Tests/BarTests.cs",
             "tests/Foo.Tests/Sub/BazTest.cs",
             "tests/Foo.Tests/UnitTest1.cs",
         ],
-        ["tests/Foo.Tests/Helpers.cs", "src/Foo/FooTests.cs"],
+        ["tests/Foo.Tests/Helpers.cs", "tests/Foo.Tests/TestBase.cs", "src/Foo/FooTests.cs"],
     ),
     (
         "an old-style project referencing NUnit",

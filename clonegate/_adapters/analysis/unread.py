@@ -82,7 +82,7 @@ UNREAD: dict[str, Conventions] = {
     "php": Conventions((".php",), ("{test,tests}/**/*Test.php",)),
     "csharp": Conventions(
         (".cs",),
-        ("*Test*.cs",),  # FooTests.cs, FooTest.cs, and the templates' UnitTest1.cs
+        ("*{Test,Tests}.cs", "*Test[0-9].cs"),  # and the templates' UnitTest1.cs
         project_file="*.csproj",
         project_signs=(b"microsoft.net.test.sdk", b"xunit", b"nunit", b"mstest"),
     ),
