@@ -43,7 +43,15 @@ LEASE = 4.0
 CLAIM_IDLE = 4.0
 RATE = 24 * 1024  # bytes/s per connection
 PACK = 96 * 1024  # bytes of incompressible data: a clone takes about 4 s, longer than a lease
-WORKER = ("worker", "-j", "2", "--cluster-limit", str(LIMIT), "--lease", str(LEASE))
+WORKER: tuple[str, ...] = (
+    "worker",
+    "-j",
+    "2",
+    "--cluster-limit",
+    str(LIMIT),
+    "--lease",
+    str(LEASE),
+)
 WORKER += ("--claim-idle", str(CLAIM_IDLE), "--max-deliveries", "2")
 
 

@@ -280,6 +280,7 @@ def _summary(reports: list[RepositoryReport], elapsed: float) -> BatchSummary:
         test_files=sum(r.analysis.test_files for r in reports if r.analysis),
         tests=sum(r.analysis.tests for r in reports if r.analysis),
         elapsed=elapsed,  # the run's, by the Redis server's clock
+        unread_files=sum(r.analysis.unread_files for r in reports if r.analysis),
     )
 
 

@@ -108,7 +108,20 @@ def _detail(report: RepositoryReport) -> str:
             f"{_count(totals.tests, 'test')} in {_count(totals.test_files, 'file')}"
             + "".join(f", {name} {n}" for name, n in totals.by_framework.items())
         )
+        if totals.unread:
+            parts.append(unread_text(totals.unread))
     return " · ".join(parts)
+
+
+def unread_text(unread: dict[str, int]) -> str:
+    """``34 test files in ruby not read``; ``36 test files not read: ruby 34, php 2``.
+
+    "0 tests" next to it means not understood, not none (ADR 0004)."""
+    files = _count(sum(unread.values()), "test file")
+    if len(unread) == 1:
+        ((name, _),) = unread.items()
+        return f"{files} in {name} not read"
+    return f"{files} not read: " + ", ".join(f"{name} {n}" for name, n in unread.items())
 
 
 def _count(n: int, noun: str, plural: str | None = None) -> str:
@@ -116,7 +129,8 @@ def _count(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def summary_line(summary: BatchSummary) -> str:
-    """``3 repositories: 2 ok, 1 failed, ...; 40 tests in 5 files; 1.2 s``."""
+    """``3 repositories: 2 ok, 1 failed, ...; 40 tests in 5 files; 1.2 s``, with
+    ``34 test files not read`` before the time when some were not."""
     return (
         f"{_count(summary.repositories, 'repository', 'repositories')}: {summary.ok} ok, "
         f"{summary.failed} failed, {summary.timeout} timed out, "
@@ -124,5 +138,10 @@ def summary_line(summary: BatchSummary) -> str:
         + (f", {summary.reused} reused" if summary.reused else "")
         + "; "
         f"{_count(summary.tests, 'test')} in {_count(summary.test_files, 'file')}; "
-        f"{summary.elapsed:.1f} s"
+        + (
+            f"{_count(summary.unread_files, 'test file')} not read; "
+            if summary.unread_files
+            else ""
+        )
+        + f"{summary.elapsed:.1f} s"
     )

@@ -151,7 +151,14 @@ class Inventory:
 
 @dataclass(frozen=True, slots=True)
 class RepositoryFacts:
-    """Basic facts about the analyzed commit."""
+    """Basic facts about the analyzed commit.
+
+    ``unread``: files that look like tests of a language or framework the analyzer
+    does not read, per language or framework (``{"ruby": 34}``), and
+    ``unread_conventions`` the same files per convention they matched
+    (``{"spec/**/*_spec.rb": 34}``), ADR 0004: "0 tests" with files here means not
+    understood, not none.
+    """
 
     branch: str
     commit: str
@@ -160,6 +167,8 @@ class RepositoryFacts:
     bytes_on_disk: int  # the clone's size
     bytes_read: int  # what the analyzer read: the candidate test files
     files_per_language: dict[str, int] = field(default_factory=dict)
+    unread: dict[str, int] = field(default_factory=dict)
+    unread_conventions: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -81,6 +81,9 @@ class AnalysisTotals:
     ``errors`` names the files the analyzer could not take in (path, phase, reason), the
     first :data:`MAX_ERRORS_SHOWN` of ``scan_errors``; a repository chose their text, so
     each is shown escaped, without credentials, and cut at :data:`MAX_ERROR_TEXT`.
+    ``unread``: test files of languages and frameworks the analyzer does not read, per
+    language or framework, and ``unread_conventions`` per convention that matched
+    (:class:`RepositoryFacts`); empty in a report made before they were counted.
     """
 
     test_files: int
@@ -92,6 +95,13 @@ class AnalysisTotals:
     files_scanned: int
     analyzer_version: str
     errors: tuple[ScanError, ...] = ()
+    unread: dict[str, int] = field(default_factory=dict)
+    unread_conventions: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def unread_files(self) -> int:
+        """Test files not read, in every language and framework."""
+        return sum(self.unread.values())
 
     @classmethod
     def of(cls, report: AnalysisReport) -> AnalysisTotals:
@@ -106,6 +116,8 @@ class AnalysisTotals:
             files_scanned=report.facts.files_scanned,
             analyzer_version=report.analyzer_version,
             errors=tuple(_shown(e) for e in inventory.errors[:MAX_ERRORS_SHOWN]),
+            unread=dict(report.facts.unread),
+            unread_conventions=dict(report.facts.unread_conventions),
         )
 
 
@@ -191,3 +203,4 @@ class BatchSummary:
     test_files: int = 0
     tests: int = 0
     elapsed: float = 0.0
+    unread_files: int = 0  # test files of languages and frameworks not read (ADR 0004)

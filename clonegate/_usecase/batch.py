@@ -26,6 +26,7 @@ class BatchState:
     reused: int = 0
     test_files: int = 0
     tests: int = 0
+    unread_files: int = 0
 
     def count(self, report: RepositoryReport) -> None:
         self.counts[report.status] = self.counts.get(report.status, 0) + 1
@@ -36,6 +37,7 @@ class BatchState:
         if report.analysis is not None:
             self.test_files += report.analysis.test_files
             self.tests += report.analysis.tests
+            self.unread_files += report.analysis.unread_files
 
 
 @final
@@ -67,6 +69,7 @@ class Batch:
             test_files=state.test_files,
             tests=state.tests,
             elapsed=end - state.started,
+            unread_files=state.unread_files,
         )
 
 

@@ -51,7 +51,7 @@ logger = logging.getLogger("clonegate")
 add_default_preload(SCAN_MODULES)
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
-ANALYZER_VERSION = "clonegate-analyzer/6"
+ANALYZER_VERSION = "clonegate-analyzer/7"
 
 T = TypeVar("T")
 
@@ -172,6 +172,8 @@ class TestInventoryAnalyzer:
             bytes_on_disk=source.bytes_on_disk,
             bytes_read=result.bytes_read,
             files_per_language=result.files_per_language,
+            unread=result.unread,
+            unread_conventions=result.unread_conventions,
         )
         return AnalysisReport(facts, result.inventory, version)
 

@@ -12,6 +12,7 @@ that cannot be run raises :class:`.patterns.PatternError`; the config readers ca
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 
 from .patterns import (
     CACHED_PATTERNS,
@@ -22,7 +23,7 @@ from .patterns import (
     shown,
 )
 
-__all__ = ["check_globs", "check_names", "glob_matches", "name_matches"]
+__all__ = ["check_globs", "check_names", "glob_alternatives", "glob_matches", "name_matches"]
 
 
 def glob_matches(pattern: str, path: str) -> bool:
@@ -158,3 +159,21 @@ def _translate(pattern: str) -> str:
             out.append(_literal(char))
         i += 1
     return "".join(out)
+
+
+def glob_alternatives(patterns: tuple[str, ...]) -> Callable[[str], int | None]:
+    """One match for several globs: the index of the first of ``patterns`` that ``path``
+    matches, or None. One RE2 run a path instead of one a pattern (the listing asks it
+    for every file of the tree)."""
+    # One group per pattern, and none inside (braces translate to (?:...)): the group
+    # set is the first alternative that matches (RE2 prefers the leftmost).
+    alternatives = "|".join(f"({_translate(p.removeprefix('./'))})" for p in patterns)
+    compiled = compile_regex(alternatives, "globs", capped=False)
+
+    def first(path: str) -> int | None:
+        found = compiled.fullmatch(searchable(path))
+        if found is None or found.lastindex is None:
+            return None
+        return found.lastindex - 1
+
+    return first

@@ -59,6 +59,9 @@ class Match(Protocol):
 
     def group(self, index: int, /) -> str | None: ...
 
+    @property
+    def lastindex(self) -> int | None: ...
+
 
 class Compiled(Protocol):
     """What the analyzer uses of a compiled RE2 pattern."""

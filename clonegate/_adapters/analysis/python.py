@@ -106,8 +106,9 @@ def outline_python(
     markers.bind(tree.body)
     root = Outline()
     root.marker = _pytestmark(tree.body, markers)
-    classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
-    _collect(_last_definitions(tree.body), root, markers, _Naming(naming, classes))
+    body = _definitions(tree.body)
+    classes = {n.name: n for n in body if isinstance(n, ast.ClassDef)}
+    _collect(body, root, markers, _Naming(naming, classes))
     return root
 
 
@@ -155,7 +156,7 @@ class _Naming:
         """The class's statements, then those it inherits from the module's classes in
         method resolution order (left to right, depth first), each function name once,
         where Python would find it: as pytest lists a class's tests."""
-        body = _last_definitions(list(node.body))
+        body = _definitions(node.body)
         names = {n.name for n in body if isinstance(n, _FUNCTIONS)}
         seen = seen | {node.name}
         for expression in node.bases:
@@ -172,6 +173,62 @@ class _Naming:
 
 
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+# Blocks whose definitions the runner finds where the block runs them: every branch
+# of an ``if``/``try`` and the body of a ``with``, at module and class level.
+_BLOCKS = (ast.If, ast.Try, ast.TryStar, ast.With, ast.AsyncWith)
+
+
+def _definitions(body: list[ast.stmt]) -> list[ast.stmt]:
+    """``body``'s statements with the blocks of its compound statements in their place,
+    in source order: an ``if``'s body then its ``elif``/``else`` branches, a ``try``'s
+    body, handlers, ``else`` and ``finally``, a ``with``'s body. Only one branch runs,
+    but which one the source does not say: each counts, one test per place a test is
+    written (ADR 0005). A name defined twice in one block is its last definition.
+
+    Iterative: a hostile file nests thousands of ``if`` statements."""
+    out: list[ast.stmt] = []
+    stack = [iter(_last_definitions(body))]
+    while stack:
+        node = next(stack[-1], None)
+        if node is None:
+            stack.pop()
+        elif isinstance(node, _BLOCKS):
+            stack.extend(iter(_last_definitions(b)) for b in reversed(_blocks(node)))
+        else:
+            out.append(node)
+    return out
+
+
+def _blocks(node: ast.stmt) -> list[list[ast.stmt]]:
+    if isinstance(node, ast.If):
+        if _is_main_check(node.test):
+            # A runner imports the module by its name: this body never runs then
+            # (CPython's test_patma defines a benchmark class there).
+            return [node.orelse]
+        return [node.body, node.orelse]  # an elif is an If in orelse
+    if isinstance(node, ast.Try | ast.TryStar):
+        handlers = [h.body for h in node.handlers]
+        return [node.body, *handlers, node.orelse, node.finalbody]
+    assert isinstance(node, ast.With | ast.AsyncWith)
+    return [node.body]
+
+
+def _is_main_check(test: ast.expr) -> bool:
+    """``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return False
+    sides = {_constant_or_name(test.left), _constant_or_name(test.comparators[0])}
+    return isinstance(test.ops[0], ast.Eq) and sides == {"name:__name__", "str:__main__"}
+
+
+def _constant_or_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return f"name:{node.id}"
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return f"str:{node.value}"
+    return ""
 
 
 def _last_definitions(body: list[ast.stmt]) -> list[ast.stmt]:

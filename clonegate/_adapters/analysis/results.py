@@ -9,7 +9,7 @@ makes them, runs in the workers.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..._domain.inventory import Inventory, ScanError, TestFile
@@ -56,13 +56,17 @@ class PartResult:
 
 @dataclass(frozen=True, slots=True)
 class ScanResult:
-    """A commit's inventory and counts; ``parsed``: the files read and parsed for it."""
+    """A commit's inventory and counts; ``parsed``: the files read and parsed for it;
+    ``unread``/``unread_conventions``: test files of languages and frameworks not read
+    (:class:`.unread.UnreadFiles`)."""
 
     inventory: Inventory
     files_scanned: int
     bytes_read: int
     files_per_language: dict[str, int]
     parsed: int = 0
+    unread: dict[str, int] = field(default_factory=dict)
+    unread_conventions: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def merge(cls, listing: Listing, parts: Iterable[PartResult]) -> ScanResult:
@@ -77,4 +81,6 @@ class ScanResult:
             bytes_read=sum(r.bytes_read for r in results),
             files_per_language=listing.files_per_language,
             parsed=sum(r.parsed for r in results),
+            unread=listing.unread.by_language,
+            unread_conventions=listing.unread.by_convention,
         )

@@ -28,6 +28,7 @@ from .frameworks import KEEPS_UNNAMED
 from .frameworks.definition import Reading
 from .problems import Refused, check_size, describe, retire_after
 from .results import Part, PartResult, ScanResult, split
+from .unread import MAX_PROJECT_BYTES, NOTHING_UNREAD, UnreadFiles, unread_files
 
 # Directories inside directories, from the root. dulwich's own walk raised
 # MaxTreeDepthExceeded (and lost the repository) past 1,280; real trees have tens.
@@ -52,6 +53,8 @@ class Listing:
     ``contexts``: each candidate's cache context (:meth:`.cache_keys.ScopeContexts.of`),
     in the candidates' order; worked out here, in the worker, to keep the parent cheap.
     ``errors``: what the listing could not take in (a tree too deep, a config).
+    ``unread``: files that look like tests of a language or framework not read
+    (:mod:`.unread`).
     """
 
     candidates: Part
@@ -60,6 +63,7 @@ class Listing:
     files_scanned: int
     files_per_language: dict[str, int]
     errors: tuple[ScanError, ...] = ()
+    unread: UnreadFiles = NOTHING_UNREAD
 
 
 def scan_commit(repo_path: str, commit: str) -> ScanResult:
@@ -99,13 +103,17 @@ def list_commit(repo_path: str, commit: str) -> Listing:
         contexts = ScopeContexts(scopes)
         # A file has a context exactly when it is a candidate (is_candidate).
         found = [(p, context) for p in visible if (context := contexts.of(p)) is not None]
+        candidates = {p for p, _ in found}
+        read_project = blob_reader(store, MAX_PROJECT_BYTES)
+        unread = unread_files(visible, candidates.__contains__, lambda p: read_project(blobs[p]))
         return Listing(
             candidates=tuple((p, blobs[p]) for p, _ in found),
             contexts=tuple(context for _, context in found),
             scopes=scopes,
             files_scanned=len(blobs),
             files_per_language=dict(sorted(per_language.items())),
-            errors=(*tree_errors, *scopes.errors),
+            errors=(*tree_errors, *scopes.errors, *unread.errors),
+            unread=unread,
         )
 
 

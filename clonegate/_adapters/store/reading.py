@@ -45,7 +45,8 @@ class RunInfo:
 
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
-    """What one run found for one repository."""
+    """What one run found for one repository; ``unread_files``: test files of
+    languages and frameworks not read (None: not counted, ADR 0016)."""
 
     run_id: int
     started_at: str
@@ -56,6 +57,7 @@ class HistoryEntry:
     tests: int | None
     reused: bool
     error_kind: str | None
+    unread_files: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,12 +119,14 @@ def summary_of(db: sqlite3.Connection, run_id: int) -> dict[str, int]:
         "coalesce(sum(status = 'ok'), 0), coalesce(sum(status = 'failed'), 0), "
         "coalesce(sum(status = 'timeout'), 0), coalesce(sum(status = 'cancelled'), 0), "
         "coalesce(sum(duplicate_of IS NOT NULL), 0), coalesce(sum(reused), 0), "
-        "coalesce(sum(test_files), 0), coalesce(sum(tests), 0) "
+        "coalesce(sum(test_files), 0), coalesce(sum(tests), 0), "
+        "coalesce(sum(unread_files), 0) "
         "FROM reports WHERE run_id = ?",
         (run_id,),
     ).fetchone()
     names = ("repositories", "ok", "failed", "timeout", "cancelled", "duplicates", "reused")
-    return dict(zip((*names, "test_files", "tests"), map(int, row), strict=True))
+    counts = (*names, "test_files", "tests", "unread_files")
+    return dict(zip(counts, map(int, row), strict=True))
 
 
 def run_ids(db: sqlite3.Connection) -> list[int]:
@@ -182,16 +186,18 @@ def history(db: sqlite3.Connection, url: str, damage: Damage) -> list[HistoryEnt
                     "SELECT started_at FROM runs WHERE id = ?", (run_id,)
                 ).fetchone()
             with reading_row("reports", report_id):
-                status, commit, at, files, tests, reused, kind = db.execute(
+                status, commit, at, files, tests, reused, kind, unread = db.execute(
                     "SELECT status, commit_id, committed_at, test_files, tests, reused, "
-                    "error_kind FROM reports WHERE id = ?",
+                    "error_kind, unread_files FROM reports WHERE id = ?",
                     (report_id,),
                 ).fetchone()
         except DamagedRowError as exc:
             damage.tolerate(exc)
             continue
         found.append(
-            HistoryEntry(run_id, started, status, commit, at, files, tests, bool(reused), kind)
+            HistoryEntry(
+                run_id, started, status, commit, at, files, tests, bool(reused), kind, unread
+            )
         )
     return found
 

@@ -104,6 +104,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE reports ADD COLUMN clone_memory INTEGER;
     """,
+    # 5: test files of languages and frameworks the analyzer does not read
+    # (AnalysisTotals.unread, summed; the breakdown is in ``document``). NULL: no
+    # analysis, or one stored before they were counted, which did not look.
+    """
+    ALTER TABLE reports ADD COLUMN unread_files INTEGER;
+    """,
 )
 
 

@@ -1,0 +1,247 @@
+"""Test files of languages and frameworks the analyzer does not read (issue 40, ADR
+0004): each convention, with files that match it and files that do not; a file some
+framework of the analyzer selects is never counted; a repository without any such
+file is a plain zero."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clonegate import ScanError
+from clonegate._adapters.analysis.scan import list_commit
+from clonegate._adapters.analysis.unread import MAX_PROJECT_BYTES, UNREAD, unread_files
+
+from .servers import git
+
+AVA_PACKAGE = b'{"name": "x", "devDependencies": {"ava": "^6.0.0"}}'
+OTHER_PACKAGE = b'{"name": "y", "devDependencies": {"tap": "^18.0.0"}}'
+
+# (language, files that look like its tests, files that do not)
+CONVENTIONS = [
+    (
+        "ruby",
+        ["spec/models/user_spec.rb", "gems/x/spec/a_spec.rb", "test/models/user_test.rb"],
+        ["spec/spec_helper.rb", "lib/user_spec.rb", "spec/support/helpers.rb"],
+    ),
+    (
+        "ruby",
+        ["test/unit/test_parser.rb", "test/spec_request.rb"],
+        ["test/test_helper.rb", "app/models/test_x.rb", "lib/spec_x.rb"],
+    ),
+    (
+        "php",
+        ["tests/Unit/UserTest.php", "test/ParserTest.php"],
+        ["src/UserTest.php", "tests/TestCase.php", "tests/bootstrap.php"],
+    ),
+    (
+        "cpp",
+        ["src/foo_test.cc", "base/bar_unittest.cc", "test/parser.cpp", "lib/x_tests.cxx"],
+        ["src/latest.cc", "src/foo.cpp", "src/test_util.h", "testdata/a.cpp"],
+    ),
+    ("c", ["src/foo_test.c", "tests/test_parse.c"], ["tests/helpers.c", "src/contest.c"]),
+    (
+        "swift",
+        [
+            "Tests/FooTests/BarTests.swift",
+            "Tests/FooTests/Helpers.swift",
+            "FooTests/BarTests.swift",
+        ],
+        ["Sources/Foo/Bar.swift", "FooTests/Helper.swift", "tests/Bar.swift"],
+    ),
+    (
+        "kotlin",
+        ["app/src/test/kotlin/FooTest.kt", "src/androidTest/java/A.kt", "src/jvmTest/kotlin/A.kt"],
+        ["src/main/kotlin/Foo.kt", "src/testFixtures/kotlin/A.kt", "test/FooTest.kt"],
+    ),
+    (
+        "scala",
+        ["src/test/scala/FooSpec.scala", "core/test/src/BarTests.scala"],
+        ["src/main/scala/FooSpec.scala"],
+    ),
+    ("groovy", ["src/test/groovy/FooSpec.groovy"], ["src/main/groovy/Foo.groovy"]),
+    ("elixir", ["test/foo_test.exs", "apps/a/test/b_test.exs"], ["test/test_helper.exs"]),
+    ("dart", ["test/foo_test.dart"], ["lib/foo_test.dart", "test/helpers.dart"]),
+    ("clojure", ["test/app/core_test.clj", "test/a_test.cljs"], ["src/app/core.clj"]),
+    ("haskell", ["test/ParserSpec.hs"], ["src/Parser.hs", "test/Spec.hs"]),
+    ("lua", ["spec/parser_spec.lua"], ["src/parser.lua", "spec/helper.lua"]),
+    ("perl", ["t/basic.t", "t/unit/parse.t"], ["lib/t.pm", "tools/x.t"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("language", "tests", "others"), CONVENTIONS, ids=[f"{c[0]}-{c[1][0]}" for c in CONVENTIONS]
+)
+def test_each_convention(language: str, tests: list[str], others: list[str]) -> None:
+    found = unread_files([*tests, *others], lambda _: False, _no_read)
+    assert found.by_language == {language: len(tests)}
+    assert sum(found.by_convention.values()) == len(tests)
+    assert set(found.by_convention) <= set(UNREAD[language].patterns)
+    assert unread_files(others, lambda _: False, _no_read).by_language == {}
+
+
+AVA = [
+    (
+        "the package depends on ava: its test files",
+        {"package.json": AVA_PACKAGE},
+        ["test.js", "test/a.js", "test/deep/b.mjs", "tests/c.cjs", "src/test-d.js"],
+        ["test/helpers/h.js", "test/fixtures/f.js", "test/_util.js", "src/index.js", "test/a.ts"],
+    ),
+    (
+        "no ava in the package: nothing",
+        {"package.json": OTHER_PACKAGE},
+        [],
+        ["test.js", "test/a.js"],
+    ),
+    (
+        "the nearest package.json decides",
+        {"package.json": AVA_PACKAGE, "packages/b/package.json": OTHER_PACKAGE},
+        ["packages/a/test/x.js"],
+        ["packages/b/test/x.js"],
+    ),
+    ("no package.json at all: nothing", {}, [], ["test/a.js"]),
+]
+
+
+@pytest.mark.parametrize(("case", "packages", "tests", "others"), AVA, ids=[c[0] for c in AVA])
+def test_ava(case: str, packages: dict[str, bytes], tests: list[str], others: list[str]) -> None:
+    found = unread_files([*packages, *tests, *others], lambda _: False, packages.__getitem__)
+    assert found.by_language == ({"ava": len(tests)} if tests else {})
+
+
+CSHARP_TESTS = b'<Project Sdk="Microsoft.NET.Sdk"><ItemGroup>\
+<PackageReference Include="Microsoft.NET.Test.Sdk" Version="17.8.0" /></ItemGroup></Project>'
+OLD_NUNIT = b'<Project><ItemGroup><Reference Include="NUnit.Framework" /></ItemGroup></Project>'
+CSHARP_LIBRARY = b'<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup /></Project>'
+
+CSHARP = [
+    (
+        "a test project: its *Test.cs, *Tests.cs and UnitTest1.cs files",
+        {"tests/Foo.Tests/Foo.Tests.csproj": CSHARP_TESTS},
+        [
+            "tests/Foo.Tests/BarTests.cs",
+            "tests/Foo.Tests/Sub/BazTest.cs",
+            "tests/Foo.Tests/UnitTest1.cs",
+        ],
+        ["tests/Foo.Tests/Helpers.cs", "tests/Foo.Tests/TestBase.cs", "src/Foo/FooTests.cs"],
+    ),
+    (
+        "an old-style project referencing NUnit",
+        {"Legacy.Tests/Legacy.Tests.csproj": OLD_NUNIT},
+        ["Legacy.Tests/ParserTests.cs"],
+        [],
+    ),
+    (
+        "a library's project: not tests, whatever the names",
+        {"src/Foo/Foo.csproj": CSHARP_LIBRARY},
+        [],
+        ["src/Foo/TestData.cs", "src/Foo/FooTests.cs"],
+    ),
+    (
+        "the nearest project decides",
+        {"Foo.Tests.csproj": CSHARP_TESTS, "src/Foo/Foo.csproj": CSHARP_LIBRARY},
+        ["Tests/ParserTests.cs"],
+        ["src/Foo/ParserTests.cs"],
+    ),
+    ("no project at all: nothing", {}, [], ["tests/Foo.Tests/BarTests.cs"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "projects", "tests", "others"), CSHARP, ids=[c[0] for c in CSHARP]
+)
+def test_csharp(case: str, projects: dict[str, bytes], tests: list[str], others: list[str]) -> None:
+    found = unread_files([*projects, *tests, *others], lambda _: False, projects.__getitem__)
+    assert found.by_language == ({"csharp": len(tests)} if tests else {})
+
+
+def test_a_file_a_framework_of_the_analyzer_selects_is_not_unread() -> None:
+    """Read (or a scan error if it cannot be), never "not read": AVA's ``test/a.js`` that
+    mocha selects, a Kotlin file once a reader for it selects it."""
+    paths = ["package.json", "test/a.js", "test/b.js", "src/test/kotlin/ATest.kt"]
+    read = {"test/a.js", "src/test/kotlin/ATest.kt"}
+    found = unread_files(paths, read.__contains__, {"package.json": AVA_PACKAGE}.__getitem__)
+    assert found.by_language == {"ava": 1}
+
+
+def test_files_count_once_under_their_first_convention() -> None:
+    found = unread_files(
+        ["test/a_test.cc", "test/b.cc", "spec/a_spec.rb"], lambda _: False, _no_read
+    )
+    assert found.by_language == {"cpp": 2, "ruby": 1}
+    assert found.by_convention == {
+        "*{_test,_unittest,_tests}.{cc,cpp,cxx}": 1,
+        "{test,tests}/**/*.{cc,cpp,cxx}": 1,
+        "spec/**/*_spec.rb": 1,
+    }
+
+
+def test_a_repository_without_test_like_files_is_a_plain_zero() -> None:
+    paths = ["README.md", "src/main.rb", "lib/a.php", "src/a.cc", "Sources/A.swift"]
+    found = unread_files(paths, lambda _: False, _no_read)
+    assert (found.by_language, found.by_convention) == ({}, {})
+
+
+def test_an_unreadable_project_file_is_a_scan_error_naming_it() -> None:
+    """Too large or corrupt: named once, its files not counted, the rest still is."""
+
+    def fails(path: str) -> bytes:
+        raise ValueError(f"corrupt {path}")
+
+    paths = ["package.json", "test/a.js", "test/b.js", "spec/a_spec.rb"]
+    found = unread_files(paths, lambda _: False, fails)
+    assert found.by_language == {"ruby": 1}
+    assert found.errors == (
+        ScanError(
+            "package.json",
+            "read",
+            "not read for the test files below it: ValueError: corrupt package.json",
+        ),
+    )
+
+
+def test_a_project_file_over_the_bound_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    """A hostile tree of many large ``package.json`` files: each is refused from its
+    pack header (never inflated), and named; the listing goes on."""
+    work = tmp_path / "w"
+    files = {
+        f"p{i}/package.json": b'{"devDependencies": {"ava": "1"}}' + b" " * MAX_PROJECT_BYTES
+        for i in range(3)
+    }
+    files |= {f"p{i}/test/a.js": b"test()" for i in range(3)}
+    files |= {"small/package.json": AVA_PACKAGE, "small/test/a.js": b"test()"}
+    for path, data in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_bytes(data)
+    git("init", "-q", str(work))
+    git("add", "-A", cwd=work)
+    git("commit", "-q", "-m", "x", cwd=work)
+    listing = list_commit(str(work), git("rev-parse", "HEAD", cwd=work))
+    assert listing.unread.by_language == {"ava": 1}
+    assert sorted(e.path for e in listing.errors) == [f"p{i}/package.json" for i in range(3)]
+    assert all("larger than the 1 MiB file limit" in e.message for e in listing.errors)
+
+
+@pytest.mark.parametrize("language", sorted(UNREAD))
+def test_every_pattern_holds_a_hint(language: str) -> None:
+    """The hints pass over files without running a pattern: each path a pattern can
+    match must hold one, in every alternative of its braces."""
+    conventions = UNREAD[language]
+    for pattern in conventions.patterns:
+        for written in _expanded(pattern.lower()):
+            assert any(hint in written for hint in conventions.hints), (pattern, written)
+
+
+def _expanded(pattern: str) -> list[str]:
+    """``a{b,c}d`` -> ``abd``, ``acd`` (the table's braces do not nest)."""
+    start = pattern.find("{")
+    if start < 0:
+        return [pattern]
+    end = pattern.index("}", start)
+    head, options, tail = pattern[:start], pattern[start + 1 : end].split(","), pattern[end + 1 :]
+    return [head + o + rest for o in options for rest in _expanded(tail)]
+
+
+def _no_read(path: str) -> bytes:
+    raise AssertionError(f"{path} read: no convention here needs a package.json")

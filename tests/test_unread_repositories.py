@@ -1,0 +1,92 @@
+"""The unread count on real repositories (issue 40, ADR 0004): depth-1 bundles of
+libraries whose tests the analyzer does not read, each reported as not read instead of
+a plain zero.
+
+The expected counts were made apart from the code, from each commit's file list and
+each convention written as a regular expression, and checked by hand:
+``git ls-tree -r --name-only HEAD | grep -cE '(^|/)spec/.*_spec\\.rb$'`` (httparty),
+``'(^|/)tests?/.*Test\\.php$'`` (guzzle/psr7), ``'(^|/)Tests/.*\\.swift$'``
+(apple/swift-argument-parser), ``'^test/Scrutor.Tests/.*(Tests?|Test[0-9])\\.cs$'``
+with ``Scrutor.Tests.csproj`` referencing ``xunit.v3`` (khellang/Scrutor; its
+``TestBase.cs`` and ``ServiceCollectionExtensions.cs`` are helpers), and p-map's file
+list read whole (sindresorhus/p-map: ``test.js`` is read by the JavaScript reader, its
+``test-multiple-pmapskips-performance.js`` is one AVA runs and is not read)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from clonegate._adapters.analysis.scan import scan_commit
+
+from .servers import git
+
+BUNDLES = Path(__file__).parent / "fixtures" / "unread"
+
+# bundle, commit, unread per language, per convention, tests the analyzer reads
+REPOSITORIES = [
+    (
+        "httparty",
+        "2daba91bf3f61de2676a2e906f4d3181ebadea83",
+        {"ruby": 19},
+        {"spec/**/*_spec.rb": 19},
+        0,
+    ),
+    (
+        "psr7",
+        "45b30f99ac27b5ca93cb4831afe16285f57b8221",
+        {"php": 28},
+        {"{test,tests}/**/*Test.php": 28},
+        0,
+    ),
+    (
+        "swift-argument-parser",
+        "2f77f2fccb6e84fecff338c37b199e33e7dfd119",
+        {"swift": 62},
+        {"Tests/**/*.swift": 62},
+        0,
+    ),
+    (
+        "Scrutor",
+        "7f315dab5b0f7134a6be58941db1da8c904507e2",
+        {"csharp": 4},
+        {"*{Test,Tests}.cs": 4},
+        0,
+    ),
+    (
+        "p-map",
+        "bc26cf03f81292325236a1188063dac8e7a4de0f",
+        {"ava": 1},
+        {"test-*.{js,mjs,cjs}": 1},
+        50,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "commit", "languages", "conventions", "tests"),
+    REPOSITORIES,
+    ids=[r[0] for r in REPOSITORIES],
+)
+def test_a_real_repository_says_what_was_not_read(
+    tmp_path: Path,
+    name: str,
+    commit: str,
+    languages: dict[str, int],
+    conventions: dict[str, int],
+    tests: int,
+) -> None:
+    bare = tmp_path / f"{name}.git"
+    git("clone", "-q", "--bare", str(BUNDLES / f"{name}.bundle"), str(bare))
+    assert git("rev-parse", "HEAD", cwd=bare) == commit
+    result = scan_commit(str(bare), commit)
+    assert (result.unread, result.unread_conventions) == (languages, conventions)
+    assert result.inventory.tests == tests
+    assert result.inventory.errors == ()
+
+
+def test_the_bundles_are_small() -> None:
+    sizes = {b.name: b.stat().st_size for b in BUNDLES.glob("*.bundle")}
+    assert len(sizes) == len(REPOSITORIES)
+    assert max(sizes.values()) < 1 << 20, sizes
