@@ -13,6 +13,11 @@ if TYPE_CHECKING:
 
 __all__ = ["Lease"]
 
+# A worker stops this long (at most a sixth of the lease) before the local deadline:
+# its ending takes a moment, and a server sees a closed connection only when it next
+# writes to it (ADR 0015, "A clone never outlives its lease").
+STOP_MARGIN = 1.0
+
 
 @final
 class Lease:
@@ -24,12 +29,12 @@ class Lease:
     holder whose lease ended. git servers cannot; it is exposed for resources that can.
     ``lost`` is set once the lease has ended before :meth:`release`.
 
-    It is :class:`~clonegate._domain.limits.Expiring`: ``expires_at`` is the local
-    deadline on CLOCK_MONOTONIC (``time.monotonic()``), counted, as ``deadline`` is on
-    trio's clock, from before the request that granted or renewed it was sent, so
-    never later than Redis ends it (while this clock runs no slower than Redis's).
-    A worker process that runs a job for its holder ends itself there
-    (``on_renewal`` keeps it told).
+    It is :class:`~clonegate._domain.limits.Expiring`: ``expires_at`` is when a worker
+    process running a job for its holder ends itself (``on_renewal`` keeps it told):
+    on CLOCK_MONOTONIC (``time.monotonic()``), counted, as ``deadline`` is on trio's
+    clock, from before the request that granted or renewed it was sent, so never
+    later than Redis ends it (while this clock runs no slower than Redis's), and
+    :data:`STOP_MARGIN` (at most a sixth of the lease) earlier still.
     """
 
     def __init__(self, semaphore: RedisSemaphore, id: str, weight: int, token: int) -> None:
@@ -69,7 +74,7 @@ class Lease:
         sent at trio time ``sent`` (``sent_monotonic`` on CLOCK_MONOTONIC, read before
         it too): the server started the lease when it ran the script, after both."""
         self.deadline = sent + seconds
-        self._expires_at = sent_monotonic + seconds
+        self._expires_at = sent_monotonic + seconds - min(STOP_MARGIN, seconds / 6)
         for callback in list(self._on_renewal):
             callback()
 
