@@ -23,13 +23,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import coredis
 import pytest
 import trio
 
-from clonegate import RedisSemaphore, RedisWorkQueue, open_redis
+from clonegate import RedisSemaphore, open_redis
 
-from .proxy import ThrottlingProxy
+from .proxy import ThrottlingProxy, _Connection
 from .redis_server import RedisServer
 from .servers import git_daemon, make_repo
 from .test_redis_semaphore import log_of
@@ -45,6 +44,33 @@ SAFETY_NET = 300  # seconds: a bound for a hung run, never the assertion
 # A clone takes ~20 s through the proxy: longer than the lease and the pause.
 BLOB = 160 * 1024
 RATE = 8 * 1024
+PAUSED_TRANSFER = 48 * 1024  # what the survivor's clones get while the victim is stopped
+
+
+class AttributingProxy(ThrottlingProxy):
+    """The proxy, also counting the bytes sent to each connection and when each
+    connection is over (as ``_gone``: the server answered all, or a side broke it)."""
+
+    def __init__(self, upstream_port: int, rate: int, chunk: int) -> None:
+        super().__init__(upstream_port, rate=rate, chunk=chunk)
+        self.clients: set[int] = set()  # open now, by id(client)
+        self.sent: dict[int, int] = {}
+        self.ended = trio.Event()  # set, and replaced, as each connection is over
+
+    async def _handle(self, client: trio.SocketStream) -> None:
+        self.clients.add(id(client))
+        self.sent[id(client)] = 0
+        await super()._handle(client)
+
+    def _gone(self, connection: _Connection) -> None:
+        super()._gone(connection)
+        self.clients.discard(id(connection.client))
+        self.ended.set()
+        self.ended = trio.Event()
+
+    async def _forward(self, client: trio.SocketStream, data: bytes) -> None:
+        await super()._forward(client, data)
+        self.sent[id(client)] += len(data)
 
 
 def overlap(timeline: list[tuple[float, int]], limit: int) -> tuple[int, float]:
@@ -61,7 +87,7 @@ def overlap(timeline: list[tuple[float, int]], limit: int) -> tuple[int, float]:
 
 
 async def _wait_until(check: Any) -> None:
-    while not await check():
+    while not await check():  # noqa: ASYNC110
         await trio.sleep(0.02)  # polling the shared state, which has no events
 
 
@@ -82,7 +108,7 @@ async def _run(
     env = {**os.environ, "CLONEGATE_REDIS_URL": redis_server.url, "TMPDIR": str(tmpdir_env)}
     run = "pause"
     with git_daemon(served) as daemon, trio.fail_after(SAFETY_NET):
-        proxy = ThrottlingProxy(daemon.port, rate=RATE, chunk=1024)
+        proxy = AttributingProxy(daemon.port, RATE, 1024)
         async with trio.open_nursery() as nursery, open_redis(redis_server.url) as redis:
             await nursery.start(proxy.serve)
             urls = [f"git://127.0.0.1:{proxy.port}/r{i}.git" for i in range(JOBS)]
@@ -94,14 +120,16 @@ async def _run(
             )
 
             async def worker() -> trio.Process:
-                return await trio.lowlevel.open_process(
-                    [sys.executable, "-m", "clonegate", *WORKER, "--exit-when-done"],
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE,
-                    env=env,
-                    cwd=ROOT,
-                    start_new_session=True,  # its own process group, to stop as one
-                )
+                log = tmp_path / f"worker{len(list(tmp_path.glob('worker*.log')))}.log"
+                with log.open("wb") as stderr:  # read on a failure
+                    return await trio.lowlevel.open_process(
+                        [sys.executable, "-m", "clonegate", *WORKER, "--exit-when-done"],
+                        stdout=subprocess.DEVNULL,
+                        stderr=stderr,
+                        env=env,
+                        cwd=ROOT,
+                        start_new_session=True,  # its own process group, to stop as one
+                    )
 
             sem = RedisSemaphore(redis, "clones", LIMIT)
             victim = await worker()
@@ -112,24 +140,31 @@ async def _run(
                 )
                 survivor = await worker()
                 try:
-                    os.killpg(victim.pid, signal.SIGSTOP) if group else victim.send_signal(
-                        signal.SIGSTOP
-                    )
-                    stopped_at, frozen = len(proxy.timeline), proxy.active
+                    frozen = set(proxy.clients)
+                    if group:
+                        os.killpg(victim.pid, signal.SIGSTOP)
+                    else:
+                        victim.send_signal(signal.SIGSTOP)
                     # Past the lease: the survivor holds the permits and cloned through them.
                     await _wait_until(
                         lambda: _both(sem, survivor.pid, proxy, lambda: proxy.connections >= 4)
                     )
-                    resumed_at = len(proxy.timeline)
-                    os.killpg(victim.pid, signal.SIGCONT) if group else victim.send_signal(
-                        signal.SIGCONT
-                    )
+                    # And stays stopped while the survivor's clones transfer for a while.
+                    await proxy.wait_forwarded(proxy.forwarded + PAUSED_TRANSFER)
+                    if group:
+                        # The group resumes, its main process last: the clones are on
+                        # their own, as when a parent is slow to come back.
+                        for pid in _group(victim.pid) - {victim.pid}:
+                            os.kill(pid, signal.SIGCONT)
+                        while frozen & proxy.clients:
+                            await proxy.ended.wait()
+                    victim.send_signal(signal.SIGCONT)
                     codes = [await victim.wait(), await survivor.wait()]
                 finally:
                     survivor.kill()
             finally:
                 victim.kill()
-                with contextlib.suppress(ProcessLookupError):  # a stopped one cannot die
+                with contextlib.suppress(ProcessLookupError):  # its stopped zygote, workers
                     os.killpg(victim.pid, signal.SIGCONT)
             reports = [
                 json.loads(entry.field_values["report"]) | {"by": entry.field_values["worker"]}
@@ -139,18 +174,31 @@ async def _run(
             nursery.cancel_scope.cancel()
     return {
         "proxy": proxy,
-        "stopped_at": stopped_at,
-        "frozen": frozen,
-        "resumed_at": resumed_at,
+        "frozen": [proxy.sent[client] for client in frozen],
         "codes": codes,
         "reports": reports,
         "log": log,
         "victim": victim.pid,
+        "logs": [log.read_text() for log in sorted(tmp_path.glob("worker*.log"))],
     }
 
 
 async def _both(sem: RedisSemaphore, pid: int, proxy: ThrottlingProxy, also: Any) -> bool:
     return await _holders(sem, pid) == LIMIT and proxy.active >= LIMIT and also()
+
+
+def _group(pgid: int) -> set[int]:
+    """The processes of process group ``pgid``."""
+    members = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue  # gone meanwhile
+            if int(stat.rsplit(")", 1)[1].split()[2]) == pgid:
+                members.add(int(entry.name))
+    return members
 
 
 def _expired(log: list[dict[str, str]], pid: int) -> int:
@@ -165,7 +213,7 @@ def _check_reports(outcome: dict[str, Any]) -> None:
         ("ok", None),
         ("failed", "lease_lost"),
     }
-    assert outcome["codes"] == [0, 0]
+    assert outcome["codes"] == [0, 0], outcome["logs"]
 
 
 async def test_a_stopped_main_process_leaves_no_clone_past_its_lease(
@@ -189,10 +237,11 @@ async def test_a_stopped_process_group_overlaps_by_its_frozen_clones_only(
     assert _expired(outcome["log"], outcome["victim"]) == LIMIT
     worst, over = overlap(proxy.timeline, LIMIT)
     print(f"process group stopped: worst overlap {worst}, {over:.1f} s over the limit")
-    # The victim's two clones were past their deadline check when frozen: at most
-    # they are over the limit, and only until the resume.
+    # The victim's clones were past their deadline check when frozen: only they are
+    # over the limit, and they end when they resume, the main process still stopped,
+    # never finishing their transfer (each is a pack of at least BLOB bytes).
     frozen = outcome["frozen"]
-    assert worst <= LIMIT + frozen
-    after = proxy.timeline[outcome["resumed_at"] :]
-    assert max(active for _, active in after) <= LIMIT + frozen
+    assert len(frozen) == LIMIT
+    assert worst <= LIMIT + len(frozen)
+    assert all(sent < BLOB for sent in frozen), frozen
     _check_reports(outcome)
