@@ -4,6 +4,7 @@ the gate that hands the expiring permits' deadline to the clone's body."""
 
 from __future__ import annotations
 
+import math
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -66,3 +67,15 @@ async def test_the_gate_gives_the_clone_its_expiring_permits_deadline_only() -> 
             seen.append(None if held is None else held.expires_at)
         assert held_deadline.get() is None  # only for the body
     assert seen == [123.0, None]
+
+
+async def test_a_lease_whose_holders_may_finish_never_ends_their_workers(
+    redis_service: RedisServer,
+) -> None:
+    async with (
+        open_redis(redis_service.url) as redis,
+        RedisSemaphore(redis, uuid.uuid4().hex, 1, on_lease_lost="finish") as sem,
+    ):
+        lease = await sem.acquire()
+        assert lease.expires_at == math.inf
+        assert await lease.release()

@@ -42,7 +42,8 @@ class Expiring(Protocol):
     holder renews it (a lease). ``WeightedSemaphore``'s hold yields None: no deadline.
 
     ``expires_at`` is in ``time.monotonic()`` seconds (CLOCK_MONOTONIC, one clock for
-    every process of a Linux machine), never later than the limit's server ends it.
+    every process of a Linux machine), never later than the limit's server ends it;
+    ``math.inf`` if work under it may run on (a limiter told to let holders finish).
     """
 
     @property

@@ -3,6 +3,7 @@ heartbeat's state, and its deadlines, on trio's clock and on CLOCK_MONOTONIC."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, final
 
@@ -55,8 +56,9 @@ class Lease:
 
     @property
     def expires_at(self) -> float:
-        """``time.monotonic()`` seconds until which the lease surely still holds."""
-        return self._expires_at
+        """``time.monotonic()`` seconds by which work under the lease must stop; never
+        (``math.inf``) for a semaphore told to let its holders finish."""
+        return math.inf if self.semaphore.on_lease_lost == "finish" else self._expires_at
 
     def on_renewal(self, callback: Callable[[], None]) -> Callable[[], None]:
         """Call ``callback`` after each renewal (sync, in the heartbeat task); returns

@@ -17,6 +17,7 @@ No trio here: the zygote and the workers import this module.
 
 from __future__ import annotations
 
+import math
 import os
 import struct
 import threading
@@ -60,9 +61,12 @@ class Cell:
         return fd
 
     def write(self, deadline: float | None) -> None:
-        """Set the deadline (``time.monotonic()`` seconds; None: none). Not atomic as a
+        """Set the deadline (``time.monotonic()`` seconds; None or inf: none). Not atomic as a
         whole: the reader waits for the two copies to agree."""
-        value = _NONE if deadline is None else max(1, int(deadline * 1e9))
+        if deadline is None or not math.isfinite(deadline):  # math.inf: never
+            value = _NONE
+        else:
+            value = max(1, int(deadline * 1e9))
         struct.pack_into("=q", self._map, 0, value)
         struct.pack_into("=q", self._map, 8, value)
 
@@ -125,5 +129,5 @@ def _watch(cell: Cell, stop: threading.Event) -> None:
         if left <= 0:
             os._exit(LEASE_ENDED)
         # Event.wait times out on CLOCK_MONOTONIC; waking early only reads again.
-        if stop.wait(left):
+        if stop.wait(min(left, 3600.0)):
             return
