@@ -32,9 +32,11 @@ class Permit:
     def __init__(self, seconds: float) -> None:
         self.expires_at = time.monotonic() + seconds
         self._callbacks: list[Callable[[], None]] = []
+        self.followed = trio.Event()  # the pool wrote the deadline and follows renewals
 
     def on_renewal(self, callback: Callable[[], None]) -> Callable[[], None]:
         self._callbacks.append(callback)
+        self.followed.set()
         return lambda: self._callbacks.remove(callback)
 
     def renew(self, seconds: float) -> None:
@@ -107,6 +109,7 @@ async def test_renewals_keep_a_worker_alive_past_its_first_deadline() -> None:
                         answered.append(answer)
 
                     job.start_soon(wait)
+                    await permit.followed.wait()  # the worker has the first deadline
                     permit.renew(SAFETY_NET)  # the heartbeat came
                     # Not a synchronization: the first deadline must be in the past
                     # before the job may end, or this would prove nothing. (trio's
