@@ -138,3 +138,17 @@ async def test_only_a_job_with_a_deadline_has_a_watchdog_thread() -> None:
         finally:
             held_deadline.reset(token)
     assert (without, under) == (1, 2)
+
+
+async def test_the_watchdog_thread_takes_nothing_of_the_jobs_memory_allowance() -> None:
+    # Its stack and malloc arena are reserved before the allowance is counted.
+    allowance = 256 << 20
+    async with open_worker_pool() as pool:
+        token = held_deadline.set(HeldDeadline([Permit(SAFETY_NET)]))
+        try:
+            left, _ = await pool.run(
+                worker_jobs.address_space_left, memory_allowance=allowance, reuse=KIND
+            )
+        finally:
+            held_deadline.reset(token)
+    assert left > allowance - (8 << 20)  # what the job's own start maps, not 64 MiB

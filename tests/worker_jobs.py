@@ -143,3 +143,12 @@ def wait_for_answer() -> bytes:
 
 def threads() -> int:
     return threading.active_count()
+
+
+def address_space_left() -> int:
+    """Bytes this job may still add to its worker's address space (its soft RLIMIT_AS)."""
+    import resource
+
+    with open("/proc/self/statm") as statm:
+        used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    return resource.getrlimit(resource.RLIMIT_AS)[0] - used

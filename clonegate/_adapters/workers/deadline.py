@@ -37,6 +37,8 @@ LEASE_ENDED = 75
 # other; a reader takes a value only when both agree, so it never acts on a half-
 # written one (8-byte copies are not promised to be atomic).
 _SLOT = struct.Struct("=qq")
+_THREAD = "clonegate-deadline"
+_STACK = 256 << 10
 SIZE = _SLOT.size
 _NONE = 0
 
@@ -110,9 +112,17 @@ def watching(cell: Cell) -> Iterator[None]:
     if cell.read() is None:
         yield
         return
-    stop = threading.Event()
-    thread = threading.Thread(target=_watch, args=(cell, stop), name="clonegate-deadline")
-    thread.start()
+    stop, started = threading.Event(), threading.Event()
+    thread = threading.Thread(target=_watch, args=(cell, stop, started), name=_THREAD)
+    # A small stack: the thread only compares numbers. It still gets a malloc arena
+    # (reserved, not resident), so it starts before the job's memory allowance is
+    # counted from the worker's address space (the zygote enters this first).
+    default = threading.stack_size(_STACK)
+    try:
+        thread.start()
+    finally:
+        threading.stack_size(default)
+    started.wait()
     try:
         yield
     finally:
@@ -120,7 +130,8 @@ def watching(cell: Cell) -> Iterator[None]:
         thread.join()
 
 
-def _watch(cell: Cell, stop: threading.Event) -> None:
+def _watch(cell: Cell, stop: threading.Event, started: threading.Event) -> None:
+    started.set()
     while True:
         deadline = cell.read()
         if deadline is None:

@@ -231,9 +231,11 @@ def _worker(
                     break
                 raise
             status = 70
-            if serve:
-                _new_job(allowance)
-            with deadline.watching(cell):  # what the parent wrote before sending it
+            # Under the deadline the parent wrote before sending the job (its thread
+            # first: the job's allowance counts from the address space with it).
+            with deadline.watching(cell):
+                if serve:
+                    _new_job(allowance)
                 serving = _run_job(conn, job, start, serve)
             status = 0
             if not serving:
