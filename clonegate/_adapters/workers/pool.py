@@ -125,6 +125,9 @@ class WorkerPool:
         ``on_question``: what answers the job's questions (``zygote.ask_parent``), in
         this task, while the job waits; the job gets ``None`` without it. A question
         comes from the worker: it is plain data, to be checked before it is believed.
+
+        A caller that holds expiring permits (``held_deadline``: a Redis lease) gets a
+        worker that ends itself at their deadline unless renewed: :exc:`LeaseLostError`.
         """
         await self._ensure_started()
         oom_kills = oom.baseline()
