@@ -9,7 +9,9 @@ worker has been granted the permits and has connected to the server; then SIGCON
 The proxy records how many clones the server had at once: with the main process
 stopped, never more than the limit; with the group stopped, the victim's clones are
 frozen with their connections open (they were past their deadline check when the
-stop came) and end at the resume, before anything else of the victim runs."""
+stop came): only they are over the limit, and when the group resumes, its main
+process last, they end unfinished on their own. Both fail on the code before, where
+the clones ran on until their parent came back."""
 
 from __future__ import annotations
 
@@ -167,7 +169,7 @@ async def _run(
                 with contextlib.suppress(ProcessLookupError):  # its stopped zygote, workers
                     os.killpg(victim.pid, signal.SIGCONT)
             reports = [
-                json.loads(entry.field_values["report"]) | {"by": entry.field_values["worker"]}
+                json.loads(entry.field_values["report"])
                 for entry in await redis.xrange(f"{{clonegate}}:run:{run}:results")
             ]
             log = await log_of(redis, "clones")
