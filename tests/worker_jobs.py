@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import pickle
 import signal
+import socket
+import threading
 import time
 from pathlib import Path
 
@@ -124,3 +126,29 @@ def ask_my_pid() -> object:
 def bytes_of(size: int) -> bytes:
     """A reply whose pickle needs as much memory again as the value itself."""
     return bytes(size)
+
+
+# A connection a served worker keeps between jobs (tests/test_lease_watchdog.py).
+_held: list[socket.socket] = []
+
+
+def connect(port: int) -> int:
+    _held.append(socket.create_connection(("127.0.0.1", port)))
+    return os.getpid()
+
+
+def wait_for_answer() -> bytes:
+    return _held[-1].recv(1)
+
+
+def threads() -> int:
+    return threading.active_count()
+
+
+def address_space_left() -> int:
+    """Bytes this job may still add to its worker's address space (its soft RLIMIT_AS)."""
+    import resource
+
+    with open("/proc/self/statm") as statm:
+        used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    return resource.getrlimit(resource.RLIMIT_AS)[0] - used

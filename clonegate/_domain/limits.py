@@ -8,15 +8,20 @@ manager. :class:`WeightedSemaphore` is one (in this process);
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from contextvars import ContextVar
+from typing import Protocol, runtime_checkable
 
 __all__ = [
+    "Expiring",
+    "HeldDeadline",
     "LeaseLostError",
     "LimitConfigError",
     "LimitError",
     "Limiter",
     "LimiterUnavailableError",
+    "held_deadline",
 ]
 
 
@@ -29,6 +34,56 @@ class Limiter(Protocol):
     """
 
     def hold(self, n: int = 1) -> AbstractAsyncContextManager[object]: ...
+
+
+@runtime_checkable
+class Expiring(Protocol):
+    """What a limiter's hold may yield: a permit that ends at a deadline unless its
+    holder renews it (a lease). ``WeightedSemaphore``'s hold yields None: no deadline.
+
+    ``expires_at`` is in ``time.monotonic()`` seconds (CLOCK_MONOTONIC, one clock for
+    every process of a Linux machine), never later than the limit's server ends it;
+    ``math.inf`` if work under it may run on (a limiter told to let holders finish).
+    """
+
+    @property
+    def expires_at(self) -> float: ...
+
+    def on_renewal(self, callback: Callable[[], None]) -> Callable[[], None]:
+        """Call ``callback`` (sync, in the renewing task) after each renewal; returns
+        what stops the calls."""
+        ...
+
+
+class HeldDeadline:
+    """The deadline of the expiring permits one clone holds: the earliest of theirs
+    (ADR 0015, "A clone never outlives its lease"). The use case's gate sets it in
+    :data:`held_deadline` while a clone holds its permits; a worker process that runs
+    a job for that clone ends itself when it passes without a renewal."""
+
+    __slots__ = ("_permits",)
+
+    def __init__(self, permits: Sequence[Expiring]) -> None:
+        if not permits:
+            raise ValueError("a held deadline needs at least one expiring permit")
+        self._permits = tuple(permits)
+
+    @property
+    def expires_at(self) -> float:
+        return min(permit.expires_at for permit in self._permits)
+
+    def on_renewal(self, callback: Callable[[], None]) -> Callable[[], None]:
+        stops = [permit.on_renewal(callback) for permit in self._permits]
+
+        def stop() -> None:
+            for each in stops:
+                each()
+
+        return stop
+
+
+# Set by the gate for the body of a clone's hold; None where nothing held expires.
+held_deadline: ContextVar[HeldDeadline | None] = ContextVar("clonegate_held_deadline", default=None)
 
 
 class LimitError(Exception):

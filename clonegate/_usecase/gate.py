@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import trio
 
-from .._domain.limits import Limiter
+from .._domain.limits import Expiring, HeldDeadline, Limiter, held_deadline
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.urls import redact
 from .estimates import MemoryEstimates, MiB
@@ -136,9 +136,12 @@ class CloneGate:
             # 003's acquire_all); a host permit held while waiting for a global one
             # keeps out only clones of the same host. Released in reverse order.
             async with AsyncExitStack() as shared:
+                expiring: list[Expiring] = []
                 try:
                     for limiter in self._shared_limiters(host):
-                        await shared.enter_async_context(limiter.hold(weight))
+                        permit = await shared.enter_async_context(limiter.hold(weight))
+                        if isinstance(permit, Expiring):
+                            expiring.append(permit)
                     # The memory last: only running clones hold any, so a clone that
                     # waits to grow never waits for one that waits for a permit.
                     if self.memory is not None:
@@ -148,11 +151,16 @@ class CloneGate:
                 self._acquired += 1
                 self._active[ticket] = (url, index, weight, memory, trio.current_time())
                 lease = MemoryLease(ticket, memory)
+                # The worker processes of this clone end themselves at its permits'
+                # deadline if no renewal comes (ADR 0015): a paused process cannot
+                # renew, nor stop them.
+                deadline = held_deadline.set(HeldDeadline(expiring) if expiring else None)
                 succeeded = False
                 try:
                     yield lease
                     succeeded = True
                 finally:
+                    held_deadline.reset(deadline)
                     memory = lease.memory  # what it holds now, raised or not
                     del self._active[ticket]
                     self._released += 1

@@ -12,10 +12,11 @@ import logging
 import os
 import random
 import socket
+import time
 from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from types import TracebackType
-from typing import Any, Literal, Self, final
+from typing import Any, Literal, Self
 
 import trio
 
@@ -23,6 +24,7 @@ from ..._domain.checks import positive_seconds
 from ..._domain.limits import LeaseLostError, LimiterUnavailableError
 from ..._domain.semaphore import _checked
 from .connection import Redis, redis_call
+from .lease import Lease
 from .scripts import ACQUIRE, CONFIGURE, HEARTBEAT, KEY_NAMES, LEAVE, RESET, STATISTICS
 from .settings import (
     RedisHolder,
@@ -42,48 +44,6 @@ logger = logging.getLogger("clonegate")
 # Redis must not hang a cancelled task. The lease reclaims what they could not return.
 CLEANUP_BOUND = 5.0
 FIRST_POLL = 0.01
-
-
-@final
-class Lease:
-    """A permit held in a :class:`RedisSemaphore`.
-
-    ``token`` is the grant's fencing token: it increases with every grant of the
-    semaphore (and across a Redis restart that lost the data, as long as the server's
-    clock does), so a resource that records the highest token it has seen can refuse a
-    holder whose lease ended. git servers cannot; it is exposed for resources that can.
-    ``lost`` is set once the lease has ended before :meth:`release`.
-    """
-
-    def __init__(self, semaphore: RedisSemaphore, id: str, weight: int, token: int) -> None:
-        self.semaphore = semaphore
-        self.id = id
-        self.weight = weight
-        self.token = token
-        self.lost = trio.Event()
-        self.deadline = 0.0  # trio time by which the lease surely still holds
-        self._released = False
-        self._heartbeat: trio.CancelScope | None = None
-        self._cancel_on_loss: trio.CancelScope | None = None  # a hold's body
-
-    def __repr__(self) -> str:
-        return f"<Lease {self.id} weight={self.weight} token={self.token}>"
-
-    async def release(self) -> bool:
-        """Give the permit back; return whether it was still held (False: lost).
-
-        A checkpoint. Runs shielded from cancellation, for at most a few seconds:
-        a cancelled task still returns its permit."""
-        if self._released:
-            await trio.lowlevel.checkpoint()
-            return not self.lost.is_set()
-        self._released = True
-        if self._heartbeat is not None:
-            self._heartbeat.cancel()
-        outcome = await self.semaphore._leave(self.id)
-        if outcome != "released":
-            self.lost.set()
-        return outcome == "released"
 
 
 class RedisSemaphore:
@@ -221,7 +181,7 @@ class RedisSemaphore:
         delay = FIRST_POLL
         try:
             while True:
-                sent = trio.current_time()
+                sent = _now()
                 reply = await self._call("acquire", id, n, *self._asked, "wait")
                 if reply[0] == "granted":
                     lease = self._granted(id, reply, sent)
@@ -247,7 +207,7 @@ class RedisSemaphore:
         await trio.lowlevel.checkpoint_if_cancelled()
         id = self._new_id()
         try:
-            sent = trio.current_time()
+            sent = _now()
             reply = await self._call("acquire", id, n, *self._asked, "try")
         except BaseException:
             await self._leave(id)
@@ -299,12 +259,12 @@ class RedisSemaphore:
     def _new_id(self) -> str:
         return f"{self._client_id}:{next(self._ids)}"
 
-    def _granted(self, id: str, reply: list[Any], sent: float) -> Lease:
+    def _granted(self, id: str, reply: list[Any], sent: tuple[float, float]) -> Lease:
         self._follow(int(reply[4]), int(reply[5]))
         lease = Lease(self, id, int(reply[3]), int(reply[1]))
         # The server started the lease when it ran the script, after `sent`: counting
         # from `sent` errs on the safe side.
-        lease.deadline = sent + int(reply[2]) / 1000
+        lease.extend(*sent, int(reply[2]) / 1000)
         return lease
 
     def _follow(self, limit: int, lease_ms: int) -> None:
@@ -360,7 +320,7 @@ class RedisSemaphore:
         await trio.sleep_until(at)
         with trio.move_on_at(lease.deadline):
             while True:
-                sent = trio.current_time()
+                sent = _now()
                 try:
                     reply = await self._call("heartbeat", lease.id, ms(self.lease))
                 except LimiterUnavailableError as exc:
@@ -370,7 +330,7 @@ class RedisSemaphore:
                 if reply[0] != "granted":
                     return False  # Redis no longer has it, whatever the local deadline
                 self._follow(int(reply[4]), int(reply[5]))
-                lease.deadline = sent + int(reply[2]) / 1000
+                lease.extend(*sent, int(reply[2]) / 1000)  # and tells its workers
                 return True
         return False
 
@@ -390,3 +350,9 @@ class RedisSemaphore:
                 raise
             await trio.lowlevel.checkpoint()  # raises the cancellation alone
             raise
+
+
+def _now() -> tuple[float, float]:
+    """Trio's time and CLOCK_MONOTONIC's, read before a request that may grant or
+    renew a lease: its deadline on each clock counts from there."""
+    return trio.current_time(), time.monotonic()

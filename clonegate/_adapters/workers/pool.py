@@ -21,13 +21,18 @@ from typing import Any, TypeVar
 
 import trio
 
-from . import oom, spawn, wire
+from ..._domain.limits import LeaseLostError
+from . import deadline, oom, spawn, wire
 from .cpus import default_worker_limiter as default_worker_limiter
 from .died import WorkerDied as WorkerDied  # re-exported: the pool raises it
 from .served import MAX_JOBS, IdleWorkers, ServedWorker
 
 T = TypeVar("T")
 
+_LEASE_ENDED = (
+    "the lease on a shared limit ended, with no renewal, while a worker process ran for "
+    "its holder (this process paused?): the worker stopped itself at its deadline"
+)
 # How long cleanup may take, shielded: a killed worker is gone in milliseconds, and
 # the zygote needs only to kill and reap its workers.
 _CLEANUP_SECONDS = 10.0
@@ -72,7 +77,7 @@ class WorkerPool:
         self._starting = False
         self._broken: BaseException | None = None
         self._next_request = 0
-        self._forks: dict[int, trio.MemorySendChannel[tuple[int, int, int] | OSError]] = {}
+        self._forks: dict[int, trio.MemorySendChannel[tuple[int, int, int, int] | OSError]] = {}
         self._busy = 0  # workers doing a job for this pool now
         self._a_job_ended = trio.Event()  # set, and replaced, as each job ends
         self._exits: dict[int, _Exit] = {}
@@ -120,6 +125,9 @@ class WorkerPool:
         ``on_question``: what answers the job's questions (``zygote.ask_parent``), in
         this task, while the job waits; the job gets ``None`` without it. A question
         comes from the worker: it is plain data, to be checked before it is believed.
+
+        A caller that holds expiring permits (``held_deadline``: a Redis lease) gets a
+        worker that ends itself at their deadline unless renewed: :exc:`LeaseLostError`.
         """
         await self._ensure_started()
         oom_kills = oom.baseline()
@@ -131,13 +139,11 @@ class WorkerPool:
         try:
             if on_ready is not None:
                 on_ready()
-            try:
-                await worker.stream.send_all(wire.frame(wire.dump((function, args))))
-                reply = await worker.reply(on_question)
-            except trio.BrokenResourceError:
-                reply = None  # it ended before or while reading the job: why, below
-            if reply is None:
+            reply = await worker.run(wire.dump((function, args)), on_question)
+            if reply is None:  # it ended without a reply: why
                 died = await self._exit_of(worker.pid)
+                if worker.followed and deadline.ended_at_deadline(died.status):
+                    raise LeaseLostError(_LEASE_ENDED)
                 killed = oom_kills is not None and (oom.kills() or 0) > oom_kills
                 raise WorkerDied(
                     died.status,
@@ -211,15 +217,15 @@ class WorkerPool:
                 self._started_count += 1
                 self._running.add(pid)
                 waiter = self._forks.pop(request, None)
-                if waiter is None or len(fds) != 2:
-                    if len(fds) == 2:
+                if waiter is None or len(fds) != 3:
+                    if len(fds) >= 2:
                         _kill(fds[1])  # its requester was cancelled
                     for fd in fds:
                         os.close(fd)
                     if waiter is not None:  # dropped: no descriptor free (its worker ends)
                         waiter.send_nowait(OSError(errno.EMFILE, os.strerror(errno.EMFILE)))
                     continue
-                waiter.send_nowait((pid, fds[0], fds[1]))
+                waiter.send_nowait((pid, fds[0], fds[1], fds[2]))
             elif data[:1] == b"E":
                 _, request, error = wire.FORK_FAILED.unpack(data)
                 if (waiter := self._forks.pop(request, None)) is not None:
@@ -256,10 +262,12 @@ class WorkerPool:
                 else:
                     raise
 
-    async def _fork(self, allowance: int, serve: bool) -> tuple[int, trio.SocketStream, int]:
+    async def _fork(
+        self, allowance: int, serve: bool
+    ) -> tuple[int, trio.SocketStream, int, deadline.Cell]:
         assert self._control is not None
         request = self._next_request = self._next_request + 1
-        send, receive = trio.open_memory_channel[tuple[int, int, int] | OSError](1)
+        send, receive = trio.open_memory_channel[tuple[int, int, int, int] | OSError](1)
         self._forks[request] = send
         try:
             await self._control.send(wire.FORK.pack(b"F", request, allowance, serve))
@@ -270,9 +278,18 @@ class WorkerPool:
             self._forks.pop(request, None)
         if isinstance(answer, OSError):
             raise answer
-        pid, conn_fd, pidfd = answer
+        pid, conn_fd, pidfd, cell_fd = answer
         stream = trio.SocketStream(trio.socket.from_stdlib_socket(socket.socket(fileno=conn_fd)))
-        return pid, stream, pidfd
+        try:
+            cell = deadline.Cell(cell_fd)  # mapped: the descriptor is not kept
+        except BaseException:
+            _kill(pidfd)  # no worker without its deadline; the zygote reaps it
+            stream.socket.close()
+            os.close(pidfd)
+            raise
+        finally:
+            os.close(cell_fd)
+        return pid, stream, pidfd, cell
 
     async def exited(self, pid: int) -> None:
         """Wait until the zygote has reported worker ``pid``'s exit (and its peak memory

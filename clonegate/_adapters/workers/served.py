@@ -21,7 +21,8 @@ from typing import Any
 
 import trio
 
-from . import wire
+from . import deadline, wire
+from .deadline import Cell
 
 __all__ = ["MAX_JOBS", "IdleWorkers", "ServedWorker"]
 
@@ -34,13 +35,33 @@ MAX_IDLE = 8
 
 @dataclass
 class ServedWorker:
-    """One worker process, seen from the parent: its pid, the stream of its jobs and a
-    pidfd (readable once it has ended)."""
+    """One worker process, seen from the parent: its pid, the stream of its jobs, a
+    pidfd (readable once it has ended) and the cell of its job's deadline."""
 
     pid: int
     stream: trio.SocketStream
     pidfd: int
+    cell: Cell
     jobs: int = 0
+    followed: bool = False  # its last job ran under the caller's lease deadline
+
+    async def run(
+        self, job: bytes, on_question: Callable[[Any], Awaitable[object]] | None
+    ) -> wire.Reply | None:
+        """Send ``job`` (a pickle) and return its reply; None if the worker ended first.
+        Meanwhile its cell follows the deadline of the caller's expiring permits, if it
+        holds any (:func:`deadline.follow`), so the worker ends itself at that deadline
+        when no renewal comes: a paused parent can neither renew nor stop it."""
+        stop = deadline.follow(self.cell)
+        self.followed = stop is not None
+        try:
+            await self.stream.send_all(wire.frame(job))
+            return await self.reply(on_question)
+        except trio.BrokenResourceError:
+            return None  # it ended before or while reading the job
+        finally:
+            if stop is not None:
+                stop()
 
     def alive(self) -> bool:
         readable, _, _ = select.select([self.pidfd], [], [], 0)
@@ -93,6 +114,7 @@ class ServedWorker:
         exits; the zygote reaps it) and the pidfd. Not a checkpoint."""
         self.stream.socket.close()
         os.close(self.pidfd)
+        self.cell.close()
 
 
 class IdleWorkers:

@@ -23,7 +23,9 @@ LENGTH = struct.Struct("!Q")
 # The control channel (parent <-> zygote) carries fixed messages; see zygote.py.
 # b"F", request id, address-space allowance in bytes (0: none), serve (see served.py)
 FORK = struct.Struct("!cQQ?")
-FORKED = struct.Struct("!cQi")  # b"W", request id, pid; the ancillary data holds 2 fds
+# b"W", request id, pid; the ancillary data holds 3 fds: the worker's stream, its
+# pidfd and its deadline cell (deadline.py)
+FORKED = struct.Struct("!cQi")
 EXITED = struct.Struct("!ciiq")  # b"X", pid, wait status, peak RSS in KiB
 FORK_FAILED = struct.Struct("!cQi")  # b"E", request id, errno (EMFILE: out of descriptors)
 READY = struct.Struct("!cq")  # b"R", the zygote's own address-space size in bytes
@@ -119,7 +121,7 @@ def dump(obj: object) -> bytes:
     return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
 
 
-FD_SPACE = socket.CMSG_SPACE(2 * array.array("i").itemsize)  # a FORKED message's two fds
+FD_SPACE = socket.CMSG_SPACE(3 * array.array("i").itemsize)  # a FORKED message's fds
 
 
 def fds_of(ancillary: list[tuple[int, int, bytes]]) -> list[int]:

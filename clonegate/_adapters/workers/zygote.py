@@ -38,7 +38,7 @@ import socket
 import sys
 from typing import NamedTuple, NoReturn
 
-from . import wire
+from . import deadline, wire
 
 _PR_SET_PDEATHSIG = 1
 # A served worker whose resident memory grew this much past its start ends after
@@ -146,12 +146,20 @@ class Zygote:
         except OSError as exc:
             self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
             return
+        try:
+            cell = deadline.Cell.create()  # the job's lease deadline, shared (deadline.py)
+        except OSError as exc:
+            parent_end.close()
+            worker_end.close()
+            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            return
         me = os.getpid()
         try:
             pid = os.fork()
         except OSError as exc:
-            parent_end.close()
-            worker_end.close()
+            for end in (parent_end, worker_end):
+                end.close()
+            os.close(cell)
             self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
             return
         if pid == 0:
@@ -159,7 +167,7 @@ class Zygote:
             self._control.close()
             for fd in (self._wake_r, self._wake_w):
                 os.close(fd)
-            _worker(worker_end, me, allowance, serve)
+            _worker(worker_end, me, allowance, serve, cell)
         self._children.add(pid)
         worker_end.close()
         try:
@@ -167,6 +175,7 @@ class Zygote:
         except OSError as exc:
             # Without its pidfd the parent could not kill it: it goes (and is reaped).
             parent_end.close()
+            os.close(cell)
             os.kill(pid, signal.SIGKILL)
             self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
             return
@@ -174,11 +183,12 @@ class Zygote:
             socket.send_fds(
                 self._control,
                 [wire.FORKED.pack(b"W", request_id, pid)],
-                [parent_end.fileno(), pidfd],
+                [parent_end.fileno(), pidfd, cell],
             )
         finally:
             parent_end.close()
             os.close(pidfd)
+            os.close(cell)
 
     def _reap(self) -> None:
         while self._children:
@@ -189,13 +199,17 @@ class Zygote:
             self._control.send(wire.EXITED.pack(b"X", pid, status, usage.ru_maxrss))
 
 
-def _worker(conn: socket.socket, zygote: int, allowance: int, serve: bool) -> NoReturn:
+def _worker(
+    conn: socket.socket, zygote: int, allowance: int, serve: bool, cell_fd: int
+) -> NoReturn:
     """A forked worker: one job, one reply, then exit (``serve``: the next job, until
     one of the ends in the module docstring). Never returns into the zygote's loop."""
     global _job_stream
     status = 70  # EX_SOFTWARE, if anything below fails
     _job_stream = conn
     try:
+        cell = deadline.Cell(cell_fd)
+        os.close(cell_fd)
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != zygote:  # the zygote died before prctl took effect
@@ -217,9 +231,12 @@ def _worker(conn: socket.socket, zygote: int, allowance: int, serve: bool) -> No
                     break
                 raise
             status = 70
-            if serve:
-                _new_job(allowance)
-            serving = _run_job(conn, job, start, serve)
+            # Under the deadline the parent wrote before sending the job (its thread
+            # first: the job's allowance counts from the address space with it).
+            with deadline.watching(cell):
+                if serve:
+                    _new_job(allowance)
+                serving = _run_job(conn, job, start, serve)
             status = 0
             if not serving:
                 break
