@@ -120,7 +120,8 @@ def text(node: Node | None) -> str:
 
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
-    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java`` or ``rust``."""
+    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``
+    or ``rust``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -154,6 +155,12 @@ def _java() -> object:
     return tree_sitter_java.language()
 
 
+def _kotlin() -> object:
+    import tree_sitter_kotlin
+
+    return tree_sitter_kotlin.language()
+
+
 def _rust() -> object:
     import tree_sitter_rust
 
@@ -166,5 +173,6 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "tsx": _tsx,
     "go": _go,
     "java": _java,
+    "kotlin": _kotlin,
     "rust": _rust,
 }

@@ -1,0 +1,183 @@
+"""kotest's DSL specs, read from a Kotlin syntax tree (ADR 0005).
+
+A spec registers its tests in the lambda it passes to its style's constructor
+(``class S : FunSpec({ ... })``) or in ``init`` blocks. Containers (``context``,
+``describe``, ``given``, ``"x" should { }``, ``"x" - { }``...) are suites, never
+tests; leaves (``test``, ``it``, ``then``, ``"x" { }``...) are tests, one per place
+written: a leaf inside a loop or a ``forEach`` once, ``withData`` once where its
+lambda holds no test of its own (else it is a container of those). The styles'
+function names do not collide, so one table serves all of them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from ..._domain.inventory import TestStatus
+from .outline import Outline
+from .syntax import text
+
+__all__ = ["STYLES", "read_spec", "spec_body"]
+
+# AnnotationSpec is not here: its annotated functions are read as JUnit's.
+STYLES = frozenset(
+    {
+        "FunSpec",
+        "StringSpec",
+        "ShouldSpec",
+        "DescribeSpec",
+        "BehaviorSpec",
+        "WordSpec",
+        "FreeSpec",
+        "FeatureSpec",
+        "ExpectSpec",
+    }
+)
+_CONTAINERS = frozenset(
+    {"context", "describe", "given", "Given", "when", "When", "and", "And", "feature"}
+)
+_LEAVES = frozenset({"test", "it", "should", "then", "Then", "scenario", "expect"})
+_DISABLED = {f"x{name}" for name in _CONTAINERS | _LEAVES} | {
+    f"x{name[0].upper()}{name[1:]}" for name in _CONTAINERS | _LEAVES
+}
+# Data-driven tests (kotest-framework-datatest): one test where written.
+_DATA = frozenset({"withData", "withTests", "withContexts"})
+_WORD_CONTAINERS = frozenset({"should", "when", "When"})  # WordSpec's infix forms
+# ``config(enabled = false)``, and conditions: skipped, as conditional skips are (ADR 0005).
+_CONFIG_DISABLES = re.compile(r"\benabled\s*=\s*(?!true\b)|\benabled(?:If|OrReasonIf)\s*=")
+# Nodes whose inside registers nothing when the spec is built: declarations.
+_OPAQUE = frozenset({"function_declaration", "class_declaration", "object_declaration"})
+
+
+def spec_body(cls: Node) -> list[Node] | None:
+    """The blocks where ``cls`` registers its tests when it extends a DSL spec style:
+    the lambda passed to the style's constructor and the class's ``init`` blocks."""
+    specifiers = next((c for c in cls.named_children if c.type == "delegation_specifiers"), None)
+    for specifier in specifiers.named_children if specifiers is not None else ():
+        call = specifier.named_children[0] if specifier.named_children else None
+        if call is None or call.type != "constructor_invocation":
+            continue
+        user_type = call.named_children[0]
+        if not user_type.named_children or text(user_type.named_children[-1]) not in STYLES:
+            continue
+        arguments = call.named_children[-1] if len(call.named_children) == 2 else None
+        bodies = [
+            a.named_children[-1]
+            for a in (arguments.named_children if arguments is not None else ())
+            if a.named_children and a.named_children[-1].type == "lambda_literal"
+        ]
+        for member in _class_members(cls):
+            if member.type == "anonymous_initializer":
+                bodies.extend(member.named_children)
+        return bodies
+    return None
+
+
+def read_spec(bodies: list[Node], spec: Outline) -> None:
+    """Add the tests and containers registered in ``bodies`` to ``spec``.
+
+    Walks with an explicit stack: a tree may be as deep as the syntax bounds allow.
+    """
+    stack = [(node, spec) for body in reversed(bodies) for node in reversed(body.named_children)]
+    while stack:
+        node, outline = stack.pop()
+        found = _registration(node)
+        if found is None:
+            if node.type not in _OPAQUE:
+                stack.extend((child, outline) for child in reversed(node.named_children))
+            continue
+        function, name, config, lambda_ = found
+        line = node.start_point[0] + 1
+        status = _status(function, name, config)
+        is_container = function in _CONTAINERS or function.removeprefix("x") in _CONTAINERS
+        if function in _DATA:
+            is_container = _registers_tests(lambda_)
+        if is_container:
+            suite = outline.suite(name, line, status)
+            stack.extend((child, suite) for child in reversed(lambda_.named_children))
+        else:
+            outline.test(name, line, status)
+
+
+def _registration(node: Node) -> tuple[str, str, str, Node] | None:
+    """``(function, name, config arguments, lambda)`` when ``node`` registers a test or a
+    container; the function is "" for a string invoked with a lambda (``"x" { }``)."""
+    if node.type == "call_expression" and len(node.named_children) == 2:
+        callee, trailing = node.named_children
+        if trailing.type != "annotated_lambda" or not trailing.named_children:
+            return None
+        called = _callee(callee)
+        if called is None:
+            return None
+        function, name, config = called
+        lambda_ = trailing.named_children[-1]
+        known = function in _LEAVES or function in _CONTAINERS or function in _DISABLED
+        if function in _DATA:
+            return function, function, config, lambda_  # named by each datum at run time
+        if (known and name is not None) or function == "":
+            return function, name or function, config, lambda_
+        return None
+    if node.type in ("infix_expression", "binary_expression") and len(node.named_children) >= 2:
+        left, right = node.named_children[0], node.named_children[-1]
+        if left.type != "string_literal" or right.type != "lambda_literal":
+            return None
+        if node.type == "infix_expression":
+            operator = text(node.named_children[1]).strip("`")
+            if len(node.named_children) != 3 or operator not in _WORD_CONTAINERS:
+                return None
+        elif not any(c.type == "-" for c in node.children):
+            return None
+        return "context", _string(left), "", right  # a container by its form
+    return None
+
+
+def _callee(callee: Node) -> tuple[str, str | None, str] | None:
+    """``(function, first string argument, config arguments)`` of a call's callee."""
+    if callee.type == "string_literal":
+        return "", _string(callee), ""
+    if callee.type != "call_expression" or len(callee.named_children) != 2:
+        return None
+    function, arguments = callee.named_children
+    if arguments.type != "value_arguments":
+        return None
+    if function.type == "identifier":
+        return text(function).strip("`"), _first_string(arguments), ""
+    if function.type == "navigation_expression" and len(function.named_children) == 2:
+        receiver, member = function.named_children
+        if text(member) != "config":
+            return None
+        inner = _callee(receiver)
+        return (inner[0], inner[1], text(arguments)) if inner is not None else None
+    return None
+
+
+def _status(function: str, name: str, config: str) -> TestStatus | None:
+    if function in _DISABLED or name.startswith("!") or _CONFIG_DISABLES.search(config):
+        return TestStatus.SKIPPED
+    if name.startswith("f:"):
+        return TestStatus.FOCUSED
+    return None
+
+
+def _registers_tests(lambda_: Node) -> bool:
+    probe = Outline()
+    read_spec([lambda_], probe)
+    return not probe.is_empty()
+
+
+def _first_string(arguments: Node) -> str | None:
+    first = arguments.named_children[0] if arguments.named_children else None
+    value = first.named_children[-1] if first is not None and first.named_children else None
+    return _string(value) if value is not None and value.type == "string_literal" else None
+
+
+def _string(node: Node) -> str:
+    quote = '"""' if text(node).startswith('"""') else '"'
+    return text(node).removeprefix(quote).removesuffix(quote)
+
+
+def _class_members(cls: Node) -> list[Node]:
+    body = next((c for c in cls.named_children if c.type == "class_body"), None)
+    return body.named_children if body is not None else []

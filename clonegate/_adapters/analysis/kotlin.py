@@ -1,0 +1,90 @@
+"""Kotlin files, read with tree-sitter: JUnit 4/5, ``kotlin.test`` and TestNG annotated
+functions in (nested) classes, by the Java reader's rules; kotest specs by
+:mod:`.kotest_specs`."""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from .frameworks.definition import Reading
+from .java import by_class, is_test, marker
+from .kotest_specs import read_spec, spec_body
+from .outline import Outline
+from .syntax import Captures, innermost, kit, text
+
+QUERY = """
+(import (qualified_identifier) @import)
+(class_declaration) @class
+(object_declaration) @class
+(function_declaration) @function
+"""
+# Visibilities that keep a function from being a test by its TestNG class's ``@Test``
+# (``internal`` is public to the JVM).
+_NOT_PUBLIC = frozenset({"private", "protected"})
+
+
+def read(path: str, data: bytes, language: str) -> Reading:
+    syntax = kit("kotlin", QUERY)
+    captures = syntax.capture(syntax.parse(data))
+    imports = frozenset(text(node) for node in captures.get("import", ()))
+    return Reading(imports, frozenset(), lambda _: outline_kotlin(captures))
+
+
+def outline_kotlin(captures: Captures) -> Outline:
+    """Each class with tests is a suite (nested and inner classes nest).
+
+    A class extending a kotest spec style is read as that spec (its DSL, or its
+    annotated functions for ``AnnotationSpec``); an abstract one is not run. Elsewhere,
+    functions are tests by the Java reader's annotations (``@Test``,
+    ``@ParameterizedTest`` once, ``@Disabled*``/``@Ignore`` skipped, TestNG's
+    class-level ``@Test`` and ``enabled = false``).
+    """
+    outline = Outline()
+    classes = captures.get("class", [])
+    suites: dict[int, Outline] = {}
+    for cls in classes:
+        owner = innermost(cls, classes)
+        container = suites[owner.id] if owner is not None else outline
+        name = text(_child(cls, "identifier"))
+        suite = container.suite(name, cls.start_point[0] + 1, marker(annotations_of(cls)))
+        suites[cls.id] = suite
+        body = spec_body(cls)
+        if body is not None and "abstract" not in _modifiers(cls):
+            read_spec(body, suite)
+    for function in captures.get("function", ()):
+        owner = innermost(function, classes)
+        if owner is None:
+            continue
+        found = annotations_of(function)
+        public = not _modifiers(function) & _NOT_PUBLIC
+        if is_test(found) or (public and by_class(annotations_of(owner), found)):
+            name = text(_child(function, "identifier")).strip("`")
+            suites[owner.id].test(name, function.start_point[0] + 1, marker(found))
+    outline.drop_empty_suites()
+    return outline
+
+
+def annotations_of(node: Node) -> dict[str, str]:
+    """The annotations on a declaration: simple name -> its arguments' text."""
+    modifiers = _child(node, "modifiers")
+    found = {}
+    for annotation in modifiers.named_children if modifiers is not None else ():
+        if annotation.type != "annotation":
+            continue
+        target = _child(annotation, "constructor_invocation") or annotation
+        user_type = _child(target, "user_type")
+        if user_type is not None and user_type.named_children:
+            arguments = _child(target, "value_arguments")
+            found[text(user_type.named_children[-1])] = text(arguments)
+    return found
+
+
+def _modifiers(node: Node) -> set[str]:
+    modifiers = _child(node, "modifiers")
+    if modifiers is None:
+        return set()
+    return {text(c) for c in modifiers.named_children if c.type != "annotation"}
+
+
+def _child(node: Node, kind: str) -> Node | None:
+    return next((c for c in node.named_children if c.type == kind), None)

@@ -1,0 +1,398 @@
+"""Per-framework cases for the JVM's other readers and frameworks, table-driven as in
+:mod:`.test_frameworks` (issue 40; ADR 0005): JUnit and ``kotlin.test`` in Kotlin,
+kotest's spec styles, TestNG in Java and Kotlin; and what is NOT a test."""
+
+from __future__ import annotations
+
+import pytest
+
+from .test_frameworks import found
+
+KOTLIN_JUNIT = [
+    (
+        "JUnit 5 in Kotlin: backticked names, parameterized once, nested inner classes",
+        """\
+        import org.junit.jupiter.api.Test
+        import org.junit.jupiter.api.Nested
+        import org.junit.jupiter.params.ParameterizedTest
+
+        class ParserTest {
+            @Test
+            fun `reads a file`() {}
+
+            @ParameterizedTest
+            @ValueSource(ints = [1, 2, 3])
+            fun sizes(size: Int) {}
+
+            @Disabled("later")
+            @Test
+            fun later() {}
+
+            @DisabledOnOs(OS.WINDOWS)
+            @Test
+            fun unix() {}
+
+            @BeforeEach
+            fun setUp() {}
+
+            fun helper() {}
+
+            @Nested
+            inner class Inner {
+                @org.junit.jupiter.api.Test
+                fun deep() {}
+            }
+        }
+        """,
+        [
+            ("ParserTest/reads a file", "active"),
+            ("ParserTest/sizes", "active"),
+            ("ParserTest/later", "skipped"),
+            ("ParserTest/unix", "skipped"),
+            ("ParserTest/Inner/deep", "active"),
+        ],
+    ),
+    (
+        "JUnit 4 in Kotlin: @Ignore on a class skips its tests",
+        """\
+        import org.junit.Ignore
+        import org.junit.Test
+
+        @Ignore
+        class ParserTest {
+            @Test
+            fun a() {}
+        }
+
+        class Helper {
+            fun b() {}
+        }
+        """,
+        [("ParserTest/a", "skipped")],
+    ),
+    (
+        "kotlin.test: @Test and @Ignore; a top-level function is no test",
+        """\
+        import kotlin.test.Ignore
+        import kotlin.test.Test
+
+        @Test
+        fun topLevel() {}
+
+        class ParserTest {
+            @Test
+            fun a() {}
+
+            @Ignore
+            @Test
+            fun b() {}
+        }
+        """,
+        [("ParserTest/a", "active"), ("ParserTest/b", "skipped")],
+    ),
+    (
+        "a Kotlin file importing no test framework is not a test file",
+        """\
+        class ParserTest {
+            @Test
+            fun a() {}
+        }
+        """,
+        [],
+    ),
+]
+
+KOTEST = [
+    (
+        "FunSpec: containers are suites, leaves tests; x-forms, f:, config and bang",
+        """\
+        import io.kotest.core.spec.style.FunSpec
+
+        class ParserTest : FunSpec({
+            test("a") {}
+            xtest("b") {}
+            test("f:c") {}
+            test("!d") {}
+            test("e").config(enabled = false) {}
+            test("f").config(enabledIf = { linux }) {}
+            test("g").config(timeout = 2.seconds) {}
+            context("ctx") {
+                test("h") {}
+            }
+            xcontext("off") {
+                test("i") {}
+            }
+            context("empty") {}
+        })
+        """,
+        [
+            ("ParserTest/a", "active"),
+            ("ParserTest/b", "skipped"),
+            ("ParserTest/f:c", "focused"),
+            ("ParserTest/!d", "skipped"),
+            ("ParserTest/e", "skipped"),
+            ("ParserTest/f", "skipped"),
+            ("ParserTest/g", "active"),
+            ("ParserTest/ctx/h", "active"),
+            ("ParserTest/off/i", "skipped"),
+        ],
+    ),
+    (
+        "StringSpec and FreeSpec: strings invoked, '-' containers; init blocks",
+        """\
+        import io.kotest.core.spec.style.FreeSpec
+        import io.kotest.core.spec.style.StringSpec
+
+        class A : StringSpec({
+            "a" {}
+            "b".config(enabled = false) {}
+        })
+
+        class B : FreeSpec() {
+            init {
+                "outer" - {
+                    "c" {}
+                }
+            }
+        }
+        """,
+        [("A/a", "active"), ("A/b", "skipped"), ("B/outer/c", "active")],
+    ),
+    (
+        "ShouldSpec, DescribeSpec, FeatureSpec, ExpectSpec",
+        """\
+        import io.kotest.core.spec.style.*
+
+        class A : ShouldSpec({
+            context("c") { should("a") {} }
+            xshould("b") {}
+        })
+        class B : DescribeSpec({
+            describe("d") {
+                it("a") {}
+                xit("b") {}
+                context("c") { it("e") {} }
+            }
+        })
+        class C : FeatureSpec({ feature("f") { scenario("a") {} } })
+        class D : ExpectSpec({ context("c") { expect("a") {} } })
+        """,
+        [
+            ("A/b", "skipped"),
+            ("A/c/a", "active"),
+            ("B/d/a", "active"),
+            ("B/d/b", "skipped"),
+            ("B/d/c/e", "active"),
+            ("C/f/a", "active"),
+            ("D/c/a", "active"),
+        ],
+    ),
+    (
+        "BehaviorSpec and WordSpec: given/when/and containers, infix should/When",
+        """\
+        import io.kotest.core.spec.style.*
+
+        class A : BehaviorSpec({
+            given("g") {
+                `when`("w") {
+                    then("a") {}
+                }
+                When("W") {
+                    and("x") { Then("b") {} }
+                }
+                xwhen("off") { then("c") {} }
+            }
+        })
+        class B : WordSpec({
+            "s" should {
+                "a" {}
+            }
+            "t" When {
+                "u" should { "b" {} }
+            }
+            "assertion" should startWith("a")
+        })
+        """,
+        [
+            ("A/g/w/a", "active"),
+            ("A/g/W/x/b", "active"),
+            ("A/g/off/c", "skipped"),
+            ("B/s/a", "active"),
+            ("B/t/u/b", "active"),
+        ],
+    ),
+    (
+        "withData once, or a container of its own tests; loops once; helpers and "
+        "abstract specs are not tests",
+        """\
+        import io.kotest.core.spec.style.FunSpec
+        import io.kotest.datatest.withData
+
+        abstract class Base : FunSpec({ test("abstract") {} })
+
+        class ParserTest : FunSpec({
+            withData(1, 2, 3) { n -> n shouldBe n }
+            context("data") {
+                withData("x", "y") { s -> test("of $s") {} }
+            }
+            listOf(1, 2).forEach { n -> test("loop $n") {} }
+        })
+
+        class Helper {
+            fun test(name: String, f: () -> Unit) {}
+            fun use() { test("not a spec") {} }
+        }
+        """,
+        [
+            ("ParserTest/withData", "active"),
+            ("ParserTest/loop $n", "active"),
+            ("ParserTest/data/withData/of $s", "active"),
+        ],
+    ),
+    (
+        "AnnotationSpec: annotated functions, @Ignore skipped",
+        """\
+        import io.kotest.core.spec.style.AnnotationSpec
+
+        class ParserTest : AnnotationSpec() {
+            @Test
+            fun a() {}
+
+            @Ignore
+            @Test
+            fun b() {}
+
+            fun helper() {}
+        }
+        """,
+        [("ParserTest/a", "active"), ("ParserTest/b", "skipped")],
+    ),
+]
+
+TESTNG_JAVA = [
+    (
+        "@Test methods; enabled = false; dataProvider and invocationCount once; groups",
+        """\
+        import org.testng.annotations.*;
+        class ParserTest {
+            @Test public void a() {}
+            @Test(enabled = false) public void b() {}
+            @Test(dataProvider = "sizes") public void c(int n) {}
+            @Test(invocationCount = 5, groups = {"slow"}) public void d() {}
+            @DataProvider public Object[][] sizes() { return null; }
+            public void helper() {}
+        }""",
+        [
+            ("ParserTest/a", "active"),
+            ("ParserTest/b", "skipped"),
+            ("ParserTest/c", "active"),
+            ("ParserTest/d", "active"),
+        ],
+    ),
+    (
+        "@Test on a class: its public methods, not config, private or static ones",
+        """\
+        import org.testng.annotations.*;
+        @Test(groups = "unit")
+        public class ParserTest {
+            public void a() {}
+            @Test(enabled = false) public void b() {}
+            @BeforeMethod public void setUp() {}
+            @DataProvider public Object[][] data() { return null; }
+            private void c() {}
+            void d() {}
+            public static void e() {}
+        }""",
+        [("ParserTest/a", "active"), ("ParserTest/b", "skipped")],
+    ),
+    (
+        "a disabled class skips its tests",
+        """\
+        import org.testng.annotations.Test;
+        @Test(enabled = false)
+        public class ParserTest {
+            public void a() {}
+        }""",
+        [("ParserTest/a", "skipped")],
+    ),
+]
+
+TESTNG_KOTLIN = [
+    (
+        "TestNG in Kotlin: @Test, class-level @Test on public functions, enabled = false",
+        """\
+        import org.testng.annotations.DataProvider
+        import org.testng.annotations.Test
+
+        class ParserTest {
+            @Test(dataProvider = "d")
+            fun a(n: Int) {}
+
+            @Test(enabled = false)
+            fun b() {}
+
+            @DataProvider
+            fun d(): Array<Array<Any>> = arrayOf()
+        }
+
+        @Test
+        class OtherTest {
+            fun c() {}
+            internal fun e() {}
+            private fun f() {}
+            @DataProvider
+            fun g() = 1
+        }
+        """,
+        [
+            ("ParserTest/a", "active"),
+            ("ParserTest/b", "skipped"),
+            ("OtherTest/c", "active"),
+            ("OtherTest/e", "active"),
+        ],
+    ),
+]
+
+
+def _ids(cases: list[tuple[str, str, list[tuple[str, str]]]]) -> list[str]:
+    return [c[0] for c in cases]
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), KOTLIN_JUNIT, ids=_ids(KOTLIN_JUNIT))
+def test_kotlin_junit(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found("src/test/kotlin/p/ParserTest.kt", source) == expected
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), KOTEST, ids=_ids(KOTEST))
+def test_kotest(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found("src/test/kotlin/p/ParserTest.kt", source) == expected
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), TESTNG_JAVA, ids=_ids(TESTNG_JAVA))
+def test_testng_java(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found("src/test/java/p/ParserTest.java", source) == expected
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), TESTNG_KOTLIN, ids=_ids(TESTNG_KOTLIN))
+def test_testng_kotlin(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    assert found("src/test/kotlin/p/ParserTest.kt", source) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "framework"),
+    [
+        ("src/test/kotlin/p/ParserTest.kt", "junit5"),
+        ("src/jvmTest/kotlin/p/Parser.kt", "junit5"),
+        ("src/commonTest/kotlin/p/Parser.kt", "junit5"),
+        ("src/main/kotlin/p/ParserTest.kt", None),
+        ("src/jvmMain/kotlin/p/ParserTest.kt", None),
+    ],
+)
+def test_kotlin_test_sources(path: str, framework: str | None) -> None:
+    from clonegate._adapters.analysis.scan import analyze_file
+
+    from .test_frameworks import NO_CONFIG
+
+    source = b"import org.junit.jupiter.api.Test\nclass P {\n    @Test\n    fun a() {}\n}\n"
+    result = analyze_file(path, source, NO_CONFIG)
+    assert (result.framework if result else None) == framework
