@@ -302,6 +302,7 @@ TESTNG_JAVA = [
             private void c() {}
             void d() {}
             public static void e() {}
+            public int f() { return 1; }
         }""",
         [("ParserTest/a", "active"), ("ParserTest/b", "skipped")],
     ),
@@ -342,6 +343,7 @@ TESTNG_KOTLIN = [
             private fun f() {}
             @DataProvider
             fun g() = 1
+            fun h(): Parser = Parser()
         }
         """,
         [

@@ -95,7 +95,12 @@ def outline_java(captures: Captures) -> Outline:
         junit3 = name.startswith("test") and "TestCase" in text(
             owner.child_by_field_name("superclass")
         )
-        public = {"public"} <= _modifiers(method) and "static" not in _modifiers(method)
+        # TestNG leaves out static methods and those returning a value.
+        void = (
+            method.child_by_field_name("type") is not None
+            and text(method.child_by_field_name("type")) == "void"
+        )
+        public = void and "public" in _modifiers(method) and "static" not in _modifiers(method)
         if (
             is_test(annotations)
             or junit3

@@ -53,10 +53,10 @@ def outline_kotlin(captures: Captures) -> Outline:
             read_spec(body, suite)
     for function in captures.get("function", ()):
         owner = innermost(function, classes)
-        if owner is None:
-            continue
+        if owner is None or function.parent is None or function.parent.parent != owner:
+            continue  # top level, or local to a function or an object expression
         found = annotations_of(function)
-        public = not _modifiers(function) & _NOT_PUBLIC
+        public = not _modifiers(function) & _NOT_PUBLIC and _returns_unit(function)
         if is_test(found) or (public and by_class(annotations_of(owner), found)):
             name = text(_child(function, "identifier")).strip("`")
             suites[owner.id].test(name, function.start_point[0] + 1, marker(found))
@@ -77,6 +77,18 @@ def annotations_of(node: Node) -> dict[str, str]:
             arguments = _child(target, "value_arguments")
             found[text(user_type.named_children[-1])] = text(arguments)
     return found
+
+
+def _returns_unit(function: Node) -> bool:
+    """Whether ``function`` declares no result type, or ``Unit``: TestNG leaves out a
+    method that returns a value."""
+    after = False
+    for child in function.named_children:
+        if child.type == "function_value_parameters":
+            after = True
+        elif after and child.type not in ("function_body", "type_constraints"):
+            return text(child) == "Unit"
+    return True
 
 
 def _modifiers(node: Node) -> set[str]:
