@@ -398,3 +398,30 @@ def test_kotlin_test_sources(path: str, framework: str | None) -> None:
     source = b"import org.junit.jupiter.api.Test\nclass P {\n    @Test\n    fun a() {}\n}\n"
     result = analyze_file(path, source, NO_CONFIG)
     assert (result.framework if result else None) == framework
+
+
+def test_the_kotlin_parser_is_built_only_when_a_kotlin_file_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A worker builds the parsers of the languages it meets (ADR 0003): the Kotlin
+    # grammar is 3.6 MB, and most repositories hold no Kotlin.
+    from clonegate._adapters.analysis import syntax
+
+    built: list[str] = []
+    real = syntax._LANGUAGES["kotlin"]
+
+    def kotlin() -> object:
+        built.append("kotlin")
+        return real()
+
+    monkeypatch.setitem(syntax._LANGUAGES, "kotlin", kotlin)
+    syntax.kit.cache_clear()
+    try:
+        found("src/test/java/p/ParserTest.java", TESTNG_JAVA[0][1])
+        found("tests/test_a.py", "def test_a():\n    pass\n")
+        found("p_test.go", "package p\nfunc TestA(t *testing.T) {}\n")
+        assert built == []
+        assert found("src/test/kotlin/p/ParserTest.kt", KOTEST[0][1])
+        assert built == ["kotlin"]
+    finally:
+        syntax.kit.cache_clear()
