@@ -44,6 +44,7 @@ JAVA_METHOD = re.compile(r"(\w+)\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*(?:throws\s
 ANNOTATION = re.compile(r"@(?:\w+:)?([\w.]+)(\s*\((?:[^()]|\([^()]*\))*\))?")
 DSL_CALL = re.compile(r"^(`?\w+`?)\s*(?:<[^>]*>)?\s*\(\s*(\"(?:[^\"\\]|\\.)*\")?")
 STRING_CALL = re.compile(r'^("(?:[^"\\]|\\.)*")\s*(?:\.config\((.*)\))?\s*$', re.S)
+BACKTICKED = re.compile(r"`[^`\n]*`")
 RETURNS = re.compile(r"\s*(?:\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*:\s*(\w+)")
 NOT_A_METHOD = re.compile(
     r"\b(new|class|interface|enum|if|for|while|switch|catch|synchronized|return|else|try|do)\b"
@@ -172,7 +173,8 @@ class FileWalk:
         return Scope("fun") if self.record(header, at) else Scope("other")
 
     def declared_class(self, header: str) -> Scope | None:
-        classes = list(CLASS.finditer(header))
+        # Not the words of a backticked name (`templates in class delegation blocks`).
+        classes = list(CLASS.finditer(BACKTICKED.sub(lambda m: "x" * len(m[0]), header)))
         funs = list(KT_FUN.finditer(header)) if self.kotlin else []
         if not classes or (funs and funs[-1].start() > classes[-1].start()):
             return None  # no class, or one declared without a body before a function
