@@ -425,3 +425,29 @@ def test_the_kotlin_parser_is_built_only_when_a_kotlin_file_is_read(
         assert built == ["kotlin"]
     finally:
         syntax.kit.cache_clear()
+
+
+def test_nested_withdata_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Deciding whether a withData holds tests by reading its lambda first, then again,
+    # doubled the work at each level: 22 nested levels took 35 s (a hostile spec).
+    from clonegate._adapters.analysis import kotest_specs
+
+    looked_at: list[int] = []
+    real = kotest_specs._registration
+
+    def counted(node: object) -> object:
+        looked_at.append(1)
+        return real(node)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(kotest_specs, "_registration", counted)
+    levels = 20
+    source = (
+        "import io.kotest.core.spec.style.FunSpec\nclass ParserTest : FunSpec({\n"
+        + "withData(1) {\n" * levels
+        + 'test("leaf") {}\n'
+        + "}\n" * levels
+        + "})\n"
+    )
+    chain = "/".join(["ParserTest"] + ["withData"] * levels + ["leaf"])
+    assert found("src/test/kotlin/p/ParserTest.kt", source) == [(chain, "active")]
+    assert len(looked_at) < 50 * levels  # each node once: linear, not 2**levels

@@ -12,7 +12,7 @@ from tree_sitter import Node
 from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading
 from .outline import Outline
-from .syntax import Captures, innermost, kit, text
+from .syntax import Captures, enclosing, kit, text
 
 TEST_ANNOTATIONS = frozenset(
     {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
@@ -27,6 +27,7 @@ CONFIG_ANNOTATIONS = frozenset(
     for when in ("Before", "After")
     for what in ("Method", "Class", "Test", "Suite", "Groups")
 ) | {"DataProvider", "Factory", "Ignore"}
+_CLASS = frozenset({"class_declaration"})
 _DISABLED = re.compile(r"\benabled\s*=\s*false\b")
 # TestNG's, which no JUnit runs; any other method annotation named *Test is taken as a
 # composed annotation of JUnit 5 (``@MultiLocaleTest`` = ``@ParameterizedTest`` + a
@@ -83,11 +84,12 @@ def outline_java(captures: Captures) -> Outline:
     outline = Outline()
     suites: dict[int, Outline] = {}
     for cls in captures.get("class", ()):
-        container = _enclosing(cls, captures["class"], suites, outline)
+        owner = enclosing(cls, _CLASS)
+        container = suites[owner.id] if owner is not None else outline
         name = text(cls.child_by_field_name("name"))
         suites[cls.id] = container.suite(name, cls.start_point[0] + 1, marker(_annotations(cls)))
     for method in captures.get("method", ()):
-        owner = innermost(method, captures.get("class", []))
+        owner = enclosing(method, _CLASS)
         if owner is None:
             continue
         annotations = _annotations(method)
@@ -146,10 +148,3 @@ def _annotations(node: Node) -> dict[str, str]:
 def _modifiers(node: Node) -> set[str]:
     modifiers = next((c for c in node.children if c.type == "modifiers"), None)
     return {c.type for c in modifiers.children} if modifiers is not None else set()
-
-
-def _enclosing(
-    cls: Node, classes: list[Node], suites: dict[int, Outline], root: Outline
-) -> Outline:
-    owner = innermost(cls, classes)
-    return suites[owner.id] if owner is not None else root

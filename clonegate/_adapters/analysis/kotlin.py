@@ -10,7 +10,7 @@ from .frameworks.definition import Reading
 from .java import by_class, is_test, marker
 from .kotest_specs import read_spec, spec_body
 from .outline import Outline
-from .syntax import Captures, innermost, kit, text
+from .syntax import Captures, enclosing, kit, text
 
 QUERY = """
 (import (qualified_identifier) @import)
@@ -18,6 +18,7 @@ QUERY = """
 (object_declaration) @class
 (function_declaration) @function
 """
+_CLASSES = frozenset({"class_declaration", "object_declaration"})
 # Visibilities that keep a function from being a test by its TestNG class's ``@Test``
 # (``internal`` is public to the JVM).
 _NOT_PUBLIC = frozenset({"private", "protected"})
@@ -43,7 +44,7 @@ def outline_kotlin(captures: Captures) -> Outline:
     classes = captures.get("class", [])
     suites: dict[int, Outline] = {}
     for cls in classes:
-        owner = innermost(cls, classes)
+        owner = enclosing(cls, _CLASSES)
         container = suites[owner.id] if owner is not None else outline
         name = text(_child(cls, "identifier"))
         suite = container.suite(name, cls.start_point[0] + 1, marker(annotations_of(cls)))
@@ -52,7 +53,7 @@ def outline_kotlin(captures: Captures) -> Outline:
         if body is not None and "abstract" not in _modifiers(cls):
             read_spec(body, suite)
     for function in captures.get("function", ()):
-        owner = innermost(function, classes)
+        owner = enclosing(function, _CLASSES)
         if owner is None or function.parent is None or function.parent.parent != owner:
             continue  # top level, or local to a function or an object expression
         found = annotations_of(function)
