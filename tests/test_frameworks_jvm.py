@@ -104,7 +104,8 @@ KOTLIN_JUNIT = [
 
 KOTEST = [
     (
-        "FunSpec: containers are suites, leaves tests; x-forms, f:, config and bang",
+        "FunSpec: containers are suites, leaves tests; x-forms, f:, config and bang; "
+        "enabledIf is a condition to run",
         """\
         import io.kotest.core.spec.style.FunSpec
 
@@ -131,17 +132,21 @@ KOTEST = [
             ("ParserTest/f:c", "focused"),
             ("ParserTest/!d", "skipped"),
             ("ParserTest/e", "skipped"),
-            ("ParserTest/f", "skipped"),
+            ("ParserTest/f", "active"),
             ("ParserTest/g", "active"),
             ("ParserTest/ctx/h", "active"),
             ("ParserTest/off/i", "skipped"),
         ],
     ),
     (
-        "StringSpec and FreeSpec: strings invoked, '-' containers; init blocks",
+        "StringSpec and FreeSpec: strings invoked, '-' containers; init blocks; @Ignored",
         """\
+        import io.kotest.core.annotation.Ignored
         import io.kotest.core.spec.style.FreeSpec
         import io.kotest.core.spec.style.StringSpec
+
+        @Ignored
+        class C : StringSpec({ "c" {} })
 
         class A : StringSpec({
             "a" {}
@@ -156,7 +161,7 @@ KOTEST = [
             }
         }
         """,
-        [("A/a", "active"), ("A/b", "skipped"), ("B/outer/c", "active")],
+        [("C/c", "skipped"), ("A/a", "active"), ("A/b", "skipped"), ("B/outer/c", "active")],
     ),
     (
         "ShouldSpec, DescribeSpec, FeatureSpec, ExpectSpec",

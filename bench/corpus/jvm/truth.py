@@ -50,7 +50,7 @@ NOT_A_METHOD = re.compile(
     r"\b(new|class|interface|enum|if|for|while|switch|catch|synchronized|return|else|try|do)\b"
     r"|=|->"
 )
-CONFIG_DISABLES = r"\benabled\s*=\s*(?!true\b)|\benabled(?:If|OrReasonIf)\s*="
+CONFIG_DISABLES = r"\benabled\s*=\s*false\b"
 INFIX = re.compile(r'^("(?:[^"\\]|\\.)*")\s+(should|When|`when`|-)\s*$')
 
 
@@ -96,7 +96,7 @@ def last_statement(header: str) -> tuple[int, str]:
 
 
 def status_of(annotations: dict[str, str]) -> str:
-    if any(a in ("Ignore",) or a.startswith("Disabled") for a in annotations):
+    if any(a in ("Ignore", "Ignored") or a.startswith("Disabled") for a in annotations):
         return "skipped"
     if re.search(r"\benabled\s*=\s*false\b", annotations.get("Test", "")):
         return "skipped"

@@ -17,7 +17,8 @@ from .syntax import Captures, enclosing, kit, text
 TEST_ANNOTATIONS = frozenset(
     {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
 )
-SKIP_ANNOTATIONS = frozenset({"Disabled", "Ignore"})
+# kotest's ``@Ignored`` on a spec class too.
+SKIP_ANNOTATIONS = frozenset({"Disabled", "Ignore", "Ignored"})
 # JUnit 5's conditions (``@DisabledOnOs``, ``@DisabledIf``...): conditional skips count
 # as skipped (ADR 0005).
 SKIP_PREFIX = "Disabled"

@@ -45,8 +45,9 @@ _DISABLED = {f"x{name}" for name in _CONTAINERS | _LEAVES} | {
 # Data-driven tests (kotest-framework-datatest): one test where written.
 _DATA = frozenset({"withData", "withTests", "withContexts"})
 _WORD_CONTAINERS = frozenset({"should", "when", "When"})  # WordSpec's infix forms
-# ``config(enabled = false)``, and conditions: skipped, as conditional skips are (ADR 0005).
-_CONFIG_DISABLES = re.compile(r"\benabled\s*=\s*(?!true\b)|\benabled(?:If|OrReasonIf)\s*=")
+# ``config(enabled = false)``. A condition to run (``enabledIf``, ``enabled = !ci``) is
+# active, as vitest's ``runIf`` is (ADR 0005).
+_CONFIG_DISABLES = re.compile(r"\benabled\s*=\s*false\b")
 # Nodes whose inside registers nothing when the spec is built: declarations.
 _OPAQUE = frozenset({"function_declaration", "class_declaration", "object_declaration"})
 
