@@ -151,6 +151,8 @@ KOTEST = [
         class A : StringSpec({
             "a" {}
             "b".config(enabled = false) {}
+            "c".config(false) {}
+            "d".config(tags = setOf(Linux)) {}
         })
 
         class B : FreeSpec() {
@@ -161,7 +163,14 @@ KOTEST = [
             }
         }
         """,
-        [("C/c", "skipped"), ("A/a", "active"), ("A/b", "skipped"), ("B/outer/c", "active")],
+        [
+            ("C/c", "skipped"),
+            ("A/a", "active"),
+            ("A/b", "skipped"),
+            ("A/c", "skipped"),
+            ("A/d", "active"),
+            ("B/outer/c", "active"),
+        ],
     ),
     (
         "ShouldSpec, DescribeSpec, FeatureSpec, ExpectSpec",

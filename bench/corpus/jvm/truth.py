@@ -50,7 +50,7 @@ NOT_A_METHOD = re.compile(
     r"\b(new|class|interface|enum|if|for|while|switch|catch|synchronized|return|else|try|do)\b"
     r"|=|->"
 )
-CONFIG_DISABLES = r"\benabled\s*=\s*false\b"
+CONFIG_DISABLES = r"\benabled\s*=\s*false\b|^\s*false\s*(?:,|$)"
 INFIX = re.compile(r'^("(?:[^"\\]|\\.)*")\s+(should|When|`when`|-)\s*$')
 
 
@@ -130,9 +130,10 @@ class FileWalk:
         self.path, self.source, self.kotlin = path, source, kotlin
         self.tests: list[Test] = []
         self.stack = [Scope("file")]
+        self.masked = ""
 
     def run(self) -> list[Test]:
-        masked = mask(self.source)
+        masked = self.masked = mask(self.source)
         start = 0
         for index, char in enumerate(masked):
             if char in ";}":
@@ -209,6 +210,9 @@ class FileWalk:
     def dsl(self, header: str, at: int) -> Scope | None:
         """The kotest container, leaf or data call that ``header`` ends with, if any."""
         offset, statement = last_statement(header)
+        if statement.count("(") < statement.count(")"):  # withData(nameFn = { }, ...) { }
+            begin = opening_line(self.masked, at + len(header.rstrip()) - 1)
+            offset, statement = begin - at, self.masked[begin : at + len(header)].strip()
         original = self.source[at + offset : at + offset + len(statement)]
         line, inherited = self.line_of(at + offset), self.inherited()
         infix = INFIX.match(original)
@@ -229,6 +233,18 @@ class FileWalk:
             return Scope("container", name, status)
         self.add(line, name, status)
         return Scope("fun")
+
+
+def opening_line(masked: str, closing: int) -> int:
+    """The first non-blank offset of the line holding the ``(`` that the ``)`` at
+    ``closing`` closes."""
+    depth = 0
+    for index in range(closing, -1, -1):
+        depth += {")": 1, "(": -1}.get(masked[index], 0)
+        if depth == 0:
+            start = masked.rfind("\n", 0, index) + 1
+            return start + len(masked[start:index]) - len(masked[start:index].lstrip())
+    return closing
 
 
 def dsl_call(statement: str) -> tuple[str, str, str] | None:

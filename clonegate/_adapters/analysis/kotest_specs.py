@@ -45,9 +45,10 @@ _DISABLED = {f"x{name}" for name in _CONTAINERS | _LEAVES} | {
 # Data-driven tests (kotest-framework-datatest): one test where written.
 _DATA = frozenset({"withData", "withTests", "withContexts"})
 _WORD_CONTAINERS = frozenset({"should", "when", "When"})  # WordSpec's infix forms
-# ``config(enabled = false)``. A condition to run (``enabledIf``, ``enabled = !ci``) is
-# active, as vitest's ``runIf`` is (ADR 0005).
-_CONFIG_DISABLES = re.compile(r"\benabled\s*=\s*false\b")
+# ``config(enabled = false)``, or ``config(false)`` (``enabled`` is the first parameter).
+# A condition to run (``enabledIf``, ``enabled = !ci``) is active, as vitest's ``runIf``
+# is (ADR 0005).
+_CONFIG_DISABLES = re.compile(r"\benabled\s*=\s*false\b|^\(\s*false\s*[,)]")
 # Nodes whose inside registers nothing when the spec is built: declarations.
 _OPAQUE = frozenset({"function_declaration", "class_declaration", "object_declaration"})
 
