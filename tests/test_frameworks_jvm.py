@@ -1,12 +1,14 @@
-"""Per-framework cases for the JVM's other readers and frameworks, table-driven as in
-:mod:`.test_frameworks` (issue 40; ADR 0005): JUnit and ``kotlin.test`` in Kotlin,
-kotest's spec styles, TestNG in Java and Kotlin; and what is NOT a test."""
+"""Per-framework cases for Kotlin, table-driven as in :mod:`.test_frameworks` (issue 40;
+ADR 0005): JUnit and ``kotlin.test`` in Kotlin, kotest's spec styles; and what is NOT
+a test. TestNG's are in :mod:`.test_frameworks_testng`."""
 
 from __future__ import annotations
 
 import pytest
 
 from .test_frameworks import found
+
+JAVA_JUNIT = "import org.junit.Test;\nclass ParserTest { @Test public void a() {} }\n"
 
 KOTLIN_JUNIT = [
     (
@@ -283,92 +285,6 @@ KOTEST = [
     ),
 ]
 
-TESTNG_JAVA = [
-    (
-        "@Test methods; enabled = false; dataProvider and invocationCount once; groups",
-        """\
-        import org.testng.annotations.*;
-        class ParserTest {
-            @Test public void a() {}
-            @Test(enabled = false) public void b() {}
-            @Test(dataProvider = "sizes") public void c(int n) {}
-            @Test(invocationCount = 5, groups = {"slow"}) public void d() {}
-            @DataProvider public Object[][] sizes() { return null; }
-            public void helper() {}
-        }""",
-        [
-            ("ParserTest/a", "active"),
-            ("ParserTest/b", "skipped"),
-            ("ParserTest/c", "active"),
-            ("ParserTest/d", "active"),
-        ],
-    ),
-    (
-        "@Test on a class: its public methods, not config, private or static ones",
-        """\
-        import org.testng.annotations.*;
-        @Test(groups = "unit")
-        public class ParserTest {
-            public void a() {}
-            @Test(enabled = false) public void b() {}
-            @BeforeMethod public void setUp() {}
-            @DataProvider public Object[][] data() { return null; }
-            private void c() {}
-            void d() {}
-            public static void e() {}
-            public int f() { return 1; }
-        }""",
-        [("ParserTest/a", "active"), ("ParserTest/b", "skipped")],
-    ),
-    (
-        "a disabled class skips its tests",
-        """\
-        import org.testng.annotations.Test;
-        @Test(enabled = false)
-        public class ParserTest {
-            public void a() {}
-        }""",
-        [("ParserTest/a", "skipped")],
-    ),
-]
-
-TESTNG_KOTLIN = [
-    (
-        "TestNG in Kotlin: @Test, class-level @Test on public functions, enabled = false",
-        """\
-        import org.testng.annotations.DataProvider
-        import org.testng.annotations.Test
-
-        class ParserTest {
-            @Test(dataProvider = "d")
-            fun a(n: Int) {}
-
-            @Test(enabled = false)
-            fun b() {}
-
-            @DataProvider
-            fun d(): Array<Array<Any>> = arrayOf()
-        }
-
-        @Test
-        class OtherTest {
-            fun c() {}
-            internal fun e() {}
-            private fun f() {}
-            @DataProvider
-            fun g() = 1
-            fun h(): Parser = Parser()
-        }
-        """,
-        [
-            ("ParserTest/a", "active"),
-            ("ParserTest/b", "skipped"),
-            ("OtherTest/c", "active"),
-            ("OtherTest/e", "active"),
-        ],
-    ),
-]
-
 
 def _ids(cases: list[tuple[str, str, list[tuple[str, str]]]]) -> list[str]:
     return [c[0] for c in cases]
@@ -381,16 +297,6 @@ def test_kotlin_junit(case: str, source: str, expected: list[tuple[str, str]]) -
 
 @pytest.mark.parametrize(("case", "source", "expected"), KOTEST, ids=_ids(KOTEST))
 def test_kotest(case: str, source: str, expected: list[tuple[str, str]]) -> None:
-    assert found("src/test/kotlin/p/ParserTest.kt", source) == expected
-
-
-@pytest.mark.parametrize(("case", "source", "expected"), TESTNG_JAVA, ids=_ids(TESTNG_JAVA))
-def test_testng_java(case: str, source: str, expected: list[tuple[str, str]]) -> None:
-    assert found("src/test/java/p/ParserTest.java", source) == expected
-
-
-@pytest.mark.parametrize(("case", "source", "expected"), TESTNG_KOTLIN, ids=_ids(TESTNG_KOTLIN))
-def test_testng_kotlin(case: str, source: str, expected: list[tuple[str, str]]) -> None:
     assert found("src/test/kotlin/p/ParserTest.kt", source) == expected
 
 
@@ -431,7 +337,7 @@ def test_the_kotlin_parser_is_built_only_when_a_kotlin_file_is_read(
     monkeypatch.setitem(syntax._LANGUAGES, "kotlin", kotlin)
     syntax.kit.cache_clear()
     try:
-        found("src/test/java/p/ParserTest.java", TESTNG_JAVA[0][1])
+        found("src/test/java/p/ParserTest.java", JAVA_JUNIT)
         found("tests/test_a.py", "def test_a():\n    pass\n")
         found("p_test.go", "package p\nfunc TestA(t *testing.T) {}\n")
         assert built == []

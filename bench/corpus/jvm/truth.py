@@ -325,27 +325,22 @@ def is_test_source(path: str) -> bool:
 SKIP_DIRS = {"build", "target", "out", "vendor", "node_modules", "dist", ".git", "third_party"}
 
 
+def git(*arguments: str) -> str:
+    return subprocess.run(["git", *arguments], capture_output=True, text=True, check=True).stdout
+
+
 def main() -> None:
     bundle, name, repository, license_, *notes = sys.argv[1:]
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["git", "clone", "-q", "--bare", bundle, f"{tmp}/r.git"], check=True)
-        head = subprocess.run(
-            ["git", "-C", f"{tmp}/r.git", "rev-parse", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        Path(f"{tmp}/r.git/shallow").write_text(head + "\n")
-        commit, committed = subprocess.run(
-            ["git", "-C", f"{tmp}/r.git", "log", "-1", "--format=%H %cs"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.split()
+        git("clone", "-q", "--bare", bundle, f"{tmp}/r.git")
+        head = git("-C", f"{tmp}/r.git", "rev-parse", "HEAD")
+        Path(f"{tmp}/r.git/shallow").write_text(head)  # the bundle has no parents
+        commit, committed = git("-C", f"{tmp}/r.git", "log", "-1", "--format=%H %cs").split()
         Path(f"{tmp}/src").mkdir()
-        subprocess.run(
-            f"git -C {tmp}/r.git archive HEAD | tar -x -C {tmp}/src", shell=True, check=True
-        )
+        archive = subprocess.run(
+            ["git", "-C", f"{tmp}/r.git", "archive", "HEAD"], capture_output=True, check=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", f"{tmp}/src"], input=archive, check=True)
         tests: list[Test] = []
         frameworks: set[str] = set()
         for file in sorted(Path(f"{tmp}/src").rglob("*")):
