@@ -252,6 +252,7 @@ KOTEST = [
                 withData("x", "y") { s -> test("of $s") {} }
             }
             listOf(1, 2).forEach { n -> test("loop $n") {} }
+            cases.forEach { test(it.name) {} }
         })
 
         class Helper {
@@ -262,7 +263,37 @@ KOTEST = [
         [
             ("ParserTest/withData", "active"),
             ("ParserTest/loop $n", "active"),
+            ("ParserTest/it.name", "active"),
             ("ParserTest/data/withData/of $s", "active"),
+        ],
+    ),
+    (
+        "test factories: a suite where written, not again where included",
+        """\
+        import io.kotest.core.spec.style.FunSpec
+        import io.kotest.core.spec.style.describeSpec
+        import io.kotest.core.spec.style.funSpec
+
+        val shared = funSpec {
+            test("a") {}
+        }
+
+        fun more(name: String) = describeSpec {
+            describe(name) { xit("b") {} }
+        }
+
+        class ParserTest : FunSpec({
+            include(shared)
+            include(more("x"))
+            include(funSpec { test("c") {} })
+            test("d") {}
+        })
+        """,
+        [
+            ("ParserTest/d", "active"),
+            ("ParserTest/funSpec/c", "active"),
+            ("shared/a", "active"),
+            ("more/name/b", "skipped"),
         ],
     ),
     (

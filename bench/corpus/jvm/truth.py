@@ -42,8 +42,13 @@ CLASS = re.compile(r"\b(?:class|object|interface|enum)\s+(\w+)")
 KT_FUN = re.compile(r"\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(`[^`]+`|\w+)\s*\(")
 JAVA_METHOD = re.compile(r"(\w+)\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*(?:throws\s+[\w.,\s]+)?$")
 ANNOTATION = re.compile(r"@(?:\w+:)?([\w.]+)(\s*\((?:[^()]|\([^()]*\))*\))?")
-DSL_CALL = re.compile(r"^(`?\w+`?)\s*(?:<[^>]*>)?\s*\(\s*(\"(?:[^\"\\]|\\.)*\")?")
+DSL_CALL = re.compile(
+    r"^(`?\w+`?)\s*(?:<[^>]*>)?\s*\(\s*(\"(?:[^\"\\]|\\.)*\"|[^,()\s][^,()]*(?:\([^()]*\))?)?"
+)
 STRING_CALL = re.compile(r'^("(?:[^"\\]|\\.)*")\s*(?:\.config\((.*)\))?\s*$', re.S)
+FACTORY = re.compile(
+    r"\b(?:" + "|".join(s[0].lower() + s[1:] for s in STYLES.split("|")) + r")\s*$"
+)
 BACKTICKED = re.compile(r"`[^`\n]*`")
 RETURNS = re.compile(r"\s*(?:\([^()]*(?:\([^()]*\)[^()]*)*\))?\s*:\s*(\w+)")
 NOT_A_METHOD = re.compile(
@@ -162,6 +167,8 @@ class FileWalk:
 
     def classify(self, header: str, at: int) -> Scope:
         kinds = {s.kind for s in self.stack}
+        if self.kotlin and FACTORY.search(header):  # val shared = funSpec { ... }
+            return Scope("spec", "factory", self.inherited())
         if self.kotlin and "spec" in kinds and "fun" not in kinds:
             found = self.dsl(header, at)
             if found is not None:
@@ -266,7 +273,8 @@ def dsl_call(statement: str) -> tuple[str, str, str] | None:
     known = function.removeprefix("x").lower() in CONTAINERS | LEAVES
     if not known or call.group(2) is None:
         return None
-    return function, call.group(2)[1:-1], config
+    argument = call.group(2).strip()
+    return function, argument[1:-1] if argument.startswith('"') else argument, config
 
 
 def functions(header: str, kotlin: bool) -> list[tuple[str, dict[str, str], int, bool]]:

@@ -5,8 +5,10 @@ A spec registers its tests in the lambda it passes to its style's constructor
 ``describe``, ``given``, ``"x" should { }``, ``"x" - { }``...) are suites, never
 tests; leaves (``test``, ``it``, ``then``, ``"x" { }``...) are tests, one per place
 written: a leaf inside a loop or a ``forEach`` once, ``withData`` once where its
-lambda holds no test of its own (else it is a container of those). The styles'
-function names do not collide, so one table serves all of them.
+lambda holds no test of its own (else it is a container of those). A test factory
+(``val shared = funSpec { ... }``) is read on its own, never again where a spec
+includes it. The styles' function names do not collide, so one table serves all of
+them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from ..._domain.inventory import TestStatus
 from .outline import Outline
 from .syntax import text
 
-__all__ = ["STYLES", "read_spec", "spec_body"]
+__all__ = ["FACTORIES", "STYLES", "read_spec", "spec_body"]
 
 # AnnotationSpec is not here: its annotated functions are read as JUnit's.
 STYLES = frozenset(
@@ -35,6 +37,9 @@ STYLES = frozenset(
         "ExpectSpec",
     }
 )
+# Test factories (``val shared = funSpec { ... }``, ``include(shared)`` in specs): their
+# tests are counted once, where written, as a suite of their own.
+FACTORIES = frozenset(style[0].lower() + style[1:] for style in STYLES)
 _CONTAINERS = frozenset(
     {"context", "describe", "given", "Given", "when", "When", "and", "And", "feature"}
 )
@@ -92,7 +97,7 @@ def read_spec(bodies: list[Node], spec: Outline) -> None:
         node, outline = stack.pop()
         found = _registration(node)
         if found is None:
-            if node.type not in _OPAQUE:
+            if node.type not in _OPAQUE and not is_factory(node):
                 stack.extend((child, outline) for child in reversed(node.named_children))
             continue
         function, name, config, lambda_ = found
@@ -108,6 +113,17 @@ def read_spec(bodies: list[Node], spec: Outline) -> None:
         if not suite.tests and all(s.is_empty() for s in suite.suites):
             container.suites = [s for s in container.suites if s is not suite]
             container.tests.insert(index, (suite.name, suite.line, suite.marker))
+
+
+def is_factory(node: Node) -> bool:
+    """Whether ``node`` is a test factory's call: ``funSpec { }``, read on its own."""
+    callee = node.named_children[0] if node.named_children else None
+    return (
+        node.type == "call_expression"
+        and callee is not None
+        and callee.type == "identifier"
+        and text(callee) in FACTORIES
+    )
 
 
 def _registration(node: Node) -> tuple[str, str, str, Node] | None:
@@ -143,7 +159,7 @@ def _registration(node: Node) -> tuple[str, str, str, Node] | None:
 
 
 def _callee(callee: Node) -> tuple[str, str | None, str] | None:
-    """``(function, first string argument, config arguments)`` of a call's callee."""
+    """``(function, name from the first argument, config arguments)`` of a call's callee."""
     if callee.type == "string_literal":
         return "", _string(callee), ""
     if callee.type != "call_expression" or len(callee.named_children) != 2:
@@ -152,7 +168,7 @@ def _callee(callee: Node) -> tuple[str, str | None, str] | None:
     if arguments.type != "value_arguments":
         return None
     if function.type == "identifier":
-        return text(function).strip("`"), _first_string(arguments), ""
+        return text(function).strip("`"), _first_argument(arguments), ""
     if function.type == "navigation_expression" and len(function.named_children) == 2:
         receiver, member = function.named_children
         if text(member) != "config":
@@ -170,10 +186,14 @@ def _status(function: str, name: str, config: str) -> TestStatus | None:
     return None
 
 
-def _first_string(arguments: Node) -> str | None:
+def _first_argument(arguments: Node) -> str | None:
+    """The name a call's first argument gives: a string literal's content, else the
+    expression as written (``test(case.name)``, ADR 0005); None without arguments."""
     first = arguments.named_children[0] if arguments.named_children else None
     value = first.named_children[-1] if first is not None and first.named_children else None
-    return _string(value) if value is not None and value.type == "string_literal" else None
+    if value is None:
+        return None
+    return _string(value) if value.type == "string_literal" else text(value)
 
 
 def _string(node: Node) -> str:

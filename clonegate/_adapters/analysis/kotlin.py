@@ -8,17 +8,20 @@ from tree_sitter import Node
 
 from .frameworks.definition import Reading
 from .java import by_class, is_test, marker
-from .kotest_specs import read_spec, spec_body
+from .kotest_specs import FACTORIES, read_spec, spec_body
 from .outline import Outline
 from .syntax import Captures, enclosing, kit, text
 
-QUERY = """
+QUERY = f"""
 (import (qualified_identifier) @import)
 (class_declaration) @class
 (object_declaration) @class
 (function_declaration) @function
+((call_expression (identifier) @name (annotated_lambda)) @factory
+  (#any-of? @name {" ".join(f'"{name}"' for name in sorted(FACTORIES))}))
 """
 _CLASSES = frozenset({"class_declaration", "object_declaration"})
+_DECLARATIONS = frozenset({"property_declaration", "function_declaration"})
 # Visibilities that keep a function from being a test by its TestNG class's ``@Test``
 # (``internal`` is public to the JVM).
 _NOT_PUBLIC = frozenset({"private", "protected"})
@@ -52,6 +55,8 @@ def outline_kotlin(captures: Captures) -> Outline:
         body = spec_body(cls)
         if body is not None and "abstract" not in _modifiers(cls):
             read_spec(body, suite)
+    for factory in captures.get("factory", ()):
+        _read_factory(factory, suites, outline)
     for function in captures.get("function", ()):
         owner = enclosing(function, _CLASSES)
         if owner is None or function.parent is None or function.parent.parent != owner:
@@ -63,6 +68,21 @@ def outline_kotlin(captures: Captures) -> Outline:
             suites[owner.id].test(name, function.start_point[0] + 1, marker(found))
     outline.drop_empty_suites()
     return outline
+
+
+def _read_factory(call: Node, suites: dict[int, Outline], root: Outline) -> None:
+    """A kotest test factory's tests, in a suite named after the property or function
+    that holds it (``val shared = funSpec { }``)."""
+    declaration = enclosing(call, _DECLARATIONS)
+    if declaration is None:
+        name, line = text(call.named_children[0]), call.start_point[0] + 1
+    else:
+        named = _child(declaration, "variable_declaration") or declaration
+        name, line = text(_child(named, "identifier")), declaration.start_point[0] + 1
+    owner = enclosing(call, _CLASSES)
+    container = suites[owner.id] if owner is not None else root
+    lambda_ = call.named_children[-1].named_children[-1]
+    read_spec([lambda_], container.suite(name, line))
 
 
 def annotations_of(node: Node) -> dict[str, str]:
