@@ -1,5 +1,5 @@
 """Truth for JVM repositories no runner lists here: Kotlin (no kotlinc, no Gradle
-repository) and TestNG in Java (bench/corpus/README.md, "JVM by an independent parse").
+repository) and TestNG in Java (bench/corpus/README.md).
 
     python bench/corpus/jvm/truth.py BUNDLE NAME REPOSITORY LICENSE [NOTE ...]
 
@@ -32,6 +32,7 @@ STYLES = (
 )
 CONTAINERS = {"context", "describe", "given", "when", "and", "feature"}  # any case
 LEAVES = {"test", "it", "should", "then", "scenario", "expect"}
+SKIP_DIRS = {"build", "target", "out", "vendor", "node_modules", "dist", ".git", "third_party"}
 DATA = {"withData", "withTests", "withContexts"}
 TEST_ANNOTATIONS = {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
 CONFIG = {
@@ -330,9 +331,6 @@ def is_test_source(path: str) -> bool:
     )
 
 
-SKIP_DIRS = {"build", "target", "out", "vendor", "node_modules", "dist", ".git", "third_party"}
-
-
 def git(*arguments: str) -> str:
     return subprocess.run(["git", *arguments], capture_output=True, text=True, check=True).stdout
 
@@ -386,19 +384,15 @@ def main() -> None:
     print(f"{out}: {len(tests)} tests", file=sys.stderr)
 
 
+IMPORTS = [("kotest", "io.kotest"), ("testng", "org.testng"), ("junit5", "org.junit.jupiter")]
+IMPORTS += [("junit4", "org.junit"), ("junit4", "junit.framework"), ("kotlin-test", "kotlin.test")]
+
+
 def framework_of(source: str) -> str | None:
     imports = re.findall(r"^\s*import\s+(?:static\s+)?([\w.]+)", source, re.M)
-    for framework, prefix in (
-        ("kotest", "io.kotest"),
-        ("testng", "org.testng"),
-        ("junit5", "org.junit.jupiter"),
-        ("junit4", "org.junit"),
-        ("junit4", "junit.framework"),
-        ("kotlin-test", "kotlin.test"),
-    ):
-        if any(i == prefix or i.startswith(prefix + ".") for i in imports):
-            return framework
-    return None
+    return next(
+        (f for f, p in IMPORTS if any(i == p or i.startswith(p + ".") for i in imports)), None
+    )
 
 
 if __name__ == "__main__":
