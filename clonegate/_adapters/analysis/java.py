@@ -99,10 +99,7 @@ def outline_java(captures: Captures) -> Outline:
             owner.child_by_field_name("superclass")
         )
         # TestNG leaves out static methods and those returning a value.
-        void = (
-            method.child_by_field_name("type") is not None
-            and text(method.child_by_field_name("type")) == "void"
-        )
+        void = text(method.child_by_field_name("type")) == "void"
         public = void and "public" in _modifiers(method) and "static" not in _modifiers(method)
         if (
             is_test(annotations)
