@@ -28,7 +28,8 @@ TESTNG_JAVA = [
         ],
     ),
     (
-        "@Test on a class: its public methods, not config, private or static ones",
+        "@Test on a class: its public methods, static too; not config, private or returning "
+        "a value (as TestNG 6.9.12 lists them)",
         """\
         import org.testng.annotations.*;
         @Test(groups = "unit")
@@ -41,18 +42,28 @@ TESTNG_JAVA = [
             void d() {}
             public static void e() {}
             public int f() { return 1; }
+            @Ignore public void g() {}
         }""",
-        [("ParserTest/a", "active"), ("ParserTest/b", "skipped")],
+        [
+            ("ParserTest/a", "active"),
+            ("ParserTest/b", "skipped"),
+            ("ParserTest/e", "active"),
+            ("ParserTest/g", "skipped"),
+        ],
     ),
     (
-        "a disabled class skips its tests",
+        "a class's enabled = false is overridden by its methods' (TestNG #151, #2603); "
+        "its @Ignore is not",
         """\
+        import org.testng.annotations.Ignore;
         import org.testng.annotations.Test;
         @Test(enabled = false)
         public class ParserTest {
             public void a() {}
+            @Test public void b() {}
+            @Ignore public static class Off { @Test public void c() {} }
         }""",
-        [("ParserTest/a", "skipped")],
+        [("ParserTest/a", "active"), ("ParserTest/b", "active"), ("ParserTest/Off/c", "skipped")],
     ),
 ]
 

@@ -38,7 +38,7 @@ TEST_ANNOTATIONS = {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", 
 CONFIG = {
     f"{a}{b}" for a in ("Before", "After") for b in ("Method", "Class", "Test", "Suite", "Groups")
 }
-CONFIG |= {"DataProvider", "Factory", "Ignore"}
+CONFIG |= {"DataProvider", "Factory"}
 CLASS = re.compile(r"\b(?:class|object|interface|enum)\s+(\w+)")
 KT_FUN = re.compile(r"\bfun\s+(?:<[^>]*>\s*)?(?:[\w.]+\.)?(`[^`]+`|\w+)\s*\(")
 JAVA_METHOD = re.compile(r"(\w+)\s*\([^()]*(?:\([^()]*\)[^()]*)*\)\s*(?:throws\s+[\w.,\s]+)?$")
@@ -101,10 +101,10 @@ def last_statement(header: str) -> tuple[int, str]:
     return offset + len(text) - len(text.lstrip()), text.strip()
 
 
-def status_of(annotations: dict[str, str]) -> str:
+def status_of(annotations: dict[str, str], of_class: bool = False) -> str:
     if any(a in ("Ignore", "Ignored") or a.startswith("Disabled") for a in annotations):
         return "skipped"
-    if re.search(r"\benabled\s*=\s*false\b", annotations.get("Test", "")):
+    if not of_class and re.search(r"\benabled\s*=\s*false\b", annotations.get("Test", "")):
         return "skipped"
     return "active"
 
@@ -194,10 +194,10 @@ class FileWalk:
         style = rf":\s*(?:[\w.]+\.)?(?:{STYLES})\s*\("
         if self.kotlin and not re.search(r"\babstract\b", before):
             if re.search(style + "$", header.rstrip()):
-                return Scope("spec", name, status_of(anns))
+                return Scope("spec", name, status_of(anns, True))
             if re.search(style + r"\s*\)", header):
-                return Scope("specclass", name, status_of(anns), anns)
-        return Scope("class", name, status_of(anns), anns)
+                return Scope("specclass", name, status_of(anns, True), anns)
+        return Scope("class", name, status_of(anns, True), anns)
 
     def record(self, header: str, at: int) -> bool:
         """Add the tests among the functions declared in ``header``; whether it has any."""
@@ -281,7 +281,7 @@ def dsl_call(statement: str) -> tuple[str, str, str] | None:
 def functions(header: str, kotlin: bool) -> list[tuple[str, dict[str, str], int, bool]]:
     """The functions declared in ``header``: (name, annotations, offset of the first
     annotation or of the declaration's line, whether TestNG's class-level ``@Test``
-    takes it: public, returning nothing, not static)."""
+    takes it: public and returning nothing)."""
     return kotlin_functions(header) if kotlin else java_method(header)
 
 
@@ -313,7 +313,7 @@ def java_method(header: str) -> list[tuple[str, dict[str, str], int, bool]]:
     first = segment.find("@")
     offset = first if first >= 0 else len(segment) - len(segment.lstrip())
     words = set(ANNOTATION.sub(" ", segment).split())
-    public = "public" in words and "static" not in words and "void" in words
+    public = "public" in words and "void" in words
     return [(match.group(1), annotations_in(segment), offset, public)]
 
 

@@ -27,7 +27,7 @@ CONFIG_ANNOTATIONS = frozenset(
     f"{when}{what}"
     for when in ("Before", "After")
     for what in ("Method", "Class", "Test", "Suite", "Groups")
-) | {"DataProvider", "Factory", "Ignore"}
+) | {"DataProvider", "Factory"}
 _CLASS = frozenset({"class_declaration"})
 _DISABLED = re.compile(r"\benabled\s*=\s*false\b")
 # TestNG's, which no JUnit runs; any other method annotation named *Test is taken as a
@@ -79,8 +79,8 @@ def outline_java(captures: Captures) -> Outline:
     sources), ``@RepeatedTest``, ``@TestFactory``, ``@TestTemplate``, a composed
     annotation named ``*Test`` (``@MultiLocaleTest``); in a JUnit 3
     ``TestCase`` subclass, ``public void test*()`` methods; in a class annotated
-    TestNG ``@Test``, its public methods. ``@Disabled*``, ``@Ignore`` and
-    ``@Test(enabled = false)`` on a method or a class mark it skipped.
+    TestNG ``@Test``, its public methods. ``@Disabled*`` and ``@Ignore`` on a method or
+    a class mark it skipped, and so does ``@Test(enabled = false)`` on a method.
     """
     outline = Outline()
     suites: dict[int, Outline] = {}
@@ -88,7 +88,8 @@ def outline_java(captures: Captures) -> Outline:
         owner = enclosing(cls, _CLASS)
         container = suites[owner.id] if owner is not None else outline
         name = text(cls.child_by_field_name("name"))
-        suites[cls.id] = container.suite(name, cls.start_point[0] + 1, marker(_annotations(cls)))
+        line = cls.start_point[0] + 1
+        suites[cls.id] = container.suite(name, line, marker(_annotations(cls), of_class=True))
     for method in captures.get("method", ()):
         owner = enclosing(method, _CLASS)
         if owner is None:
@@ -98,9 +99,9 @@ def outline_java(captures: Captures) -> Outline:
         junit3 = name.startswith("test") and "TestCase" in text(
             owner.child_by_field_name("superclass")
         )
-        # TestNG leaves out static methods and those returning a value.
+        # TestNG leaves out methods returning a value (static ones it runs).
         void = text(method.child_by_field_name("type")) == "void"
-        public = void and "public" in _modifiers(method) and "static" not in _modifiers(method)
+        public = void and "public" in _modifiers(method)
         if (
             is_test(annotations)
             or junit3
@@ -123,10 +124,13 @@ def by_class(owner: Mapping[str, str], annotations: Mapping[str, str]) -> bool:
     return "Test" in owner and not annotations.keys() & CONFIG_ANNOTATIONS
 
 
-def marker(annotations: Mapping[str, str]) -> TestStatus | None:
-    """Skipped for ``@Disabled*``, ``@Ignore`` and TestNG's ``@Test(enabled = false)``."""
+def marker(annotations: Mapping[str, str], *, of_class: bool = False) -> TestStatus | None:
+    """Skipped for ``@Disabled*``, ``@Ignore`` and TestNG's ``@Test(enabled = false)`` on
+    a method. On a class, TestNG's ``enabled = false`` does nothing: each method's own
+    ``@Test`` overrides it (enabled by default), and TestNG 6.9.12 runs the public
+    methods it makes tests too (TestNG issues #151, #2603)."""
     skipped = any(a in SKIP_ANNOTATIONS or a.startswith(SKIP_PREFIX) for a in annotations)
-    if skipped or _DISABLED.search(annotations.get("Test", "")):
+    if skipped or (not of_class and _DISABLED.search(annotations.get("Test", ""))):
         return TestStatus.SKIPPED
     return None
 

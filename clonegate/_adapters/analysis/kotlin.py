@@ -50,7 +50,8 @@ def outline_kotlin(captures: Captures) -> Outline:
         owner = enclosing(cls, _CLASSES)
         container = suites[owner.id] if owner is not None else outline
         name = text(_child(cls, "identifier"))
-        suite = container.suite(name, cls.start_point[0] + 1, marker(annotations_of(cls)))
+        status = marker(annotations_of(cls), of_class=True)
+        suite = container.suite(name, cls.start_point[0] + 1, status)
         suites[cls.id] = suite
         body = spec_body(cls)
         if body is not None and "abstract" not in _modifiers(cls):
