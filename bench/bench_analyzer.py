@@ -2,6 +2,7 @@
 
     python bench/bench_analyzer.py            # the issue-4 benchmark (about a minute)
     python bench/bench_analyzer.py --quick    # 60 test files: a smoke test
+    python bench/bench_analyzer.py --kinds kotlin-junit5,kotest,testng   # issue 40's
 
 The repository: 2,000 unique test files spread over pytest, jest, vitest (TypeScript),
 Go, JUnit 5 and Rust, six tests each, plus 1,000 other files, served by loopback
@@ -31,7 +32,7 @@ from clonegate._adapters.analysis.detect import language_of  # noqa: E402
 from clonegate._adapters.analysis.scan import list_commit  # noqa: E402
 from clonegate._adapters.analysis.syntax import kit  # noqa: E402
 from clonegate._adapters.workers import default_worker_limiter  # noqa: E402
-from tests.servers import git_daemon, make_test_suite_repo  # noqa: E402
+from tests.servers import DEFAULT_KINDS, git_daemon, make_test_suite_repo  # noqa: E402
 
 
 async def timed_clone(url: str, work: Path) -> tuple[float, ClonedSource]:
@@ -60,7 +61,8 @@ def parse_only(repo: str, commit: str) -> float:
         store = opened.object_store
         data = [(path, store[sha].as_raw_string()) for path, sha in listing.candidates]  # type: ignore[index]
     parsers = {
-        lang: kit(lang, "(ERROR) @e") for lang in ("javascript", "typescript", "go", "java", "rust")
+        lang: kit(lang, "(ERROR) @e")
+        for lang in ("javascript", "typescript", "go", "java", "kotlin", "rust")
     }
     start = time.perf_counter()
     for path, blob in data:
@@ -109,10 +111,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--kinds",
+        default=",".join(DEFAULT_KINDS),
+        help="the test files' frameworks, comma-separated (tests/servers.py _TEMPLATES)",
+    )
     args = parser.parse_args(argv)
     files, rounds = (60, 1) if args.quick else (2000, args.rounds)
+    kinds = tuple(args.kinds.split(","))
     with tempfile.TemporaryDirectory() as served:
-        make_test_suite_repo(Path(served), "suite", test_files=files, other_files=files // 2)
+        make_test_suite_repo(
+            Path(served), "suite", test_files=files, other_files=files // 2, kinds=kinds
+        )
         with git_daemon(Path(served)) as daemon:
             best = trio.run(measure, daemon.url("suite"), Path(served), rounds)
     cpus = best["cpus"]

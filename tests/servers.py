@@ -466,7 +466,27 @@ _TEMPLATES = {
         "use std::fmt;\n\n{body}",
         "#[test]\nfn case_{i}_{k}() {{\n    assert_eq!({k}, {k});\n}}\n\n",
     ),
+    # Not in the default mix (issue 40): ``bench_analyzer.py --kinds`` picks them.
+    "kotlin-junit5": (
+        "src/test/kotlin/feature{d}/Module{i}Test.kt",
+        "package feature\n\nimport org.junit.jupiter.api.Test\n\nclass Module{i}Test {{\n"
+        "{body}}}\n",
+        "    @Test\n    fun `case {k}`() {{\n        val v = {k}\n    }}\n\n",
+    ),
+    "kotest": (
+        "src/test/kotlin/feature{d}/Module{i}Spec.kt",
+        "package feature\n\nimport io.kotest.core.spec.style.FunSpec\n\n"
+        'class Module{i}Spec : FunSpec({{\n    context("module {i}") {{\n{body}    }}\n}})\n',
+        '        test("case {k}") {{\n            val v = {k}\n        }}\n\n',
+    ),
+    "testng": (
+        "src/test/java/feature{d}/Module{i}NgTest.java",
+        "package feature;\n\nimport org.testng.annotations.Test;\n\n@Test\n"
+        "public class Module{i}NgTest {{\n{body}}}\n",
+        "    public void case{k}() {{\n        int v = {k};\n    }}\n\n",
+    ),
 }
+DEFAULT_KINDS = ("python", "jest", "vitest", "go", "junit5", "rust")
 
 
 def make_test_suite_repo(
@@ -476,18 +496,20 @@ def make_test_suite_repo(
     test_files: int = 2000,
     tests_per_file: int = 6,
     other_files: int = 1000,
+    kinds: tuple[str, ...] = DEFAULT_KINDS,
 ) -> str:
-    """A bare repository with ``test_files`` test files across six frameworks, via fast-import.
+    """A bare repository with ``test_files`` test files across six frameworks (or
+    ``kinds``, names of ``_TEMPLATES``), via fast-import.
 
     Every file is unique (its index is in every name), so git cannot share blobs and
     the analyzer really reads and parses each one. Returns HEAD's sha.
     """
     bare = root / f"{name}.git"
     git("init", "-q", "--bare", "-b", "main", str(bare))
-    kinds = list(_TEMPLATES.values())
+    templates = [_TEMPLATES[kind] for kind in kinds]
     blobs = []
     for i in range(test_files):
-        path, outer, inner = kinds[i % len(kinds)]
+        path, outer, inner = templates[i % len(templates)]
         body = "".join(inner.format(i=i, k=k) for k in range(tests_per_file))
         blobs.append((path.format(d=i % 50, i=i), outer.format(i=i, body=body)))
     for i in range(other_files):

@@ -51,11 +51,6 @@ CONVENTIONS = [
         ["Sources/Foo/Bar.swift", "FooTests/Helper.swift", "tests/Bar.swift"],
     ),
     (
-        "kotlin",
-        ["app/src/test/kotlin/FooTest.kt", "src/androidTest/java/A.kt", "src/jvmTest/kotlin/A.kt"],
-        ["src/main/kotlin/Foo.kt", "src/testFixtures/kotlin/A.kt", "test/FooTest.kt"],
-    ),
-    (
         "scala",
         ["src/test/scala/FooSpec.scala", "core/test/src/BarTests.scala"],
         ["src/main/scala/FooSpec.scala"],

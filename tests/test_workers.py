@@ -204,7 +204,7 @@ def test_every_grammar_the_parsers_import_is_in_the_zygotes_preload() -> None:
         for alias in node.names
         if alias.name.startswith("tree_sitter_")
     }
-    assert len(grammars) >= 5  # javascript, typescript (and tsx), go, java, rust
+    assert len(grammars) >= 6  # javascript, typescript (and tsx), go, java, kotlin, rust
     assert grammars <= set(SCAN_MODULES)
 
 

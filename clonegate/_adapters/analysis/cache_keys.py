@@ -57,7 +57,7 @@ Outcome = TestFile | ScanError | None
 _STATUS = {status.value: status for status in TestStatus}
 _COMPACT = (",", ":")  # json.dumps's separators without spaces
 _FAMILY_FRAMEWORKS = {
-    family: tuple(f for f in FRAMEWORKS if f.family == family) for family in set(FAMILY.values())
+    family: tuple(f for f in FRAMEWORKS if f.reads(family)) for family in set(FAMILY.values())
 }
 
 
@@ -112,7 +112,7 @@ class ScopeContexts:
                 name
                 for _, entries in scopes._upwards(path)
                 for name, _, _ in entries
-                if by_name(name).family == family
+                if by_name(name).reads(family)
             ]
             settings = [_settings(scopes.scope_for(path, f).settings) for f in frameworks]
             facts = [scopes.configured(path, family), upwards, settings]

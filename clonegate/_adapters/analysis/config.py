@@ -113,7 +113,7 @@ class ConfigScopes:
     def configured(self, path: str, family: str) -> bool:
         """Whether a config file of some framework of ``family`` covers ``path``."""
         return any(
-            self.covers(path, framework) for framework in FRAMEWORKS if framework.family == family
+            self.covers(path, framework) for framework in FRAMEWORKS if framework.reads(family)
         )
 
     def selecting(self, path: str, family: str) -> tuple[Framework, ...]:
@@ -121,7 +121,7 @@ class ConfigScopes:
         return tuple(
             framework
             for framework in FRAMEWORKS
-            if framework.family == family
+            if framework.reads(family)
             and (not framework.scoped or self.covers(path, framework))
             and framework.selects(path, self.scope_for(path, framework))
         )
@@ -137,7 +137,7 @@ class ConfigScopes:
         eligible = [
             f
             for f in FRAMEWORKS
-            if f.family == family and (f.requires is None or f.requires in reading.signals)
+            if f.reads(family) and (f.requires is None or f.requires in reading.signals)
         ]
         running = set(self.selecting(path, family))
         for framework in eligible:

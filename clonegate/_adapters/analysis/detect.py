@@ -44,6 +44,7 @@ LANGUAGE_BY_EXTENSION = {
     ".tsx": "tsx",
     ".go": "go",
     ".java": "java",
+    ".kt": "kotlin",
     ".rs": "rust",
 }
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})

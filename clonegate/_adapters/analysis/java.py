@@ -1,18 +1,35 @@
-"""JUnit 4 and 5 files, read with tree-sitter: annotated test methods in (nested) classes."""
+"""JUnit 4 and 5 and TestNG files, read with tree-sitter: annotated test methods in
+(nested) classes. The annotation rules are shared with the Kotlin reader."""
 
 from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
 
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading
 from .outline import Outline
-from .syntax import Captures, innermost, kit, text
+from .syntax import Captures, enclosing, kit, text
 
 TEST_ANNOTATIONS = frozenset(
     {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
 )
-SKIP_ANNOTATIONS = frozenset({"Disabled", "Ignore"})
+# kotest's ``@Ignored`` on a spec class too.
+SKIP_ANNOTATIONS = frozenset({"Disabled", "Ignore", "Ignored"})
+# JUnit 5's conditions (``@DisabledOnOs``, ``@DisabledIf``...): conditional skips count
+# as skipped (ADR 0005).
+SKIP_PREFIX = "Disabled"
+# TestNG's methods that a class-level ``@Test`` does not make tests.
+CONFIG_ANNOTATIONS = frozenset(
+    f"{when}{what}"
+    for when in ("Before", "After")
+    for what in ("Method", "Class", "Test", "Suite", "Groups")
+) | {"DataProvider", "Factory"}
+_CLASS = frozenset({"class_declaration"})
+_DISABLED = re.compile(r"\benabled\s*=\s*false\b")
 # TestNG's, which no JUnit runs; any other method annotation named *Test is taken as a
 # composed annotation of JUnit 5 (``@MultiLocaleTest`` = ``@ParameterizedTest`` + a
 # source, declared in another file of the repository, which this file cannot show).
@@ -26,14 +43,17 @@ QUERY = """
 
 
 def is_test_source(path: str) -> bool:
-    """A test source by Maven/Gradle conventions: not under ``src/main``, and named
-    ``*Test``/``*Tests``/``Test*`` or under a ``test``/``tests`` directory."""
+    """A test source by Maven/Gradle conventions: not under ``src/main`` (nor a Kotlin
+    Multiplatform ``src/*Main``), and named ``*Test``/``*Tests``/``Test*`` or under a
+    ``test``/``tests`` directory or a Gradle test source set (``src/jvmTest``)."""
     parts = path.split("/")
-    if "/".join(parts[:2]) == "src/main" or "/src/main/" in f"/{path}":
+    sets = [parts[i + 1] for i in range(len(parts) - 2) if parts[i] == "src"]
+    if any(s == "main" or s.endswith("Main") for s in sets):
         return False
-    stem = parts[-1].removesuffix(".java")
+    stem = posixpath.splitext(parts[-1])[0]
     in_test_tree = "test" in parts[:-1] or "tests" in parts[:-1]
-    return stem.endswith(("Test", "Tests")) or stem.startswith("Test") or in_test_tree
+    test_set = any(s.endswith("Test") for s in sets)
+    return stem.endswith(("Test", "Tests")) or stem.startswith("Test") or in_test_tree or test_set
 
 
 def read(path: str, data: bytes, language: str) -> Reading:
@@ -58,18 +78,20 @@ def outline_java(captures: Captures) -> Outline:
     Tests: methods annotated ``@Test``, ``@ParameterizedTest`` (once, whatever its
     sources), ``@RepeatedTest``, ``@TestFactory``, ``@TestTemplate``, a composed
     annotation named ``*Test`` (``@MultiLocaleTest``); in a JUnit 3
-    ``TestCase`` subclass, ``public void test*()`` methods. ``@Disabled`` and
-    ``@Ignore`` on a method or a class mark it skipped.
+    ``TestCase`` subclass, ``public void test*()`` methods; in a class annotated
+    TestNG ``@Test``, its public methods. ``@Disabled*`` and ``@Ignore`` on a method or
+    a class mark it skipped, and so does ``@Test(enabled = false)`` on a method.
     """
     outline = Outline()
     suites: dict[int, Outline] = {}
     for cls in captures.get("class", ()):
-        container = _enclosing(cls, captures["class"], suites, outline)
-        marker = TestStatus.SKIPPED if _annotations(cls) & SKIP_ANNOTATIONS else None
+        owner = enclosing(cls, _CLASS)
+        container = suites[owner.id] if owner is not None else outline
         name = text(cls.child_by_field_name("name"))
-        suites[cls.id] = container.suite(name, cls.start_point[0] + 1, marker)
+        line = cls.start_point[0] + 1
+        suites[cls.id] = container.suite(name, line, marker(_annotations(cls), of_class=True))
     for method in captures.get("method", ()):
-        owner = innermost(method, captures.get("class", []))
+        owner = enclosing(method, _CLASS)
         if owner is None:
             continue
         annotations = _annotations(method)
@@ -77,32 +99,54 @@ def outline_java(captures: Captures) -> Outline:
         junit3 = name.startswith("test") and "TestCase" in text(
             owner.child_by_field_name("superclass")
         )
-        if _is_test(annotations) or junit3:
-            marker = TestStatus.SKIPPED if annotations & SKIP_ANNOTATIONS else None
-            suites[owner.id].test(name, method.start_point[0] + 1, marker)
+        # TestNG leaves out methods returning a value (static ones it runs).
+        void = text(method.child_by_field_name("type")) == "void"
+        public = void and "public" in _modifiers(method)
+        if (
+            is_test(annotations)
+            or junit3
+            or (public and by_class(_annotations(owner), annotations))
+        ):
+            suites[owner.id].test(name, method.start_point[0] + 1, marker(annotations))
     outline.drop_empty_suites()
     return outline
 
 
-def _is_test(annotations: set[str]) -> bool:
-    return bool(annotations & TEST_ANNOTATIONS) or any(
+def is_test(annotations: Mapping[str, str]) -> bool:
+    """Whether a method with these annotations (name: arguments) is a test."""
+    return bool(annotations.keys() & TEST_ANNOTATIONS) or any(
         a.endswith("Test") and a not in NOT_TEST_ANNOTATIONS for a in annotations
     )
 
 
-def _annotations(node: Node) -> set[str]:
+def by_class(owner: Mapping[str, str], annotations: Mapping[str, str]) -> bool:
+    """Whether a public method is a test by its class's TestNG ``@Test`` alone."""
+    return "Test" in owner and not annotations.keys() & CONFIG_ANNOTATIONS
+
+
+def marker(annotations: Mapping[str, str], *, of_class: bool = False) -> TestStatus | None:
+    """Skipped for ``@Disabled*``, ``@Ignore`` and TestNG's ``@Test(enabled = false)`` on
+    a method. On a class, TestNG's ``enabled = false`` does nothing: each method's own
+    ``@Test`` overrides it (enabled by default), and TestNG 6.9.12 runs the public
+    methods it makes tests too (TestNG issues #151, #2603)."""
+    skipped = any(a in SKIP_ANNOTATIONS or a.startswith(SKIP_PREFIX) for a in annotations)
+    if skipped or (not of_class and _DISABLED.search(annotations.get("Test", ""))):
+        return TestStatus.SKIPPED
+    return None
+
+
+def _annotations(node: Node) -> dict[str, str]:
     modifiers = next((c for c in node.children if c.type == "modifiers"), None)
     if modifiers is None:
-        return set()
-    names = set()
+        return {}
+    names = {}
     for child in modifiers.named_children:
         if child.type in ("marker_annotation", "annotation"):
-            names.add(text(child.child_by_field_name("name")).split(".")[-1])
+            name = text(child.child_by_field_name("name")).split(".")[-1]
+            names[name] = text(child.child_by_field_name("arguments"))
     return names
 
 
-def _enclosing(
-    cls: Node, classes: list[Node], suites: dict[int, Outline], root: Outline
-) -> Outline:
-    owner = innermost(cls, classes)
-    return suites[owner.id] if owner is not None else root
+def _modifiers(node: Node) -> set[str]:
+    modifiers = next((c for c in node.children if c.type == "modifiers"), None)
+    return {c.type for c in modifiers.children} if modifiers is not None else set()

@@ -100,6 +100,16 @@ def innermost(node: Node, containers: list[Node]) -> Node | None:
     return max(owners, key=lambda c: c.start_byte, default=None)
 
 
+def enclosing(node: Node, kinds: frozenset[str]) -> Node | None:
+    """The nearest ancestor of ``node`` of one of ``kinds``: a walk up its parents,
+    bounded by the tree's depth (``innermost`` over every class of a file was
+    quadratic: 20,000 one-test classes took 280 s)."""
+    parent = node.parent
+    while parent is not None and parent.type not in kinds:
+        parent = parent.parent
+    return parent
+
+
 def string_value(node: Node) -> str | None:
     """The text of a string or template literal without its quotes; None for anything else."""
     if node.type in (
@@ -120,7 +130,8 @@ def text(node: Node | None) -> str:
 
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
-    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java`` or ``rust``."""
+    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``
+    or ``rust``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -154,6 +165,12 @@ def _java() -> object:
     return tree_sitter_java.language()
 
 
+def _kotlin() -> object:
+    import tree_sitter_kotlin
+
+    return tree_sitter_kotlin.language()
+
+
 def _rust() -> object:
     import tree_sitter_rust
 
@@ -166,5 +183,6 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "tsx": _tsx,
     "go": _go,
     "java": _java,
+    "kotlin": _kotlin,
     "rust": _rust,
 }

@@ -92,7 +92,6 @@ UNREAD: dict[str, Conventions] = {
     ),
     "c": Conventions((".c",), ("*{_test,_unittest}.c", "{test,tests}/**/test_*.c")),
     "swift": Conventions((".swift",), ("Tests/**/*.swift", "*Tests/**/*Tests.swift")),
-    "kotlin": Conventions((".kt",), ("src/test/**/*.kt", "src/*Test/**/*.kt")),
     "scala": Conventions((".scala",), ("src/test/**/*.scala", "test/src/**/*.scala")),
     "groovy": Conventions((".groovy",), ("src/test/**/*.groovy",)),
     "elixir": Conventions((".exs",), ("test/**/*_test.exs",)),

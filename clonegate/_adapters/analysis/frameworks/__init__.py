@@ -10,7 +10,20 @@ from __future__ import annotations
 
 import functools
 
-from . import cargo_test, go_testing, jest, junit4, junit5, mocha, pytest, unittest, vitest
+from . import (
+    cargo_test,
+    go_testing,
+    jest,
+    junit4,
+    junit5,
+    kotest,
+    kotlin_test,
+    mocha,
+    pytest,
+    testng,
+    unittest,
+    vitest,
+)
 from .definition import Framework
 
 __all__ = ["FRAMEWORKS", "KEEPS_UNNAMED", "Framework", "by_name"]
@@ -22,8 +35,11 @@ FRAMEWORKS: tuple[Framework, ...] = (
     jest.FRAMEWORK,
     mocha.FRAMEWORK,
     go_testing.FRAMEWORK,
+    kotest.FRAMEWORK,
+    testng.FRAMEWORK,
     junit5.FRAMEWORK,
     junit4.FRAMEWORK,
+    kotlin_test.FRAMEWORK,
     cargo_test.FRAMEWORK,
 )
 

@@ -77,7 +77,9 @@ class Framework:
     """One test framework.
 
     ``family``: the language family whose reader reads its files (``python``,
-    ``javascript`` for JS/TS/TSX, ``go``, ``java``, ``rust``). ``selects(path,
+    ``javascript`` for JS/TS/TSX, ``go``, ``java``, ``kotlin``, ``rust``);
+    ``more_families``: other families it reads too (JUnit in Kotlin), each by its own
+    reader. ``selects(path,
     scope)``: whether the framework runs ``path`` (its own file rules). ``imports``:
     modules whose import names it (``x`` matches ``x``, ``x.y`` and ``x/y``).
     ``config_files`` put their directory in its scope; ``config_signs`` do when the
@@ -106,6 +108,11 @@ class Framework:
     scoped: bool = False
     trusts_imports: bool = False
     fallback: bool = False
+    more_families: tuple[str, ...] = ()
+
+    def reads(self, family: str) -> bool:
+        """Whether it runs files of ``family``."""
+        return family == self.family or family in self.more_families
 
     def imported_by(self, imports: frozenset[str]) -> bool:
         return any(

@@ -1,4 +1,4 @@
-"""JUnit 5 (Jupiter): test sources that import ``org.junit.jupiter``."""
+"""JUnit 5 (Jupiter), in Java or Kotlin: test sources that import ``org.junit.jupiter``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from .definition import Framework
 FRAMEWORK = Framework(
     name="junit5",
     family="java",
+    more_families=("kotlin",),
     selects=lambda path, scope: is_test_source(path),
     imports=("org.junit.jupiter",),
 )

@@ -1,0 +1,7 @@
+package probe;
+import org.testng.annotations.Test;
+@Test(enabled = false)
+public class DisabledClassTest {
+  @Test public void annotated() {}
+  public void plain() {}
+}

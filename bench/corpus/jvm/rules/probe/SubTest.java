@@ -1,0 +1,4 @@
+package probe;
+public class SubTest extends BaseTest {
+  public void inSub() {}
+}
