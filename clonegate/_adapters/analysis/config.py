@@ -126,23 +126,43 @@ class ConfigScopes:
             and framework.selects(path, self.scope_for(path, framework))
         )
 
+    def trusting(self, path: str, family: str) -> tuple[Framework, ...]:
+        """The frameworks of ``family`` that take an import as the rule for ``path``: they
+        trust imports and their rules there could not be read (the config in scope is
+        code, or unreadable: its settings carry a note). ADR 0004's import rule."""
+        return tuple(
+            framework
+            for framework in FRAMEWORKS
+            if framework.family == family
+            and framework.trusts_imports
+            and self.covers(path, framework)
+            and self.scope_for(path, framework).settings.note
+        )
+
     def choose(self, path: str, family: str, reading: Reading) -> Framework | None:
         """The framework of a file its reader has read, or None if no framework runs it.
 
-        In order: a framework the file imports (its rules must run the file unless it
-        trusts imports), then the nearest config's, then the file's signals, then the
-        family's fallback; always among the frameworks whose rules run the file, and
-        never one whose required signal the file lacks (ADR 0004).
+        In order: a framework the file imports (whose rules run the file, or which
+        trusts the import there: :meth:`trusting`), then the nearest config's, then the
+        file's signals, then the family's fallback; always among the frameworks whose
+        rules run the file, and never one whose required signal or import the file
+        lacks (ADR 0004).
         """
         eligible = [
             f
             for f in FRAMEWORKS
-            if f.family == family and (f.requires is None or f.requires in reading.signals)
+            if f.family == family
+            and (f.requires is None or f.requires in reading.signals)
+            and (
+                not f.needs_import
+                or f.imported_by(reading.imports)
+                or not f.signals.isdisjoint(reading.signals)
+            )
         ]
         running = set(self.selecting(path, family))
         for framework in eligible:
             if framework.imported_by(reading.imports) and (
-                framework.trusts_imports or framework in running
+                framework in running or framework in self.trusting(path, family)
             ):
                 return framework
         for _, entries in self._upwards(path):
