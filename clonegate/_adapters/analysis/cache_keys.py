@@ -91,7 +91,7 @@ class ScopeContexts:
             return None
         family = FAMILY[language]
         selecting = self._scopes.selecting(path, family)
-        trusting = self._scopes.trusting(path, family)
+        trusting = self._scopes.read_for_imports(path, family)
         if not selecting and not trusting:
             return None
         directory = self._directory(path, family)

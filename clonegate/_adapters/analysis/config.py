@@ -127,17 +127,30 @@ class ConfigScopes:
         )
 
     def trusting(self, path: str, family: str) -> tuple[Framework, ...]:
-        """The frameworks of ``family`` that take an import as the rule for ``path``: they
-        trust imports and their rules there could not be read (the config in scope is
-        code, or unreadable: its settings carry a note). ADR 0004's import rule."""
+        """The frameworks of ``family`` that take an import as the rule for ``path`` (ADR
+        0004's import rule): they trust imports and their rules there are not known,
+        because their config in scope is code or unreadable (its settings carry a note),
+        or because they select files only below a config and none is in scope (mocha
+        run by a command we do not see)."""
         return tuple(
             framework
             for framework in FRAMEWORKS
             if framework.family == family
             and framework.trusts_imports
-            and self.covers(path, framework)
-            and self.scope_for(path, framework).settings.note
+            and (
+                self.scope_for(path, framework).settings.note
+                if self.covers(path, framework)
+                else framework.scoped
+            )
         )
+
+    def read_for_imports(self, path: str, family: str) -> tuple[Framework, ...]:
+        """Those of :meth:`trusting` for which ``path`` is read although no rule selects
+        it: the ones a config in scope names (so they are in use there). A framework no
+        config names is trusted among the files some rule selects only: reading every
+        file of every repository for a name it rarely holds would cost more than it
+        finds."""
+        return tuple(f for f in self.trusting(path, family) if self.covers(path, f))
 
     def choose(self, path: str, family: str, reading: Reading) -> Framework | None:
         """The framework of a file its reader has read, or None if no framework runs it.

@@ -224,7 +224,7 @@ def is_candidate(path: str, scopes: ConfigScopes) -> bool:
     if language is None:
         return False
     family = FAMILY[language]
-    return bool(scopes.selecting(path, family) or scopes.trusting(path, family))
+    return bool(scopes.selecting(path, family) or scopes.read_for_imports(path, family))
 
 
 def _may_import(data: bytes, frameworks: tuple[Framework, ...]) -> bool:
@@ -250,7 +250,7 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
     family = FAMILY[language]
     check_size(data)  # before any parser holds memory for it
     selecting = scopes.selecting(path, family)
-    if not selecting and not _may_import(data, scopes.trusting(path, family)):
+    if not selecting and not _may_import(data, scopes.read_for_imports(path, family)):
         return None  # a candidate only for an import it does not hold: not parsed
     reading = READERS[family](path, data, language)
     if reading is None:
