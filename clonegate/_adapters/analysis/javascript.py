@@ -51,6 +51,10 @@ QUERY = f"""
   name: (identifier) @alias
   value: [(ternary_expression) (member_expression) (parenthesized_expression)])
 (member_expression property: (property_identifier) @subtest (#eq? @subtest "test"))
+(call_expression
+  function: (member_expression
+    object: (identifier)
+    property: (property_identifier) @context (#any-of? @context "skip" "todo")))
 """
 # Parameters differ: plain identifiers in JavaScript, required/optional ones in TypeScript.
 _JS_PARAMETERS = f"(formal_parameters (identifier) @bound (#any-of? @bound {_NAMES}))"
@@ -89,7 +93,7 @@ def read(path: str, data: bytes, language: str) -> Reading:
     namespaces: frozenset[str] = frozenset()
     subtests = None
     if javascript_node.imports_node_test(imports):
-        renamed, namespaces = javascript_node.names(root, language)
+        renamed, namespaces = javascript_node.names(captures.get("source", []))
         aliases.update({name: (base, []) for name, base in renamed.items()})
         subtests = javascript_node.subtest_calls(captures.get("subtest", []))
     found = calls(captures)
@@ -148,8 +152,10 @@ def outline_javascript(
             continue
         entries.append((call, base, modifiers))
     parents: set[int] = set()
+    context: dict[int, TestStatus] = {}
     if subtests is not None:
         entries, parents = _node_tests(entries, subtests)
+        context = javascript_node.context_markers(captures.get("context", []) if captures else [])
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
     for call, base, modifiers in entries:
@@ -163,9 +169,9 @@ def outline_javascript(
         name = value if value is not None else text(first)
         line = call.start_point[0] + 1
         markers = [_marker(base, modifiers), _option_marker(arguments)]
-        if subtests is not None and call.start_byte not in parents:
+        if call.start_byte not in parents:
             # t.skip() marks its own test only: the subtests it holds still run.
-            markers.append(javascript_node.context_marker(call))
+            markers.append(context.get(call.start_byte))
         marker = _strongest(markers)
         container = open_suites[-1][1]
         if base in SUITE_CALLS or call.start_byte in parents:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
-from .syntax import kit, string_value, text
+from .syntax import string_value, text
 
 MODULES = frozenset({"node:test", "test"})
 # The content signal of a file that makes subtests through a test context it is given
@@ -26,45 +26,63 @@ FUNCTIONS = frozenset({"test", "it", "describe", "suite"})
 # A context method called among the first statements of a test's function.
 CONTEXT_STATUS = {"skip": TestStatus.SKIPPED, "todo": TestStatus.TODO}
 
-_IMPORTS = """
-(import_statement
-  (import_clause
-    (named_imports (import_specifier name: (identifier) @name alias: (identifier) @alias)))
-  source: (string) @source)
-(import_statement (import_clause (identifier) @default) source: (string) @source)
-(import_statement
-  (import_clause (namespace_import (identifier) @namespace)) source: (string) @source)
-(variable_declarator
-  name: (identifier) @default
-  value: (call_expression
-    function: (identifier) @_require (#eq? @_require "require")
-    arguments: (arguments . (string) @source)))
-"""
-
 
 def imports_node_test(imports: frozenset[str]) -> bool:
     return not imports.isdisjoint(MODULES)
 
 
-def names(root: Node, language: str) -> tuple[dict[str, str], frozenset[str]]:
-    """``(aliases, namespaces)`` for node:test's imports in the file: ``import { test as
-    nt }`` gives ``{"nt": "test"}``; ``import * as n``, ``import n from`` and ``const n =
-    require`` make ``n`` a namespace (``n.test(…)``, ``n.describe(…)``), and the last
-    two ``n`` itself too, node:test's default export being ``test``."""
+def names(sources: list[Node]) -> tuple[dict[str, str], frozenset[str]]:
+    """``(aliases, namespaces)`` for node:test's imports in the file, from the module
+    names of its imports and requires (``sources``): ``import { test as nt }`` and ``const
+    { test: nt } = require(…)`` give ``{"nt": "test"}``; ``import * as n``, ``import n
+    from`` and ``const n = require`` make ``n`` a namespace (``n.test(…)``,
+    ``n.describe(…)``), and the last two ``n`` itself too, node:test's default export
+    being ``test``."""
     aliases: dict[str, str] = {}
     namespaces: set[str] = set()
-    for captures in kit(language, _IMPORTS).matches(root):
-        sources = captures.get("source", [])
-        if not sources or string_value(sources[0]) not in MODULES:
+
+    def default(name: str) -> None:
+        if name not in FUNCTIONS:
+            aliases[name] = "test"
+            namespaces.add(name)
+
+    for source in sources:
+        owner = source.parent
+        if string_value(source) not in MODULES or owner is None:
             continue
-        if "alias" in captures and text(captures["name"][0]) in FUNCTIONS:
-            aliases[text(captures["alias"][0])] = text(captures["name"][0])
-        for node in captures.get("default", ()):
-            if text(node) not in FUNCTIONS:
-                aliases[text(node)] = "test"
-                namespaces.add(text(node))
-        namespaces.update(text(node) for node in captures.get("namespace", ()))
+        if owner.type == "import_statement":
+            for clause in (c for c in owner.named_children if c.type == "import_clause"):
+                for part in clause.named_children:
+                    if part.type == "identifier":
+                        default(text(part))
+                    elif part.type == "namespace_import":
+                        namespaces.update(text(n) for n in part.named_children)
+                    elif part.type == "named_imports":
+                        aliases.update(_renamed(part.named_children, "name", "alias"))
+            continue
+        call = owner.parent  # require(…): arguments, then the call
+        declarator = call.parent if call is not None else None
+        if declarator is None or declarator.type != "variable_declarator":
+            continue
+        target = declarator.child_by_field_name("name")
+        if target is not None and target.type == "identifier":
+            default(text(target))
+        elif target is not None and target.type == "object_pattern":
+            aliases.update(_renamed(target.named_children, "key", "value"))
     return aliases, frozenset(namespaces)
+
+
+def _renamed(parts: list[Node], name_field: str, alias_field: str) -> dict[str, str]:
+    """``{alias: name}`` for the renamed node:test functions among import specifiers or
+    destructuring pairs."""
+    found = {}
+    for part in parts:
+        name = part.child_by_field_name(name_field)
+        alias = part.child_by_field_name(alias_field)
+        renames = name is not None and alias is not None and alias.type == "identifier"
+        if renames and text(name) in FUNCTIONS:
+            found[text(alias)] = text(name)
+    return found
 
 
 def callback(call: Node) -> Node | None:
@@ -134,29 +152,36 @@ def receiver(call: Node) -> str:
     return text(function.child_by_field_name("object")) if function is not None else ""
 
 
-def context_marker(call: Node) -> TestStatus | None:
-    """skipped or todo when the test's function calls ``t.skip()`` or ``t.todo()`` as
-    one of its top-level statements (``if (…) t.skip()`` is a condition: active)."""
-    context = context_name(call)
-    function = callback(call)
-    body = function.child_by_field_name("body") if function is not None else None
-    if not context or body is None or body.type != "statement_block":
-        return None
-    for statement in body.named_children:
-        expression = (
-            statement.named_children[0] if statement.type == "expression_statement" else None
-        )
-        while expression is not None and expression.type == "await_expression":
-            expression = expression.named_children[0] if expression.named_children else None
-        if expression is None or expression.type != "call_expression":
+def context_markers(methods: list[Node]) -> dict[int, TestStatus]:
+    """Test call start byte -> skipped or todo, for the tests whose function calls
+    ``t.skip()`` or ``t.todo()`` on its own context as one of its top-level statements
+    (``if (…) t.skip()`` is a condition: active). ``methods``: captured ``skip``/``todo``
+    properties of ``x.skip(…)`` calls."""
+    found: dict[int, TestStatus] = {}
+    for method in methods:
+        member = method.parent
+        node = member.parent if member is not None else None
+        if member is None or node is None or node.type != "call_expression":
             continue
-        function_node = expression.child_by_field_name("function")
-        if function_node is None or function_node.type != "member_expression":
-            continue
-        method = text(function_node.child_by_field_name("property"))
+        if node.parent is not None and node.parent.type == "await_expression":
+            node = node.parent
+        statement = node.parent
+        block = statement.parent if statement is not None else None
+        function = block.parent if block is not None else None
+        arguments = function.parent if function is not None else None
+        test_call = arguments.parent if arguments is not None else None
         if (
-            text(function_node.child_by_field_name("object")) == context
-            and method in CONTEXT_STATUS
+            statement is None
+            or statement.type != "expression_statement"
+            or function is None
+            or test_call is None
+            or test_call.type != "call_expression"
+            or callback(test_call) != function
+            or function.child_by_field_name("body") != block
         ):
-            return CONTEXT_STATUS[method]
-    return None
+            continue
+        if text(member.child_by_field_name("object")) == context_name(test_call):
+            status = CONTEXT_STATUS[text(method)]
+            if found.get(test_call.start_byte) is not TestStatus.TODO:
+                found[test_call.start_byte] = status
+    return found

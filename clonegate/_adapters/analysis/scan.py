@@ -236,6 +236,10 @@ def _may_import(data: bytes, frameworks: tuple[Framework, ...]) -> bool:
     )
 
 
+def _hinted(data: bytes, frameworks: tuple[Framework, ...]) -> bool:
+    return any(f.hint is None or f.hint.search(data) is not None for f in frameworks)
+
+
 def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | None:
     """The file's tests and framework, or None if it holds no test of a framework that
     runs it.
@@ -252,6 +256,8 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
     selecting = scopes.selecting(path, family)
     if not selecting and not _may_import(data, scopes.read_for_imports(path, family)):
         return None  # a candidate only for an import it does not hold: not parsed
+    if selecting and all(f.needs_import for f in selecting) and not _hinted(data, selecting):
+        return None  # only node:test's rules run it, and it names no node:test
     reading = READERS[family](path, data, language)
     if reading is None:
         return None

@@ -11,6 +11,7 @@ could claim one file.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -89,7 +90,8 @@ class Framework:
     ``scoped``: it selects files only below one of its config files (mocha's
     ``./test`` means nothing in a project that does not use mocha). ``needs_import``:
     it runs only files that import it or hold one of its signals (node:test has no
-    globals). ``trusts_imports``:
+    globals); ``hint``: what such a file's bytes must match (its import, its signal), so
+    that a file only it selects and that does not is never parsed. ``trusts_imports``:
     where its rules for a file could not be read (its config in scope is code or
     unreadable: the settings carry a ``note``), a file that imports it is its test file
     whatever its name; where they were read, or are its defaults, they alone select its
@@ -111,6 +113,7 @@ class Framework:
     requires: str | None = None
     scoped: bool = False
     needs_import: bool = False
+    hint: re.Pattern[bytes] | None = None
     trusts_imports: bool = False
     fallback: bool = False
 

@@ -39,6 +39,10 @@ DEFAULT_PATTERN = re.compile(
     rf"(?:.*/)?(?:[^/]*[._-]test|test-[^/]*|test){_EXTENSION}"
     rf"|(?:.*/)?test/(?:.*/)?[^/]+{_EXTENSION}"
 )
+# A file of node:test names it: its import or require (``test``, the npm port, only as a
+# whole module name), or a test context's ``.test``. Fixtures and type tests under
+# ``test/`` (fastify's ``test/types/*.tst.ts``) are then not parsed.
+HINT = re.compile(rb"""node:test|(?:from|require\()\s*['"]test['"]|\.test\b""")
 # node options that take the next word as their value (not a test file argument).
 _VALUED = frozenset(
     {
@@ -143,5 +147,6 @@ FRAMEWORK = Framework(
     read_config=read_config,
     signals=frozenset({CONTEXT_SIGNAL}),
     needs_import=True,
+    hint=HINT,
     trusts_imports=True,
 )
