@@ -157,7 +157,9 @@ NODE_TEST = [
         import test, { describe, it as should } from 'node:test';
         import * as nt from 'node:test';
         const runner = require('node:test');
+        const { it: check } = require('node:test');
         test('default', () => {});
+        check('destructured', () => {});
         describe('d', () => { should('renamed', () => {}) });
         nt.test('namespace', () => {});
         nt.describe.skip('ns suite', () => { nt.it('inside') });
@@ -165,6 +167,7 @@ NODE_TEST = [
         runner.suite('required suite', () => { runner.test('x', () => {}) });""",
         [
             ("default", "active"),
+            ("destructured", "active"),
             ("namespace", "active"),
             ("required default", "active"),
             ("d/renamed", "active"),
