@@ -80,13 +80,15 @@ class ConfigScopes:
         # Asked for every file of the tree, several times: once per directory is enough.
         self._chains: dict[str, _Chain] = {}
         self._scopes: dict[tuple[str, str], Scope] = {}
+        self._trusting: dict[tuple[str, str], tuple[Framework, ...]] = {}
 
-    # Both memos are rebuilt where the scopes are used, not pickled to the workers.
+    # The memos are rebuilt where the scopes are used, not pickled to the workers.
     def __getstate__(self) -> dict[str, object]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_chains", "_scopes")}
+        memos = ("_chains", "_scopes", "_trusting")
+        return {k: v for k, v in self.__dict__.items() if k not in memos}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state, _chains={}, _scopes={})
+        self.__dict__.update(state, _chains={}, _scopes={}, _trusting={})
 
     def scope_for(self, path: str, framework: Framework) -> Scope:
         """The settings that apply to ``path`` for ``framework``, and where they are from."""
@@ -132,17 +134,21 @@ class ConfigScopes:
         because their config in scope is code or unreadable (its settings carry a note),
         or because they select files only below a config and none is in scope (mocha
         run by a command we do not see)."""
-        return tuple(
-            framework
-            for framework in FRAMEWORKS
-            if framework.family == family
-            and framework.trusts_imports
-            and (
-                self.scope_for(path, framework).settings.note
-                if self.covers(path, framework)
-                else framework.scoped
+        key = (posixpath.dirname(path), family)  # all of it depends on the directory
+        found = self._trusting.get(key)
+        if found is None:
+            found = self._trusting[key] = tuple(
+                framework
+                for framework in FRAMEWORKS
+                if framework.family == family
+                and framework.trusts_imports
+                and (
+                    self.scope_for(path, framework).settings.note
+                    if self.covers(path, framework)
+                    else framework.scoped
+                )
             )
-        )
+        return found
 
     def read_for_imports(self, path: str, family: str) -> tuple[Framework, ...]:
         """Those of :meth:`trusting` for which ``path`` is read although no rule selects

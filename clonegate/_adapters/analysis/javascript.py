@@ -50,11 +50,6 @@ QUERY = f"""
 (variable_declarator
   name: (identifier) @alias
   value: [(ternary_expression) (member_expression) (parenthesized_expression)])
-(member_expression property: (property_identifier) @subtest (#eq? @subtest "test"))
-(call_expression
-  function: (member_expression
-    object: (identifier)
-    property: (property_identifier) @context (#any-of? @context "skip" "todo")))
 """
 # Parameters differ: plain identifiers in JavaScript, required/optional ones in TypeScript.
 _JS_PARAMETERS = f"(formal_parameters (identifier) @bound (#any-of? @bound {_NAMES}))"
@@ -92,22 +87,28 @@ def read(path: str, data: bytes, language: str) -> Reading:
     aliases = _aliases(captures)
     namespaces: frozenset[str] = frozenset()
     subtests = None
-    if javascript_node.imports_node_test(imports):
+    node_test = javascript_node.imports_node_test(imports)
+    # node:test's forms, in a second query: on every file it cost 18% more query time.
+    extra = javascript_node.capture(root, language) if node_test or b".test" in data else {}
+    if node_test:
         renamed, namespaces = javascript_node.names(captures.get("source", []))
         aliases.update({name: (base, []) for name, base in renamed.items()})
-        subtests = javascript_node.subtest_calls(captures.get("subtest", []))
+        subtests = javascript_node.subtest_calls(extra.get("subtest", []))
     found = calls(captures)
     if aliases or namespaces:  # rare: a second query, for the calls of these names only
         names = " ".join(f'"{name}"' for name in sorted(aliases.keys() | namespaces))
         more = kit(language, f"((identifier) @root (#any-of? @root {names}))").capture(root)
         found = sorted(found + calls(more), key=lambda found: found[1].start_byte)
     signals = frozenset(name for name, _ in found if name in FRAMEWORK_CALLS)
-    if javascript_node.makes_subtests(captures.get("subtest", [])):
+    if javascript_node.makes_subtests(extra.get("subtest", [])):
         signals |= {javascript_node.CONTEXT_SIGNAL}
+    context = javascript_node.context_markers(extra.get("context", []))
     return Reading(
         imports,
         signals,
-        lambda _: outline_javascript(found, root, captures, aliases, namespaces, subtests),
+        lambda _: outline_javascript(
+            found, root, captures, aliases, namespaces, (subtests, context)
+        ),
     )
 
 
@@ -128,7 +129,7 @@ def outline_javascript(
     captures: Captures | None = None,
     aliases: dict[str, Callee] | None = None,
     namespaces: frozenset[str] = frozenset(),
-    subtests: list[Node] | None = None,
+    node_test: tuple[list[Node] | None, dict[int, TestStatus]] = (None, {}),
 ) -> Outline:
     """Every ``describe``/``it``/``test`` call site with a name; nesting from the source.
 
@@ -138,9 +139,11 @@ def outline_javascript(
     test(app)``, a parameter), calls in that binding's scope are not tests (ADR 0005).
     A name bound to a framework function (``const testOrSkip = win ? test.skip : test``)
     is that function (``aliases``: name -> its framework name and modifiers);
-    ``namespaces`` hold node:test's functions (``n.test(…)``). ``subtests``: in a
-    node:test file, its ``x.test(…)`` calls; a test holding another is then a suite.
+    ``namespaces`` hold node:test's functions (``n.test(…)``). ``node_test``: in a
+    node:test file, its ``x.test(…)`` calls (a test holding another is then a suite),
+    and the tests its context skips (:func:`.javascript_node.context_markers`).
     """
+    subtests, context = node_test
     shadows = _shadows(captures.get("bound", []) if captures is not None else [])
     entries: list[tuple[Node, str, list[str]]] = []
     for _, call in calls:  # in source order: parents before children
@@ -152,10 +155,8 @@ def outline_javascript(
             continue
         entries.append((call, base, modifiers))
     parents: set[int] = set()
-    context: dict[int, TestStatus] = {}
     if subtests is not None:
         entries, parents = _node_tests(entries, subtests)
-        context = javascript_node.context_markers(captures.get("context", []) if captures else [])
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
     for call, base, modifiers in entries:

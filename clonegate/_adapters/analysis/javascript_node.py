@@ -14,7 +14,7 @@ from __future__ import annotations
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
-from .syntax import string_value, text
+from .syntax import Captures, kit, string_value, text
 
 MODULES = frozenset({"node:test", "test"})
 # The content signal of a file that makes subtests through a test context it is given
@@ -25,6 +25,21 @@ CONTEXT_SIGNAL = "t.test"
 FUNCTIONS = frozenset({"test", "it", "describe", "suite"})
 # A context method called among the first statements of a test's function.
 CONTEXT_STATUS = {"skip": TestStatus.SKIPPED, "todo": TestStatus.TODO}
+
+
+QUERY = """
+(member_expression property: (property_identifier) @subtest (#eq? @subtest "test"))
+(call_expression
+  function: (member_expression
+    object: (identifier)
+    property: (property_identifier) @context (#any-of? @context "skip" "todo")))
+"""
+
+
+def capture(root: Node, language: str) -> Captures:
+    """``subtest``: the ``test`` of each ``x.test``; ``context``: the ``skip``/``todo``
+    of each ``x.skip(…)``/``x.todo(…)`` call."""
+    return kit(language, QUERY).capture(root)
 
 
 def imports_node_test(imports: frozenset[str]) -> bool:

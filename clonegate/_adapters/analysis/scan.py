@@ -228,11 +228,13 @@ def is_candidate(path: str, scopes: ConfigScopes) -> bool:
 
 
 def _may_import(data: bytes, frameworks: tuple[Framework, ...]) -> bool:
-    """Whether ``data`` holds the name of a module that would name one of ``frameworks``."""
+    """Whether ``data`` holds, after a quote, the name of a module that would name one
+    of ``frameworks`` (``'vitest``, ``"@jest``): the word alone is in many comments."""
     return any(
-        name.encode() in data
+        (quote + name).encode() in data
         for framework in frameworks
         for name in (*framework.imports, *framework.exact_imports)
+        for quote in "'\"`"
     )
 
 
