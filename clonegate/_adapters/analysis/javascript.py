@@ -195,6 +195,7 @@ def _node_tests(
     accepted: list[tuple[Node, str, list[str]]] = []
     parents: set[int] = set()
     open_calls: list[tuple[Node, str]] = []  # enclosing accepted calls, innermost last
+    contexts: dict[int, str] = {}  # a test call's start -> its context parameter's name
     for call, base, modifiers in merged:
         while open_calls and open_calls[-1][0].end_byte <= call.start_byte:
             open_calls.pop()
@@ -202,7 +203,9 @@ def _node_tests(
             outer = open_calls[-1] if open_calls else None
             if outer is None or outer[1] in SUITE_CALLS:
                 continue
-            context = javascript_node.context_name(outer[0])
+            context = contexts.get(outer[0].start_byte)
+            if context is None:
+                context = contexts[outer[0].start_byte] = javascript_node.context_name(outer[0])
             if not context or javascript_node.receiver(call) != context:
                 continue
             modifiers = []

@@ -112,8 +112,10 @@ def callback(call: Node) -> Node | None:
 def context_name(call: Node) -> str:
     """The name of the test context parameter of a test call's function ("" if none)."""
     function = callback(call)
-    if function is None:
-        return ""
+    return _first_parameter(function) if function is not None else ""
+
+
+def _first_parameter(function: Node) -> str:
     single = function.child_by_field_name("parameter")  # t => …
     if single is not None:
         return text(single) if single.type == "identifier" else ""
@@ -180,6 +182,9 @@ def context_markers(methods: list[Node]) -> dict[int, TestStatus]:
             continue
         if node.parent is not None and node.parent.type == "await_expression":
             node = node.parent
+        # Up from the call: its statement, the function's body (its last child), the
+        # function, the test call's last argument. Parent links only: a file of tens of
+        # thousands of t.skip() calls spent most of its time in field lookups.
         statement = node.parent
         block = statement.parent if statement is not None else None
         function = block.parent if block is not None else None
@@ -188,14 +193,19 @@ def context_markers(methods: list[Node]) -> dict[int, TestStatus]:
         if (
             statement is None
             or statement.type != "expression_statement"
+            or block is None
+            or block.type != "statement_block"
+            or block.next_sibling is not None
             or function is None
+            or function.type not in ("arrow_function", "function_expression", "function")
+            or function.next_named_sibling is not None
+            or arguments is None
+            or arguments.type != "arguments"
             or test_call is None
             or test_call.type != "call_expression"
-            or callback(test_call) != function
-            or function.child_by_field_name("body") != block
         ):
             continue
-        if text(member.child_by_field_name("object")) == context_name(test_call):
+        if text(member.child_by_field_name("object")) == _first_parameter(function):
             status = CONTEXT_STATUS[text(method)]
             if found.get(test_call.start_byte) is not TestStatus.TODO:
                 found[test_call.start_byte] = status
