@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from clonegate._adapters.analysis.cache_keys import ScopeContexts
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, is_candidate
 
@@ -319,6 +320,15 @@ def test_node_test_files_and_the_import_rule(
     case: str, files: dict[str, str], expected: dict[str, str]
 ) -> None:
     assert frameworks_of(files) == expected
+    # A file has a cache context exactly when it is a candidate (read for its imports
+    # included), and asking leaves nothing to send to a worker.
+    sources = {path: text.encode() for path, text in files.items()}
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    sent = pickle.dumps(scopes)
+    contexts = ScopeContexts(scopes)
+    for path in sources:
+        assert (contexts.of(path) is not None) == is_candidate(path, scopes), path
+    assert pickle.dumps(scopes) == sent
 
 
 def test_node_test_arguments_that_are_not_literal_are_said_so() -> None:
