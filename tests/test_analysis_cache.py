@@ -249,7 +249,11 @@ async def test_a_nearer_config_changes_the_framework_and_the_keys_below_it(
     cache = MemoryCache()
     await _analyze(forks["a"], cache)
     report, stats = await _analyze(forks["vitest"], cache)
-    assert stats.files_parsed == len(changed)
+    # A config that is code makes its scope's files candidates for their imports (ADR
+    # 0004's import rule): the config itself is one, read and found to import nothing.
+    new = sorted(p for p in vitest if p not in a)
+    assert set(new) <= {"web/part1/vitest.config.ts"}
+    assert stats.files_parsed == len(changed) + len(new)
     assert report.inventory == (await _analyze(forks["vitest"]))[0].inventory
     frameworks = {f.framework for f in report.inventory.files if f.path.startswith("web/part1/")}
     assert frameworks == {"vitest"}

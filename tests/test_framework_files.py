@@ -9,6 +9,7 @@ import textwrap
 
 import pytest
 
+from clonegate._adapters.analysis.cache_keys import ScopeContexts
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, is_candidate
 
@@ -17,6 +18,8 @@ PYTEST = "def test_a():\n    pass\n"
 UNITTEST = "import unittest\nclass A(unittest.TestCase):\n    def test_a(self): pass\n"
 GO = 'package p\nimport "testing"\nfunc TestA(t *testing.T) {}\n'
 RUST = "#[test]\nfn a() {}\n"
+NODE = "import { test } from 'node:test'\ntest('a', () => {})\n"
+VITEST = "import { test } from 'vitest'\ntest('a', () => {})\n"
 
 
 def frameworks_of(files: dict[str, str]) -> dict[str, str]:
@@ -192,7 +195,8 @@ CASES = [
         {
             "a/vitest.config.ts": "export default { test: { typecheck: { enabled: true } } }",
             "a/src/x.test-d.ts": "import { test } from 'vitest'\ntest('t', () => {})\n",
-            "b/vitest.config.ts": "export default {}",
+            # (a config that is code and not read would trust the import: ADR 0004)
+            "b/package.json": '{"devDependencies": {"vitest": "3"}}',
             "b/src/x.test-d.ts": "import { test } from 'vitest'\ntest('t', () => {})\n",
         },
         {"a/src/x.test-d.ts": "vitest"},
@@ -216,6 +220,129 @@ CASES = [
         {"src/__tests__/a.ts": "unknown", "src/b.spec.jsx": "unknown"},
     ),
 ]
+
+
+NODE_TEST_CASES = [
+    (
+        "node's default patterns, TypeScript ones included; a file must import node:test",
+        {
+            "a.test.mjs": NODE,
+            "lib/b-test.cjs": NODE,
+            "lib/c_test.ts": NODE,
+            "test-d.js": NODE,
+            "src/test.mts": NODE,
+            "pkg/test/deep/e.js": NODE,
+            "pkg/test/f.cts": NODE,
+            "lib/g.js": NODE,
+            "lib/h.check.js": NODE,
+            "test/i.jsx": NODE,
+            "tests/j.js": NODE,
+            "test/k.js": DESCRIBE,
+            "test/path-alias.js": "import { x } from 'test/utils'\n" + DESCRIBE,
+            # Not parsed (it names no node:test), so its syntax is no scan error.
+            "test/types/reply.tst.ts": "import { expect } from 'tstyche'\nconst a = 'test'\n"
+            "expect(r.code).type.toBe<<C extends number>(c: C) => R<C>>()\n",
+        },
+        {
+            "a.test.mjs": "node-test",
+            "lib/b-test.cjs": "node-test",
+            "lib/c_test.ts": "node-test",
+            "test-d.js": "node-test",
+            "src/test.mts": "node-test",
+            "pkg/test/deep/e.js": "node-test",
+            "pkg/test/f.cts": "node-test",
+        },
+    ),
+    (
+        "the npm port test, and a helper given a test context, are node:test's",
+        {
+            "test/port.js": "const test = require('test')\ntest('a', () => {})\n",
+            "test/helper.js": "exports.m = function (t) {\n  const test = t.test\n"
+            "  test('made for the caller', async () => {})\n}\n",
+            "test/regex.js": "exports.m = function (re, s) { return re.test(s) }\n" + DESCRIBE,
+        },
+        {"test/port.js": "node-test", "test/helper.js": "node-test"},
+    ),
+    (
+        "the literal arguments of node --test in package.json's scripts replace the defaults",
+        {
+            "package.json": '{"scripts": {"test": "c8 node --import tsx --test-reporter spec'
+            ' --test \\"packages/*/src/**/*.test.mjs\\" \'scripts/**/*.check.js\' && tsc",'
+            ' "start": "node server.js --test"}}',
+            "packages/core/src/x/a.test.mjs": NODE,
+            "scripts/b.check.js": NODE,
+            "test/c.test.js": NODE,
+            "server.js": NODE,
+            "tsx": NODE,
+        },
+        {"packages/core/src/x/a.test.mjs": "node-test", "scripts/b.check.js": "node-test"},
+    ),
+    (
+        "node --test alone keeps the defaults; a script running a file is no test run",
+        {
+            "package.json": '{"scripts": {"test": "node --test", "x": "node tools/run.js --test"}}',
+            "test/a.js": NODE,
+            "tools/run.js": NODE,
+        },
+        {"test/a.js": "node-test"},
+    ),
+    (
+        "arguments that are not literal: the defaults, and an import of node:test decides",
+        {
+            "package.json": '{"scripts": {"test": "node --test $(find src -name \'*.t.js\')"}}',
+            "src/a.t.js": NODE,
+            "src/test-util.js": "import { mock } from 'node:test'\nexport const m = mock.fn()\n",
+            "src/plain.js": DESCRIBE,
+            "test/b.js": NODE,
+        },
+        {"src/a.t.js": "node-test", "test/b.js": "node-test"},
+    ),
+    (
+        "the import rule: a vitest import names test files only where vitest's config is code",
+        {
+            "a/vitest.config.ts": "export default defineConfig({ test: { include: files } })",
+            "a/src/specs/x.ts": VITEST,
+            "a/src/test-utils.ts": "import { vi } from 'vitest'\nexport const spy = vi.fn()\n",
+            "a/src/plain.ts": DESCRIBE,
+            "b/package.json": '{"devDependencies": {"vitest": "3"}}',
+            "b/src/specs/y.ts": VITEST,
+            "b/src/z.test.ts": VITEST,
+        },
+        {"a/src/specs/x.ts": "vitest", "b/src/z.test.ts": "vitest"},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "files", "expected"), NODE_TEST_CASES, ids=[c[0] for c in NODE_TEST_CASES]
+)
+def test_node_test_files_and_the_import_rule(
+    case: str, files: dict[str, str], expected: dict[str, str]
+) -> None:
+    assert frameworks_of(files) == expected
+    # A file has a cache context exactly when it is a candidate (read for its imports
+    # included), and asking leaves nothing to send to a worker.
+    sources = {path: text.encode() for path, text in files.items()}
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    sent = pickle.dumps(scopes)
+    contexts = ScopeContexts(scopes)
+    for path in sources:
+        assert (contexts.of(path) is not None) == is_candidate(path, scopes), path
+    assert pickle.dumps(scopes) == sent
+
+
+def test_node_test_arguments_that_are_not_literal_are_said_so() -> None:
+    sources = {
+        "package.json": b'{"scripts": {"test": "node --test $FILES"}}',
+        "x.test.js": NODE.encode(),
+    }
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    result = analyze_file("x.test.js", sources["x.test.js"], scopes)
+    assert result is not None
+    assert (result.framework, result.config_note) == (
+        "node-test",
+        "package.json: node --test's arguments are not literal: node's default patterns",
+    )
 
 
 @pytest.mark.parametrize(("case", "files", "expected"), CASES, ids=[c[0] for c in CASES])

@@ -150,6 +150,159 @@ def test_javascript(case: str, source: str, expected: list[tuple[str, str]]) -> 
     assert found("app.test.js", source) == expected
 
 
+NODE_TEST = [
+    (
+        "named, default, required, renamed and namespace imports",
+        """\
+        import test, { describe, it as should } from 'node:test';
+        import * as nt from 'node:test';
+        const runner = require('node:test');
+        const { it: check } = require('node:test');
+        test('default', () => {});
+        check('destructured', () => {});
+        describe('d', () => { should('renamed', () => {}) });
+        nt.test('namespace', () => {});
+        nt.describe.skip('ns suite', () => { nt.it('inside') });
+        runner('required default', () => {});
+        runner.suite('required suite', () => { runner.test('x', () => {}) });""",
+        [
+            ("default", "active"),
+            ("destructured", "active"),
+            ("namespace", "active"),
+            ("required default", "active"),
+            ("d/renamed", "active"),
+            ("ns suite/inside", "skipped"),
+            ("required suite/x", "active"),
+        ],
+    ),
+    (
+        "options: skip or todo with a reason or true, a condition, only; false stays active",
+        """\
+        const { test } = require('node:test');
+        test('reason', { skip: 'flaky on CI' }, () => {});
+        test('true', { skip: true }, () => {});
+        test('false', { skip: false }, () => {});
+        test('undefined', { skip: undefined, timeout: 5 }, () => {});
+        test('condition', { skip: process.platform === 'win32' }, () => {});
+        test('shorthand', { skip }, () => {});
+        test('todo', { todo: 'later' }, () => {});
+        test('only', { only: true }, () => {});
+        test('timeout only', { timeout: 100 }, () => {});""",
+        [
+            ("reason", "skipped"),
+            ("true", "skipped"),
+            ("false", "active"),
+            ("undefined", "active"),
+            ("condition", "skipped"),
+            ("shorthand", "skipped"),
+            ("todo", "todo"),
+            ("only", "focused"),
+            ("timeout only", "active"),
+        ],
+    ),
+    (
+        "modifiers, and a suite's option applies to its tests",
+        """\
+        import { describe, it, test } from 'node:test';
+        it.skip('s', () => {});
+        test.todo('t');
+        it.only('o', () => {});
+        describe('d', { skip: true }, () => { it('in', () => {}) });
+        test('without a callback is a passing no-op for node', );
+        test('no callback');""",
+        [
+            ("s", "skipped"),
+            ("t", "todo"),
+            ("o", "focused"),
+            ("without a callback is a passing no-op for node", "active"),
+            ("no callback", "active"),
+            ("d/in", "skipped"),
+        ],
+    ),
+    (
+        "t.test subtests make their test a suite, nested, awaited, in loops, as Go's t.Run",
+        """\
+        import { test, describe } from 'node:test';
+        test('parent', async (t) => {
+          await t.test('a', () => {});
+          for (const c of cases) { await t.test(c.name, async (inner) => {
+            await inner.test('deep', () => {});
+          }) }
+        });
+        describe('d', () => {
+          test('p', function (ctx) { ctx.test('s', () => {}) });
+        });
+        test('leaf', (t) => { t.assert.ok(/x/.test(s)); re.test(s); t.diagnostic('x') });""",
+        [
+            ("leaf", "active"),
+            ("parent/a", "active"),
+            ("parent/c.name/deep", "active"),
+            ("d/p/s", "active"),
+        ],
+    ),
+    (
+        "not subtests: t.test in a describe, another object's test, a suite's context",
+        """\
+        import { test, describe } from 'node:test';
+        describe('d', (s) => { s.test('no', () => {}); it2.test('no', () => {}) });
+        test('a', (t) => { other.test('no', () => {}) });
+        test('b', () => { t.test('no outer t', () => {}) });""",
+        [("a", "active"), ("b", "active")],
+    ),
+    (
+        "a test() inside a running test is its subtest, through t.test bound or not",
+        """\
+        import { test } from 'node:test';
+        test('outer', (t) => {
+          const sub = t.test;
+          test('plain', () => {});
+        });
+        test('helper', (t) => { const test = t.test; test('via binding', () => {}) });""",
+        [("outer/plain", "active"), ("helper/via binding", "active")],
+    ),
+    (
+        "the context's own skip and todo, as top-level statements; a condition is active",
+        """\
+        import { test } from 'node:test';
+        test('skips', (t) => { t.skip('no network') });
+        test('todo', async (t) => { await t.todo() });
+        test('maybe', (t) => { if (win) t.skip() });
+        test('parent runs its subtests', (t) => { t.skip(); t.test('sub', () => {}) });""",
+        [
+            ("skips", "skipped"),
+            ("todo", "todo"),
+            ("maybe", "active"),
+            ("parent runs its subtests/sub", "active"),
+        ],
+    ),
+    (
+        "without a node:test import there are no subtests: vitest's context has no test",
+        """\
+        import { test } from 'vitest';
+        test('a', (t) => { t.test('b', () => {}) });""",
+        [("a", "active")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), NODE_TEST, ids=[c[0] for c in NODE_TEST])
+def test_node_test(case: str, source: str, expected: list[tuple[str, str]]) -> None:
+    result = analyze_file("test/app.test.mjs", textwrap.dedent(source).encode(), NO_CONFIG)
+    assert result is not None
+    if "node:test" in source:
+        assert result.framework == "node-test"
+    assert found("test/app.test.mjs", source) == expected
+
+
+def test_a_test_from_another_module_is_not_node_test() -> None:
+    source = "import { test } from './helpers.js';\ntest('a', (t) => { t.test('b') });\n"
+    result = analyze_file("test/app.test.mjs", source.encode(), NO_CONFIG)
+    assert result is not None
+    assert (result.framework, [t.name for t in result.tests]) == ("unknown", ["a"])
+    # node's rules select test/helpers.mjs, jest's and vitest's do not: nothing runs it.
+    assert analyze_file("test/helpers.mjs", source.encode(), NO_CONFIG) is None
+
+
 def test_a_one_token_grammar_gap_is_passed_over_a_real_error_is_not() -> None:
     # tree-sitter-typescript 0.23 refuses the trailing comma; TypeScript accepts it.
     gap = "it('a', async () => { await vi.importActual<typeof import('x')>('x',) })\n"

@@ -4,7 +4,8 @@
 //                  [--extra RAW] RAW...
 //
 // RAW: callsites.cjs's records (mocha), `jest --json` (with --sites, the directory
-// jest-callsites.cjs wrote), or `vitest run --reporter=json --includeTaskLocation`.
+// jest-callsites.cjs wrote), `vitest run --reporter=json --includeTaskLocation`, or
+// node-reporter.mjs's records (node: `node --test`).
 // Each registered test comes with its call site as the runner saw it (a stack frame).
 // ADR 0005 counts call sites, so tests registered from one place (loops, `each`, a
 // matrix helper) are one entry.
@@ -35,6 +36,18 @@ function parseArgs(argv) {
 // One registration per test the runner registered:
 // {file, line, column, title, status, failing, focused}, with status active|skipped|todo.
 function registrations(kind, raw, root, sites) {
+  if (kind === 'node') {
+    // Suites (describe) and tests with subtests (t.test) are suites under ADR 0005.
+    return raw
+      .filter((r) => !r.suite && !r.parent)
+      .map((r) => ({
+        file: path.relative(root, r.file.startsWith('file://') ? new URL(r.file).pathname : r.file),
+        line: r.line,
+        column: r.column,
+        title: r.title,
+        status: r.todo ? 'todo' : r.skip ? 'skipped' : 'active',
+      }));
+  }
   if (kind === 'mocha') {
     return raw.map((r) => ({
       file: r.file,
@@ -136,6 +149,25 @@ function calleeNames(call) {
   return names;
 }
 
+// node:test's options object (`test('x', { only: true }, fn)`): the names of its
+// `only` set to true (the runner reports it only under --test-only), and `skip-option` for a
+// `skip` whose value is no literal (`{ skip: isWindows }`): a conditional skip, which
+// ADR 0005 counts as skipped whatever the runner resolved here.
+function optionNames(call) {
+  const options = call.arguments.find((a) => ts.isObjectLiteralExpression(a));
+  const found = [];
+  for (const p of options ? options.properties : []) {
+    const key = p.name && p.name.getText().replace(/^['"]|['"]$/g, '');
+    const value = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : null;
+    if (!value) continue;
+    if (key === 'only' && value.kind === ts.SyntaxKind.TrueKeyword) found.push('only');
+    const literal = ts.isLiteralExpression(value) || [ts.SyntaxKind.TrueKeyword, ts.SyntaxKind.FalseKeyword,
+      ts.SyntaxKind.NullKeyword].includes(value.kind) || (ts.isIdentifier(value) && value.text === 'undefined');
+    if (key === 'skip' && !literal) found.push('skip-option');
+  }
+  return found;
+}
+
 function nameOf(call, sf) {
   const arg = call.arguments[0];
   if (!arg) return null;
@@ -151,6 +183,7 @@ function siteStatus(regs, names) {
   const seen = new Set(regs.map((r) => r.status));
   if (seen.has(null)) return null;
   let status = seen.size === 1 ? [...seen][0] : 'skipped';
+  if (status === 'active' && names.includes('skip-option')) status = 'skipped'; // node:test { skip: cond }
   if (seen.has('todo') && seen.size > 1) status = 'todo';
   if (seen.size > 1 && names.includes('runIf') && !seen.has('todo')) status = 'active';
   if (status !== 'active') return status;
@@ -185,7 +218,7 @@ function main() {
         line: start ? start.line + 1 : r.line,
         column: start ? start.character : r.column,
         name: (call && nameOf(call, sf)) ?? r.title,
-        names: call ? calleeNames(call) : [],
+        names: call ? [...calleeNames(call), ...(opts.kind === 'node' ? optionNames(call) : [])] : [],
         extra: Boolean(r.extra),
         regs: [],
       });

@@ -43,11 +43,19 @@ run_vitest() {
   npx vitest run --reporter=json --outputFile="$work/raw.json" --includeTaskLocation >&2 || true
   raws=("$work/raw.json")
 }
+# node:test: node's own runner (tests run: subtests exist only once their parent runs),
+# each reported test with its call site from node-reporter.mjs.
+run_node() {
+  node --test --test-reporter="$here/node-reporter.mjs" --test-reporter-destination="$work/raw.json" \
+    "$@" >&2 || true
+  raws=("$work/raw.json")
+}
 version() { node -p "require('./node_modules/$1/package.json').version"; }
 notes=()
 raws=()
 sites=()
 extra=()
+license= framework=
 case $name in
 express)
   repository=github.com/expressjs/express kind=mocha
@@ -108,6 +116,37 @@ h3)
   notes+=("Most files define their tests in describeMatrix(title, (t, { it, expect }) => ...) (test/_setup.ts), which runs the body twice (web, node) with a wrapped vitest it: each it(...) there is one call site (vitest's location), two tests for the runner. The it is a destructured parameter; the runner registers its calls as tests, and so does this truth.")
   notes+=("test/unit/types.test-d.ts: vitest's typecheck tests (typecheck is enabled in vitest.config.mjs) are collected statically by vitest without a location: line null.")
   ;;
+commander-node)
+  repository=github.com/tj/commander.js kind=node framework=node-test
+  install
+  run_node  # package.json's test script: node --test, node's default patterns
+  tool="node $(node --version) --test (node's default patterns, as npm test; tests run) + bench/corpus/js/node-reporter.mjs"
+  notes+=("The default branch after 15.0.0 moved from jest to node:test (commander.bundle is v14.0.3, jest).")
+  notes+=("testOrSkipOnWindows = process.platform === 'win32' ? test.skip : test, and describeOrSkipOnWindows likewise: active here (Linux), as in commander.json.")
+  ;;
+fastify)
+  repository=github.com/fastify/fastify kind=node framework=node-test
+  install
+  # npm run unit is borp with .borp.yaml's files; the same files under node's runner.
+  run_node --test-concurrency=2 'test/**/*.test.js' 'test/**/*.test.mjs'
+  tool="node $(node --version) --test with .borp.yaml's files (npm run unit runs borp; tests run) + bench/corpus/js/node-reporter.mjs"
+  notes+=("npm run unit runs borp, whose .borp.yaml names test/**/*.test.js and test/**/*.test.mjs: the truth runs those files with node --test. The analyzer applies node's default patterns (it does not read .borp.yaml), which also select test/**/*.js helpers.")
+  notes+=("test/helper.js and test/input-validation.js define tests for other files through a t passed in (const test = t.test): the runner reports them at their call sites there.")
+  ;;
+doc-kit)
+  repository=github.com/nodejs/doc-kit kind=node framework=node-test
+  license=MIT  # its LICENSE file; the workspace root's package.json names none
+  # A pnpm workspace (workspace:* dependencies), with pnpm as its packageManager names.
+  # @reporters/github (a CI reporter, not used here) is not on the registry this runs
+  # against: dropped from the scratch copy's devDependencies, the lockfile re-resolved.
+  node -e 'const f="./package.json", p=require(f); delete p.devDependencies["@reporters/github"];
+    require("fs").writeFileSync(f, JSON.stringify(p, null, 2))'
+  npx --yes "$(node -p "require('./package.json').packageManager")" install --ignore-scripts \
+    --no-frozen-lockfile >&2
+  notes+=("Installed with pnpm (its packageManager) in the scratch copy without @reporters/github, a CI reporter missing from the registry used; the lockfile re-resolved.")
+  run_node --experimental-test-module-mocks 'packages/*/src/**/*.test.mjs' 'scripts/**/*.test.mjs'
+  tool="node $(node --version) --test with package.json's test script arguments (tests run) + bench/corpus/js/node-reporter.mjs"
+  ;;
 *)
   echo "unknown JavaScript corpus repository: $name" >&2
   exit 2
@@ -115,12 +154,12 @@ h3)
 esac
 tool="$tool; positions and names at the call site: bench/corpus/js/truth.cjs (typescript $(node -p "require('$TS_MODULE/package.json').version"), node $(node --version))"
 
-node -e '
+LICENSE_OVERRIDE=${license:-} node -e '
 const [name, repository, commit, committed, frameworks, tool, ...notes] = process.argv.slice(1);
-const license = require("./package.json").license;
+const license = process.env.LICENSE_OVERRIDE || require("./package.json").license;
 process.stdout.write(JSON.stringify({ name, repository, commit, committed, license,
   frameworks: [frameworks], tool, notes }));
-' "$name" "$repository" "$commit" "$committed" "$kind" "$tool" ${notes[@]+"${notes[@]}"} >"$work/meta.json"
+' "$name" "$repository" "$commit" "$committed" "${framework:-$kind}" "$tool" ${notes[@]+"${notes[@]}"} >"$work/meta.json"
 node "$here/truth.cjs" --kind "$kind" --root "$work/src" --meta "$work/meta.json" \
   ${sites[@]+"${sites[@]}"} ${extra[@]+"${extra[@]}"} "${raws[@]}" \
   >"$corpus/truth/$name.json"

@@ -84,16 +84,19 @@ class ScopeContexts:
 
     def of(self, path: str) -> bytes | None:
         """The 16-byte context of ``path``; None if it is no candidate (no language, or
-        no framework's rules run it: the same test as :func:`.scan.is_candidate`)."""
+        no framework's rules run it nor takes its import as the rule: the same test as
+        :func:`.scan.is_candidate`)."""
         language = language_of(path)
         if language is None:
             return None
         family = FAMILY[language]
         selecting = self._scopes.selecting(path, family)
-        if not selecting:
+        trusting = self._scopes.read_for_imports(path, family)
+        if not selecting and not trusting:
             return None
         directory = self._directory(path, family)
-        chosen = ",".join(f.name for f in selecting).encode()
+        names = [f.name for f in selecting] + ["imports:" + f.name for f in trusting]
+        chosen = ",".join(names).encode()
         digest = hashlib.blake2b(digest_size=16)
         for field in (language.encode(), directory, chosen):
             digest.update(len(field).to_bytes(4, "big") + field)

@@ -80,13 +80,15 @@ class ConfigScopes:
         # Asked for every file of the tree, several times: once per directory is enough.
         self._chains: dict[str, _Chain] = {}
         self._scopes: dict[tuple[str, str], Scope] = {}
+        self._trusting: dict[tuple[str, str], tuple[Framework, ...]] = {}
 
-    # Both memos are rebuilt where the scopes are used, not pickled to the workers.
+    # The memos are rebuilt where the scopes are used, not pickled to the workers.
     def __getstate__(self) -> dict[str, object]:
-        return {k: v for k, v in self.__dict__.items() if k not in ("_chains", "_scopes")}
+        memos = ("_chains", "_scopes", "_trusting")
+        return {k: v for k, v in self.__dict__.items() if k not in memos}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state, _chains={}, _scopes={})
+        self.__dict__.update(state, _chains={}, _scopes={}, _trusting={})
 
     def scope_for(self, path: str, framework: Framework) -> Scope:
         """The settings that apply to ``path`` for ``framework``, and where they are from."""
@@ -126,23 +128,60 @@ class ConfigScopes:
             and framework.selects(path, self.scope_for(path, framework))
         )
 
+    def trusting(self, path: str, family: str) -> tuple[Framework, ...]:
+        """The frameworks of ``family`` that take an import as the rule for ``path`` (ADR
+        0004's import rule): they trust imports and their rules there are not known,
+        because their config in scope is code or unreadable (its settings carry a note),
+        or because they select files only below a config and none is in scope (mocha
+        run by a command we do not see)."""
+        key = (posixpath.dirname(path), family)  # all of it depends on the directory
+        found = self._trusting.get(key)
+        if found is None:
+            found = self._trusting[key] = tuple(
+                framework
+                for framework in FRAMEWORKS
+                if framework.reads(family)
+                and framework.trusts_imports
+                and (
+                    self.scope_for(path, framework).settings.note
+                    if self.covers(path, framework)
+                    else framework.scoped
+                )
+            )
+        return found
+
+    def read_for_imports(self, path: str, family: str) -> tuple[Framework, ...]:
+        """Those of :meth:`trusting` for which ``path`` is read although no rule selects
+        it: the ones a config in scope names (so they are in use there). A framework no
+        config names is trusted among the files some rule selects only: reading every
+        file of every repository for a name it rarely holds would cost more than it
+        finds."""
+        return tuple(f for f in self.trusting(path, family) if self.covers(path, f))
+
     def choose(self, path: str, family: str, reading: Reading) -> Framework | None:
         """The framework of a file its reader has read, or None if no framework runs it.
 
-        In order: a framework the file imports (its rules must run the file unless it
-        trusts imports), then the nearest config's, then the file's signals, then the
-        family's fallback; always among the frameworks whose rules run the file, and
-        never one whose required signal the file lacks (ADR 0004).
+        In order: a framework the file imports (whose rules run the file, or which
+        trusts the import there: :meth:`trusting`), then the nearest config's, then the
+        file's signals, then the family's fallback; always among the frameworks whose
+        rules run the file, and never one whose required signal or import the file
+        lacks (ADR 0004).
         """
         eligible = [
             f
             for f in FRAMEWORKS
-            if f.reads(family) and (f.requires is None or f.requires in reading.signals)
+            if f.reads(family)
+            and (f.requires is None or f.requires in reading.signals)
+            and (
+                not f.needs_import
+                or f.imported_by(reading.imports)
+                or not f.signals.isdisjoint(reading.signals)
+            )
         ]
         running = set(self.selecting(path, family))
         for framework in eligible:
             if framework.imported_by(reading.imports) and (
-                framework.trusts_imports or framework in running
+                framework in running or framework in self.trusting(path, family)
             ):
                 return framework
         for _, entries in self._upwards(path):

@@ -1,4 +1,5 @@
-"""jest, vitest and mocha files (JavaScript, TypeScript, TSX), read with tree-sitter."""
+"""jest, vitest, mocha and node:test files (JavaScript, TypeScript, TSX), read with
+tree-sitter; node:test's own forms are in :mod:`.javascript_node`."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
+from . import javascript_node
 from .frameworks.definition import Reading
 from .outline import Outline
 from .syntax import Captures, kit, string_value, text
@@ -81,17 +83,32 @@ def read(path: str, data: bytes, language: str) -> Reading:
     syntax = kit(language, query_for(language))
     root = syntax.parse(data)
     captures = syntax.capture(root)
+    imports = frozenset(js_imports(captures))
     aliases = _aliases(captures)
+    namespaces: frozenset[str] = frozenset()
+    subtests = None
+    node_test = javascript_node.imports_node_test(imports)
+    # node:test's forms, in a second query: on every file it cost 18% more query time.
+    extra = javascript_node.capture(root, language) if node_test or b".test" in data else {}
+    if node_test:
+        renamed, namespaces = javascript_node.names(captures.get("source", []))
+        aliases.update({name: (base, []) for name, base in renamed.items()})
+        subtests = javascript_node.subtest_calls(extra.get("subtest", []))
     found = calls(captures)
-    if aliases:  # rare: a second query, for the calls of these names only
-        names = " ".join(f'"{name}"' for name in sorted(aliases))
+    if aliases or namespaces:  # rare: a second query, for the calls of these names only
+        names = " ".join(f'"{name}"' for name in sorted(aliases.keys() | namespaces))
         more = kit(language, f"((identifier) @root (#any-of? @root {names}))").capture(root)
         found = sorted(found + calls(more), key=lambda found: found[1].start_byte)
     signals = frozenset(name for name, _ in found if name in FRAMEWORK_CALLS)
+    if javascript_node.makes_subtests(extra.get("subtest", [])):
+        signals |= {javascript_node.CONTEXT_SIGNAL}
+    context = javascript_node.context_markers(extra.get("context", []))
     return Reading(
-        frozenset(js_imports(captures)),
+        imports,
         signals,
-        lambda _: outline_javascript(found, root, captures, aliases),
+        lambda _: outline_javascript(
+            found, root, captures, aliases, namespaces, (subtests, context)
+        ),
     )
 
 
@@ -111,6 +128,8 @@ def outline_javascript(
     root: Node,
     captures: Captures | None = None,
     aliases: dict[str, Callee] | None = None,
+    namespaces: frozenset[str] = frozenset(),
+    node_test: tuple[list[Node] | None, dict[int, TestStatus]] = (None, {}),
 ) -> Outline:
     """Every ``describe``/``it``/``test`` call site with a name; nesting from the source.
 
@@ -119,18 +138,28 @@ def outline_javascript(
     Where the file binds the name itself (``var test = request(app)``, ``function
     test(app)``, a parameter), calls in that binding's scope are not tests (ADR 0005).
     A name bound to a framework function (``const testOrSkip = win ? test.skip : test``)
-    is that function (``aliases``: name -> its framework name and modifiers).
+    is that function (``aliases``: name -> its framework name and modifiers);
+    ``namespaces`` hold node:test's functions (``n.test(…)``). ``node_test``: in a
+    node:test file, its ``x.test(…)`` calls (a test holding another is then a suite),
+    and the tests its context skips (:func:`.javascript_node.context_markers`).
     """
+    subtests, context = node_test
     shadows = _shadows(captures.get("bound", []) if captures is not None else [])
-    outline = Outline()
-    open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
+    entries: list[tuple[Node, str, list[str]]] = []
     for _, call in calls:  # in source order: parents before children
-        kind = _callee(call.child_by_field_name("function"), aliases or {})
+        kind = _callee(call.child_by_field_name("function"), aliases or {}, namespaces)
         if kind is None:
             continue
         base, modifiers = kind
         if any(name == base and start <= call.start_byte < end for name, start, end in shadows):
             continue
+        entries.append((call, base, modifiers))
+    parents: set[int] = set()
+    if subtests is not None:
+        entries, parents = _node_tests(entries, subtests)
+    outline = Outline()
+    open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
+    for call, base, modifiers in entries:
         arguments = call.child_by_field_name("arguments")
         first = arguments.named_children[0] if arguments and arguments.named_children else None
         if first is None:
@@ -140,13 +169,91 @@ def outline_javascript(
         value = string_value(first)
         name = value if value is not None else text(first)
         line = call.start_point[0] + 1
-        marker = _marker(base, modifiers)
+        markers = [_marker(base, modifiers), _option_marker(arguments)]
+        if call.start_byte not in parents:
+            # t.skip() marks its own test only: the subtests it holds still run.
+            markers.append(context.get(call.start_byte))
+        marker = _strongest(markers)
         container = open_suites[-1][1]
-        if base in SUITE_CALLS:
+        if base in SUITE_CALLS or call.start_byte in parents:
             open_suites.append((call.end_byte, container.suite(name, line, marker)))
         else:
             container.test(name, line, marker)
     return outline
+
+
+def _node_tests(
+    entries: list[tuple[Node, str, list[str]]], subtests: list[Node]
+) -> tuple[list[tuple[Node, str, list[str]]], set[int]]:
+    """node:test: ``entries`` with the ``t.test(…)`` calls on a test's own context, and
+    the start bytes of the tests that hold another test (suites, ADR 0005)."""
+    known = {call.start_byte for call, _, _ in entries}
+    candidates = [
+        (call, "test", ["<subtest>"]) for call in subtests if call.start_byte not in known
+    ]
+    merged = sorted(entries + candidates, key=lambda entry: entry[0].start_byte)
+    accepted: list[tuple[Node, str, list[str]]] = []
+    parents: set[int] = set()
+    open_calls: list[tuple[Node, str]] = []  # enclosing accepted calls, innermost last
+    contexts: dict[int, str] = {}  # a test call's start -> its context parameter's name
+    for call, base, modifiers in merged:
+        while open_calls and open_calls[-1][0].end_byte <= call.start_byte:
+            open_calls.pop()
+        if modifiers == ["<subtest>"]:
+            outer = open_calls[-1] if open_calls else None
+            if outer is None or outer[1] in SUITE_CALLS:
+                continue
+            context = contexts.get(outer[0].start_byte)
+            if context is None:
+                context = contexts[outer[0].start_byte] = javascript_node.context_name(outer[0])
+            if not context or javascript_node.receiver(call) != context:
+                continue
+            modifiers = []
+        if open_calls and open_calls[-1][1] not in SUITE_CALLS:
+            parents.add(open_calls[-1][0].start_byte)
+        accepted.append((call, base, modifiers))
+        open_calls.append((call, base))
+    return accepted, parents
+
+
+def _option_marker(arguments: Node | None) -> TestStatus | None:
+    """node:test's and vitest's options object, ``test('x', { skip: true }, fn)``: a
+    ``skip``, ``todo`` or ``only`` whose value is not a literal false value (a string
+    is a reason; a condition is a conditional skip, ADR 0005)."""
+    second = (
+        arguments.named_children[1] if arguments and len(arguments.named_children) > 1 else None
+    )
+    if second is None or second.type != "object":
+        return None
+    statuses: list[TestStatus | None] = []
+    for pair in second.named_children:
+        if pair.type == "shorthand_property_identifier":
+            key, value = text(pair), None
+        elif pair.type == "pair":
+            key_node = pair.child_by_field_name("key")
+            quoted = string_value(key_node) if key_node is not None else None
+            key = quoted if quoted is not None else text(key_node)
+            value = pair.child_by_field_name("value")
+        else:
+            continue
+        if key in _OPTION_STATUS and not _falsy(value):
+            statuses.append(_OPTION_STATUS[key])
+    return _strongest(statuses)
+
+
+_OPTION_STATUS = {"skip": TestStatus.SKIPPED, "todo": TestStatus.TODO, "only": TestStatus.FOCUSED}
+_FALSY = frozenset({"false", "null", "undefined", "0", "''", '""', "``"})
+
+
+def _falsy(value: Node | None) -> bool:
+    return value is not None and text(value) in _FALSY
+
+
+def _strongest(markers: list[TestStatus | None]) -> TestStatus | None:
+    for status in (TestStatus.TODO, TestStatus.SKIPPED, TestStatus.FOCUSED, TestStatus.XFAIL):
+        if status in markers:
+            return status
+    return None
 
 
 def _shadows(bound: list[Node]) -> list[tuple[str, int, int]]:
@@ -231,7 +338,9 @@ def _framework_function(node: Node | None) -> Callee | None:
     return kind if kind is not None and "each" not in kind[1] else None
 
 
-def _callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
+def _callee(
+    function: Node | None, aliases: dict[str, Callee], namespaces: frozenset[str] = frozenset()
+) -> Callee | None:
     modifiers: list[str] = []
     node = function
     while node is not None:
@@ -240,6 +349,9 @@ def _callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
         elif node.type == "member_expression":
             prop = text(node.child_by_field_name("property"))
             if prop not in MODIFIERS:
+                owner = node.child_by_field_name("object")
+                if prop in javascript_node.FUNCTIONS and text(owner) in namespaces:
+                    return prop, modifiers[::-1]  # node:test's n.describe(...)
                 return None  # test.set(...), it.expect(...): not a test
             modifiers.append(prop)
             node = node.child_by_field_name("object")
@@ -258,10 +370,7 @@ def _callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
 def _marker(base: str, modifiers: list[str]) -> TestStatus | None:
     if base.startswith("x"):
         return TestStatus.SKIPPED
-    statuses = {MODIFIER_STATUS[m] for m in modifiers if m in MODIFIER_STATUS}
+    statuses: list[TestStatus | None] = [MODIFIER_STATUS.get(m) for m in modifiers]
     if base.startswith("f"):
-        statuses.add(TestStatus.FOCUSED)
-    for status in (TestStatus.TODO, TestStatus.SKIPPED, TestStatus.FOCUSED, TestStatus.XFAIL):
-        if status in statuses:
-            return status
-    return None
+        statuses.append(TestStatus.FOCUSED)
+    return _strongest(statuses)

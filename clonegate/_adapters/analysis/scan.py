@@ -25,7 +25,7 @@ from .cache_keys import ScopeContexts, encode_file, encode_parse_error
 from .config import ConfigScopes
 from .detect import FAMILY, MAX_FILE_BYTES, language_of, skipped_directory
 from .frameworks import KEEPS_UNNAMED
-from .frameworks.definition import Reading
+from .frameworks.definition import Framework, Reading
 from .problems import Refused, check_size, describe, retire_after
 from .results import Part, PartResult, ScanResult, split
 from .unread import MAX_PROJECT_BYTES, NOTHING_UNREAD, UnreadFiles, unread_files
@@ -227,9 +227,28 @@ def _scan_files(
 
 
 def is_candidate(path: str, scopes: ConfigScopes) -> bool:
-    """Whether some framework's own rules run ``path`` (ADR 0004)."""
+    """Whether some framework's own rules run ``path``, or one takes its import as the
+    rule there (ADR 0004)."""
     language = language_of(path)
-    return language is not None and bool(scopes.selecting(path, FAMILY[language]))
+    if language is None:
+        return False
+    family = FAMILY[language]
+    return bool(scopes.selecting(path, family) or scopes.read_for_imports(path, family))
+
+
+def _may_import(data: bytes, frameworks: tuple[Framework, ...]) -> bool:
+    """Whether ``data`` holds, after a quote, the name of a module that would name one
+    of ``frameworks`` (``'vitest``, ``"@jest``): the word alone is in many comments."""
+    return any(
+        (quote + name).encode() in data
+        for framework in frameworks
+        for name in (*framework.imports, *framework.exact_imports)
+        for quote in "'\"`"
+    )
+
+
+def _hinted(data: bytes, frameworks: tuple[Framework, ...]) -> bool:
+    return any(f.hint is None or f.hint.search(data) is not None for f in frameworks)
 
 
 def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | None:
@@ -245,11 +264,20 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
         return None
     family = FAMILY[language]
     check_size(data)  # before any parser holds memory for it
+    selecting = scopes.selecting(path, family)
+    if not selecting and not _may_import(data, scopes.read_for_imports(path, family)):
+        return None  # a candidate only for an import it does not hold: not parsed
+    if selecting and all(f.needs_import for f in selecting) and not _hinted(data, selecting):
+        return None  # only node:test's rules run it, and it names no node:test
     reading = READERS[family](path, data, language)
     if reading is None:
         return None
     framework = scopes.choose(path, family, reading)
-    if framework is None and (family not in KEEPS_UNNAMED or scopes.configured(path, family)):
+    if framework is None and (
+        family not in KEEPS_UNNAMED
+        or scopes.configured(path, family)
+        or all(f.needs_import for f in selecting)  # they would run it only if imported
+    ):
         return None  # no framework runs it (a configured one would have been chosen)
     settings = scopes.scope_for(path, framework).settings if framework else None
     suites, tests = reading.outline(settings or python.DEFAULT_NAMING).freeze()

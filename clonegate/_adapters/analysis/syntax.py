@@ -56,6 +56,10 @@ class SyntaxKit:
         found = QueryCursor(self._query).captures(root)
         return {name: sorted(nodes, key=lambda n: n.start_byte) for name, nodes in found.items()}
 
+    def matches(self, root: Node) -> list[Captures]:
+        """Each match of the query's patterns, with its own captures."""
+        return [captures for _, captures in QueryCursor(self._query).matches(root)]
+
 
 def _check_depth(root: Node) -> None:
     """:class:`Refused` if the tree is deeper than :data:`MAX_DEPTH`.

@@ -11,6 +11,7 @@ could claim one file.
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -89,9 +90,15 @@ class Framework:
     config files hold this one's options (unittest files run by pytest). ``signals``
     name it when no import or config does; a file lacking ``requires`` is never its.
     ``scoped``: it selects files only below one of its config files (mocha's
-    ``./test`` means nothing in a project that does not use mocha). ``trusts_imports``:
-    a file that imports it is its test file even if its rules (a config that is code)
-    were not read. ``fallback``: the family's framework when nothing names one.
+    ``./test`` means nothing in a project that does not use mocha). ``needs_import``:
+    it runs only files that import it or hold one of its signals (node:test has no
+    globals); ``hint``: what such a file's bytes must match (its import, its signal), so
+    that a file only it selects and that does not is never parsed. ``trusts_imports``:
+    where its rules for a file could not be read (its config in scope is code or
+    unreadable: the settings carry a ``note``), a file that imports it is its test file
+    whatever its name; where they were read, or are its defaults, they alone select its
+    files (ADR 0004's import rule). ``fallback``: the family's framework when nothing
+    names one.
     """
 
     name: str
@@ -99,6 +106,7 @@ class Framework:
     selects: Callable[[str, Scope], bool]
     defaults: Settings = field(default_factory=Settings)
     imports: tuple[str, ...] = ()
+    exact_imports: tuple[str, ...] = ()
     config_files: tuple[str, ...] = ()
     config_signs: tuple[tuple[str, bytes], ...] = ()
     read_config: Callable[[str, bytes, Settings], Settings | None] | None = None
@@ -106,6 +114,8 @@ class Framework:
     signals: frozenset[str] = frozenset()
     requires: str | None = None
     scoped: bool = False
+    needs_import: bool = False
+    hint: re.Pattern[bytes] | None = None
     trusts_imports: bool = False
     fallback: bool = False
     more_families: tuple[str, ...] = ()
@@ -117,4 +127,4 @@ class Framework:
     def imported_by(self, imports: frozenset[str]) -> bool:
         return any(
             i == p or i.startswith((p + ".", p + "/")) for i in imports for p in self.imports
-        )
+        ) or any(i in imports for i in self.exact_imports)

@@ -1,0 +1,212 @@
+"""What node:test adds to the JavaScript reader (:mod:`.javascript`): the names a file
+gives node:test's functions where it imports them, subtests, and the test context's
+own skips (ADR 0005).
+
+node:test has no globals, so these apply only to a file that imports ``node:test`` (or
+``test``, its npm port). A test created while another runs is that test's subtest,
+whether through the context (``t.test('b', fn)``, ``const test = t.test``) or a plain
+``test()`` inside its function: the outer test is then a suite, as a Go test with
+``t.Run`` is.
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..._domain.inventory import TestStatus
+from .syntax import Captures, kit, string_value, text
+
+MODULES = frozenset({"node:test", "test"})
+# The content signal of a file that makes subtests through a test context it is given
+# (fastify's test/helper.js: ``function payloadMethod(method, t) { const test = t.test``):
+# it runs only inside a node:test test, and names node:test without importing it.
+CONTEXT_SIGNAL = "t.test"
+# The functions node:test exports that make tests and suites.
+FUNCTIONS = frozenset({"test", "it", "describe", "suite"})
+# A context method called among the first statements of a test's function.
+CONTEXT_STATUS = {"skip": TestStatus.SKIPPED, "todo": TestStatus.TODO}
+
+
+QUERY = """
+(member_expression property: (property_identifier) @subtest (#eq? @subtest "test"))
+(call_expression
+  function: (member_expression
+    object: (identifier)
+    property: (property_identifier) @context (#any-of? @context "skip" "todo")))
+"""
+
+
+def capture(root: Node, language: str) -> Captures:
+    """``subtest``: the ``test`` of each ``x.test``; ``context``: the ``skip``/``todo``
+    of each ``x.skip(…)``/``x.todo(…)`` call."""
+    return kit(language, QUERY).capture(root)
+
+
+def imports_node_test(imports: frozenset[str]) -> bool:
+    return not imports.isdisjoint(MODULES)
+
+
+def names(sources: list[Node]) -> tuple[dict[str, str], frozenset[str]]:
+    """``(aliases, namespaces)`` for node:test's imports in the file, from the module
+    names of its imports and requires (``sources``): ``import { test as nt }`` and ``const
+    { test: nt } = require(…)`` give ``{"nt": "test"}``; ``import * as n``, ``import n
+    from`` and ``const n = require`` make ``n`` a namespace (``n.test(…)``,
+    ``n.describe(…)``), and the last two ``n`` itself too, node:test's default export
+    being ``test``."""
+    aliases: dict[str, str] = {}
+    namespaces: set[str] = set()
+
+    def default(name: str) -> None:
+        if name not in FUNCTIONS:
+            aliases[name] = "test"
+            namespaces.add(name)
+
+    for source in sources:
+        owner = source.parent
+        if string_value(source) not in MODULES or owner is None:
+            continue
+        if owner.type == "import_statement":
+            for clause in (c for c in owner.named_children if c.type == "import_clause"):
+                for part in clause.named_children:
+                    if part.type == "identifier":
+                        default(text(part))
+                    elif part.type == "namespace_import":
+                        namespaces.update(text(n) for n in part.named_children)
+                    elif part.type == "named_imports":
+                        aliases.update(_renamed(part.named_children, "name", "alias"))
+            continue
+        call = owner.parent  # require(…): arguments, then the call
+        declarator = call.parent if call is not None else None
+        if declarator is None or declarator.type != "variable_declarator":
+            continue
+        target = declarator.child_by_field_name("name")
+        if target is not None and target.type == "identifier":
+            default(text(target))
+        elif target is not None and target.type == "object_pattern":
+            aliases.update(_renamed(target.named_children, "key", "value"))
+    return aliases, frozenset(namespaces)
+
+
+def _renamed(parts: list[Node], name_field: str, alias_field: str) -> dict[str, str]:
+    """``{alias: name}`` for the renamed node:test functions among import specifiers or
+    destructuring pairs."""
+    found = {}
+    for part in parts:
+        name = part.child_by_field_name(name_field)
+        alias = part.child_by_field_name(alias_field)
+        renames = name is not None and alias is not None and alias.type == "identifier"
+        if renames and text(name) in FUNCTIONS:
+            found[text(alias)] = text(name)
+    return found
+
+
+def callback(call: Node) -> Node | None:
+    """The function a test call runs: its last argument, if that is a function."""
+    arguments = call.child_by_field_name("arguments")
+    last = arguments.named_children[-1] if arguments and arguments.named_children else None
+    if last is not None and last.type in ("arrow_function", "function_expression", "function"):
+        return last
+    return None
+
+
+def context_name(call: Node) -> str:
+    """The name of the test context parameter of a test call's function ("" if none)."""
+    function = callback(call)
+    return _first_parameter(function) if function is not None else ""
+
+
+def _first_parameter(function: Node) -> str:
+    single = function.child_by_field_name("parameter")  # t => …
+    if single is not None:
+        return text(single) if single.type == "identifier" else ""
+    parameters = function.child_by_field_name("parameters")
+    first = parameters.named_children[0] if parameters and parameters.named_children else None
+    if first is not None and first.type in ("required_parameter", "optional_parameter"):
+        first = first.child_by_field_name("pattern")
+    return text(first) if first is not None and first.type == "identifier" else ""
+
+
+def subtest_calls(member_names: list[Node]) -> list[Node]:
+    """The ``x.test(…)`` calls among captured ``test`` properties (``x`` an identifier)."""
+    found = []
+    for name in member_names:
+        member = name.parent
+        call = member.parent if member is not None else None
+        owner = member.child_by_field_name("object") if member is not None else None
+        if (
+            call is not None
+            and call.type == "call_expression"
+            and call.child_by_field_name("function") == member
+            and owner is not None
+            and owner.type == "identifier"
+        ):
+            found.append(call)
+    return found
+
+
+def makes_subtests(member_names: list[Node]) -> bool:
+    """Whether a captured ``x.test`` is bound (``const test = t.test``) or called with a
+    function last (``t.test('name', fn)``; ``re.test(s)`` is not)."""
+    for name in member_names:
+        member = name.parent
+        owner = member.parent if member is not None else None
+        if owner is None or member is None:
+            continue
+        if owner.type == "variable_declarator" and owner.child_by_field_name("value") == member:
+            return True
+        if (
+            owner.type == "call_expression"
+            and owner.child_by_field_name("function") == member
+            and callback(owner) is not None
+        ):
+            return True
+    return False
+
+
+def receiver(call: Node) -> str:
+    """``t`` for ``t.test(…)``."""
+    function = call.child_by_field_name("function")
+    return text(function.child_by_field_name("object")) if function is not None else ""
+
+
+def context_markers(methods: list[Node]) -> dict[int, TestStatus]:
+    """Test call start byte -> skipped or todo, for the tests whose function calls
+    ``t.skip()`` or ``t.todo()`` on its own context as one of its top-level statements
+    (``if (…) t.skip()`` is a condition: active). ``methods``: captured ``skip``/``todo``
+    properties of ``x.skip(…)`` calls."""
+    found: dict[int, TestStatus] = {}
+    for method in methods:
+        member = method.parent
+        node = member.parent if member is not None else None
+        if member is None or node is None or node.type != "call_expression":
+            continue
+        if node.parent is not None and node.parent.type == "await_expression":
+            node = node.parent
+        # Up from the call: its statement, the function's body (its last child), the
+        # function, the test call's last argument. Parent links only: a file of tens of
+        # thousands of t.skip() calls spent most of its time in field lookups.
+        statement = node.parent
+        block = statement.parent if statement is not None else None
+        function = block.parent if block is not None else None
+        arguments = function.parent if function is not None else None
+        test_call = arguments.parent if arguments is not None else None
+        if (
+            statement is None
+            or statement.type != "expression_statement"
+            or block is None
+            or block.type != "statement_block"
+            or block.next_sibling is not None
+            or function is None
+            or function.type not in ("arrow_function", "function_expression", "function")
+            or function.next_named_sibling is not None
+            or arguments is None
+            or arguments.type != "arguments"
+            or test_call is None
+            or test_call.type != "call_expression"
+        ):
+            continue
+        if text(member.child_by_field_name("object")) == _first_parameter(function):
+            status = CONTEXT_STATUS[text(method)]
+            if found.get(test_call.start_byte) is not TestStatus.TODO:
+                found[test_call.start_byte] = status
+    return found
