@@ -106,7 +106,18 @@ def list_commit(repo_path: str, commit: str) -> Listing:
         found = [(p, context) for p in visible if (context := contexts.of(p)) is not None]
         candidates = {p for p, _ in found}
         read_project = blob_reader(store, MAX_PROJECT_BYTES)
-        unread = unread_files(visible, candidates.__contains__, lambda p: read_project(blobs[p]))
+
+        def is_read(path: str) -> bool:
+            # A candidate that only node:test's rules or an import could make ours is
+            # read only if its bytes say so (AVA's test/a.js is not node:test's).
+            if path not in candidates:
+                return False
+            try:
+                return _parsed(path, read(blobs[path]), scopes)
+            except BlobTooLarge:
+                return True  # read, as far as this goes: a scan error of its own
+
+        unread = unread_files(visible, is_read, lambda p: read_project(blobs[p]))
         return Listing(
             candidates=tuple((p, blobs[p]) for p, _ in found),
             contexts=tuple(context for _, context in found),
@@ -247,6 +258,19 @@ def _may_import(data: bytes, frameworks: tuple[Framework, ...]) -> bool:
     )
 
 
+def _parsed(path: str, data: bytes, scopes: ConfigScopes) -> bool:
+    """Whether a candidate's reader runs on it, from its path and bytes alone."""
+    language = language_of(path)
+    if language is None:
+        return False
+    family = FAMILY[language]
+    selecting = scopes.selecting(path, family)
+    if not selecting:  # a candidate only for an import: parsed if it holds one
+        return _may_import(data, scopes.read_for_imports(path, family))
+    # Only node:test's rules run it: parsed if it names node:test.
+    return not all(f.needs_import for f in selecting) or _hinted(data, selecting)
+
+
 def _hinted(data: bytes, frameworks: tuple[Framework, ...]) -> bool:
     return any(f.hint is None or f.hint.search(data) is not None for f in frameworks)
 
@@ -264,11 +288,9 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
         return None
     family = FAMILY[language]
     check_size(data)  # before any parser holds memory for it
+    if not _parsed(path, data, scopes):
+        return None
     selecting = scopes.selecting(path, family)
-    if not selecting and not _may_import(data, scopes.read_for_imports(path, family)):
-        return None  # a candidate only for an import it does not hold: not parsed
-    if selecting and all(f.needs_import for f in selecting) and not _hinted(data, selecting):
-        return None  # only node:test's rules run it, and it names no node:test
     reading = READERS[family](path, data, language)
     if reading is None:
         return None
