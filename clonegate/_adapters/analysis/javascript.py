@@ -91,7 +91,7 @@ def read(path: str, data: bytes, language: str) -> Reading:
     return Reading(
         frozenset(js_imports(captures)),
         signals,
-        lambda _: outline_javascript(found, root, captures, aliases),
+        lambda settings: outline_javascript(found, root, captures, aliases, settings.interface),
     )
 
 
@@ -111,6 +111,7 @@ def outline_javascript(
     root: Node,
     captures: Captures | None = None,
     aliases: dict[str, Callee] | None = None,
+    interface: str = "",
 ) -> Outline:
     """Every ``describe``/``it``/``test`` call site with a name; nesting from the source.
 
@@ -120,12 +121,18 @@ def outline_javascript(
     test(app)``, a parameter), calls in that binding's scope are not tests (ADR 0005).
     A name bound to a framework function (``const testOrSkip = win ? test.skip : test``)
     is that function (``aliases``: name -> its framework name and modifiers).
+    ``interface``: ``playwright`` reads Playwright's calls (:mod:`.javascript_e2e`),
+    ``cypress`` takes an ``it`` without a callback as a todo.
     """
-    shadows = _shadows(captures.get("bound", []) if captures is not None else [])
+    if interface == "playwright":
+        from .javascript_e2e import outline_playwright  # it reads with this module's parts
+
+        return outline_playwright(calls, root, captures, aliases or {})
+    shadows = shadows_of(captures.get("bound", []) if captures is not None else [])
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
     for _, call in calls:  # in source order: parents before children
-        kind = _callee(call.child_by_field_name("function"), aliases or {})
+        kind = callee(call.child_by_field_name("function"), aliases or {})
         if kind is None:
             continue
         base, modifiers = kind
@@ -141,6 +148,8 @@ def outline_javascript(
         name = value if value is not None else text(first)
         line = call.start_point[0] + 1
         marker = _marker(base, modifiers)
+        if interface == "cypress" and base in TEST_CALLS and not has_callback(arguments):
+            marker = TestStatus.TODO  # mocha's pending test
         container = open_suites[-1][1]
         if base in SUITE_CALLS:
             open_suites.append((call.end_byte, container.suite(name, line, marker)))
@@ -149,7 +158,14 @@ def outline_javascript(
     return outline
 
 
-def _shadows(bound: list[Node]) -> list[tuple[str, int, int]]:
+def has_callback(arguments: Node | None) -> bool:
+    """Whether a call passes something other than its name and literal options."""
+    if arguments is None:
+        return False
+    return any(a.type not in ("object", "comment") for a in arguments.named_children[1:])
+
+
+def shadows_of(bound: list[Node]) -> list[tuple[str, int, int]]:
     """``(name, start, end)``: byte ranges where a local binding hides a framework name."""
     found = []
     for name_node in bound:
@@ -227,11 +243,11 @@ def _framework_function(node: Node | None) -> Callee | None:
         if branches[0] is None or branches[1] is None or branches[0][0] != branches[1][0]:
             return None
         return branches[0][0], []
-    kind = _callee(node, {}) if node.type in ("identifier", "member_expression") else None
+    kind = callee(node, {}) if node.type in ("identifier", "member_expression") else None
     return kind if kind is not None and "each" not in kind[1] else None
 
 
-def _callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
+def callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
     modifiers: list[str] = []
     node = function
     while node is not None:

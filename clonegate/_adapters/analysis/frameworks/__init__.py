@@ -10,7 +10,19 @@ from __future__ import annotations
 
 import functools
 
-from . import cargo_test, go_testing, jest, junit4, junit5, mocha, pytest, unittest, vitest
+from . import (
+    cargo_test,
+    cypress,
+    go_testing,
+    jest,
+    junit4,
+    junit5,
+    mocha,
+    playwright,
+    pytest,
+    unittest,
+    vitest,
+)
 from .definition import Framework
 
 __all__ = ["FRAMEWORKS", "KEEPS_UNNAMED", "Framework", "by_name"]
@@ -21,6 +33,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     vitest.FRAMEWORK,
     jest.FRAMEWORK,
     mocha.FRAMEWORK,
+    playwright.FRAMEWORK,
+    cypress.FRAMEWORK,
     go_testing.FRAMEWORK,
     junit5.FRAMEWORK,
     junit4.FRAMEWORK,
