@@ -155,15 +155,8 @@ class _Evaluator:
     def _config(self, node: Node, depth: int) -> Value:
         """A config expression: through ``defineConfig(…)`` and a function returning it."""
         node = _unwrapped(node)
-        if node.type == "identifier" and text(node) in self._constants:
-            name = text(node)
-            if name in self._resolving:
-                return COMPUTED
-            self._resolving.add(name)
-            try:
-                return self._config(self._constants[name], self._deeper(depth))
-            finally:
-                self._resolving.discard(name)
+        if node.type == "identifier":
+            return self._named(text(node), depth)
         if node.type == "call_expression":
             function = node.child_by_field_name("function")
             arguments = node.child_by_field_name("arguments")
@@ -205,14 +198,23 @@ class _Evaluator:
         if kind == "call_expression":
             return _path_call(node)
         if kind in ("identifier", "member_expression"):
-            written = text(node)
-            if written in self._known:
-                return self._known[written]
-            if written == "undefined":
-                return None
-            if kind == "identifier" and written in self._constants:
-                return self._config(node, depth)
+            return self._named(text(node), depth)
         return COMPUTED
+
+    def _named(self, written: str, depth: int) -> Value:
+        """A name as written: a top-level const, one the framework defines, or computed."""
+        if written in self._known:
+            return self._known[written]
+        if written == "undefined":
+            return None
+        node = self._constants.get(written)
+        if node is None or written in self._resolving:
+            return COMPUTED
+        self._resolving.add(written)
+        try:
+            return self._config(node, self._deeper(depth))
+        finally:
+            self._resolving.discard(written)
 
     def _object(self, node: Node, depth: int) -> Object:
         found = Object()
@@ -224,8 +226,8 @@ class _Evaluator:
                     found.open = True
                 elif value is not None:
                     found.items[key] = self._value(value, depth)
-            elif member.type == "shorthand_property_identifier":
-                found.items[text(member)] = self._value(member, depth)
+            elif member.type == "shorthand_property_identifier":  # { include }
+                found.items[text(member)] = self._named(text(member), depth)
             elif member.type == "method_definition":
                 key = _key(member.child_by_field_name("name"))
                 if key is not None:
