@@ -130,9 +130,10 @@ class ConfigScopes:
         """The framework of a file its reader has read, or None if no framework runs it.
 
         In order: a framework the file imports (its rules must run the file unless it
-        trusts imports and they are not known: :meth:`_trusted`), then the nearest config's, then the file's signals, then the
-        family's fallback; always among the frameworks whose rules run the file, and
-        never one whose required signal the file lacks (ADR 0004).
+        trusts imports and they are not known: :meth:`_trusted`), then the nearest
+        config's, then the file's signals, then the family's fallback; always among
+        the frameworks whose rules run the file, and never one whose required signal
+        the file lacks (ADR 0004).
         """
         eligible = [
             f
