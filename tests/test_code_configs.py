@@ -22,7 +22,7 @@ from clonegate._adapters.analysis.problems import Refused
 from clonegate._adapters.analysis.scan import analyze_file, is_candidate
 
 T = "test('t', () => {})\n"
-VITEST = "import { test } from 'vitest'\n" + T
+VITEST = T  # globals: an import of vitest would name it whatever its config says (ADR 0004)
 PW = "import { test } from '@playwright/test'\n" + T
 CY = "it('t', () => {})\n"
 

@@ -130,10 +130,9 @@ class ConfigScopes:
         """The framework of a file its reader has read, or None if no framework runs it.
 
         In order: a framework the file imports (its rules must run the file unless it
-        trusts imports and they are not known: :meth:`_trusted`), then the nearest
-        config's, then the file's signals, then the family's fallback; always among
-        the frameworks whose rules run the file, and never one whose required signal
-        the file lacks (ADR 0004).
+        trusts imports), then the nearest config's, then the file's signals, then the
+        family's fallback; always among the frameworks whose rules run the file, and
+        never one whose required signal the file lacks (ADR 0004).
         """
         eligible = [
             f
@@ -143,7 +142,7 @@ class ConfigScopes:
         running = set(self.selecting(path, family))
         for framework in eligible:
             if framework.imported_by(reading.imports) and (
-                framework in running or self._trusted(path, framework)
+                framework.trusts_imports or framework in running
             ):
                 return framework
         for _, entries in self._upwards(path):
@@ -155,16 +154,6 @@ class ConfigScopes:
             if framework.signals & reading.signals and framework in running:
                 return framework
         return next((f for f in eligible if f.fallback and f in running), None)
-
-    def _trusted(self, path: str, framework: Framework) -> bool:
-        """Whether an import of ``framework`` makes ``path`` its test file although its
-        rules do not run it: where the rules are not known (no config of it above, or
-        one that is code whose values are computed: its note says so). A config read
-        to the letter decides (issue 40)."""
-        if not framework.trusts_imports:
-            return False
-        scope = self.scope_for(path, framework)
-        return scope.directory is None or bool(scope.settings.note)
 
     def _upwards(self, path: str) -> _Chain:
         """The directories holding configs above ``path``, nearest first, with them."""
