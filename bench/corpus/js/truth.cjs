@@ -1,10 +1,13 @@
 // Turn a JavaScript runner's own list of tests into a truth file (bench/corpus/README.md).
 //
-//   node truth.cjs --kind mocha|jest|vitest --root DIR --meta META.json [--sites DIR]
-//                  [--extra RAW] RAW...
+//   node truth.cjs --kind mocha|jest|vitest|playwright|cypress --root DIR --meta META.json
+//                  [--sites DIR] [--extra RAW] [KIND:]RAW...
 //
-// RAW: callsites.cjs's records (mocha), `jest --json` (with --sites, the directory
-// jest-callsites.cjs wrote), or `vitest run --reporter=json --includeTaskLocation`.
+// RAW: callsites.cjs's records (mocha; cypress: the same, from mocha's --dry-run of
+// the spec files, an `it` without a callback a todo), `jest --json` (with --sites, the
+// directory jest-callsites.cjs wrote), `vitest run --reporter=json
+// --includeTaskLocation`, or `playwright test --list --reporter=json`. A RAW prefixed
+// with a kind (`playwright:list.json`) is read as that kind: one repository, two runners.
 // Each registered test comes with its call site as the runner saw it (a stack frame).
 // ADR 0005 counts call sites, so tests registered from one place (loops, `each`, a
 // matrix helper) are one entry.
@@ -35,16 +38,17 @@ function parseArgs(argv) {
 // One registration per test the runner registered:
 // {file, line, column, title, status, failing, focused}, with status active|skipped|todo.
 function registrations(kind, raw, root, sites) {
-  if (kind === 'mocha') {
+  if (kind === 'mocha' || kind === 'cypress') {
     return raw.map((r) => ({
       file: r.file,
       line: r.line,
       column: r.column,
       title: r.title,
-      status: r.pending ? 'skipped' : 'active',
+      status: kind === 'cypress' && r.todo ? 'todo' : r.pending ? 'skipped' : 'active',
       focused: r.focused,
     }));
   }
+  if (kind === 'playwright') return playwrightRegistrations(raw, root);
   const status = {
     passed: 'active',
     failed: 'active',
@@ -68,6 +72,62 @@ function registrations(kind, raw, root, sites) {
       failing: a.failing === true,
     })),
   );
+}
+
+// `playwright test --list --reporter=json`: every spec of every project, at its
+// position (file relative to the config's rootDir, the test directory). Declared marks
+// are in expectedStatus (skip, fixme: skipped; fail: failed) and annotations; a mark
+// written as a statement of a test's body (`test.skip()`) is only known when the test
+// runs: playwrightBodyMark applies ADR 0005 to it from the syntax.
+function playwrightRegistrations(raw, root) {
+  const found = [];
+  const walk = (suite) => {
+    for (const spec of suite.specs || []) {
+      const file = path.relative(root, path.join(raw.config.rootDir, spec.file));
+      for (const t of spec.tests) {
+        found.push({
+          file,
+          line: spec.line,
+          column: spec.column,
+          title: spec.title,
+          status: t.expectedStatus === 'skipped' ? 'skipped' : 'active',
+          failing: t.expectedStatus === 'failed',
+          playwright: true,
+        });
+      }
+    }
+    for (const child of suite.suites || []) walk(child);
+  };
+  for (const suite of raw.suites) walk(suite);
+  if (raw.errors && raw.errors.length) throw new Error(`playwright: ${JSON.stringify(raw.errors).slice(0, 500)}`);
+  return found;
+}
+
+// The mark of `test.skip(…)`, `test.fixme(…)`, `test.fail(…)` written as a statement of
+// the test's own body, of an enclosing test.describe body or of the file (not inside an
+// if): ADR
+// 0005's rule for Playwright; null if there is none.
+function playwrightBodyMark(call) {
+  const marks = { skip: 'skipped', fixme: 'skipped', fail: 'xfail' };
+  let found = null;
+  const bodies = [call.getSourceFile().statements];
+  for (let node = call; node; node = node.parent) {
+    if (!ts.isCallExpression(node)) continue;
+    const fn = node.arguments.find((a) => ts.isArrowFunction(a) || ts.isFunctionExpression(a));
+    if (fn && ts.isBlock(fn.body)) bodies.push(fn.body.statements);
+  }
+  for (const statements of bodies) {
+    for (const st of statements) {
+      if (!ts.isExpressionStatement(st) || !ts.isCallExpression(st.expression)) continue;
+      const callee = st.expression.expression;
+      const titled = st.expression.arguments.length >= 2 && ts.isStringLiteralLike(st.expression.arguments[0]);
+      if (ts.isPropertyAccessExpression(callee) && callee.expression.getText() === 'test' && marks[callee.name.text] && !titled) {
+        const mark = marks[callee.name.text];
+        if (found === null || mark === 'skipped') found = mark;
+      }
+    }
+  }
+  return found;
 }
 
 // jest-callsites.cjs's records, by test file: the same tests in the same order as the
@@ -159,12 +219,25 @@ function siteStatus(regs, names) {
   return 'active';
 }
 
+// A Playwright mark in the test's body: skipped wins over what the listing says,
+// xfail over active (the listing runs no body).
+function rowStatus(s) {
+  const status = siteStatus(s.regs, s.names);
+  if (s.bodyMark === 'skipped' && status !== 'todo') return 'skipped';
+  if (s.bodyMark === 'xfail' && status === 'active') return 'xfail';
+  return status;
+}
+
 function main() {
   const opts = parseArgs(process.argv.slice(2));
   const root = path.resolve(opts.root);
   const meta = JSON.parse(fs.readFileSync(opts.meta, 'utf8'));
   const recorded = opts.sites ? readSites(opts.sites) : null;
-  const regs = opts.raws.flatMap((f) => registrations(opts.kind, JSON.parse(fs.readFileSync(f, 'utf8')), root, recorded));
+  const regs = opts.raws.flatMap((f) => {
+    const m = /^(mocha|jest|vitest|playwright|cypress):(.*)$/.exec(f);
+    const [kind, file] = m ? [m[1], m[2]] : [opts.kind, f];
+    return registrations(kind, JSON.parse(fs.readFileSync(file, 'utf8')), root, kind === 'jest' ? recorded : null);
+  });
   const extra = opts.extra ? registrations(opts.kind, JSON.parse(fs.readFileSync(opts.extra, 'utf8')), root, null) : [];
   const sites = new Map();
   let unplaced = 0;
@@ -186,6 +259,7 @@ function main() {
         column: start ? start.character : r.column,
         name: (call && nameOf(call, sf)) ?? r.title,
         names: call ? calleeNames(call) : [],
+        bodyMark: call && r.playwright ? playwrightBodyMark(call) : null,
         extra: Boolean(r.extra),
         regs: [],
       });
@@ -229,7 +303,7 @@ function main() {
     tool: meta.tool,
     runner_count: regs.length,
     notes,
-    tests: rows.map((s) => ({ file: s.file, line: s.line, name: s.name, status: siteStatus(s.regs, s.names) })),
+    tests: rows.map((s) => ({ file: s.file, line: s.line, name: s.name, status: rowStatus(s) })),
   };
   process.stdout.write(JSON.stringify(out, null, 2) + '\n');
 }

@@ -149,9 +149,10 @@ FRAMEWORK = Framework(
         *(f"vitest.workspace.{e}" for e in (*_EXTENSIONS, "json")),
         *(f"vitest.config.{e}" for e in _EXTENSIONS),
     ),
+    # In this order of precedence in one directory (the workspace file first).
     config_signs=(
-        ("package.json", b'"vitest"'),
         *((f"vite.config.{e}", b"test") for e in _EXTENSIONS),
+        ("package.json", b'"vitest"'),
     ),
     read_config=read_config,
     signals=frozenset({"vi"}),
