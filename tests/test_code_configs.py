@@ -231,6 +231,18 @@ CASES = [
         },
     ),
     (
+        "a framework's own config file before package.json: vite.config over a mocha script",
+        {
+            "package.json": '{"scripts": {"mocha": "mocha test/*.ts", "test": "vitest run"},'
+            ' "devDependencies": {"mocha": "5", "vitest": "1"}}',
+            "vite.config.ts": "export default defineConfig({ test: {"
+            " include: ['./test/**/*.ts'], exclude: ['./test/**/util.ts'] } })",
+            "test/Array.ts": T,
+            "test/util.ts": "export const util = 1\n",
+        },
+        {"test/Array.ts": "vitest"},
+    ),
+    (
         "mocha: .mocharc.js's literal spec",
         {
             ".mocharc.js": "'use strict'\nmodule.exports = { spec: 'spec/**/*.spec.js' }",

@@ -178,3 +178,15 @@ def test_in_a_jest_file_test_step_and_test_describe_are_still_not_tests() -> Non
     # The playwright interface is Playwright's alone: jest has no test.describe.
     source = "test.describe('x', () => {}); test('a', () => {});"
     assert listed("app.test.js", source, {}) == [("a", "active")]
+
+
+def test_a_callee_chosen_by_a_condition_is_the_running_form() -> None:
+    # swr: ;(process.env.__SWR_TEST_BUILD ? it.skip : it)('name', fn), as ADR 0005 says
+    # of a name bound to such a choice; a branch that is no test function is no test.
+    source = """\
+        describe('d', () => {
+          ;(process.env.X ? it.skip : it)('a', async () => {});
+          ;(c ? describe.skip : describe)('s', () => { it('b', () => {}) });
+          ;(c ? helpers.run : it)('no', () => {});
+        });"""
+    assert listed("app.test.js", source, {}) == [("d/a", "active"), ("d/s/b", "active")]

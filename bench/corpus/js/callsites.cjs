@@ -38,7 +38,8 @@ function callSite() {
     const m = frame.exec(text.trim());
     if (!m) continue;
     const file = m[1].startsWith('file://') ? fileURLToPath(m[1]) : m[1];
-    if (file === __filename || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
+    // This directory's hooks (cypress-globals.cjs wraps `it`) are not call sites.
+    if (path.dirname(file) === __dirname || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
     return { file: path.relative(root, file), line: Number(m[2]), column: Number(m[3]) };
   }
   return { file: null, line: null, column: null };

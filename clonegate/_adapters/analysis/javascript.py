@@ -200,6 +200,13 @@ def _call_of(identifier: Node) -> Node | None:
     """
     node, call = identifier, None
     while (parent := node.parent) is not None:
+        if parent.type == "ternary_expression":  # (cond ? it.skip : it)('name', fn)
+            # Taken from the alternative's name only: the call is found once.
+            outer = _called_condition(node, parent)
+            if outer is None:
+                break
+            node = call = outer
+            continue
         # An object or callee is its parent's first child, so the two start together;
         # an argument or a property starts later. (A file with errors is never here.)
         if parent.start_byte != node.start_byte:
@@ -211,6 +218,21 @@ def _call_of(identifier: Node) -> Node | None:
         else:
             break
     return call
+
+
+def _called_condition(branch: Node, condition: Node) -> Node | None:
+    """The call whose callee is ``(condition)``, when ``branch`` is its alternative."""
+    alternative = condition.child_by_field_name("alternative")
+    parenthesized = condition.parent
+    if alternative is None or alternative.start_byte != branch.start_byte:
+        return None
+    if parenthesized is None or parenthesized.type != "parenthesized_expression":
+        return None
+    call = parenthesized.parent
+    function = call.child_by_field_name("function") if call is not None else None
+    if call is None or call.type != "call_expression" or function is None:
+        return None
+    return call if function.start_byte == parenthesized.start_byte else None
 
 
 def _aliases(captures: Captures) -> dict[str, Callee]:
@@ -259,6 +281,9 @@ def callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
                 return None  # test.set(...), it.expect(...): not a test
             modifiers.append(prop)
             node = node.child_by_field_name("object")
+        elif node.type == "parenthesized_expression":  # (cond ? it.skip : it)
+            chosen = _framework_function(node)
+            return (chosen[0], [*chosen[1], *modifiers[::-1]]) if chosen else None
         elif node.type == "identifier":
             base = text(node)
             if base in SUITE_CALLS or base in TEST_CALLS:
