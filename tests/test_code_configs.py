@@ -202,6 +202,17 @@ CASES = [
         {"api/a.spec.ts": "playwright", "tests/b.spec.ts": "playwright"},
     ),
     (
+        "playwright: a test from local fixtures beside a jest config that runs it too",
+        {
+            "jest.config.js": "module.exports = require('./jest.base')",
+            "playwright.config.ts": "export default { testDir: 'e2e' }",
+            "e2e/a.spec.ts": "import { test } from './fixtures'\n"
+            "test.describe('d', () => { test('t', async ({ page }) => {}) })\n",
+            "src/b.spec.ts": "describe('d', () => { test('t', () => {}) })\n",
+        },
+        {"e2e/a.spec.ts": "playwright", "src/b.spec.ts": "jest"},
+    ),
+    (
         "cypress: the default e2e specPattern; component tests only when configured",
         {
             "cypress.config.js": "const { defineConfig } = require('cypress')\n"

@@ -149,8 +149,14 @@ class ConfigScopes:
             ):
                 return framework
         for _, entries in self._upwards(path):
-            for name, _, _ in entries:
-                framework = by_name(name)
+            # In one directory, a framework the file's content names comes first: a
+            # Playwright test using a local fixtures module's ``test.describe`` beside
+            # a jest config whose defaults run it too.
+            named = sorted(
+                (by_name(name) for name, _, _ in entries),
+                key=lambda f: not (f.signals & reading.signals),
+            )
+            for framework in named:
                 if framework in eligible and framework in running:
                     return framework
         for framework in eligible:

@@ -21,6 +21,13 @@ MOCHA_TDD_CALLS = frozenset(
 FRAMEWORK_CALLS = frozenset({"vi", "jest"}) | MOCHA_TDD_CALLS
 CALL_ROOTS = SUITE_CALLS | TEST_CALLS | FRAMEWORK_CALLS
 
+# Properties of ``test`` only Playwright has: they name it in a file whose ``test``
+# comes from a local fixtures module (ADR 0004).
+PLAYWRIGHT_MEMBERS = frozenset(
+    {"describe", "step", "use", "fixme", "slow", "info", "beforeEach", "afterEach"}
+    | {"beforeAll", "afterAll"}
+)
+
 _NAMES = " ".join(f'"{name}"' for name in sorted(SUITE_CALLS | TEST_CALLS))
 # Properties that modify a test or suite call; any other (``test.set``) is a method of
 # something else that happens to be called ``test``.
@@ -88,11 +95,24 @@ def read(path: str, data: bytes, language: str) -> Reading:
         more = kit(language, f"((identifier) @root (#any-of? @root {names}))").capture(root)
         found = sorted(found + calls(more), key=lambda found: found[1].start_byte)
     signals = frozenset(name for name, _ in found if name in FRAMEWORK_CALLS)
+    if any(name == "test" and _playwright_member(call) for name, call in found):
+        signals |= {"playwright"}
     return Reading(
         frozenset(js_imports(captures)),
         signals,
         lambda settings: outline_javascript(found, root, captures, aliases, settings.interface),
     )
+
+
+def _playwright_member(call: Node) -> bool:
+    """``test.describe(…)``, ``test.step(…)``, ``test.use(…)``: Playwright's alone."""
+    function = call.child_by_field_name("function")
+    while function is not None and function.type == "member_expression":
+        inner = function.child_by_field_name("object")
+        if inner is not None and inner.type == "identifier":
+            return text(function.child_by_field_name("property")) in PLAYWRIGHT_MEMBERS
+        function = inner
+    return False
 
 
 def js_imports(captures: Captures) -> set[str]:

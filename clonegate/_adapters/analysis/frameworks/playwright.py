@@ -127,5 +127,6 @@ FRAMEWORK = Framework(
     config_files=tuple(f"playwright.config.{e}" for e in _EXTENSIONS),
     config_signs=(("package.json", b'"@playwright/test"'),),
     read_config=read_config,
+    signals=frozenset({"playwright"}),
     scoped=True,
 )
