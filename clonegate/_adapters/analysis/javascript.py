@@ -152,7 +152,7 @@ def outline_javascript(
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
     for _, call in calls:  # in source order: parents before children
-        kind = callee(call.child_by_field_name("function"), aliases or {})
+        kind = _callee(call.child_by_field_name("function"), aliases or {})
         if kind is None:
             continue
         base, modifiers = kind
@@ -285,11 +285,11 @@ def _framework_function(node: Node | None) -> Callee | None:
         if branches[0] is None or branches[1] is None or branches[0][0] != branches[1][0]:
             return None
         return branches[0][0], []
-    kind = callee(node, {}) if node.type in ("identifier", "member_expression") else None
+    kind = _callee(node, {}) if node.type in ("identifier", "member_expression") else None
     return kind if kind is not None and "each" not in kind[1] else None
 
 
-def callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
+def _callee(function: Node | None, aliases: dict[str, Callee]) -> Callee | None:
     modifiers: list[str] = []
     node = function
     while node is not None:
