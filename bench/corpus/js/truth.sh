@@ -160,7 +160,9 @@ downshift)
   ;;
 umami)
   repository=github.com/umami-software/umami kind=cypress
-  install
+  # Its package-lock.json is behind package.json (npm ci refuses it), and react 19
+  # conflicts with a dependency's peer range: npm install, peers not enforced.
+  npm install --ignore-scripts --no-audit --no-fund --legacy-peer-deps >&2
   # Peer dependencies pnpm would have installed, for Empty.test.tsx to load.
   npm install --no-save --ignore-scripts --no-audit --no-fund --legacy-peer-deps \
     @testing-library/dom@10 react-aria-components prop-types >&2
@@ -170,7 +172,7 @@ umami)
   run_cypress cypress/e2e/**/*.cy.{js,jsx,ts,tsx}
   meta_frameworks=cypress,vitest
   tool="Cypress specs (cypress.config.ts's e2e, default specPattern): mocha 11.7.1 --dry-run, Cypress's own test interface, TypeScript by tsx 4.20.3, with bench/corpus/js/cypress-globals.cjs + callsites.cjs; unit tests: vitest $(version vitest) run --reporter=json --includeTaskLocation (tests run; vitest.config.ts's include src/**/*.test.{ts,tsx})"
-  notes+=("Dependencies: npm ci from package-lock.json, plus @testing-library/dom, react-aria-components and prop-types (peer dependencies pnpm would have installed) for src/components/common/Empty.test.tsx to load.")
+  notes+=("Dependencies: npm install --legacy-peer-deps (package-lock.json is behind package.json), plus @testing-library/dom, react-aria-components and prop-types (peer dependencies pnpm would have installed) for src/components/common/Empty.test.tsx to load.")
   ;;
 cypress-testing-library)
   repository=github.com/testing-library/cypress-testing-library kind=cypress
