@@ -390,3 +390,18 @@ def test_a_refused_config_is_a_scan_error_with_the_defaults_noted() -> None:
         "jest.config.js could not be read: defaults",
     )
     assert jest.DEFAULTS.files
+
+
+def test_extglobs_run_and_a_negated_one_is_a_scan_error_of_its_config() -> None:
+    files = {
+        "vitest.config.ts": "export default { test: { include: ['**/*.@(spec|check).?(m)ts'] } }",
+        "a.check.mts": T,
+        "b.spec.ts": T,
+        "c.test.ts": T,
+    }
+    assert frameworks(files) == {"a.check.mts": "vitest", "b.spec.ts": "vitest"}
+    config = b"export default { test: { include: ['**/!(*.d).ts'] } }"
+    sources = {"vitest.config.ts": config, "a.test.ts": T.encode()}
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    assert [(e.path, e.phase) for e in scopes.errors] == [("vitest.config.ts", "config")]
+    assert "negated extglob" in scopes.errors[0].message
