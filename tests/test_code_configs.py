@@ -254,6 +254,22 @@ CASES = [
         {"test/Array.ts": "vitest"},
     ),
     (
+        "cypress 9: cypress.json's integrationFolder and testFiles",
+        {
+            "cypress.json": '{"integrationFolder": "e2e", "testFiles": "**/*.spec.js",'
+            ' "ignoreTestFiles": ["*.skip.spec.js"]}',
+            "e2e/a/b.spec.js": CY,
+            "e2e/c.skip.spec.js": CY,
+            "cypress/integration/d.spec.js": CY,
+        },
+        {"e2e/a/b.spec.js": "cypress"},
+    ),
+    (
+        "cypress 9: cypress.json's defaults, every file of cypress/integration",
+        {"cypress.json": "{}", "cypress/integration/a.js": CY, "cypress/support/b.js": CY},
+        {"cypress/integration/a.js": "cypress"},
+    ),
+    (
         "mocha: .mocharc.js's literal spec",
         {
             ".mocharc.js": "'use strict'\nmodule.exports = { spec: 'spec/**/*.spec.js' }",

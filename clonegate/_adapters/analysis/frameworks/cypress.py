@@ -3,7 +3,7 @@
 testing, of its component tests (default ``**/*.cy.{js,jsx,ts,tsx}``), less
 ``excludeSpecPattern``; from the literals of ``cypress.config.*``
 (:mod:`.js_literals`; a computed value leaves that option's default, said in the
-file's note).
+file's note), or Cypress 9's ``cypress.json`` (``integrationFolder``, ``testFiles``).
 
 Only in a project that uses it (a config, or ``package.json`` naming ``cypress``).
 Its files are read with the ``cypress`` interface of the JavaScript reader: mocha's
@@ -16,8 +16,8 @@ import dataclasses
 
 from ..globs import check_globs, glob_matches
 from .definition import Framework, Scope, Settings
-from .js_config import computed_note
-from .js_literals import COMPUTED, Object, Value, config_of, literal_strings
+from .js_config import computed_note, json_of
+from .js_literals import COMPUTED, Object, Value, config_of, literal_strings, of_json
 
 E2E = "cypress/e2e/**/*.cy.{js,jsx,ts,tsx}"
 COMPONENT = "**/*.cy.{js,jsx,ts,tsx}"
@@ -28,6 +28,8 @@ _EXTENSIONS = ("js", "ts", "mjs", "cjs", "mts", "cts")
 def read_config(name: str, content: bytes, defaults: Settings) -> Settings | None:
     if name == "package.json":
         return None  # names Cypress; no options there
+    if name == "cypress.json":
+        return _legacy(of_json(json_of(content)), defaults)
     config = config_of(name, content)
     computed: list[str] = []
     files: list[str] = []
@@ -53,6 +55,25 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
     return dataclasses.replace(defaults, files=tuple(files), excludes=tuple(excludes), note=note)
 
 
+def _legacy(config: Value, defaults: Settings) -> Settings:
+    """Cypress 9 and older: ``testFiles`` (default ``**/*.*``) below ``integrationFolder``
+    (default ``cypress/integration``), and below ``componentFolder`` where it is set,
+    less ``ignoreTestFiles`` (default ``*.hot-update.js``, a name)."""
+    options = config if isinstance(config, Object) else Object()
+    files: list[str] = []
+    folders = [options.get("integrationFolder"), options.get("componentFolder")]
+    if not isinstance(folders[0], str):
+        folders[0] = "cypress/integration"
+    tests = literal_strings(options.get("testFiles")) or ("**/*.*",)
+    for folder in folders:
+        if isinstance(folder, str) and folder:
+            files.extend(f"{folder.removeprefix('./').rstrip('/')}/{t}" for t in tests)
+    ignored = literal_strings(options.get("ignoreTestFiles")) or ("*.hot-update.js",)
+    excludes = [g if "/" in g else "**/" + g for g in ignored]
+    check_globs((*files, *excludes), "testFiles")
+    return dataclasses.replace(defaults, files=tuple(files), excludes=tuple(excludes))
+
+
 def _globs(value: Value, computed: list[str], default: tuple[str, ...]) -> tuple[str, ...]:
     found = literal_strings(value)
     if found is None:
@@ -75,7 +96,7 @@ FRAMEWORK = Framework(
     selects=selects,
     defaults=DEFAULTS,
     imports=("cypress",),
-    config_files=tuple(f"cypress.config.{e}" for e in _EXTENSIONS),
+    config_files=(*(f"cypress.config.{e}" for e in _EXTENSIONS), "cypress.json"),
     config_signs=(("package.json", b'"cypress"'),),
     read_config=read_config,
     scoped=True,
