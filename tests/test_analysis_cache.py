@@ -117,7 +117,7 @@ def forks(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ClonedSource]:
     a = _origin(root)
     b = _fork(a, root / "b", {CHANGED: _python_test(3, "\n\ndef test_added():\n    pass\n")})
     naming = _fork(a, root / "naming", {"pytest.ini": "[pytest]\npython_functions = check_*\n"})
-    vitest = _fork(a, root / "vitest", {"web/part1/vitest.config.ts": "export default {}\n"})
+    vitest = _fork(a, root / "vitest", {"web/part1/vitest.config.ts": "export default load()\n"})
     return {"a": a, "b": b, "naming": naming, "vitest": vitest}
 
 
@@ -258,7 +258,7 @@ async def test_a_nearer_config_changes_the_framework_and_the_keys_below_it(
     frameworks = {f.framework for f in report.inventory.files if f.path.startswith("web/part1/")}
     assert frameworks == {"vitest"}
     assert {f.config_note for f in report.inventory.files if f.framework == "vitest"} == {
-        "vitest.config.ts is code: vitest's default include"
+        "vitest.config.ts is code, not literals: vitest's defaults"
     }
 
 

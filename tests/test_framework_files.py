@@ -351,12 +351,13 @@ def test_framework_files(case: str, files: dict[str, str], expected: dict[str, s
 
 
 def test_a_config_that_is_code_is_said_so_in_the_file_record() -> None:
-    sources = {"jest.config.js": b"module.exports = {}", "a.test.js": DESCRIBE.encode()}
+    config = b"module.exports = require('kcd-scripts/jest')"
+    sources = {"jest.config.js": config, "a.test.js": DESCRIBE.encode()}
     scopes = ConfigScopes(sources, sources.__getitem__)
     result = analyze_file("a.test.js", sources["a.test.js"], scopes)
     assert result is not None
     assert result.framework == "jest"
-    assert result.config_note == "jest.config.js is code: jest's default testMatch"
+    assert result.config_note == "jest.config.js is code, not literals: jest's defaults"
 
 
 def test_pytest_naming_options_decide_classes_and_functions() -> None:

@@ -38,7 +38,8 @@ function callSite() {
     const m = frame.exec(text.trim());
     if (!m) continue;
     const file = m[1].startsWith('file://') ? fileURLToPath(m[1]) : m[1];
-    if (file === __filename || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
+    // This directory's hooks (cypress-globals.cjs wraps `it`) are not call sites.
+    if (path.dirname(file) === __dirname || file.includes(`${path.sep}node_modules${path.sep}`)) continue;
     return { file: path.relative(root, file), line: Number(m[2]), column: Number(m[3]) };
   }
   return { file: null, line: null, column: null };
@@ -46,7 +47,9 @@ function callSite() {
 
 const addTest = Suite.prototype.addTest;
 Suite.prototype.addTest = function (test) {
-  records.push({ test, site: callSite() });
+  // No callback: mocha's pending test, which ADR 0005 calls todo in Cypress. Read
+  // now: mocha drops each test's fn after the run.
+  records.push({ test, site: callSite(), todo: typeof test.fn !== 'function' });
   return addTest.apply(this, arguments);
 };
 
@@ -61,11 +64,12 @@ function focused(test) {
 }
 
 process.on('exit', () => {
-  const rows = records.map(({ test, site }) => ({
+  const rows = records.map(({ test, site, todo }) => ({
     ...site,
     title: test.title,
     fullTitle: test.fullTitle(),
     pending: Boolean(test.isPending()),
+    todo,
     focused: focused(test),
   }));
   fs.writeFileSync(out, JSON.stringify(rows, null, 1));

@@ -1,11 +1,14 @@
 // Turn a JavaScript runner's own list of tests into a truth file (bench/corpus/README.md).
 //
-//   node truth.cjs --kind mocha|jest|vitest --root DIR --meta META.json [--sites DIR]
-//                  [--extra RAW] RAW...
+//   node truth.cjs --kind mocha|jest|vitest|playwright|cypress --root DIR --meta META.json
+//                  [--sites DIR] [--extra RAW] [KIND:]RAW...
 //
-// RAW: callsites.cjs's records (mocha), `jest --json` (with --sites, the directory
-// jest-callsites.cjs wrote), `vitest run --reporter=json --includeTaskLocation`, or
-// node-reporter.mjs's records (node: `node --test`).
+// RAW: callsites.cjs's records (mocha; cypress: the same, from mocha's --dry-run of
+// the spec files, an `it` without a callback a todo), `jest --json` (with --sites, the
+// directory jest-callsites.cjs wrote), `vitest run --reporter=json
+// --includeTaskLocation`, `playwright test --list --reporter=json`, or
+// node-reporter.mjs's records (node: `node --test`). A RAW prefixed with a kind
+// (`playwright:list.json`) is read as that kind: one repository, two runners.
 // Each registered test comes with its call site as the runner saw it (a stack frame).
 // ADR 0005 counts call sites, so tests registered from one place (loops, `each`, a
 // matrix helper) are one entry.
@@ -48,16 +51,17 @@ function registrations(kind, raw, root, sites) {
         status: r.todo ? 'todo' : r.skip ? 'skipped' : 'active',
       }));
   }
-  if (kind === 'mocha') {
+  if (kind === 'mocha' || kind === 'cypress') {
     return raw.map((r) => ({
       file: r.file,
       line: r.line,
       column: r.column,
       title: r.title,
-      status: r.pending ? 'skipped' : 'active',
+      status: kind === 'cypress' && r.todo ? 'todo' : r.pending ? 'skipped' : 'active',
       focused: r.focused,
     }));
   }
+  if (kind === 'playwright') return playwrightRegistrations(raw, root);
   const status = {
     passed: 'active',
     failed: 'active',
@@ -83,6 +87,62 @@ function registrations(kind, raw, root, sites) {
   );
 }
 
+// `playwright test --list --reporter=json`: every spec of every project, at its
+// position (file relative to the config's rootDir, the test directory). Declared marks
+// are in expectedStatus (skip, fixme: skipped; fail: failed) and annotations; a mark
+// written as a statement of a test's body (`test.skip()`) is only known when the test
+// runs: playwrightBodyMark applies ADR 0005 to it from the syntax.
+function playwrightRegistrations(raw, root) {
+  const found = [];
+  const walk = (suite) => {
+    for (const spec of suite.specs || []) {
+      const file = path.relative(root, path.join(raw.config.rootDir, spec.file));
+      for (const t of spec.tests) {
+        found.push({
+          file,
+          line: spec.line,
+          column: spec.column,
+          title: spec.title,
+          status: t.expectedStatus === 'skipped' ? 'skipped' : 'active',
+          failing: t.expectedStatus === 'failed',
+          playwright: true,
+        });
+      }
+    }
+    for (const child of suite.suites || []) walk(child);
+  };
+  for (const suite of raw.suites) walk(suite);
+  if (raw.errors && raw.errors.length) throw new Error(`playwright: ${JSON.stringify(raw.errors).slice(0, 500)}`);
+  return found;
+}
+
+// The mark of `test.skip(…)`, `test.fixme(…)`, `test.fail(…)` written as a statement of
+// the test's own body, of an enclosing test.describe body or of the file (not inside an
+// if): ADR
+// 0005's rule for Playwright; null if there is none.
+function playwrightBodyMark(call) {
+  const marks = { skip: 'skipped', fixme: 'skipped', fail: 'xfail' };
+  let found = null;
+  const bodies = [call.getSourceFile().statements];
+  for (let node = call; node; node = node.parent) {
+    if (!ts.isCallExpression(node)) continue;
+    const fn = node.arguments.find((a) => ts.isArrowFunction(a) || ts.isFunctionExpression(a));
+    if (fn && ts.isBlock(fn.body)) bodies.push(fn.body.statements);
+  }
+  for (const statements of bodies) {
+    for (const st of statements) {
+      if (!ts.isExpressionStatement(st) || !ts.isCallExpression(st.expression)) continue;
+      const callee = st.expression.expression;
+      const titled = st.expression.arguments.length >= 2 && ts.isStringLiteralLike(st.expression.arguments[0]);
+      if (ts.isPropertyAccessExpression(callee) && callee.expression.getText() === 'test' && marks[callee.name.text] && !titled) {
+        const mark = marks[callee.name.text];
+        if (found === null || mark === 'skipped') found = mark;
+      }
+    }
+  }
+  return found;
+}
+
 // jest-callsites.cjs's records, by test file: the same tests in the same order as the
 // results, checked by title.
 function readSites(dir) {
@@ -94,8 +154,15 @@ function readSites(dir) {
   return byPath;
 }
 
+// A file that chose its own environment (a `@jest-environment` docblock) ran without
+// the recording one: jest's own location stands (its line, in the test file).
+const ownEnvironment = new Set();
 function siteOf(sites, testPath, i, title, root) {
-  const s = (sites.get(testPath) || [])[i];
+  if (!sites.has(testPath)) {
+    ownEnvironment.add(path.relative(root, testPath));
+    return {};
+  }
+  const s = sites.get(testPath)[i];
   if (!s || s.title !== title) throw new Error(`no call site recorded for ${testPath} #${i} ${title}`);
   return { file: path.relative(root, s.file), line: s.line, column: s.column };
 }
@@ -192,12 +259,25 @@ function siteStatus(regs, names) {
   return 'active';
 }
 
+// A Playwright mark in the test's body: skipped wins over what the listing says,
+// xfail over active (the listing runs no body).
+function rowStatus(s) {
+  const status = siteStatus(s.regs, s.names);
+  if (s.bodyMark === 'skipped' && status !== 'todo') return 'skipped';
+  if (s.bodyMark === 'xfail' && status === 'active') return 'xfail';
+  return status;
+}
+
 function main() {
   const opts = parseArgs(process.argv.slice(2));
   const root = path.resolve(opts.root);
   const meta = JSON.parse(fs.readFileSync(opts.meta, 'utf8'));
   const recorded = opts.sites ? readSites(opts.sites) : null;
-  const regs = opts.raws.flatMap((f) => registrations(opts.kind, JSON.parse(fs.readFileSync(f, 'utf8')), root, recorded));
+  const regs = opts.raws.flatMap((f) => {
+    const m = /^(mocha|jest|vitest|playwright|cypress):(.*)$/.exec(f);
+    const [kind, file] = m ? [m[1], m[2]] : [opts.kind, f];
+    return registrations(kind, JSON.parse(fs.readFileSync(file, 'utf8')), root, kind === 'jest' ? recorded : null);
+  });
   const extra = opts.extra ? registrations(opts.kind, JSON.parse(fs.readFileSync(opts.extra, 'utf8')), root, null) : [];
   const sites = new Map();
   let unplaced = 0;
@@ -219,6 +299,7 @@ function main() {
         column: start ? start.character : r.column,
         name: (call && nameOf(call, sf)) ?? r.title,
         names: call ? [...calleeNames(call), ...(opts.kind === 'node' ? optionNames(call) : [])] : [],
+        bodyMark: call && r.playwright ? playwrightBodyMark(call) : null,
         extra: Boolean(r.extra),
         regs: [],
       });
@@ -249,6 +330,12 @@ function main() {
         `where the files register tests they do not register here: ${added.join(', ')}.`,
     );
   }
+  if (ownEnvironment.size) {
+    notes.push(
+      `${ownEnvironment.size} test files choose their jest environment in a docblock, so their ` +
+        `call sites are jest's own locations: ${[...ownEnvironment].sort().join(', ')}.`,
+    );
+  }
   if (unplaced) notes.push(`${unplaced} registrations whose position is in no call: runner's line kept.`);
   const noLine = rows.filter((s) => s.line === null).length;
   if (noLine) notes.push(`${noLine} tests without a location from the runner: line null, runner's title.`);
@@ -262,7 +349,10 @@ function main() {
     tool: meta.tool,
     runner_count: regs.length,
     notes,
-    tests: rows.map((s) => ({ file: s.file, line: s.line, name: s.name, status: siteStatus(s.regs, s.names) })),
+    // Paths no runner here could list (a sub-project run by another script), left out
+    // on both sides by the accuracy measure; each says why.
+    ...(meta.excluded ? { excluded: meta.excluded } : {}),
+    tests: rows.map((s) => ({ file: s.file, line: s.line, name: s.name, status: rowStatus(s) })),
   };
   process.stdout.write(JSON.stringify(out, null, 2) + '\n');
 }

@@ -3,6 +3,8 @@
 # from its bundle, with the project's own test runner (bench/corpus/README.md).
 #   bench/corpus/js/truth.sh tests/fixtures/corpus/NAME.bundle NAME
 # Needs git, node, npm and the npm registry. Scratch: $JS_TRUTH_WORK (/tmp/corpus/js).
+# Playwright (swr, downshift), Cypress (umami, cypress-testing-library) and the
+# config-as-code repositories (fp-ts, swr) are issue 40's.
 set -euo pipefail
 bundle=$(realpath "$1") name=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -49,6 +51,22 @@ run_node() {
   node --test --test-reporter="$here/node-reporter.mjs" --test-reporter-destination="$work/raw.json" \
     "$@" >&2 || true
   raws=("$work/raw.json")
+}
+# Playwright lists its tests without running them (no browser needed).
+run_playwright() {
+  npx playwright test --list --reporter=json "$@" >"$work/raw-pw.json"
+  raws+=("playwright:$work/raw-pw.json")
+}
+# Cypress runs its specs on mocha's BDD interface: mocha --dry-run lists them, with cy
+# and Cypress stubbed and Cypress's config argument dropped (cypress-globals.cjs).
+run_cypress() {
+  if [ ! -d "$tools/node_modules/mocha" ]; then
+    npm install --prefix "$tools" --no-audit --no-fund mocha@11.7.1 tsx@4.20.3 >&2
+  fi
+  CALLSITES_OUT=$work/raw-cy.json "$tools/node_modules/.bin/mocha" --dry-run \
+    --require "$here/cypress-globals.cjs" --require "$tools/node_modules/tsx/dist/cjs/index.cjs" \
+    --require "$here/callsites.cjs" --reporter dot "$@" >&2
+  raws+=("cypress:$work/raw-cy.json")
 }
 version() { node -p "require('./node_modules/$1/package.json').version"; }
 notes=()
@@ -147,6 +165,65 @@ doc-kit)
   run_node --experimental-test-module-mocks 'packages/*/src/**/*.test.mjs' 'scripts/**/*.test.mjs'
   tool="node $(node --version) --test with package.json's test script arguments (tests run) + bench/corpus/js/node-reporter.mjs"
   ;;
+fp-ts)
+  repository=github.com/gcanti/fp-ts kind=vitest
+  install
+  # vitest 1.6, the project's, cannot report locations: 3.2.4 runs the same config.
+  npm install --no-save --ignore-scripts --no-audit --no-fund vitest@3.2.4 vite@6.3.5 >&2
+  run_vitest
+  tool="vitest $(version vitest) run --reporter=json --includeTaskLocation with the project's vite.config.ts (tests run; the project pins vitest 1.6, which cannot report locations)"
+  notes+=("Test files are test/*.ts, named by vite.config.ts's test.include (./test/**/*.{js,mjs,cjs,ts,mts,cts,jsx,tsx}) less its exclude (./test/**/util.ts): no default of any runner selects them.")
+  notes+=("package.json's leftover mocha script (mocha -r ts-node/register test/*.ts) is not what npm test runs (vitest).")
+  ;;
+swr)
+  repository=github.com/vercel/swr kind=jest
+  npx -y pnpm@10.33.0 install --ignore-scripts --frozen-lockfile >&2
+  CALLSITES_JEST_ENV=jest-environment-jsdom run_jest --maxWorkers=2
+  raws=("jest:$work/raw.json")
+  run_playwright -c test/e2e/playwright.config.ts
+  meta_frameworks=jest,playwright
+  tool="unit tests: jest $(version jest) --json with jest.config.js (tests run) + jest-callsites.cjs; end-to-end: playwright $(version @playwright/test) test -c test/e2e/playwright.config.ts --list --reporter=json (as test:e2e; listing needs no browser); dependencies by pnpm 10.33.0 install --frozen-lockfile"
+  notes+=("jest.config.js is code: its literal testRegex ('/test/.*\\.test\\.tsx?\$', searched in the absolute path) and testPathIgnorePatterns (/node_modules/, /e2e/) select test/*.test.tsx and leave test/e2e/ to Playwright.")
+  notes+=("playwright.config.ts's projects are computed (E2E_MODE=dev ? [warmup, chromium] : [chromium]): the analyzer takes its literal testDir ('.') for them, as the listing without E2E_MODE does.")
+  ;;
+downshift)
+  repository=github.com/downshift-js/downshift kind=jest
+  install
+  CALLSITES_JEST_ENV=jest-environment-jsdom run_jest --maxWorkers=1
+  raws=("jest:$work/raw.json")
+  run_playwright
+  meta_frameworks=playwright,jest
+  meta_excluded='[{"path": "other/", "why": "three jest projects (other/ssr, other/misc-tests, other/react-native) run by other scripts (test:ssr; test:build after a build; React Native preset), with configs of their own; not run here"}]'
+  tool="Playwright: playwright $(version @playwright/test) test --list --reporter=json (playwright.config.ts; listing needs no browser); unit tests: jest $(version jest) --json with kcd-scripts' config as jest.config.js builds it (tests run) + jest-callsites.cjs"
+  notes+=("jest.config.js is Object.assign(require('kcd-scripts/jest'), …): computed, so the analyzer applies jest's default testMatch; kcd-scripts' own (roots src, **/__tests__/**) selects the same test files under src/.")
+  ;;
+umami)
+  repository=github.com/umami-software/umami kind=cypress
+  # Its package-lock.json is behind package.json (npm ci refuses it), and react 19
+  # conflicts with a dependency's peer range: npm install, peers not enforced.
+  npm install --ignore-scripts --no-audit --no-fund --legacy-peer-deps >&2
+  # Peer dependencies pnpm would have installed, for Empty.test.tsx to load.
+  npm install --no-save --ignore-scripts --no-audit --no-fund --legacy-peer-deps \
+    @testing-library/dom@10 react-aria-components prop-types >&2
+  run_vitest
+  raws=("vitest:$work/raw.json")
+  shopt -s globstar nullglob
+  run_cypress cypress/e2e/**/*.cy.{js,jsx,ts,tsx}
+  meta_frameworks=cypress,vitest
+  tool="Cypress specs (cypress.config.ts's e2e, default specPattern): mocha 11.7.1 --dry-run, Cypress's own test interface, TypeScript by tsx 4.20.3, with bench/corpus/js/cypress-globals.cjs + callsites.cjs; unit tests: vitest $(version vitest) run --reporter=json --includeTaskLocation (tests run; vitest.config.ts's include src/**/*.test.{ts,tsx})"
+  notes+=("Dependencies: npm install --legacy-peer-deps (package-lock.json is behind package.json), plus @testing-library/dom, react-aria-components and prop-types (peer dependencies pnpm would have installed) for src/components/common/Empty.test.tsx to load.")
+  ;;
+cypress-testing-library)
+  repository=github.com/testing-library/cypress-testing-library kind=cypress
+  install
+  CALLSITES_JEST_ENV=jest-environment-jsdom run_jest
+  raws=("jest:$work/raw.json")
+  shopt -s globstar nullglob
+  run_cypress cypress/e2e/**/*.cy.{js,jsx,ts,tsx}
+  meta_frameworks=cypress,jest
+  tool="Cypress specs (cypress.config.js's e2e, default specPattern): mocha 11.7.1 --dry-run, Cypress's own test interface, with bench/corpus/js/cypress-globals.cjs + callsites.cjs; unit tests: jest $(version jest) --json (kcd-scripts' config, tests run) + jest-callsites.cjs"
+  notes+=("jest.config.js is Object.assign(require('kcd-scripts/jest'), …): computed, the analyzer applies jest's default testMatch (kcd-scripts' is the same for src/__tests__).")
+  ;;
 *)
   echo "unknown JavaScript corpus repository: $name" >&2
   exit 2
@@ -160,6 +237,14 @@ const license = process.env.LICENSE_OVERRIDE || require("./package.json").licens
 process.stdout.write(JSON.stringify({ name, repository, commit, committed, license,
   frameworks: [frameworks], tool, notes }));
 ' "$name" "$repository" "$commit" "$committed" "${framework:-$kind}" "$tool" ${notes[@]+"${notes[@]}"} >"$work/meta.json"
+# One repository, two runners: meta_frameworks lists them, raws are prefixed by kind.
+META_EXCLUDED=${meta_excluded:-} node -e '
+const [name, repository, commit, committed, frameworks, tool, ...notes] = process.argv.slice(1);
+const license = require("./package.json").license;
+const excluded = process.env.META_EXCLUDED ? JSON.parse(process.env.META_EXCLUDED) : undefined;
+process.stdout.write(JSON.stringify({ name, repository, commit, committed, license,
+  frameworks: frameworks.split(","), tool, notes, excluded }));
+' "$name" "$repository" "$commit" "$committed" "${meta_frameworks:-$kind}" "$tool" ${notes[@]+"${notes[@]}"} >"$work/meta.json"
 node "$here/truth.cjs" --kind "$kind" --root "$work/src" --meta "$work/meta.json" \
   ${sites[@]+"${sites[@]}"} ${extra[@]+"${extra[@]}"} "${raws[@]}" \
   >"$corpus/truth/$name.json"

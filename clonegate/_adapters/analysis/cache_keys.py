@@ -126,8 +126,9 @@ class ScopeContexts:
 
 def _settings(settings: Settings) -> list[Any]:
     # Field by field, in declaration order: tuples become lists, the rest are str and
-    # bool, so the JSON is the same in every process (hash() is salted per process).
-    return [getattr(settings, field.name) for field in dataclasses.fields(settings)]
+    # bool, and a project's settings a list again, so the JSON is the same in every
+    # process (hash() is salted per process).
+    return list(dataclasses.astuple(settings))
 
 
 def cache_key(sha: bytes, context: bytes, version: str) -> bytes:

@@ -49,7 +49,10 @@ class ConfigScopes:
         # (path, phase) -> message: a package.json read by three frameworks is one error.
         problems: dict[tuple[str, str], str] = {}
         mains = set()
-        for path in sorted(paths):
+        # Within a directory a framework's own config file comes before a mention in
+        # package.json: fp-ts's vite.config.ts selects its tests for vitest, while a
+        # leftover "mocha" script in its package.json names mocha too.
+        for path in sorted(paths, key=_config_order):
             name = posixpath.basename(path)
             if name == "main.rs":
                 mains.add(posixpath.dirname(path))
@@ -185,8 +188,14 @@ class ConfigScopes:
             ):
                 return framework
         for _, entries in self._upwards(path):
-            for name, _, _ in entries:
-                framework = by_name(name)
+            # In one directory, a framework the file's content names comes first: a
+            # Playwright test using a local fixtures module's ``test.describe`` beside
+            # a jest config whose defaults run it too.
+            named = sorted(
+                (by_name(name) for name, _, _ in entries),
+                key=lambda f: not (f.signals & reading.signals),
+            )
+            for framework in named:
                 if framework in eligible and framework in running:
                     return framework
         for framework in eligible:
@@ -212,6 +221,11 @@ class ConfigScopes:
                 directory = posixpath.dirname(directory)
             chain = self._chains[start] = tuple(found)
         return chain
+
+
+def _config_order(path: str) -> tuple[str, bool, str]:
+    directory, name = posixpath.split(path)
+    return directory, name == "package.json", name
 
 
 def _settings(framework: Framework, name: str, content: bytes) -> tuple[Settings | None, str]:

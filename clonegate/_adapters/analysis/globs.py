@@ -2,7 +2,10 @@
 jest's ``testMatch``, pytest's ``python_files``), matched against POSIX paths.
 
 ``**`` is any number of directories, ``*`` and ``?`` stay inside one name, ``{a,b}``
-is either, ``[...]`` a character class. Patterns are turned into regular
+is either, ``[...]`` a character class; the extglobs of picomatch (jest, vitest,
+Playwright) ``?(a|b)``, ``*(…)``, ``+(…)``, ``@(…)`` are zero or one, any, one or
+more, exactly one of the alternatives (``!(…)``, a negation, cannot run on RE2 and is
+refused). Patterns are turned into regular
 expressions once and cached, and run on RE2 (:mod:`.patterns`): sixteen ``**/`` in a
 row made ``re`` try every way to share a 30-directory path among them. A pattern
 that cannot be run raises :class:`.patterns.PatternError`; the config readers call
@@ -17,6 +20,7 @@ from collections.abc import Callable
 from .patterns import (
     CACHED_PATTERNS,
     Compiled,
+    PatternError,
     check_count,
     compile_regex,
     searchable,
@@ -121,11 +125,27 @@ def _compiled(pattern: str) -> Compiled:
     return compile_regex(_translate(pattern), f"glob {shown(pattern)}")
 
 
-def _translate(pattern: str) -> str:
+_MAX_NESTING = 16
+_EXTGLOB = {"?": "?", "*": "*", "+": "+", "@": ""}
+
+
+def _translate(pattern: str, depth: int = 0) -> str:
+    if depth > _MAX_NESTING:  # each level is one recursion
+        raise PatternError(f"glob {shown(pattern)}: groups nested over {_MAX_NESTING} levels")
     out: list[str] = []
     i = 0
     while i < len(pattern):
         char = pattern[i]
+        if char in "?*+@!" and pattern.startswith("(", i + 1):
+            end = _group_end(pattern, i + 1)
+            if end > 0:
+                if char == "!":
+                    raise PatternError(f"glob {shown(pattern)}: a negated extglob !(…) is not run")
+                options = _alternatives(pattern[i + 2 : end])
+                group = "|".join(_translate(o, depth + 1) for o in options)
+                out.append("(?:" + group + ")" + _EXTGLOB[char])
+                i = end + 1
+                continue
         if pattern.startswith("**/", i):
             out.append("(?:[^/]*/)*")  # any directories, none included
             i += 3
@@ -144,7 +164,7 @@ def _translate(pattern: str) -> str:
                 out.append(_literal(char))
             else:
                 options = pattern[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(_translate(o) for o in options) + ")")
+                out.append("(?:" + "|".join(_translate(o, depth + 1) for o in options) + ")")
                 i = end + 1
                 continue
         elif char == "[":
@@ -177,3 +197,30 @@ def glob_alternatives(patterns: tuple[str, ...]) -> Callable[[str], int | None]:
         return found.lastindex - 1
 
     return first
+
+
+def _group_end(pattern: str, start: int) -> int:
+    """The index of the ``)`` closing the ``(`` at ``start``, or -1."""
+    depth = 0
+    for index in range(start, len(pattern)):
+        if pattern[index] == "(":
+            depth += 1
+        elif pattern[index] == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+    return -1
+
+
+def _alternatives(body: str) -> list[str]:
+    """``a|b(c|d)`` -> ``[a, b(c|d)]``: split at the ``|`` outside nested groups."""
+    found, depth, last = [], 0, 0
+    for index, char in enumerate(body):
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            found.append(body[last:index])
+            last = index + 1
+    return [*found, body[last:]]

@@ -23,6 +23,13 @@ MOCHA_TDD_CALLS = frozenset(
 FRAMEWORK_CALLS = frozenset({"vi", "jest"}) | MOCHA_TDD_CALLS
 CALL_ROOTS = SUITE_CALLS | TEST_CALLS | FRAMEWORK_CALLS
 
+# Properties of ``test`` only Playwright has: they name it in a file whose ``test``
+# comes from a local fixtures module (ADR 0004).
+PLAYWRIGHT_MEMBERS = frozenset(
+    {"describe", "step", "use", "fixme", "slow", "info", "beforeEach", "afterEach"}
+    | {"beforeAll", "afterAll"}
+)
+
 _NAMES = " ".join(f'"{name}"' for name in sorted(SUITE_CALLS | TEST_CALLS))
 # Properties that modify a test or suite call; any other (``test.set``) is a method of
 # something else that happens to be called ``test``.
@@ -103,13 +110,32 @@ def read(path: str, data: bytes, language: str) -> Reading:
     if javascript_node.makes_subtests(extra.get("subtest", [])):
         signals |= {javascript_node.CONTEXT_SIGNAL}
     context = javascript_node.context_markers(extra.get("context", []))
+    if any(name == "test" and _playwright_member(call) for name, call in found):
+        signals |= {"playwright"}
     return Reading(
         imports,
         signals,
-        lambda _: outline_javascript(
-            found, root, captures, aliases, namespaces, (subtests, context)
+        lambda settings: outline_javascript(
+            found,
+            root,
+            captures,
+            aliases,
+            namespaces,
+            (subtests, context),
+            settings.interface,
         ),
     )
+
+
+def _playwright_member(call: Node) -> bool:
+    """``test.describe(…)``, ``test.step(…)``, ``test.use(…)``: Playwright's alone."""
+    function = call.child_by_field_name("function")
+    while function is not None and function.type == "member_expression":
+        inner = function.child_by_field_name("object")
+        if inner is not None and inner.type == "identifier":
+            return text(function.child_by_field_name("property")) in PLAYWRIGHT_MEMBERS
+        function = inner
+    return False
 
 
 def js_imports(captures: Captures) -> set[str]:
@@ -130,6 +156,7 @@ def outline_javascript(
     aliases: dict[str, Callee] | None = None,
     namespaces: frozenset[str] = frozenset(),
     node_test: tuple[list[Node] | None, dict[int, TestStatus]] = (None, {}),
+    interface: str = "",
 ) -> Outline:
     """Every ``describe``/``it``/``test`` call site with a name; nesting from the source.
 
@@ -142,9 +169,15 @@ def outline_javascript(
     ``namespaces`` hold node:test's functions (``n.test(…)``). ``node_test``: in a
     node:test file, its ``x.test(…)`` calls (a test holding another is then a suite),
     and the tests its context skips (:func:`.javascript_node.context_markers`).
+    ``interface``: ``playwright`` reads Playwright's calls (:mod:`.javascript_e2e`),
+    ``cypress`` takes an ``it`` without a callback as a todo.
     """
+    if interface == "playwright":
+        from .javascript_e2e import outline_playwright  # it reads with this module's parts
+
+        return outline_playwright(calls, root, captures, aliases or {})
     subtests, context = node_test
-    shadows = _shadows(captures.get("bound", []) if captures is not None else [])
+    shadows = shadows_of(captures.get("bound", []) if captures is not None else [])
     entries: list[tuple[Node, str, list[str]]] = []
     for _, call in calls:  # in source order: parents before children
         kind = _callee(call.child_by_field_name("function"), aliases or {}, namespaces)
@@ -156,7 +189,7 @@ def outline_javascript(
         entries.append((call, base, modifiers))
     parents: set[int] = set()
     if subtests is not None:
-        entries, parents = _node_tests(entries, subtests)
+        entries, parents = javascript_node.node_tests(entries, subtests, SUITE_CALLS)
     outline = Outline()
     open_suites: list[tuple[int, Outline]] = [(len(root.text or b""), outline)]
     for call, base, modifiers in entries:
@@ -169,11 +202,13 @@ def outline_javascript(
         value = string_value(first)
         name = value if value is not None else text(first)
         line = call.start_point[0] + 1
-        markers = [_marker(base, modifiers), _option_marker(arguments)]
+        markers = [_marker(base, modifiers), javascript_node.option_marker(arguments)]
         if call.start_byte not in parents:
             # t.skip() marks its own test only: the subtests it holds still run.
             markers.append(context.get(call.start_byte))
-        marker = _strongest(markers)
+        marker = javascript_node.strongest(markers)
+        if interface == "cypress" and base in TEST_CALLS and not has_callback(arguments):
+            marker = TestStatus.TODO  # mocha's pending test
         container = open_suites[-1][1]
         if base in SUITE_CALLS or call.start_byte in parents:
             open_suites.append((call.end_byte, container.suite(name, line, marker)))
@@ -182,81 +217,14 @@ def outline_javascript(
     return outline
 
 
-def _node_tests(
-    entries: list[tuple[Node, str, list[str]]], subtests: list[Node]
-) -> tuple[list[tuple[Node, str, list[str]]], set[int]]:
-    """node:test: ``entries`` with the ``t.test(…)`` calls on a test's own context, and
-    the start bytes of the tests that hold another test (suites, ADR 0005)."""
-    known = {call.start_byte for call, _, _ in entries}
-    candidates = [
-        (call, "test", ["<subtest>"]) for call in subtests if call.start_byte not in known
-    ]
-    merged = sorted(entries + candidates, key=lambda entry: entry[0].start_byte)
-    accepted: list[tuple[Node, str, list[str]]] = []
-    parents: set[int] = set()
-    open_calls: list[tuple[Node, str]] = []  # enclosing accepted calls, innermost last
-    contexts: dict[int, str] = {}  # a test call's start -> its context parameter's name
-    for call, base, modifiers in merged:
-        while open_calls and open_calls[-1][0].end_byte <= call.start_byte:
-            open_calls.pop()
-        if modifiers == ["<subtest>"]:
-            outer = open_calls[-1] if open_calls else None
-            if outer is None or outer[1] in SUITE_CALLS:
-                continue
-            context = contexts.get(outer[0].start_byte)
-            if context is None:
-                context = contexts[outer[0].start_byte] = javascript_node.context_name(outer[0])
-            if not context or javascript_node.receiver(call) != context:
-                continue
-            modifiers = []
-        if open_calls and open_calls[-1][1] not in SUITE_CALLS:
-            parents.add(open_calls[-1][0].start_byte)
-        accepted.append((call, base, modifiers))
-        open_calls.append((call, base))
-    return accepted, parents
+def has_callback(arguments: Node | None) -> bool:
+    """Whether a call passes something other than its name and literal options."""
+    if arguments is None:
+        return False
+    return any(a.type not in ("object", "comment") for a in arguments.named_children[1:])
 
 
-def _option_marker(arguments: Node | None) -> TestStatus | None:
-    """node:test's and vitest's options object, ``test('x', { skip: true }, fn)``: a
-    ``skip``, ``todo`` or ``only`` whose value is not a literal false value (a string
-    is a reason; a condition is a conditional skip, ADR 0005)."""
-    second = (
-        arguments.named_children[1] if arguments and len(arguments.named_children) > 1 else None
-    )
-    if second is None or second.type != "object":
-        return None
-    statuses: list[TestStatus | None] = []
-    for pair in second.named_children:
-        if pair.type == "shorthand_property_identifier":
-            key, value = text(pair), None
-        elif pair.type == "pair":
-            key_node = pair.child_by_field_name("key")
-            quoted = string_value(key_node) if key_node is not None else None
-            key = quoted if quoted is not None else text(key_node)
-            value = pair.child_by_field_name("value")
-        else:
-            continue
-        if key in _OPTION_STATUS and not _falsy(value):
-            statuses.append(_OPTION_STATUS[key])
-    return _strongest(statuses)
-
-
-_OPTION_STATUS = {"skip": TestStatus.SKIPPED, "todo": TestStatus.TODO, "only": TestStatus.FOCUSED}
-_FALSY = frozenset({"false", "null", "undefined", "0", "''", '""', "``"})
-
-
-def _falsy(value: Node | None) -> bool:
-    return value is not None and text(value) in _FALSY
-
-
-def _strongest(markers: list[TestStatus | None]) -> TestStatus | None:
-    for status in (TestStatus.TODO, TestStatus.SKIPPED, TestStatus.FOCUSED, TestStatus.XFAIL):
-        if status in markers:
-            return status
-    return None
-
-
-def _shadows(bound: list[Node]) -> list[tuple[str, int, int]]:
+def shadows_of(bound: list[Node]) -> list[tuple[str, int, int]]:
     """``(name, start, end)``: byte ranges where a local binding hides a framework name."""
     found = []
     for name_node in bound:
@@ -291,6 +259,13 @@ def _call_of(identifier: Node) -> Node | None:
     """
     node, call = identifier, None
     while (parent := node.parent) is not None:
+        if parent.type == "ternary_expression":  # (cond ? it.skip : it)('name', fn)
+            # Taken from the alternative's name only: the call is found once.
+            outer = _called_condition(node, parent)
+            if outer is None:
+                break
+            node = call = outer
+            continue
         # An object or callee is its parent's first child, so the two start together;
         # an argument or a property starts later. (A file with errors is never here.)
         if parent.start_byte != node.start_byte:
@@ -302,6 +277,21 @@ def _call_of(identifier: Node) -> Node | None:
         else:
             break
     return call
+
+
+def _called_condition(branch: Node, condition: Node) -> Node | None:
+    """The call whose callee is ``(condition)``, when ``branch`` is its alternative."""
+    alternative = condition.child_by_field_name("alternative")
+    parenthesized = condition.parent
+    if alternative is None or alternative.start_byte != branch.start_byte:
+        return None
+    if parenthesized is None or parenthesized.type != "parenthesized_expression":
+        return None
+    call = parenthesized.parent
+    function = call.child_by_field_name("function") if call is not None else None
+    if call is None or call.type != "call_expression" or function is None:
+        return None
+    return call if function.start_byte == parenthesized.start_byte else None
 
 
 def _aliases(captures: Captures) -> dict[str, Callee]:
@@ -355,6 +345,9 @@ def _callee(
                 return None  # test.set(...), it.expect(...): not a test
             modifiers.append(prop)
             node = node.child_by_field_name("object")
+        elif node.type == "parenthesized_expression":  # (cond ? it.skip : it)
+            chosen = _framework_function(node)
+            return (chosen[0], [*chosen[1], *modifiers[::-1]]) if chosen else None
         elif node.type == "identifier":
             base = text(node)
             if base in SUITE_CALLS or base in TEST_CALLS:
@@ -373,4 +366,4 @@ def _marker(base: str, modifiers: list[str]) -> TestStatus | None:
     statuses: list[TestStatus | None] = [MODIFIER_STATUS.get(m) for m in modifiers]
     if base.startswith("f"):
         statuses.append(TestStatus.FOCUSED)
-    return _strongest(statuses)
+    return javascript_node.strongest(statuses)

@@ -210,3 +210,77 @@ def context_markers(methods: list[Node]) -> dict[int, TestStatus]:
             if found.get(test_call.start_byte) is not TestStatus.TODO:
                 found[test_call.start_byte] = status
     return found
+
+
+def node_tests(
+    entries: list[tuple[Node, str, list[str]]], subtests: list[Node], suites: frozenset[str]
+) -> tuple[list[tuple[Node, str, list[str]]], set[int]]:
+    """node:test: ``entries`` with the ``t.test(…)`` calls on a test's own context, and
+    the start bytes of the tests that hold another test (suites, ADR 0005)."""
+    known = {call.start_byte for call, _, _ in entries}
+    candidates = [
+        (call, "test", ["<subtest>"]) for call in subtests if call.start_byte not in known
+    ]
+    merged = sorted(entries + candidates, key=lambda entry: entry[0].start_byte)
+    accepted: list[tuple[Node, str, list[str]]] = []
+    parents: set[int] = set()
+    open_calls: list[tuple[Node, str]] = []  # enclosing accepted calls, innermost last
+    contexts: dict[int, str] = {}  # a test call's start -> its context parameter's name
+    for call, base, modifiers in merged:
+        while open_calls and open_calls[-1][0].end_byte <= call.start_byte:
+            open_calls.pop()
+        if modifiers == ["<subtest>"]:
+            outer = open_calls[-1] if open_calls else None
+            if outer is None or outer[1] in suites:
+                continue
+            context = contexts.get(outer[0].start_byte)
+            if context is None:
+                context = contexts[outer[0].start_byte] = context_name(outer[0])
+            if not context or receiver(call) != context:
+                continue
+            modifiers = []
+        if open_calls and open_calls[-1][1] not in suites:
+            parents.add(open_calls[-1][0].start_byte)
+        accepted.append((call, base, modifiers))
+        open_calls.append((call, base))
+    return accepted, parents
+
+
+def option_marker(arguments: Node | None) -> TestStatus | None:
+    """node:test's and vitest's options object, ``test('x', { skip: true }, fn)``: a
+    ``skip``, ``todo`` or ``only`` whose value is not a literal false value (a string
+    is a reason; a condition is a conditional skip, ADR 0005)."""
+    second = (
+        arguments.named_children[1] if arguments and len(arguments.named_children) > 1 else None
+    )
+    if second is None or second.type != "object":
+        return None
+    statuses: list[TestStatus | None] = []
+    for pair in second.named_children:
+        if pair.type == "shorthand_property_identifier":
+            key, value = text(pair), None
+        elif pair.type == "pair":
+            key_node = pair.child_by_field_name("key")
+            quoted = string_value(key_node) if key_node is not None else None
+            key = quoted if quoted is not None else text(key_node)
+            value = pair.child_by_field_name("value")
+        else:
+            continue
+        if key in _OPTION_STATUS and not _falsy(value):
+            statuses.append(_OPTION_STATUS[key])
+    return strongest(statuses)
+
+
+_OPTION_STATUS = {"skip": TestStatus.SKIPPED, "todo": TestStatus.TODO, "only": TestStatus.FOCUSED}
+_FALSY = frozenset({"false", "null", "undefined", "0", "''", '""', "``"})
+
+
+def _falsy(value: Node | None) -> bool:
+    return value is not None and text(value) in _FALSY
+
+
+def strongest(markers: list[TestStatus | None]) -> TestStatus | None:
+    for status in (TestStatus.TODO, TestStatus.SKIPPED, TestStatus.FOCUSED, TestStatus.XFAIL):
+        if status in markers:
+            return status
+    return None

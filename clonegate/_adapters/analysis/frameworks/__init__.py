@@ -12,6 +12,7 @@ import functools
 
 from . import (
     cargo_test,
+    cypress,
     go_testing,
     jest,
     junit4,
@@ -20,6 +21,7 @@ from . import (
     kotlin_test,
     mocha,
     node_test,
+    playwright,
     pytest,
     testng,
     unittest,
@@ -36,6 +38,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     jest.FRAMEWORK,
     mocha.FRAMEWORK,
     node_test.FRAMEWORK,
+    playwright.FRAMEWORK,
+    cypress.FRAMEWORK,
     go_testing.FRAMEWORK,
     kotest.FRAMEWORK,
     testng.FRAMEWORK,
@@ -47,8 +51,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
 
 # Families whose test files are kept, as framework "unknown", when nothing names their
 # framework and no config of theirs covers the file: jest and vitest (with globals) run
-# the same ``*.test.js`` files with the same calls. A Java file that imports no JUnit is
-# not a JUnit test (TestNG, a helper).
+# the same ``*.test.js`` files with the same calls. A Java or Kotlin file that imports
+# no framework of the analyzer is no test of its (a helper, or a framework not read).
 KEEPS_UNNAMED = frozenset({"javascript"})
 
 

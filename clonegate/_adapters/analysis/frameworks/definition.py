@@ -32,7 +32,14 @@ class Settings:
     directory names not entered;
     ``classes``/``functions``: pytest's ``python_classes``/``python_functions``;
     ``typecheck``: vitest type tests are on; ``note``: why these are defaults although
-    a config file exists (it is code, read by no one but its framework).
+    a config file exists (it is code, read by no one but its framework), or which of
+    its values were computed; ``excludes``: patterns of files not run, in the
+    framework's syntax (jest: ``testPathIgnorePatterns`` regular expressions; the
+    others: globs); ``projects``: one settings per project of the config (vitest,
+    jest, Playwright), a file being run when one of them runs it; ``interface``: how
+    the file's calls read (``playwright``: ``test.describe``, ``test.step``;
+    ``cypress``: mocha's, an ``it`` without a callback a todo; "": jest's, vitest's,
+    mocha's).
     """
 
     files: tuple[str, ...] = ()
@@ -43,6 +50,9 @@ class Settings:
     functions: tuple[str, ...] = ()
     typecheck: bool = False
     note: str = ""
+    excludes: tuple[str, ...] = ()
+    projects: tuple[Settings, ...] = ()
+    interface: str = ""
 
 
 @dataclass(frozen=True, slots=True)

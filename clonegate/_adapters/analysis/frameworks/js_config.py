@@ -1,19 +1,16 @@
 """Reading JavaScript frameworks' configs where they are data: JSON files, the
-``package.json`` key of a framework, and quoted strings in code that cannot be run."""
+``package.json`` key of a framework; the literals of configs that are code are
+:mod:`.js_literals`'s."""
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Any
 
-from ..patterns import Compiled, linear, searchable
 from .documents import json_of
 
-__all__ = ["JS_EXTENSIONS", "json_of", "package_key", "quoted_after", "scripts", "strings"]
+__all__ = ["JS_EXTENSIONS", "computed_note", "json_of", "package_key", "scripts", "strings"]
 
 JS_EXTENSIONS = r"[cm]?[jt]sx?"
-_QUOTED = re.compile(r"""['"`]([^'"`]+)['"`]""")
 
 
 def package_key(content: bytes, key: str) -> Any:
@@ -38,13 +35,12 @@ def strings(value: Any) -> tuple[str, ...]:
     return ()
 
 
-def quoted_after(key: str, code: str) -> tuple[str, ...] | None:
-    """The quoted strings of ``key: 'x'`` or ``key: ['x', 'y']`` in code, or None."""
-    # On RE2: with re, each unclosed ``spec: [`` was scanned to the end of the file.
-    match = _quoted_value(key).search(searchable(code))
-    return tuple(_QUOTED.findall(match.group(1) or "")) if match else None
-
-
-@functools.cache
-def _quoted_value(key: str) -> Compiled:
-    return linear(rf"""\b{key}['"]?\s*:\s*(\[[^\]]*\]|['"`][^'"`]*['"`])""")
+def computed_note(name: str, computed: list[str], framework: str) -> str:
+    """The file record's note for a config that is code with ``computed`` values ("" if
+    none): which options only running it would give, now the framework's defaults."""
+    if not computed:
+        return ""
+    if "config" in computed:
+        return f"{name} is code, not literals: {framework}'s defaults"
+    keys = ", ".join(dict.fromkeys(computed))
+    return f"{name} is code: {keys} computed, {framework}'s default for them"

@@ -1,5 +1,6 @@
-"""mocha: ``./test/*.{js,cjs,mjs}`` by default, or the ``spec`` of ``.mocharc.*``, of
-``package.json``'s ``"mocha"``, or of the ``mocha`` command in its ``scripts``.
+"""mocha: ``./test/*.{js,cjs,mjs}`` by default, or the ``spec`` of ``.mocharc.*`` (the
+literals of ``.mocharc.js``: :mod:`.js_literals`), of ``package.json``'s ``"mocha"``,
+or of the ``mocha`` command in its ``scripts``.
 
 Only in a project that uses mocha (a ``.mocharc.*``, or ``package.json`` naming
 it): elsewhere ``./test`` is just a folder.
@@ -16,7 +17,8 @@ from ..globs import check_globs, glob_matches
 from ..javascript import MOCHA_TDD_CALLS
 from ..patterns import linear, searchable
 from .definition import Framework, Scope, Settings
-from .js_config import json_of, package_key, quoted_after, scripts, strings
+from .js_config import computed_note, json_of, package_key, scripts, strings
+from .js_literals import Object, config_of, literal_strings
 
 EXTENSIONS = ("js", "cjs", "mjs")
 DEFAULTS = Settings(files=("test/*.{js,cjs,mjs}",))
@@ -76,14 +78,17 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
         options = json_of(content, comments=True)
     elif name.endswith((".yaml", ".yml")):
         options = _yaml_options(content.decode("utf-8", "replace"))
-    else:  # .mocharc.js / .cjs / .mjs: code; its quoted spec, if it has one
-        code = content.decode("utf-8", "replace")
+    else:  # .mocharc.js / .cjs / .mjs: code; its literal spec, extension and recursive
+        config = config_of(name, content)
+        computed = ["config"] if not isinstance(config, Object) else []
         for key in ("spec", "extension"):
-            found = quoted_after(key, code)
-            if found is not None:
-                options[key] = list(found)
-        options["recursive"] = re.search(r"\brecursive\s*:\s*true", code) is not None
-        note = f"{name} is code: its spec as written"
+            found = literal_strings(config.get(key)) if isinstance(config, Object) else ()
+            if found is None:
+                computed.append(key)
+            options[key] = list(found or ())
+        recursive = config.get("recursive") if isinstance(config, Object) else None
+        options["recursive"] = recursive is True
+        note = computed_note(name, computed, "mocha")
     return _settings(options, defaults, note)
 
 
