@@ -163,7 +163,10 @@ doc-kit)
     --no-frozen-lockfile >&2
   notes+=("Installed with pnpm (its packageManager) in the scratch copy without @reporters/github, a CI reporter missing from the registry used; the lockfile re-resolved.")
   run_node --experimental-test-module-mocks 'packages/*/src/**/*.test.mjs' 'scripts/**/*.test.mjs'
-  tool="node $(node --version) --test with package.json's test script arguments (tests run) + bench/corpus/js/node-reporter.mjs"
+  raws=("node:$work/raw.json")
+  run_playwright  # test:e2e: playwright.config.js's testDir ./e2e
+  meta_frameworks=node-test,playwright
+  tool="node $(node --version) --test with package.json's test script arguments (tests run) + bench/corpus/js/node-reporter.mjs; e2e: playwright $(version @playwright/test) test --list --reporter=json"
   ;;
 fp-ts)
   repository=github.com/gcanti/fp-ts kind=vitest
