@@ -152,6 +152,7 @@ class Row:
     excluded: int  # tests reported under the truth's excluded paths
     by_status: dict[str, int]  # of the whole inventory, excluded paths included
     files_per_second: float
+    frameworks: dict[str, str] = field(default_factory=dict)  # file -> framework reported
 
     @property
     def recall(self) -> float:
@@ -179,8 +180,40 @@ def measure(name: str) -> tuple[Row, Match]:
         excluded=result.inventory.tests - len(found),
         by_status=result.inventory.by_status(),
         files_per_second=result.files_scanned / cpu if cpu else 0.0,
+        frameworks={f.path: f.framework for f in result.inventory.files},
     )
     return row, m
+
+
+def by_framework(measured: list[tuple[Row, Match]]) -> str:
+    """Recall and precision per framework: a truth entry counts under the framework the
+    analyzer reported for its file ("none" when it reported no test there)."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0])  # truth, rep, match, wrong
+    for row, m in measured:
+
+        def framework(entry: Entry, row: Row = row) -> str:
+            return row.frameworks.get(entry.file, "none")
+
+        for truth, found in m.pairs:
+            counts[framework(found)][0] += 1
+            counts[framework(found)][1] += 1
+            counts[framework(found)][2] += 1
+            if truth.status is not None and truth.status != found.status:
+                counts[framework(found)][3] += 1
+        for entry in m.missed:
+            counts[framework(entry)][0] += 1
+        for entry in m.extra:
+            counts[framework(entry)][1] += 1
+    lines = [
+        "| framework | truth | reported | matched | recall | precision | status wrong |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, (truth, found, matched, wrong) in sorted(counts.items()):
+        lines.append(
+            f"| {name} | {truth} | {found} | {matched} | {matched / max(truth, 1):.2%} "
+            f"| {matched / max(found, 1):.2%} | {wrong} |"
+        )
+    return "\n".join(lines)
 
 
 def table(rows: list[Row]) -> str:
@@ -222,14 +255,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="truth files to measure (default: all)")
     parser.add_argument("--details", action="store_true", help="list misses and extras")
     parser.add_argument("--limit", type=int, default=40, help="entries listed per kind")
+    parser.add_argument("--by-framework", action="store_true", help="a table per framework too")
     args = parser.parse_args(argv)
-    rows = []
+    measured = []
     for name in args.names or truth_names():
         row, m = measure(name)
-        rows.append(row)
+        measured.append((row, m))
         if args.details:
             print(f"{name}:\n{details(m, args.limit)}", file=sys.stderr)
-    print(table(rows))
+    print(table([row for row, _ in measured]))
+    if args.by_framework:
+        print()
+        print(by_framework(measured))
     return 0
 
 
