@@ -81,12 +81,15 @@ class PoisonRelay(OnLoopback):
     async def _forward(self, client: trio.SocketStream, request: bytes) -> None:
         upstream = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
         async with upstream, trio.open_nursery() as nursery:
-            await upstream.send_all(request)
-            nursery.start_soon(self._requests, client, upstream)
-            while data := await upstream.receive_some():
-                while self._open_poison:
-                    await self._changed.wait()
-                await client.send_all(data)
+            # Inside the nursery, or a broken side would come out as an ExceptionGroup
+            # that _handle's suppress does not catch: the client is killed mid-answer.
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await upstream.send_all(request)
+                nursery.start_soon(self._requests, client, upstream)
+                while data := await upstream.receive_some():
+                    while self._open_poison:
+                        await self._changed.wait()
+                    await client.send_all(data)
             nursery.cancel_scope.cancel()
 
     async def _requests(self, client: trio.SocketStream, upstream: trio.SocketStream) -> None:
