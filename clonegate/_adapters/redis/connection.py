@@ -47,6 +47,14 @@ class RedisUnavailableError(LimiterUnavailableError):
 
 
 _FAILED = (*UNAVAILABLE, RedisUnavailableError)
+# Refusals that mean "not now": a failover under way (a demoted primary is read-only, a
+# cluster without all its slots), or a server still loading its data after a restart.
+PASSING = (
+    coredis.exceptions.ReadOnlyError,
+    coredis.exceptions.ClusterDownError,
+    coredis.exceptions.TryAgainError,
+)
+PASSING_PREFIXES = ("LOADING", "MASTERDOWN", "NOREPLICAS")
 
 
 def redis_url(url: str | None, password: str | None = None) -> str:
@@ -65,7 +73,13 @@ def redis_url(url: str | None, password: str | None = None) -> str:
 
 
 def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:
-    return RedisUnavailableError(f"{where}: {redact(str(exc)) or type(exc).__name__}")
+    error = RedisUnavailableError(f"{where}: {redact(str(exc)) or type(exc).__name__}")
+    # Retried with patience (clonegate.Patience) unless the same request would be refused
+    # again (a script error, a wrong password, a missing permission).
+    error.retryable = not isinstance(exc, coredis.exceptions.ResponseError) or (
+        isinstance(exc, PASSING) or str(exc).startswith(PASSING_PREFIXES)
+    )
+    return error
 
 
 @asynccontextmanager
