@@ -40,6 +40,7 @@ class Worker:
     def __init__(self, process: trio.Process) -> None:
         self.process = process
         self.stderr = b""
+        self.ended = False  # its stderr closed: it exited
         self._changed = trio.Event()
 
     @property
@@ -51,6 +52,7 @@ class Worker:
 
     async def printed(self, text: bytes) -> None:
         while text not in self.stderr:
+            assert not self.ended, f"exited without {text!r}: {self.stderr.decode()}"
             await self._changed.wait()
 
     async def pump(self) -> None:
@@ -59,6 +61,8 @@ class Worker:
             self.stderr += chunk
             self._changed.set()
             self._changed = trio.Event()
+        self.ended = True
+        self._changed.set()
 
 
 async def _worker(nursery: trio.Nursery, env: dict[str, str], *args: str) -> Worker:

@@ -33,13 +33,14 @@ class Patience:
     :exc:`LimiterUnavailableError` (a lost connection, no reply in time, a server
     still loading its data) after ``first`` seconds, doubling up to ``cap``, each wait
     shortened by up to half at random (so clients cut off together do not come back
-    together). Once the outage (from the first failure any caller saw, to now) has
-    lasted ``seconds``, the failing calls raise, the error saying how long it lasted;
-    0: no retry. A request can take up to the client's reply bound, so a caller gives
-    up at most one reply bound past ``seconds``.
+    together). Once the outage (from the sending of the first request any caller saw
+    fail, to now) has lasted ``seconds``, the failing calls raise, the error saying
+    how long it lasted; 0: no retry. A request can take up to the client's reply
+    bound, so a caller gives up at most one reply bound past ``seconds``.
 
     The first failure of an outage is logged (one warning), and so is the first
-    success after it, with how long the server was gone: not each retry.
+    success after it, with how long the server was gone (from the first unanswered
+    request's sending): not each retry.
     """
 
     DEFAULT: ClassVar[float] = 300.0
@@ -76,12 +77,13 @@ class Patience:
         once awaited); it must be safe to send twice: the first may have run."""
         delay = self.first
         while True:
+            sent = trio.current_time()
             try:
                 result = await request()
             except LimiterUnavailableError as exc:
                 if not exc.retryable:
                     raise
-                since = self._failed(exc)
+                since = self._failed(exc, sent)
                 now = trio.current_time()
                 if now - since >= self.seconds:
                     raise type(exc)(
@@ -96,10 +98,11 @@ class Patience:
             self._answered()
             return result
 
-    def _failed(self, exc: LimiterUnavailableError) -> float:
+    def _failed(self, exc: LimiterUnavailableError, sent: float) -> float:
         self._retries += 1
         if self._since is None:
-            self._since = trio.current_time()
+            # From when the request went unanswered: a reply bound's wait is part of it.
+            self._since = sent
             self.outages += 1
             logger.warning("%s; retrying for up to %g s", exc, self.seconds)
         return self._since
@@ -107,7 +110,7 @@ class Patience:
     def _answered(self) -> None:
         if self._since is not None:
             logger.warning(
-                "%s back after %.1f s (%d failed attempts)",
+                "%s back after %.1f s (failed attempts: %d)",
                 self.server,
                 trio.current_time() - self._since,
                 self._retries,

@@ -100,8 +100,10 @@ async def open_redis(url: str, *, reply_timeout: float = 10.0) -> AsyncIterator[
         decode_responses=True,
         connect_timeout=reply_timeout,
         stream_timeout=reply_timeout,
-        # Every clonegate script is idempotent; a reply lost to a reset is retried once.
-        retry_policy=coredis.retry.ConstantRetryPolicy(UNAVAILABLE[:2], retries=1, delay=0.05),
+        # Every clonegate script is idempotent; a reply lost to a reset is retried once,
+        # at once. A reply that did not come in time is left to the caller's patience:
+        # retried here too, a silent Redis cost two reply bounds per request.
+        retry_policy=coredis.retry.ConstantRetryPolicy(UNAVAILABLE[:1], retries=1, delay=0.05),
     )
     where = f"Redis at {parsed.redacted}"
     inside: BaseException | None = None  # what the body raised
