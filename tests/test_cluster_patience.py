@@ -16,6 +16,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -95,7 +96,7 @@ async def _submit(env: dict[str, str], run: str, urls: list[str]) -> None:
     )
 
 
-async def _reports(url: str, run: str) -> list[dict[str, object]]:
+async def _reports(url: str, run: str) -> list[dict[str, Any]]:
     async with open_redis(url) as redis:
         return [
             json.loads(entry.field_values["report"]) | {"by": entry.field_values["worker"]}
@@ -157,7 +158,7 @@ async def test_workers_ride_out_a_redis_restart_with_its_aof(
             nursery.cancel_scope.cancel()
     reports = await _reports(aof_redis.url, run)
     # Nothing lost, nothing twice, nothing failed: no lease outlived the outage.
-    assert sorted(r["index"] for r in reports) == list(range(jobs))  # type: ignore[type-var]
+    assert sorted(r["index"] for r in reports) == list(range(jobs))
     assert all(r["status"] == "ok" for r in reports), reports
     for worker in workers:  # one outage: two lines, no traceback, no coredis noise
         text = worker.stderr.decode()
@@ -234,7 +235,7 @@ async def test_a_partitioned_worker_waits_out_its_patience_then_exits_with_one_l
             nursery.cancel_scope.cancel()
     reports = await _reports(own_redis.url, run)
     # Every job one report, the impatient worker's by the others, none failed.
-    assert sorted(r["index"] for r in reports) == list(range(jobs))  # type: ignore[type-var]
+    assert sorted(r["index"] for r in reports) == list(range(jobs))
     assert all(r["status"] == "ok" for r in reports), reports
     assert impatient.name not in {r["by"] for r in reports}
     assert {r["by"] for r in reports if r["index"] < held} <= {w.name for w in [*others, patient]}
