@@ -89,6 +89,12 @@ class ClusterWorker:
 
     async def _one(self, job: Job, slots: trio.Semaphore) -> None:
         try:
+            if job.id in self._running:
+                # Its own job, reclaimed once its renewals had failed for claim_idle (a
+                # Redis outage ridden out): the run goes on under the new delivery, so
+                # its report passes the fence. Run twice here, the two would collide.
+                self._running[job.id] = job
+                return
             if job.deliveries > self.max_deliveries:
                 report = RepositoryReport.failure(
                     shown_url(job.url),
@@ -101,13 +107,13 @@ class ClusterWorker:
                 self.totals.dead_lettered += 1
                 await self._finish(job, report)
                 return
-            if not await self.queue.start(job):
-                return  # reported already, or taken over by another worker (logged)
-            self._running[job.id] = job
+            self._running[job.id] = job  # before the start: it may take an outage long
             try:
+                if not await self.queue.start(job):
+                    return  # reported already, or taken over by another worker (logged)
                 report = await self.use_case.execute(job.url, index=job.index)
             finally:
-                del self._running[job.id]
+                job = self._running.pop(job.id)  # the latest delivery: see above
             await self._finish(job, report)
         finally:
             slots.release()
