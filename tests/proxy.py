@@ -90,6 +90,12 @@ class ThrottlingProxy(OnLoopback):
         """Forward nothing more: each connection closes before its next chunk."""
         self._cut = True
 
+    def release(self) -> None:
+        """Let everything flow from now on, whatever ``hold`` said."""
+        self.hold = None
+        self._changed.set()
+        self._changed = trio.Event()
+
     async def wait_forwarded(self, n: int) -> None:
         while self.forwarded < n:
             await self._progress.wait()
@@ -129,10 +135,11 @@ class ThrottlingProxy(OnLoopback):
         self._changed = trio.Event()
 
     async def _flowing(self) -> None:
-        if self.hold is not None:
+        while self.hold is not None:  # None again once released
             limit, total = self.hold
-            while self.active < limit and self.connections < total:
-                await self._changed.wait()
+            if self.active >= limit or self.connections >= total:
+                return
+            await self._changed.wait()
 
     async def _upload(
         self, connection: _Connection, server: trio.SocketStream, scope: trio.CancelScope

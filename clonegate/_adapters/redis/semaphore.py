@@ -71,10 +71,9 @@ class Lease:
         return f"<Lease {self.id} weight={self.weight} token={self.token}>"
 
     async def release(self) -> bool:
-        """Give the permit back; return whether it was still held (False: lost).
-
-        A checkpoint. Runs shielded from cancellation, for at most a few seconds:
-        a cancelled task still returns its permit."""
+        """Give the permit back; return whether it was still held (False: lost). A
+        checkpoint. Runs shielded from cancellation, for at most a few seconds: a
+        cancelled task still returns its permit."""
         if self._released:
             await trio.lowlevel.checkpoint()
             return not self.lost.is_set()
@@ -82,9 +81,10 @@ class Lease:
         if self._heartbeat is not None:
             self._heartbeat.cancel()
         outcome = await self.semaphore._leave(self.id)
-        if outcome != "released":
+        # Unanswered within the clean-up bound: held till now by the local deadline all the same.
+        if outcome != "released" and (outcome != "unknown" or self.deadline <= trio.current_time()):
             self.lost.set()
-        return outcome == "released"
+        return not self.lost.is_set()
 
 
 class RedisSemaphore:
