@@ -75,6 +75,7 @@ if TYPE_CHECKING:
         LimiterUnavailableError,
     )
     from ._domain.memory import MemoryReading, MemorySensor
+    from ._domain.patience import Patience
     from ._domain.report_json import report_from_json, to_json
     from ._domain.reports import (
         AnalysisTotals,
@@ -174,6 +175,7 @@ _LAZY = {
             "LeaseLostError LimitConfigError LimitError Limiter LimiterUnavailableError"
         ),
         "._domain.memory": "MemoryReading MemorySensor",
+        "._domain.patience": "Patience",
         "._domain.report_json": "report_from_json to_json",
         "._domain.reports": (
             "AnalysisTotals BatchSummary RefInfo ReportError RepositoryReport "
@@ -263,6 +265,7 @@ __all__ = [
     "MemorySensor",
     "Option",
     "OutOfMemoryError",
+    "Patience",
     "PressureController",
     "ProtocolError",
     "RedisHolder",

@@ -99,6 +99,12 @@ class ThrottlingProxy(OnLoopback):
         """Forward nothing more: each connection closes before its next chunk."""
         self._cut = True
 
+    def release(self) -> None:
+        """Let everything flow from now on, whatever ``hold`` said."""
+        self.hold = None
+        self._changed.set()
+        self._changed = trio.Event()
+
     async def wait_forwarded(self, n: int) -> None:
         while self.forwarded < n:
             await self._progress.wait()
@@ -140,10 +146,11 @@ class ThrottlingProxy(OnLoopback):
     async def _flowing(self, connection: _Connection) -> None:
         if connection.path in self.paused:
             await self.resumed.wait()
-        if self.hold is not None:
+        while self.hold is not None:  # None again once released
             limit, total = self.hold
-            while self.active < limit and self.connections < total:
-                await self._changed.wait()
+            if self.active >= limit or self.connections >= total:
+                return
+            await self._changed.wait()
 
     async def _upload(
         self, connection: _Connection, server: trio.SocketStream, scope: trio.CancelScope
@@ -251,4 +258,68 @@ class RedisRelay(OnLoopback):
                         self.held.set()
                         await trio.sleep_forever()
                 await sink.send_all(data)
+            await sink.send_eof()
+
+
+class FaultyRelay(OnLoopback):
+    """A TCP relay to Redis for one client, that a test partitions: ``blackhole()``
+    forwards nothing more either way while connections stay open and new ones are
+    accepted (a network dropping packets: the client hears nothing until its own
+    timeouts); ``cut()`` closes every connection, and each new one at once (a route
+    that refuses); ``restore()`` relays again, on new connections. ``refused`` counts
+    the connections closed at once while cut."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.mode = "relay"
+        self.refused = 0
+        self._changed = trio.Event()
+        self._open: set[trio.CancelScope] = set()
+        self.port = 0
+
+    def blackhole(self) -> None:
+        self.mode = "blackhole"
+
+    def cut(self) -> None:
+        self.mode = "cut"
+        for scope in self._open:
+            scope.cancel()
+
+    def restore(self) -> None:
+        self.mode = "relay"
+
+    async def wait_refused(self, n: int) -> None:
+        while self.refused < n:
+            await self._changed.wait()
+
+    async def _handle(self, client: trio.SocketStream) -> None:
+        async with client:
+            if self.mode == "cut":
+                self.refused += 1
+                self._changed.set()
+                self._changed = trio.Event()
+                return
+            with trio.CancelScope() as scope:
+                self._open.add(scope)
+                try:
+                    if self.mode == "blackhole":
+                        await self._drop(client)
+                        return
+                    upstream = await trio.open_tcp_stream("127.0.0.1", self.upstream_port)
+                    async with upstream, trio.open_nursery() as nursery:
+                        nursery.start_soon(self._pump, client, upstream)
+                        nursery.start_soon(self._pump, upstream, client)
+                finally:
+                    self._open.discard(scope)
+
+    async def _drop(self, client: trio.SocketStream) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            while await client.receive_some():
+                pass
+
+    async def _pump(self, source: trio.SocketStream, sink: trio.SocketStream) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            while data := await source.receive_some():
+                if self.mode == "relay":  # else dropped, as by a blackhole
+                    await sink.send_all(data)
             await sink.send_eof()

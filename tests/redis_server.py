@@ -1,6 +1,7 @@
 """A real ``redis-server`` on 127.0.0.1 and a random port, that a test can restart
-(without persistence: the data is lost, as after a crash of a cache-only Redis),
-pause (SIGSTOP) and resume."""
+(without persistence: the data is lost, as after a crash of a cache-only Redis; or,
+with ``appendonly``, with every acknowledged write kept in its AOF), pause (SIGSTOP)
+and resume."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from .servers import free_port, wait_until_listening
 
 
 class RedisServer:
-    def __init__(self, workdir: Path, program: str = "redis-server") -> None:
+    def __init__(
+        self, workdir: Path, program: str = "redis-server", *, appendonly: bool = False
+    ) -> None:
         self.workdir = workdir
         self.program = program
+        self.appendonly = appendonly
         self.port = free_port()
         self.process: subprocess.Popen[bytes] | None = None
 
@@ -33,7 +37,9 @@ class RedisServer:
                 "--port", str(self.port),
                 "--bind", "127.0.0.1",
                 "--save", "",
-                "--appendonly", "no",
+                # fsync before every reply: a SIGKILL then loses nothing acknowledged.
+                "--appendonly", "yes" if self.appendonly else "no",
+                "--appendfsync", "always",
                 "--dir", str(self.workdir),
                 "--maxmemory-policy", "noeviction",
             ],
@@ -50,7 +56,8 @@ class RedisServer:
             self.process.wait()
 
     def restart(self) -> None:
-        """Kill and start again on the same port, with nothing kept."""
+        """Kill and start again on the same port, with nothing kept (but the AOF, if
+        ``appendonly``)."""
         self.stop()
         self.start()
 
@@ -64,10 +71,10 @@ class RedisServer:
 
 
 @contextmanager
-def redis_server(workdir: Path) -> Iterator[RedisServer]:
+def redis_server(workdir: Path, *, appendonly: bool = False) -> Iterator[RedisServer]:
     program = server_program("redis-server", "redis-server")
     workdir.mkdir(parents=True, exist_ok=True)
-    server = RedisServer(workdir, program)
+    server = RedisServer(workdir, program, appendonly=appendonly)
     server.start()
     try:
         yield server

@@ -208,10 +208,11 @@ def by_framework(measured: list[tuple[Row, Match]]) -> str:
         "| framework | truth | reported | matched | recall | precision | status wrong |",
         "|---|---|---|---|---|---|---|",
     ]
-    for name, (truth, found, matched, wrong) in sorted(counts.items()):
+    for name, (expected, reported_count, matched, wrong) in sorted(counts.items()):
         lines.append(
-            f"| {name} | {truth} | {found} | {matched} | {matched / max(truth, 1):.2%} "
-            f"| {matched / max(found, 1):.2%} | {wrong} |"
+            f"| {name} | {expected} | {reported_count} | {matched} "
+            f"| {matched / max(expected, 1):.2%} | {matched / max(reported_count, 1):.2%} "
+            f"| {wrong} |"
         )
     return "\n".join(lines)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import trio
@@ -14,9 +15,7 @@ import typer
 import clonegate
 from clonegate import (
     AnalyzeUseCase,
-    BatchSummary,
     RepositoryReport,
-    RepositoryStatus,
     visible,
 )
 
@@ -29,8 +28,15 @@ from ._clone_options import (
 )
 from ._cluster_jobs import show_jobs
 from ._input import read_urls
-from ._output import summary_line, write_json, write_jsonl, write_table
-from ._redis_session import RedisOption, RedisPasswordFileOption, connect, error, run_with_redis
+from ._output import summary_line, summary_of, write_json, write_jsonl, write_table
+from ._redis_session import (
+    RedisOption,
+    RedisPasswordFileOption,
+    RedisPatienceOption,
+    connect,
+    error,
+    run_with_redis,
+)
 from ._run import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -78,6 +84,7 @@ def submit(
     run: Annotated[
         str | None, typer.Option(help="Add to this run instead of a new one.", metavar="ID")
     ] = None,
+    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
 ) -> None:
     """Queue repositories for the workers; prints the run id first.
 
@@ -96,7 +103,8 @@ def submit(
 
     async def main(client: Redis[str]) -> int:
         try:
-            _, added, duplicates = await clonegate.RedisWorkQueue(client).submit(lines, run_id)
+            queue = clonegate.RedisWorkQueue(client, patience=clonegate.Patience(redis_patience))
+            _, added, duplicates = await queue.submit(lines, run_id)
         except trio.Cancelled:
             typer.echo(
                 f"run {visible(run_id)}: submission stopped, the run is incomplete "
@@ -115,6 +123,7 @@ def worker(
     ctx: typer.Context,
     redis: RedisOption = None,
     redis_password_file: RedisPasswordFileOption = None,
+    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
     cluster_limit: Annotated[
         int | None,
         typer.Option(
@@ -181,22 +190,21 @@ def worker(
             typer.echo(line, err=True)
 
     async def main(client: Redis[str]) -> int:
+        # One patience for the client: an outage is one story, whoever meets it.
+        patience = clonegate.Patience(redis_patience)
         async with store_options(store) as stored, trio.open_nursery() as nursery:
             limits = [*options, *stored]
+            semaphore = partial(
+                clonegate.RedisSemaphore, client, lease=lease, nursery=nursery, patience=patience
+            )
             if cluster_limit is not None:
-                semaphore = clonegate.RedisSemaphore(
-                    client, GLOBAL_LIMIT, cluster_limit, lease=lease, nursery=nursery
-                )
-                limits.append(clonegate.with_global_limiter(semaphore))
+                limits.append(clonegate.with_global_limiter(semaphore(GLOBAL_LIMIT, cluster_limit)))
             if host_limit is not None:
-
-                def for_host(host: str) -> clonegate.RedisSemaphore:
-                    return clonegate.RedisSemaphore(
-                        client, f"host:{host}", host_limit, lease=lease, nursery=nursery
-                    )
-
-                limits.append(clonegate.with_host_limiter(for_host))
-            queue = clonegate.RedisWorkQueue(client, claim_idle=claim_idle)
+                limit_of = host_limit
+                limits.append(
+                    clonegate.with_host_limiter(lambda h: semaphore(f"host:{h}", limit_of))
+                )
+            queue = clonegate.RedisWorkQueue(client, claim_idle=claim_idle, patience=patience)
             use_case = AnalyzeUseCase(*limits)
             work = clonegate.ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
             say(f"worker {queue.consumer}: waiting for jobs")
@@ -222,6 +230,7 @@ def results(
     output_format: Annotated[
         Format, typer.Option("--format", metavar="table|json|jsonl")
     ] = Format.jsonl,
+    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
 ) -> None:
     """Print a run's reports (one per job) and a summary. Exit 1 if any failed."""
     results_stdout()  # closed: nowhere to print them
@@ -229,7 +238,7 @@ def results(
 
     async def main(client: Redis[str]) -> int:
         reports: list[RepositoryReport] = []
-        queue = clonegate.RedisWorkQueue(client)
+        queue = clonegate.RedisWorkQueue(client, patience=clonegate.Patience(redis_patience))
         if await queue.status(run) is None:
             error(f"no run {run!r} in Redis")
             return EXIT_USAGE
@@ -244,7 +253,7 @@ def results(
                 "these are not all its jobs",
                 err=True,
             )
-        summary = _summary(reports, found.elapsed if found else 0.0)
+        summary = summary_of(reports, found.elapsed if found else 0.0)  # by Redis's clock
         if output_format is Format.json:
             write_json(sys.stdout, reports, summary)
         elif output_format is Format.table:
@@ -267,34 +276,19 @@ def _say_waiting(found: RunStatus) -> None:
     )
 
 
-def _summary(reports: list[RepositoryReport], elapsed: float) -> BatchSummary:
-    def count(status: RepositoryStatus) -> int:
-        return sum(r.status is status for r in reports)
-
-    return BatchSummary(
-        repositories=len(reports),
-        ok=count(RepositoryStatus.OK),
-        failed=count(RepositoryStatus.FAILED),
-        timeout=count(RepositoryStatus.TIMEOUT),
-        cancelled=count(RepositoryStatus.CANCELLED),
-        test_files=sum(r.analysis.test_files for r in reports if r.analysis),
-        tests=sum(r.analysis.tests for r in reports if r.analysis),
-        elapsed=elapsed,  # the run's, by the Redis server's clock
-        unread_files=sum(r.analysis.unread_files for r in reports if r.analysis),
-    )
-
-
 def status(
     run: Annotated[str | None, typer.Argument(metavar="[RUN_ID]")] = None,
     redis: RedisOption = None,
     redis_password_file: RedisPasswordFileOption = None,
+    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
 ) -> None:
     """Show runs (queued, in progress with worker and time, done, failed) and the
     cluster limit's holders and waiters."""
     url = connect(redis, redis_password_file)
 
     async def main(client: Redis[str]) -> int:
-        queue = clonegate.RedisWorkQueue(client)
+        patience = clonegate.Patience(redis_patience)
+        queue = clonegate.RedisWorkQueue(client, patience=patience)
         for run_id in [run] if run else await queue.runs():
             found = await queue.status(run_id)
             if found is None:
@@ -308,16 +302,16 @@ def status(
                 + ("" if found.complete else "; submission incomplete (stopped or running)")
             )
             show_jobs(found)
-        await _show_limit(client)
+        await _show_limit(client, patience)
         return 0
 
     raise typer.Exit(run_with_redis(url, main))
 
 
-async def _show_limit(client: Any) -> None:
+async def _show_limit(client: Any, patience: clonegate.Patience) -> None:
     async with trio.open_nursery() as nursery:
         stats = await clonegate.RedisSemaphore(
-            client, GLOBAL_LIMIT, 1, nursery=nursery
+            client, GLOBAL_LIMIT, 1, nursery=nursery, patience=patience
         ).statistics()
     if stats.limit < 0:
         if stats.held or stats.waiters:  # reset while in use
@@ -356,6 +350,7 @@ def limit(
             "own --cluster-limit (or --host-limit) and --lease.",
         ),
     ] = False,
+    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
 ) -> None:
     """Show the cluster limit (or one host's), or change it for every worker, now:
     running clones finish, waiting ones start under the new limit, in order."""
@@ -366,7 +361,10 @@ def limit(
 
     async def main(client: Redis[str]) -> int:
         async with trio.open_nursery() as nursery:
-            semaphore = clonegate.RedisSemaphore(client, name, new_limit or 1, nursery=nursery)
+            semaphore = clonegate.RedisSemaphore(
+                client, name, new_limit or 1, nursery=nursery,
+                patience=clonegate.Patience(redis_patience),
+            )  # fmt: skip
             if reset:
                 previous, _ = await semaphore.reset()
                 typer.echo(f"{visible(name)}: limit {_stored(previous)} forgotten")

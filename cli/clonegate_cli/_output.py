@@ -145,3 +145,22 @@ def summary_line(summary: BatchSummary) -> str:
         )
         + f"{summary.elapsed:.1f} s"
     )
+
+
+def summary_of(reports: list[RepositoryReport], elapsed: float) -> BatchSummary:
+    """The summary of reports gathered elsewhere (a cluster run's), over ``elapsed`` s."""
+
+    def count(status: RepositoryStatus) -> int:
+        return sum(r.status is status for r in reports)
+
+    return BatchSummary(
+        repositories=len(reports),
+        ok=count(RepositoryStatus.OK),
+        failed=count(RepositoryStatus.FAILED),
+        timeout=count(RepositoryStatus.TIMEOUT),
+        cancelled=count(RepositoryStatus.CANCELLED),
+        test_files=sum(r.analysis.test_files for r in reports if r.analysis),
+        tests=sum(r.analysis.tests for r in reports if r.analysis),
+        elapsed=elapsed,
+        unread_files=sum(r.analysis.unread_files for r in reports if r.analysis),
+    )

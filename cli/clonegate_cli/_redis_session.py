@@ -3,6 +3,7 @@ never shown), and a run under trio that stops cleanly on a signal (ADR 0015)."""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import sys
@@ -22,6 +23,7 @@ from ._run import (
     EXIT_INTERRUPTED,
     EXIT_STORE,
     EXIT_USAGE,
+    configure_logging,
     find_exception,
     usage_error,
 )
@@ -33,6 +35,7 @@ __all__ = [
     "EXIT_UNAVAILABLE",
     "RedisOption",
     "RedisPasswordFileOption",
+    "RedisPatienceOption",
     "connect",
     "error",
     "run_with_redis",
@@ -63,6 +66,30 @@ RedisPasswordFileOption = Annotated[
         metavar="FILE",
     ),
 ]
+
+RedisPatienceOption = Annotated[
+    float,
+    typer.Option(
+        min=0,
+        help="Seconds to keep retrying while Redis is unavailable (a restart, a failover, "
+        "a lost connection) before giving up with exit status 3; 0: at once.",
+        metavar="S",
+    ),
+]
+
+
+class _NoTraceback(logging.Filter):
+    """coredis logs a failed connection attempt itself, with the traceback of whatever
+    was being handled (a Redis gone silent mid-command: 466 lines of task groups), and
+    does so at every retry. The failure reaches clonegate as an exception, which the
+    patience logs once per outage: coredis's own lines go only to a debug log, bare."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        return logging.getLogger("clonegate").isEnabledFor(logging.DEBUG)
+
+
+_NO_TRACEBACK = _NoTraceback()
 
 
 def connect(url: str | None, password_file: Path | None) -> str:
@@ -100,6 +127,8 @@ def run_with_redis(url: str, main: Callable[[Redis[str]], Awaitable[int]]) -> in
     (permits given back, bounded); one before the client is open, or a second one,
     stops everything.
     """
+    configure_logging(verbose=False, quiet=False)  # escaped; no-op if the command did
+    logging.getLogger("coredis").addFilter(_NO_TRACEBACK)  # once: addFilter checks
     stopped: list[int] = []
     work = trio.CancelScope()
     code = 0

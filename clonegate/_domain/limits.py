@@ -105,6 +105,9 @@ class LimiterUnavailableError(LimitError):
     """The limit's server cannot be reached or refused the request."""
 
     kind = "limiter_unavailable"
+    # An outage (no connection, no reply in time): worth retrying (``Patience``). False
+    # for a refusal that the same request would get again.
+    retryable = True
 
 
 class LimitConfigError(LimitError, ValueError):

@@ -47,6 +47,14 @@ class RedisUnavailableError(LimiterUnavailableError):
 
 
 _FAILED = (*UNAVAILABLE, RedisUnavailableError)
+# Refusals that mean "not now": a failover under way (a demoted primary is read-only, a
+# cluster without all its slots), or a server still loading its data after a restart.
+PASSING = (
+    coredis.exceptions.ReadOnlyError,
+    coredis.exceptions.ClusterDownError,
+    coredis.exceptions.TryAgainError,
+)
+PASSING_PREFIXES = ("LOADING", "MASTERDOWN", "NOREPLICAS")
 
 
 def redis_url(url: str | None, password: str | None = None) -> str:
@@ -74,7 +82,14 @@ TOPOLOGY = (
 
 
 def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:
-    return RedisUnavailableError(f"{where}: {_describe(exc)}")
+    error = RedisUnavailableError(f"{where}: {_describe(exc)}")
+    # Retried with patience (clonegate.Patience) unless the same request would be refused
+    # again (a script error, a wrong password, a missing permission, a cluster node given
+    # as a plain server).
+    error.retryable = not isinstance(exc, coredis.exceptions.ResponseError) or (
+        isinstance(exc, PASSING) or str(exc).startswith(PASSING_PREFIXES)
+    )
+    return error
 
 
 def _describe(exc: BaseException) -> str:
@@ -108,8 +123,10 @@ async def open_redis(url: str, *, reply_timeout: float = 10.0) -> AsyncIterator[
     client_for_url = connected_client(
         parsed,
         reply_timeout=reply_timeout,
-        # Every clonegate script is idempotent; a reply lost to a reset is retried once.
-        retry_policy=coredis.retry.ConstantRetryPolicy(UNAVAILABLE[:2], retries=1, delay=0.05),
+        # Every clonegate script is idempotent; a reply lost to a reset is retried once,
+        # at once. A reply that did not come in time is left to the caller's patience:
+        # retried here too, a silent Redis cost two reply bounds per request.
+        retry_policy=coredis.retry.ConstantRetryPolicy(UNAVAILABLE[:1], retries=1, delay=0.05),
     )
     where = f"Redis at {parsed.redacted}"
     inside: BaseException | None = None  # what the body raised

@@ -23,11 +23,13 @@ import random
 import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import trio
 
 from ..._domain.jobs import Job, Retry
+from ..._domain.patience import Patience
 from ..._domain.report_json import report_from_json, to_json
 from ..._domain.reports import RepositoryReport
 from ..._domain.urls import parse_repo_url, redact
@@ -105,6 +107,8 @@ class RedisWorkQueue:
 
     ``consumer`` names this worker in the consumer group (and in ``status``);
     ``claim_idle`` is how long a job may go unrenewed before another worker takes it.
+    ``patience`` rides out Redis being unavailable (pass the client's one, shared with
+    its semaphores; by default one of its own): every request here may be sent again.
     """
 
     def __init__(
@@ -115,8 +119,10 @@ class RedisWorkQueue:
         consumer: str = "",
         claim_idle: float = 60.0,
         retry_delay: tuple[float, float] = RETRY_DELAY,
+        patience: Patience | None = None,
     ) -> None:
         self._redis = redis
+        self.patience = patience or Patience()
         self._where = where
         self.consumer = consumer or secrets.token_hex(6)
         self.claim_idle = claim_idle
@@ -139,11 +145,14 @@ class RedisWorkQueue:
             )
         }
 
-    async def _call(self, request: Awaitable[Any]) -> Any:
-        return await redis_call(self._where, request)
+    async def _call(self, request: Callable[[], Awaitable[Any]]) -> Any:
+        """Send ``request()``, again while Redis is unavailable (patience): every
+        script here is idempotent (ADR 0015), and jobs a read delivered in a reply that
+        was lost stay pending, for a reclaim after ``claim_idle``."""
+        return await self.patience.call(lambda: redis_call(self._where, request()))
 
     async def _script(self, name: str, keys: list[str], args: list[Any]) -> Any:
-        return await self._call(self._scripts[name](keys=keys, args=args))
+        return await self._call(lambda: self._scripts[name](keys=keys, args=args))
 
     # -- submitting and reading (the `submit`, `results` and `status` commands)
 
@@ -208,7 +217,7 @@ class RedisWorkQueue:
 
     async def runs(self) -> list[str]:
         """Every run id, oldest first."""
-        return list(await self._call(self._redis.zrange(RUNS, 0, -1)))
+        return list(await self._call(lambda: self._redis.zrange(RUNS, 0, -1)))
 
     async def results(
         self,
@@ -222,7 +231,8 @@ class RedisWorkQueue:
         calling ``waiting`` once, the first time it has to wait."""
         last = "0-0"
         while True:
-            entries = await self._call(self._redis.xread({_key(run, "results"): last}, count=500))
+            read = partial(self._redis.xread, {_key(run, "results"): last}, count=500)
+            entries = await self._call(read)
             batch = next(iter(entries.values())) if entries else ()
             for entry in batch:
                 last = entry.identifier
@@ -259,7 +269,7 @@ class RedisWorkQueue:
         # Always a BLOCK of 1 ms or more: Redis takes BLOCK 0 as "wait for ever" (issue 39).
         block = _ms(min(wait, self._longest_block))
         entries = await self._call(
-            self._redis.xreadgroup(GROUP, self.consumer, {JOBS: ">"}, count=n, block=block)
+            lambda: self._redis.xreadgroup(GROUP, self.consumer, {JOBS: ">"}, count=n, block=block)
         )
         jobs = []
         for entry in next(iter(entries.values())) if entries else ():

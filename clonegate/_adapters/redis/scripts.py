@@ -188,7 +188,8 @@ return {'waiting', redis.call('ZRANK', QUEUE, id), held(), limit, lease}
 
 # ARGV: id. Releases the id's permit, or takes it out of the queue; either way wakes
 # whoever now fits. Returns {"released"} | {"withdrawn"} | {"absent"} (a lost lease,
-# or a replay).
+# or a replay of a withdrawal); a replay of a release (its reply was lost, and the
+# client's patience sent it again) is "released" again, not a lost lease.
 LEAVE = (
     _PRELUDE
     + """
@@ -197,7 +198,8 @@ local outcome = 'absent'
 local freed = reap()
 -- For a lease, a request of this id still in flight on another connection is refused.
 local lease = tonumber(redis.call('HGET', CONFIG, 'lease') or '0')
-redis.call('ZADD', GONE, NOW + math.max(lease, 60000), id)
+local tombstone = NOW + math.max(lease, 60000)
+redis.call('ZADD', GONE, tombstone, id)
 local entry = redis.call('HGET', HOLDING, id)
 if entry then
   local weight = tonumber(string.match(entry, '^(%d+)'))
@@ -205,7 +207,10 @@ if entry then
   redis.call('HDEL', HOLDING, id)
   redis.call('HINCRBY', CONFIG, 'held', 0 - weight)  -- not -weight: -0 is no integer to Redis
   log('released', id, weight)
+  redis.call('ZADD', GONE, tombstone, id .. ' released')  -- the answer to a replay
   outcome, freed = 'released', true
+elseif redis.call('ZSCORE', GONE, id .. ' released') then
+  outcome = 'released'
 elseif redis.call('ZSCORE', QUEUE, id) then
   unqueue(id)
   log('withdrawn', id, 0)

@@ -13,7 +13,7 @@ import os
 import random
 import socket
 import time
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from types import TracebackType
 from typing import Any, Literal, Self
@@ -22,6 +22,7 @@ import trio
 
 from ..._domain.checks import positive_seconds
 from ..._domain.limits import LeaseLostError, LimiterUnavailableError
+from ..._domain.patience import Patience
 from ..._domain.semaphore import _checked
 from .connection import Redis, redis_call
 from .lease import Lease
@@ -67,6 +68,8 @@ class RedisSemaphore:
       on_lease_lost: ``"cancel"`` (default) cancels the body of :meth:`hold` when its
         lease is lost and raises :exc:`LeaseLostError` as it leaves; ``"finish"`` lets
         it finish (then more than ``limit`` may run for a while).
+      patience: how long requests ride out an unavailable Redis (the client's one,
+        shared; by default its own). A holder's heartbeat only until its local deadline.
 
     Use it inside ``async with semaphore:``, or give it a ``nursery``: there run the
     holders' heartbeats and a pub/sub listener that wakes waiters when permits are
@@ -89,6 +92,7 @@ class RedisSemaphore:
         on_lease_lost: Literal["cancel", "finish"] = "cancel",
         prefix: str = "clonegate:sem",
         nursery: trio.Nursery | None = None,
+        patience: Patience | None = None,
     ) -> None:
         if on_lease_lost not in ("cancel", "finish"):
             raise ValueError(f"on_lease_lost must be 'cancel' or 'finish', got {on_lease_lost!r}")
@@ -100,6 +104,7 @@ class RedisSemaphore:
         self._warned = False
         self.on_lease_lost = on_lease_lost
         self._redis = redis
+        self.patience = patience or Patience()
         tag = f"{{{prefix}:{name}}}"
         self._keys = [f"{tag}:{key}" for key in KEY_NAMES]
         self._channel = f"{self._keys[0]}:hint"
@@ -170,9 +175,9 @@ class RedisSemaphore:
         """Wait until ``n`` permits are granted to this caller, in FIFO order; a checkpoint.
 
         Polls Redis with capped exponential backoff and jitter (each poll keeps its
-        place: a waiter that stops polling for a lease loses it). If cancelled, or if
-        Redis fails, while waiting, the request leaves the queue, and a permit granted
-        in the meantime is returned, in a shielded and bounded scope.
+        place: a waiter that stops polling for a lease, in an outage, queues again at
+        the tail). If cancelled, or if Redis fails past the patience, while waiting, the
+        request leaves the queue, and a permit granted meanwhile is returned (shielded).
         """
         _checked(n, "n")
         nursery = self._nursery_or_raise()
@@ -284,8 +289,11 @@ class RedisSemaphore:
         self.limit, self.lease = limit, lease_ms / 1000
 
     async def _call(self, script: str, *args: str | int) -> Any:
-        request: Awaitable[Any] = self._scripts[script](keys=self._keys, args=list(args))
-        return await redis_call(f"the cluster limit {self.name!r}", request)
+        # Every script is idempotent per acquisition id: sending one again is safe.
+        where, send = f"the cluster limit {self.name!r}", self._scripts[script]
+        return await self.patience.call(
+            lambda: redis_call(where, send(keys=self._keys, args=list(args)))
+        )
 
     async def _leave(self, id: str) -> str:
         # Shielded: a cancelled waiter must leave the queue (or return a permit granted
@@ -315,41 +323,40 @@ class RedisSemaphore:
                 lease._cancel_on_loss.cancel()
 
     async def _renew(self, lease: Lease, at: float) -> bool:
-        """Extend ``lease`` at trio time ``at``; retry failures until its local deadline,
-        past which another client may hold the permit. False: lost."""
+        """Extend ``lease`` at trio time ``at``; retry failures (patience) until its local
+        deadline, past which another client may hold the permit. False: lost."""
         await trio.sleep_until(at)
         with trio.move_on_at(lease.deadline):
-            while True:
-                sent = _now()
-                try:
-                    reply = await self._call("heartbeat", lease.id, ms(self.lease))
-                except LimiterUnavailableError as exc:
-                    logger.warning("heartbeat on %r failed, retrying: %s", self.name, exc)
-                    await trio.sleep(min(self.lease / 10, 1.0))
-                    continue
-                if reply[0] != "granted":
-                    return False  # Redis no longer has it, whatever the local deadline
-                self._follow(int(reply[4]), int(reply[5]))
-                lease.extend(*sent, int(reply[2]) / 1000)  # and tells its workers
-                return True
+            sent = _now()  # the first attempt's: never after the server's
+            try:
+                reply = await self._call("heartbeat", lease.id, ms(self.lease))
+            except LimiterUnavailableError:
+                return False  # no more patience, or refused: the local deadline is moot
+            if reply[0] != "granted":
+                return False  # Redis no longer has it, whatever the local deadline
+            self._follow(int(reply[4]), int(reply[5]))
+            lease.extend(*sent, int(reply[2]) / 1000)  # and tells its workers
+            return True
         return False
 
     async def _listen_for_releases(self) -> None:
-        # Only a latency hint: if pub/sub fails, waiters still poll within their cap.
-        try:
-            async with self._redis.pubsub(channels=[self._channel]) as pubsub:
-                async for _ in pubsub:
-                    self._released_hint.set()
-                    self._released_hint = trio.Event()
-        except Exception as exc:
-            logger.debug("release hints for %r unavailable: %s", self.name, exc)
-        except BaseExceptionGroup as group:
-            # Cancelled (a signal, the end of a run), coredis's clean-up may find the
-            # client's connections closed by the same cancellation: only it counts.
-            if group.subgroup(trio.Cancelled) is None:
+        # Only a latency hint (waiters poll regardless): made again if its connection dies.
+        while True:
+            try:
+                async with self._redis.pubsub(channels=[self._channel]) as pubsub:
+                    async for _ in pubsub:
+                        self._released_hint.set()
+                        self._released_hint = trio.Event()
+            except Exception as exc:
+                logger.debug("release hints for %r unavailable: %s", self.name, exc)
+            except BaseExceptionGroup as group:
+                # Cancelled (a signal, the end of a run), coredis's clean-up may find the
+                # client's connections closed by the same cancellation: only it counts.
+                if group.subgroup(trio.Cancelled) is None:
+                    raise
+                await trio.lowlevel.checkpoint()  # raises the cancellation alone
                 raise
-            await trio.lowlevel.checkpoint()  # raises the cancellation alone
-            raise
+            await trio.sleep(self.patience.cap)
 
 
 def _now() -> tuple[float, float]:
