@@ -25,6 +25,7 @@ from clonegate import (
     ClusterWorker,
     LeaseLostError,
     LimiterUnavailableError,
+    Patience,
     RedisSemaphore,
     RedisWorkQueue,
     open_redis,
@@ -148,9 +149,10 @@ async def test_infrastructure_errors_put_jobs_back_and_are_never_reported(
 async def test_jobs_wait_out_a_limit_whose_redis_is_down(
     tmp_path: Path, own_redis: RedisServer
 ) -> None:
-    # The cluster limit on a redis-server of its own, stopped while the queue's runs:
-    # every clone's acquire fails (connection refused) and its job is put back, as often
-    # as it takes; once that Redis is started again, every job is cloned and reported ok.
+    # The cluster limit on a redis-server of its own, stopped while the queue's runs, and
+    # a limit client of no patience (a longer outage than its patience, in short): every
+    # clone's acquire fails (connection refused) and its job is put back, as often as it
+    # takes; once that Redis is started again, every job is cloned and reported ok.
     served = tmp_path / "served"
     served.mkdir()
     names = _serve(served, 6)
@@ -164,7 +166,9 @@ async def test_jobs_wait_out_a_limit_whose_redis_is_down(
             open_redis(limit_server.url) as limit_redis,
             trio.open_nursery() as nursery,
         ):
-            semaphore = RedisSemaphore(limit_redis, "clones", 2, nursery=nursery)
+            semaphore = RedisSemaphore(
+                limit_redis, "clones", 2, nursery=nursery, patience=Patience(0)
+            )
             queue = RedisWorkQueue(redis, consumer="w", retry_delay=(0.001, 0.002))
             await queue.submit([daemon.url(name) for name in names], run="r")
             limit_server.stop()

@@ -84,6 +84,7 @@ def test_a_thousand_urls_with_ten_percent_bad(tmp_path: Path, work: Path) -> Non
         "reused": 0,
         "test_files": 0,
         "tests": 0,
+        "unread_files": 0,
         "elapsed": 0,
     }
     assert code == 1
