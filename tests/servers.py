@@ -485,8 +485,29 @@ _TEMPLATES = {
         "public class Module{i}NgTest {{\n{body}}}\n",
         "    public void case{k}() {{\n        int v = {k};\n    }}\n\n",
     ),
+    "playwright": (
+        "e2e/feature{d}/flow_{i}.spec.ts",
+        "import {{ test, expect }} from '@playwright/test';\n\n"
+        "test.describe('flow {i}', () => {{\n{body}}});\n",
+        "  test('step {k}', async ({{ page }}) => {{\n    await page.goto('/{k}');\n"
+        "    await test.step('check', async () => {{}});\n  }});\n",
+    ),
+    "cypress": (
+        "cypress/e2e/feature{d}/page_{i}.cy.js",
+        "describe('page {i}', () => {{\n{body}}});\n",
+        "  it('shows {k}', () => {{\n    cy.visit('/{k}');\n  }});\n",
+    ),
+    "node-test": (
+        "test/feature{d}/unit_{i}.test.mjs",
+        "import {{ describe, test }} from 'node:test';\nimport assert from 'node:assert';\n\n"
+        "describe('unit {i}', () => {{\n{body}}});\n",
+        "  test('case {k}', {{ skip: {k} === 5 }}, (t) => {{\n    assert.equal({k}, {k});\n"
+        "  }});\n",
+    ),
 }
 DEFAULT_KINDS = ("python", "jest", "vitest", "go", "junit5", "rust")
+# What a package.json names for the JavaScript kinds that run only in a project using them.
+_PACKAGES = {"playwright": "@playwright/test", "cypress": "cypress"}
 
 
 def make_test_suite_repo(
@@ -514,7 +535,11 @@ def make_test_suite_repo(
         blobs.append((path.format(d=i % 50, i=i), outer.format(i=i, body=body)))
     for i in range(other_files):
         blobs.append((f"src/lib/part{i % 50}/util_{i}.py", f"def util_{i}():\n    return {i}\n"))
-    blobs.append(("package.json", '{"devDependencies": {"jest": "^29"}}\n'))
+    packages = ["jest", *(_PACKAGES[kind] for kind in kinds if kind in _PACKAGES)]
+    dependencies = ", ".join(
+        f'"{package}": "*"' if package != "jest" else '"jest": "^29"' for package in packages
+    )
+    blobs.append(("package.json", f'{{"devDependencies": {{{dependencies}}}}}\n'))
     stream = [
         "commit refs/heads/main\ncommitter Fixture <fixture@example.invalid> "
         "1700000000 +0000\ndata 7\nfixture\n"
