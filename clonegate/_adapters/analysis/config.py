@@ -84,14 +84,16 @@ class ConfigScopes:
         self._chains: dict[str, _Chain] = {}
         self._scopes: dict[tuple[str, str], Scope] = {}
         self._trusting: dict[tuple[str, str], tuple[Framework, ...]] = {}
+        # A file's own: asked by the listing, the scan's gate and the framework's choice.
+        self._selecting: dict[tuple[str, str], tuple[Framework, ...]] = {}
 
     # The memos are rebuilt where the scopes are used, not pickled to the workers.
     def __getstate__(self) -> dict[str, object]:
-        memos = ("_chains", "_scopes", "_trusting")
+        memos = ("_chains", "_scopes", "_trusting", "_selecting")
         return {k: v for k, v in self.__dict__.items() if k not in memos}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state, _chains={}, _scopes={}, _trusting={})
+        self.__dict__.update(state, _chains={}, _scopes={}, _trusting={}, _selecting={})
 
     def scope_for(self, path: str, framework: Framework) -> Scope:
         """The settings that apply to ``path`` for ``framework``, and where they are from."""
@@ -123,13 +125,16 @@ class ConfigScopes:
 
     def selecting(self, path: str, family: str) -> tuple[Framework, ...]:
         """The frameworks of ``family`` whose own rules run ``path``."""
-        return tuple(
-            framework
-            for framework in FRAMEWORKS
-            if framework.reads(family)
-            and (not framework.scoped or self.covers(path, framework))
-            and framework.selects(path, self.scope_for(path, framework))
-        )
+        found = self._selecting.get((path, family))
+        if found is None:
+            found = self._selecting[path, family] = tuple(
+                framework
+                for framework in FRAMEWORKS
+                if framework.reads(family)
+                and (not framework.scoped or self.covers(path, framework))
+                and framework.selects(path, self.scope_for(path, framework))
+            )
+        return found
 
     def trusting(self, path: str, family: str) -> tuple[Framework, ...]:
         """The frameworks of ``family`` that take an import as the rule for ``path`` (ADR
