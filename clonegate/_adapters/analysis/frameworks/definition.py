@@ -54,6 +54,10 @@ class Settings:
     projects: tuple[Settings, ...] = ()
     interface: str = ""
 
+    def each_project(self) -> tuple[Settings, ...]:
+        """The settings of each project, or these alone: a file runs if one runs it."""
+        return self.projects or (self,)
+
 
 @dataclass(frozen=True, slots=True)
 class Scope:

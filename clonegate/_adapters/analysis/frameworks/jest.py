@@ -21,8 +21,8 @@ import re
 from ..globs import check_globs, glob_matches
 from ..patterns import check_count, compile_test_regex, searchable
 from .definition import Framework, Scope, Settings
-from .js_config import computed_note, json_of, package_key
-from .js_literals import COMPUTED, Array, Object, Value, config_of, literal_strings, of_json
+from .js_config import computed_note, json_of, package_key, with_projects
+from .js_literals import COMPUTED, Object, Value, config_of, literal_strings, of_json
 
 DEFAULT_MATCH = ("**/__tests__/**/*.[jt]s?(x)", "**/?(*.)+(spec|test).[jt]s?(x)")
 DEFAULT_IGNORE = "/node_modules/"
@@ -81,17 +81,9 @@ def _project(
         excludes=tuple(_anchored(p, where) for p in ignores),
     )
     projects = config.get("projects") if top else None
-    if projects is COMPUTED:
-        computed.append("projects")
-    if not isinstance(projects, Array):
-        return settings
-    inline = [p for p in projects.items if isinstance(p, Object)]
-    if not inline:
-        return settings  # directories with configs of their own
-    found = [_project(p, where, defaults, computed, top=False) for p in inline]
-    if not projects.complete or len(inline) < len(projects.items):
-        found.append(settings)
-    return dataclasses.replace(settings, projects=tuple(found))
+    return with_projects(
+        settings, projects, computed, lambda p: _project(p, where, defaults, computed, top=False)
+    )
 
 
 def _strings(config: Object, key: str, computed: list[str]) -> tuple[str, ...]:
@@ -118,9 +110,7 @@ def _anchored(pattern: str, where: str) -> str:
 def selects(path: str, scope: Scope) -> bool:
     settings = scope.settings
     absolute = "/" + searchable(scope.relative(path))
-    if settings.projects:
-        return any(_runs(absolute, project) for project in settings.projects)
-    return _runs(absolute, settings)
+    return any(_runs(absolute, project) for project in settings.each_project())
 
 
 def _runs(absolute: str, settings: Settings) -> bool:

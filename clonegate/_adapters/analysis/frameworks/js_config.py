@@ -4,11 +4,23 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable
 from typing import Any
 
+from .definition import Settings
 from .documents import json_of
+from .js_literals import COMPUTED, Array, Object, Value
 
-__all__ = ["JS_EXTENSIONS", "computed_note", "json_of", "package_key", "scripts", "strings"]
+__all__ = [
+    "JS_EXTENSIONS",
+    "computed_note",
+    "json_of",
+    "package_key",
+    "scripts",
+    "strings",
+    "with_projects",
+]
 
 JS_EXTENSIONS = r"[cm]?[jt]sx?"
 
@@ -44,3 +56,25 @@ def computed_note(name: str, computed: list[str], framework: str) -> str:
         return f"{name} is code, not literals: {framework}'s defaults"
     keys = ", ".join(dict.fromkeys(computed))
     return f"{name} is code: {keys} computed, {framework}'s default for them"
+
+
+def with_projects(
+    settings: Settings,
+    projects: Value | None,
+    computed: list[str],
+    project: Callable[[Object], Settings],
+) -> Settings:
+    """``settings`` with a config's inline ``projects`` (jest's, vitest's), each read by
+    ``project``. Entries that are not objects (paths of projects with configs of their
+    own) keep ``settings`` itself among the projects; a computed list is noted."""
+    if projects is COMPUTED:
+        computed.append("projects")
+    if not isinstance(projects, Array):
+        return settings
+    inline = [p for p in projects.items if isinstance(p, Object)]
+    if not inline:
+        return settings
+    found = [project(p) for p in inline]
+    if not projects.complete or len(inline) < len(projects.items):
+        found.append(settings)  # other projects: files their own configs or these select
+    return dataclasses.replace(settings, projects=tuple(found))

@@ -96,9 +96,7 @@ def _patterns(value: Value, computed: list[str], key: str) -> tuple[str, ...] | 
 def selects(path: str, scope: Scope) -> bool:
     settings = scope.settings
     relative = scope.relative(path)
-    if settings.projects:
-        return any(_runs(relative, project) for project in settings.projects)
-    return _runs(relative, settings)
+    return any(_runs(relative, project) for project in settings.each_project())
 
 
 def _runs(relative: str, settings: Settings) -> bool:

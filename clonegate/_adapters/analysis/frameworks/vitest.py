@@ -15,7 +15,7 @@ import re
 
 from ..globs import check_globs, glob_matches
 from .definition import Framework, Scope, Settings
-from .js_config import JS_EXTENSIONS, computed_note, json_of
+from .js_config import JS_EXTENSIONS, computed_note, json_of, with_projects
 from .js_literals import COMPUTED, Array, Object, Value, config_of, literal_strings, of_json
 
 TESTS = re.compile(rf"(?:.*/)?[^/]+\.(?:test|spec)\.{JS_EXTENSIONS}")
@@ -86,17 +86,12 @@ def _project(
         typecheck=typecheck,
     )
     projects = test.get("projects") if top else None
-    if projects is COMPUTED:
-        computed.append("projects")
-    if not isinstance(projects, Array):
-        return settings
-    inline = [p for p in projects.items if isinstance(p, Object)]
-    if not inline:
-        return settings  # paths of projects with configs of their own
-    found = [_project(p, where, defaults, typecheck, computed, top=False) for p in inline]
-    if not projects.complete or len(inline) < len(projects.items):
-        found.append(settings)  # other projects: files their own configs or these select
-    return dataclasses.replace(settings, projects=tuple(found))
+    return with_projects(
+        settings,
+        projects,
+        computed,
+        lambda p: _project(p, where, defaults, typecheck, computed, top=False),
+    )
 
 
 def _path(value: Value, computed: list[str], key: str) -> str | None:
@@ -118,9 +113,7 @@ def _globs(value: Value, computed: list[str], key: str) -> tuple[str, ...]:
 def selects(path: str, scope: Scope) -> bool:
     settings = scope.settings
     relative = scope.relative(path)
-    if settings.projects:
-        return any(_runs(relative, project) for project in settings.projects)
-    return _runs(relative, settings)
+    return any(_runs(relative, project) for project in settings.each_project())
 
 
 def _runs(relative: str, settings: Settings) -> bool:
