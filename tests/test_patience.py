@@ -155,3 +155,32 @@ def test_patience_is_seconds_at_least_zero() -> None:
     for wrong in (-1, True, "300"):
         with pytest.raises(ValueError, match="patience must be"):
             Patience(wrong)  # type: ignore[arg-type]
+
+
+def test_a_caller_gives_up_at_its_own_patience_though_others_succeed(
+    clock: trio.testing.MockClock,
+) -> None:
+    # Issue 39's review: with the queue on one cluster node and the limit on another
+    # that is gone, the queue's successes every few seconds ended the shared outage,
+    # and the limit's caller never ran out of patience (it gave up at 70 s of 10).
+    patience = Patience(10)
+    gone, up = Server(), Server(back=0.0)
+    gave_up: list[float] = []
+
+    async def failing() -> None:
+        with pytest.raises(LimiterUnavailableError, match="no more patience"):
+            await patience.call(gone.request)
+        gave_up.append(trio.current_time())
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(failing)
+            with trio.move_on_after(300):  # virtual seconds: before, it never gave up
+                while not gave_up:
+                    await patience.call(up.request)
+                    await trio.sleep(3)
+            nursery.cancel_scope.cancel()
+
+    trio.run(main, clock=clock)
+    assert gave_up
+    assert gave_up[0] <= 10 + 5  # its patience, and one capped wait at most

@@ -19,7 +19,7 @@ from clonegate._adapters.redis.url import parse_redis_url
 
 from .redis_server import RedisServer
 from .server_programs import server_program
-from .servers import git_daemon, make_repo
+from .servers import free_port, git_daemon, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "SecretTail"  # in every password below: it must never be seen
@@ -70,6 +70,27 @@ def test_a_malformed_url_is_one_line_that_hides_the_password(url: str) -> None:
     )
     assert result.returncode == 2, result.stderr
     assert result.stderr.count("\n") == 1
+    assert result.stderr.startswith("clonegate: error:")
+    assert SECRET not in result.stderr + result.stdout
+
+
+@pytest.mark.parametrize("scheme", ["redis", "redis+cluster", "redis+sentinel"])
+def test_no_reachable_server_is_one_line_and_exit_3_for_every_url_form(scheme: str) -> None:
+    # A cluster with no reachable node failed in coredis's own context manager, outside
+    # the requests that are translated: a 133-line traceback and exit 1 (issue 39).
+    port = free_port()  # nobody listens there
+    url = f"{scheme}://alice:{SECRET}@127.0.0.1:{port}" + (
+        "/mymaster" if "sentinel" in scheme else ""
+    )
+    result = subprocess.run(
+        [sys.executable, "-m", "clonegate", "status", "--redis", url],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert result.returncode == 3, result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith("clonegate: error:")
     assert SECRET not in result.stderr + result.stdout
 

@@ -7,6 +7,7 @@ import uuid
 
 import pytest
 import trio
+import trio.testing
 
 from clonegate import Patience, RedisSemaphore, RedisUnavailableError, RedisWorkQueue, open_redis
 
@@ -101,3 +102,53 @@ async def test_the_queue_rides_out_a_redis_restart_and_gives_up_after_its_patien
             with pytest.raises(RedisUnavailableError, match="no more patience, 0 s"):
                 await impatient.status(run)
             own_redis.start()
+
+
+async def test_a_permit_granted_by_a_late_reply_is_held_not_lost(own_redis: RedisServer) -> None:
+    # Redis paused for three leases while a waiter's acquire is in flight: the grant is
+    # made at the resume, fresh on the server, but its local deadline counts from the
+    # request's sending and has passed when the reply arrives. It is renewed at once,
+    # not declared lost on arrival (the waiter would lose its turn and its clone).
+    async with (
+        open_redis(own_redis.url) as redis,
+        RedisSemaphore(redis, uuid.uuid4().hex, 1, lease=1) as sem,
+    ):
+        leases = []
+
+        async def take() -> None:
+            leases.append(await sem.acquire())
+
+        own_redis.pause()
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(take)
+                await trio.sleep(3)  # the pause itself, three leases long
+                own_redis.resume()
+        finally:
+            own_redis.resume()
+        [lease] = leases
+        await trio.testing.wait_all_tasks_blocked()  # its heartbeat has looked at it
+        assert not lease.lost.is_set()
+        assert await lease.release()
+
+
+async def test_a_release_unanswered_before_the_deadline_is_no_lost_lease(
+    own_redis: RedisServer,
+) -> None:
+    # The work under a permit ended a second before its local deadline, and Redis went
+    # silent: the release waits out its clean-up bound (5 s), past the deadline. The
+    # permit was held throughout the work (the deadline had not passed when it ended):
+    # no lost lease, which would throw a finished clone away.
+    async with (
+        open_redis(own_redis.url) as redis,
+        RedisSemaphore(redis, uuid.uuid4().hex, 1, lease=30) as sem,
+    ):
+        lease = await sem.acquire()
+        lease.deadline = trio.current_time() + 1.0  # as if its last renewal were old
+        own_redis.pause()
+        try:
+            held = await lease.release()
+        finally:
+            own_redis.resume()
+    assert held
+    assert not lease.lost.is_set()

@@ -4,7 +4,8 @@ no repository (issue 38): WorkClock, and the use case with analyzers that share 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from clonegate import (
     with_analysis_time_limit,
     with_analysis_timeout,
     with_event_hook,
+    with_global_limiter,
     with_keep_clones,
     with_max_concurrent_clones,
     with_repository_timeout,
@@ -313,3 +315,46 @@ def test_the_command_line_defaults_are_the_librarys() -> None:
     assert cli["timeout"] == config.repository_timeout
     assert cli["analysis_timeout"] == config.analysis_time_limit
     assert parse_size(str(cli["analysis_memory"])) == config.analysis_memory_limit
+
+
+class _Granting:
+    """A shared limit (another machine's clones ahead, an outage ridden out) that grants
+    once ``grant`` is set."""
+
+    def __init__(self) -> None:
+        self.grant = trio.Event()
+        self.waiting = trio.Event()
+
+    @asynccontextmanager
+    async def hold(self, n: int = 1) -> AsyncIterator[None]:
+        self.waiting.set()
+        await self.grant.wait()
+        yield
+
+
+async def test_a_wait_for_a_shared_limit_is_no_repositorys_time(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # Issue 39: a job that waited past --timeout for the cluster limit was reported
+    # `timeout` (while waiting for a clone slot), an infrastructure wait written as the
+    # repository's result. The wait stops the repository's clock, as an analysis
+    # process's does.
+    limit = _Granting()
+    uc = AnalyzeUseCase(
+        with_repository_timeout(10),
+        with_global_limiter(limit),
+        vcs=FakeVCS(tmp_path),
+        analyzer=FakeAnalyzer(),
+    )
+    async with trio.open_nursery() as nursery:
+        reports: list[RepositoryReport] = []
+
+        async def run() -> None:
+            reports.append(await uc.execute(url(0)))
+
+        nursery.start_soon(run)
+        await limit.waiting.wait()
+        await trio.sleep(3600)  # an hour of someone else's clones, past the 10 s
+        assert reports == []
+        limit.grant.set()
+    assert [r.status for r in reports] == [RepositoryStatus.OK]

@@ -76,6 +76,7 @@ class Patience:
         patience. ``request`` makes a new request each time (an awaitable is spent
         once awaited); it must be safe to send twice: the first may have run."""
         delay = self.first
+        mine: float | None = None  # this call's first failure
         while True:
             sent = trio.current_time()
             try:
@@ -83,7 +84,11 @@ class Patience:
             except LimiterUnavailableError as exc:
                 if not exc.retryable:
                     raise
-                since = self._failed(exc, sent)
+                # The outage is shared (one log line for all callers), but a caller's
+                # patience runs from its own first failure too: another caller's success
+                # (a cluster node that still answers) must not restart it.
+                mine = sent if mine is None else mine
+                since = min(self._failed(exc, sent), mine)
                 now = trio.current_time()
                 if now - since >= self.seconds:
                     raise type(exc)(

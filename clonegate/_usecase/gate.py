@@ -16,6 +16,7 @@ import trio
 from .._domain.limits import Expiring, HeldDeadline, Limiter, held_deadline
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.urls import redact
+from .._domain.work_clock import waiting_for_slot
 from .estimates import MemoryEstimates, MiB
 
 __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry", "MemoryLease"]
@@ -139,7 +140,10 @@ class CloneGate:
                 expiring: list[Expiring] = []
                 try:
                     for limiter in self._shared_limiters(host):
-                        permit = await shared.enter_async_context(limiter.hold(weight))
+                        # Shared with other machines: the wait (their clones, an outage
+                        # ridden out) is no repository's own time (issue 39).
+                        with waiting_for_slot():
+                            permit = await shared.enter_async_context(limiter.hold(weight))
                         if isinstance(permit, Expiring):
                             expiring.append(permit)
                     # The memory last: only running clones hold any, so a clone that

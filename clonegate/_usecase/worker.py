@@ -38,6 +38,7 @@ class _Held:
     job: Job
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     taken_over: bool = False
+    ending: bool = False  # its run is over: being reported or put back (fenced)
 
 
 class ClusterWorker:
@@ -132,17 +133,22 @@ class ClusterWorker:
             if not await self.queue.start(job, alone=job.reclaimed):
                 return  # reported already, or taken over by another worker (logged)
             report: RepositoryReport | None = None
+            failure: LimitError | None = None
             with held.scope:
                 try:
                     report = await self.use_case.execute(
                         job.url, index=job.index, raise_limit_errors=True
                     )
                 except LimitError as exc:
-                    if not held.taken_over:
-                        await self._retry(job, exc)
+                    failure = exc
+            # From here the scripts are fenced: a renewal that finds the job gone is
+            # about this end (its own RETRY or FINISH), not a takeover.
+            held.ending = True
             if held.taken_over:
                 self.totals.stopped += 1
                 logger.warning("job %s (%s): stopped, another worker has it", job.id, job.url)
+            elif failure is not None:
+                await self._retry(job, failure)
             elif report is not None:
                 await self._finish(job, report)
         finally:
@@ -196,10 +202,12 @@ class ClusterWorker:
                     # Reclaimed while this worker was slow (paused, cut off): its run
                     # stops now, and writes nothing; the new owner's report counts.
                     taken = self._held.get((job.id, job.deliveries))
-                    if taken is not None:
+                    if taken is not None and not taken.ending:
                         taken.taken_over = True
                         taken.scope.cancel()
-                    logger.warning("job %s (%s) was taken over by another worker", job.id, job.url)
+                        logger.warning(
+                            "job %s (%s) was taken over by another worker", job.id, job.url
+                        )
 
 
 def _take_all(slots: trio.Semaphore) -> int:

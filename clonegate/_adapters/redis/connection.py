@@ -46,7 +46,6 @@ class RedisUnavailableError(LimiterUnavailableError):
     """Redis cannot be reached, stopped answering, or refused a command."""
 
 
-_FAILED = (*UNAVAILABLE, RedisUnavailableError)
 # Refusals that mean "not now": a failover under way (a demoted primary is read-only, a
 # cluster without all its slots), or a server still loading its data after a restart.
 PASSING = (
@@ -79,6 +78,9 @@ TOPOLOGY = (
     coredis.exceptions.SentinelError,
     coredis.exceptions.ReplicationError,
 )
+# What opening a client can fail with: one error line, never a traceback (a cluster with
+# no reachable node fails in coredis's own context manager, not in a request).
+_FAILED = (*UNAVAILABLE, *TOPOLOGY, RedisUnavailableError)
 
 
 def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:

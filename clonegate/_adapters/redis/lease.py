@@ -89,10 +89,12 @@ class Lease:
             await trio.lowlevel.checkpoint()
             return not self.lost.is_set()
         self._released = True
+        ended = trio.current_time()  # the work under the lease ended here
         if self._heartbeat is not None:
             self._heartbeat.cancel()
         outcome = await self.semaphore._leave(self.id)
-        # Unanswered within the clean-up bound: held till now by the local deadline all the same.
-        if outcome != "released" and (outcome != "unknown" or self.deadline <= trio.current_time()):
+        # Unanswered within the clean-up bound: the work ended while the local deadline
+        # still held, so it held its permit throughout; the lease's end returns it.
+        if outcome != "released" and (outcome != "unknown" or self.deadline <= ended):
             self.lost.set()
         return not self.lost.is_set()

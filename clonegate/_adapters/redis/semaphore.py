@@ -186,10 +186,9 @@ class RedisSemaphore:
         delay = FIRST_POLL
         try:
             while True:
-                sent = _now()
-                reply = await self._call("acquire", id, n, *self._asked, "wait")
+                reply, sent = await self._call_timed("acquire", id, n, *self._asked, "wait")
                 if reply[0] == "granted":
-                    lease = self._granted(id, reply, sent)
+                    lease = await self._fresh(self._granted(id, reply, sent))
                     break
                 if reply[0] == "waiting":
                     self._follow(int(reply[3]), int(reply[4]))
@@ -212,14 +211,17 @@ class RedisSemaphore:
         await trio.lowlevel.checkpoint_if_cancelled()
         id = self._new_id()
         try:
-            sent = _now()
-            reply = await self._call("acquire", id, n, *self._asked, "try")
+            reply, sent = await self._call_timed("acquire", id, n, *self._asked, "try")
         except BaseException:
             await self._leave(id)
             raise
         if reply[0] != "granted":
             return None
-        lease = self._granted(id, reply, sent)
+        try:
+            lease = await self._fresh(self._granted(id, reply, sent))
+        except BaseException:
+            await self._leave(id)
+            raise
         nursery.start_soon(self._heartbeat, lease)
         return lease
 
@@ -272,6 +274,21 @@ class RedisSemaphore:
         lease.extend(*sent, int(reply[2]) / 1000)
         return lease
 
+    async def _fresh(self, lease: Lease) -> Lease:
+        """``lease``, renewed at once if the reply that granted it took longer than the
+        lease (a paused Redis, a stalled network): fresh on the server, it is stale here,
+        its local deadline counted from the request's sending. Raises
+        :exc:`LeaseLostError` if Redis ended it meanwhile."""
+        if lease.deadline > trio.current_time():
+            await trio.lowlevel.checkpoint()
+            return lease
+        reply, sent = await self._call_timed("heartbeat", lease.id, ms(self.lease))
+        if reply[0] != "granted":
+            raise LeaseLostError(f"the lease on {self.name!r} ended before its grant arrived")
+        self._follow(int(reply[4]), int(reply[5]))
+        lease.extend(*sent, int(reply[2]) / 1000)
+        return lease
+
     def _follow(self, limit: int, lease_ms: int) -> None:
         """Take the limit and lease Redis holds (-1: none, after a reset) as this
         client's; warn, once, if they are not what it asked for, then note changes."""
@@ -289,11 +306,23 @@ class RedisSemaphore:
         self.limit, self.lease = limit, lease_ms / 1000
 
     async def _call(self, script: str, *args: str | int) -> Any:
+        return (await self._call_timed(script, *args))[0]
+
+    async def _call_timed(self, script: str, *args: str | int) -> tuple[Any, tuple[float, float]]:
+        """The reply, and the clocks read before the attempt that got it (:func:`_now`):
+        a lease granted or renewed after an outage counts from that attempt, not the
+        first, or it would end before it began."""
         # Every script is idempotent per acquisition id: sending one again is safe.
         where, send = f"the cluster limit {self.name!r}", self._scripts[script]
-        return await self.patience.call(
-            lambda: redis_call(where, send(keys=self._keys, args=list(args)))
-        )
+        sent = _now()
+
+        async def attempt() -> Any:
+            nonlocal sent
+            sent = _now()
+            return await redis_call(where, send(keys=self._keys, args=list(args)))
+
+        reply = await self.patience.call(attempt)
+        return reply, sent
 
     async def _leave(self, id: str) -> str:
         # Shielded: a cancelled waiter must leave the queue (or return a permit granted
@@ -327,9 +356,9 @@ class RedisSemaphore:
         deadline, past which another client may hold the permit. False: lost."""
         await trio.sleep_until(at)
         with trio.move_on_at(lease.deadline):
-            sent = _now()  # the first attempt's: never after the server's
             try:
-                reply = await self._call("heartbeat", lease.id, ms(self.lease))
+                # Timed from the attempt that was answered: never after the server's run.
+                reply, sent = await self._call_timed("heartbeat", lease.id, ms(self.lease))
             except LimiterUnavailableError:
                 return False  # no more patience, or refused: the local deadline is moot
             if reply[0] != "granted":
