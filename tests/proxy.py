@@ -62,8 +62,6 @@ class ThrottlingProxy(OnLoopback):
     With ``hold=(limit, total)``, the server's answers flow only while ``limit``
     connections are open, or once ``total`` connections have been made (nothing is
     left to come): a client that leaves a slot idle while work is queued stalls.
-    The answers to requests for the paths in ``paused`` flow only after ``resume()``:
-    their clones stay open at the server for as long as a test needs.
     """
 
     def __init__(
@@ -72,11 +70,8 @@ class ThrottlingProxy(OnLoopback):
         rate: int = 256 * 1024,
         chunk: int = 16 * 1024,
         hold: tuple[int, int] | None = None,
-        paused: frozenset[str] = frozenset(),
     ) -> None:
         self.upstream_port = upstream_port
-        self.paused = paused
-        self.resumed = trio.Event()
         self.rate = rate
         self.chunk = chunk
         self.hold = hold
@@ -90,10 +85,6 @@ class ThrottlingProxy(OnLoopback):
         self._changed = trio.Event()
         self._cut = False
         self.port = 0
-
-    def resume(self) -> None:
-        """Let the answers for the ``paused`` paths flow."""
-        self.resumed.set()
 
     def cut(self) -> None:
         """Forward nothing more: each connection closes before its next chunk."""
@@ -143,9 +134,7 @@ class ThrottlingProxy(OnLoopback):
         self._changed.set()
         self._changed = trio.Event()
 
-    async def _flowing(self, connection: _Connection) -> None:
-        if connection.path in self.paused:
-            await self.resumed.wait()
+    async def _flowing(self) -> None:
         while self.hold is not None:  # None again once released
             limit, total = self.hold
             if self.active >= limit or self.connections >= total:
@@ -200,13 +189,13 @@ class ThrottlingProxy(OnLoopback):
         try:
             while data := await server.receive_some(self.chunk):
                 if held:
-                    await self._flowing(connection)
+                    await self._flowing()
                     await self._forward(connection.client, held)
                     held = b""
                 if connection.asked_all:
                     held = data
                 else:  # more requests may follow, waiting for this answer: no holding back
-                    await self._flowing(connection)
+                    await self._flowing()
                     await self._forward(connection.client, data)
             self._gone(connection)  # recorded before the client can have everything
             if held:  # not held back by `hold`: this connection no longer counts
