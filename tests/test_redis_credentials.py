@@ -61,17 +61,7 @@ def test_a_malformed_url_is_one_line_that_hides_the_password(url: str) -> None:
     with pytest.raises(ValueError, match="Redis URL") as failed:
         parse_redis_url(url)
     assert SECRET not in str(failed.value)
-    result = subprocess.run(
-        [sys.executable, "-m", "clonegate", "status", "--redis", url],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        check=False,
-    )
-    assert result.returncode == 2, result.stderr
-    assert result.stderr.count("\n") == 1
-    assert result.stderr.startswith("clonegate: error:")
-    assert SECRET not in result.stderr + result.stdout
+    _status_says_one_line(url, exit_status=2)
 
 
 @pytest.mark.parametrize("scheme", ["redis", "redis+cluster", "redis+sentinel"])
@@ -82,6 +72,12 @@ def test_no_reachable_server_is_one_line_and_exit_3_for_every_url_form(scheme: s
     url = f"{scheme}://alice:{SECRET}@127.0.0.1:{port}" + (
         "/mymaster" if "sentinel" in scheme else ""
     )
+    _status_says_one_line(url, exit_status=3)
+
+
+def _status_says_one_line(url: str, *, exit_status: int) -> None:
+    """`clonegate status --redis URL` ends with ``exit_status`` and one error line that
+    does not show the password."""
     result = subprocess.run(
         [sys.executable, "-m", "clonegate", "status", "--redis", url],
         capture_output=True,
@@ -89,7 +85,7 @@ def test_no_reachable_server_is_one_line_and_exit_3_for_every_url_form(scheme: s
         cwd=ROOT,
         check=False,
     )
-    assert result.returncode == 3, result.stderr
+    assert result.returncode == exit_status, result.stderr
     assert result.stderr.count("\n") == 1, result.stderr
     assert result.stderr.startswith("clonegate: error:")
     assert SECRET not in result.stderr + result.stdout
