@@ -97,26 +97,34 @@ def _test_classes(types: list[Node], by_name: bool) -> set[int]:
     inheriting ``XCTestCase``, a ``…TestCase`` base, or such a class of the file; with
     ``by_name`` (the file imports XCTest), an extension of a ``…Tests`` type too (in a
     Swift Testing file it is a suite whose tests say ``@Test``)."""
+    # base name -> the classes inheriting it: each class is looked at once, in any
+    # order of the file (a chain written backwards took a pass per link)
+    subclasses: dict[str, list[Node]] = {}
+    for cls in types:
+        if _kind(cls) == "class":
+            subclasses.setdefault(_base(cls), []).append(cls)
+    roots = [n for base, nodes in subclasses.items() if _is_test_base(base) for n in nodes]
     known: set[str] = set()
     found: set[int] = set()
-    classes = [t for t in types if _kind(t) == "class"]
-    grew = True
-    while grew:  # a chain of subclasses in any order of the file
-        grew = False
-        for cls in classes:
-            base = _base(cls)
-            if cls.id not in found and (
-                base == "XCTestCase" or base.endswith(_BASE_SUFFIXES) or base in known
-            ):
-                found.add(cls.id)
-                known.add(text(_name(cls)))
-                grew = True
+    while roots:
+        cls = roots.pop()
+        if cls.id in found:
+            continue
+        found.add(cls.id)
+        name = text(_name(cls))
+        if name not in known:
+            known.add(name)
+            roots.extend(subclasses.get(name, ()))
     for declaration in types:
         if _kind(declaration) == "extension":
             extended = text(_name(declaration)).rsplit(".", 1)[-1]
             if extended in known or (by_name and extended.endswith(_EXTENDED_SUFFIXES)):
                 found.add(declaration.id)
     return found
+
+
+def _is_test_base(base: str) -> bool:
+    return base == "XCTestCase" or base.endswith(_BASE_SUFFIXES)
 
 
 def _is_xctest_method(function: Node) -> bool:
