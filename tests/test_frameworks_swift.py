@@ -185,6 +185,23 @@ SWIFT_TESTING = [
         [("ParserTests/a", "active")],
     ),
     (
+        "every branch of an #if counts, at the top level and in a type",
+        """
+        import Testing
+        #if os(macOS)
+        @Test func a() {}
+        #endif
+        struct S {
+        #if DEBUG
+            @Test func b() {}
+        #else
+            @Test func c() {}
+        #endif
+        }
+        """,
+        [("a", "active"), ("S/b", "active"), ("S/c", "active")],
+    ),
+    (
         "a file importing neither framework: nothing",
         """
         import Foundation
