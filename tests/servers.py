@@ -504,6 +504,20 @@ _TEMPLATES = {
         "  test('case {k}', {{ skip: {k} === 5 }}, (t) => {{\n    assert.equal({k}, {k});\n"
         "  }});\n",
     ),
+    # Issue 41: XCTest and Swift Testing in a package's Tests/ (a Package.swift is added).
+    "xctest": (
+        "Tests/Feature{d}Tests/Module{i}Tests.swift",
+        "import XCTest\n@testable import Feature\n\nfinal class Module{i}Tests: XCTestCase {{\n"
+        "{body}}}\n",
+        "    func testCase{k}() throws {{\n        let v = {k}\n        XCTAssertEqual(v, {k})\n"
+        "    }}\n\n",
+    ),
+    "swift-testing": (
+        "Tests/Feature{d}Tests/Unit{i}.swift",
+        "import Testing\n@testable import Feature\n\n@Suite struct Unit{i} {{\n{body}}}\n",
+        "    @Test(arguments: [1, 2]) func case{k}(n: Int) {{\n"
+        "        #expect(n * {k} == {k} * n)\n    }}\n\n",
+    ),
 }
 DEFAULT_KINDS = ("python", "jest", "vitest", "go", "junit5", "rust")
 # What a package.json names for the JavaScript kinds that run only in a project using them.
@@ -533,6 +547,8 @@ def make_test_suite_repo(
         path, outer, inner = templates[i % len(templates)]
         body = "".join(inner.format(i=i, k=k) for k in range(tests_per_file))
         blobs.append((path.format(d=i % 50, i=i), outer.format(i=i, body=body)))
+    if any(kind in ("xctest", "swift-testing") for kind in kinds):
+        blobs.append(("Package.swift", "// swift-tools-version:5.9\nimport PackageDescription\n"))
     for i in range(other_files):
         blobs.append((f"src/lib/part{i % 50}/util_{i}.py", f"def util_{i}():\n    return {i}\n"))
     packages = ["jest", *(_PACKAGES[kind] for kind in kinds if kind in _PACKAGES)]

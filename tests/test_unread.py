@@ -42,15 +42,6 @@ CONVENTIONS = [
     ),
     ("c", ["src/foo_test.c", "tests/test_parse.c"], ["tests/helpers.c", "src/contest.c"]),
     (
-        "swift",
-        [
-            "Tests/FooTests/BarTests.swift",
-            "Tests/FooTests/Helpers.swift",
-            "FooTests/BarTests.swift",
-        ],
-        ["Sources/Foo/Bar.swift", "FooTests/Helper.swift", "tests/Bar.swift"],
-    ),
-    (
         "scala",
         ["src/test/scala/FooSpec.scala", "core/test/src/BarTests.scala"],
         ["src/main/scala/FooSpec.scala"],

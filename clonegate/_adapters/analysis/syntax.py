@@ -134,8 +134,8 @@ def text(node: Node | None) -> str:
 
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
-    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``
-    or ``rust``."""
+    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``,
+    ``rust`` or ``swift``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -181,6 +181,12 @@ def _rust() -> object:
     return tree_sitter_rust.language()
 
 
+def _swift() -> object:
+    import tree_sitter_swift
+
+    return tree_sitter_swift.language()
+
+
 _LANGUAGES: dict[str, Callable[[], object]] = {
     "javascript": _javascript,
     "typescript": _typescript,
@@ -189,4 +195,5 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "java": _java,
     "kotlin": _kotlin,
     "rust": _rust,
+    "swift": _swift,
 }

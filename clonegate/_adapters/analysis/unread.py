@@ -91,7 +91,6 @@ UNREAD: dict[str, Conventions] = {
         ("*{_test,_unittest,_tests}.{cc,cpp,cxx}", "{test,tests}/**/*.{cc,cpp,cxx}"),
     ),
     "c": Conventions((".c",), ("*{_test,_unittest}.c", "{test,tests}/**/test_*.c")),
-    "swift": Conventions((".swift",), ("Tests/**/*.swift", "*Tests/**/*Tests.swift")),
     "scala": Conventions((".scala",), ("src/test/**/*.scala", "test/src/**/*.scala")),
     "groovy": Conventions((".groovy",), ("src/test/**/*.groovy",)),
     "elixir": Conventions((".exs",), ("test/**/*_test.exs",)),

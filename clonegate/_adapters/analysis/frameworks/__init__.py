@@ -23,9 +23,11 @@ from . import (
     node_test,
     playwright,
     pytest,
+    swift_testing,
     testng,
     unittest,
     vitest,
+    xctest,
 )
 from .definition import Framework
 
@@ -47,6 +49,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     junit4.FRAMEWORK,
     kotlin_test.FRAMEWORK,
     cargo_test.FRAMEWORK,
+    swift_testing.FRAMEWORK,
+    xctest.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their
