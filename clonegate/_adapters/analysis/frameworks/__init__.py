@@ -21,6 +21,8 @@ from . import (
     kotlin_test,
     mocha,
     node_test,
+    pest,
+    phpunit,
     playwright,
     pytest,
     testng,
@@ -47,6 +49,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     junit4.FRAMEWORK,
     kotlin_test.FRAMEWORK,
     cargo_test.FRAMEWORK,
+    pest.FRAMEWORK,
+    phpunit.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their
