@@ -83,8 +83,8 @@ def _read_class(cls: Node, root: Outline) -> None:
     tests run in the subclasses, which add nothing: ADR 0005)."""
     if not _base(cls):
         return
-    name = text(cls.child_by_field_name("name"))
-    suite = root.suite(name, cls.start_point[0] + 1, _requires(cls))
+    name = cls.child_by_field_name("name")
+    suite = root.suite(text(name), _line(name), _requires(cls))
     body = cls.child_by_field_name("body")
     for method in body.named_children if body is not None else ():
         if method.type != "method_declaration" or not _public(method):
@@ -92,12 +92,15 @@ def _read_class(cls: Node, root: Outline) -> None:
         method_name = text(method.child_by_field_name("name"))
         attributes = _attributes(method)
         doc = _docblock(method)
-        if not (
-            method_name.startswith("test") or "Test" in attributes or _DOC_TEST.search(doc)
-        ):
+        if not (method_name.startswith("test") or "Test" in attributes or _DOC_TEST.search(doc)):
             continue
         marker = _requires(method) or _runtime_skip(method)
-        suite.test(method_name, method.start_point[0] + 1, marker)
+        # The name's line, as PHP's reflection tells it (not the attributes' above).
+        suite.test(method_name, _line(method.child_by_field_name("name")), marker)
+
+
+def _line(node: Node | None) -> int:
+    return node.start_point[0] + 1 if node is not None else 0
 
 
 def _public(method: Node) -> bool:
@@ -143,12 +146,12 @@ def _runtime_skip(method: Node) -> TestStatus | None:
     body = method.child_by_field_name("body")
     for statement in body.named_children if body is not None else ():
         call = statement.named_children[0] if statement.type == "expression_statement" else None
-        if call is not None and call.type in (
-            "member_call_expression",
-            "scoped_call_expression",
+        if (
+            call is not None
+            and call.type in ("member_call_expression", "scoped_call_expression")
+            and text(call.child_by_field_name("name")) in _RUNTIME_SKIPS
         ):
-            if text(call.child_by_field_name("name")) in _RUNTIME_SKIPS:
-                return TestStatus.SKIPPED
+            return TestStatus.SKIPPED
     return None
 
 
@@ -160,9 +163,12 @@ def _pest_call(expression: Node | None) -> tuple[Node | None, list[str]]:
     while node is not None and node.type == "member_call_expression":
         chain.append(text(node.child_by_field_name("name")))
         node = node.child_by_field_name("object")
-    if node is not None and node.type == "function_call_expression":
-        if text(node.child_by_field_name("function")) in _PEST_CALLS:
-            return node, chain
+    if (
+        node is not None
+        and node.type == "function_call_expression"
+        and text(node.child_by_field_name("function")) in _PEST_CALLS
+    ):
+        return node, chain
     return None, []
 
 
