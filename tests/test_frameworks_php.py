@@ -317,3 +317,22 @@ def test_phpunit_xml_entries_outside_or_odd_are_literal() -> None:
     )
     settings = phpunit.read_config("phpunit.xml", content, phpunit.DEFAULTS)
     assert settings == Settings(files=("t/**/x[*]*[{]a,b[}].php",))
+
+
+def test_an_exclude_is_its_testsuites_own() -> None:
+    """psr7's unit suite excludes tests/Integration, which its next suite runs."""
+    config = """\
+    <phpunit><testsuites>
+      <testsuite name="unit"><directory>tests</directory><exclude>tests/Integration</exclude>
+      </testsuite>
+      <testsuite name="integration"><directory>tests/Integration</directory></testsuite>
+    </testsuites></phpunit>"""
+    files = {
+        "phpunit.xml.dist": config,
+        "tests/ATest.php": CLASS,
+        "tests/Integration/BTest.php": CLASS,
+    }
+    assert frameworks_of(files) == {
+        "tests/ATest.php": "phpunit",
+        "tests/Integration/BTest.php": "phpunit",
+    }

@@ -1,7 +1,8 @@
 <?php
 // A stand-in for Composer's vendor/autoload.php (no Composer or Packagist here): the
 // project's own psr-4, psr-0, classmap and files entries of composer.json (autoload
-// and autoload-dev), so that PHPUnit can load its test classes.
+// and autoload-dev), so that PHPUnit can load its test classes; then Debian's PHP
+// libraries (/usr/share/php, PSR-4 by namespace: php-symfony-console...).
 (function (): void {
 $root = dirname(__DIR__);
 $composer = json_decode(file_get_contents("$root/composer.json"), true);
@@ -30,5 +31,7 @@ spl_autoload_register(function (string $class) use ($psr4, $psr0): void {
             if (is_file($file)) { require $file; return; }
         }
     }
+    $debian = '/usr/share/php/' . str_replace('\\', '/', $class) . '.php';
+    if (is_file($debian)) { require $debian; }
 }, true, true);
 })();

@@ -27,10 +27,12 @@ _DEFAULT_SUFFIX = "Test.php"
 
 class _Suites:
     """The expat handlers: the ``<directory>``, ``<file>`` and ``<exclude>`` entries
-    of each ``<phpunit><testsuites><testsuite>`` (or a lone ``<testsuite>``)."""
+    of each ``<testsuite>``, one :class:`Settings` each (an exclude is its suite's
+    own: psr7's unit suite excludes ``tests/Integration``, its next suite runs it)."""
 
     def __init__(self) -> None:
         self.stack: list[str] = []
+        self.suites: list[Settings] = []
         self.files: list[str] = []
         self.excludes: list[str] = []
         self.entry: tuple[str, str, str] | None = None  # kind, prefix, suffix
@@ -47,6 +49,10 @@ class _Suites:
 
     def end(self, name: str) -> None:
         self.stack.pop()
+        if name == "testsuite":
+            if self.files:
+                self.suites.append(Settings(files=tuple(self.files), excludes=tuple(self.excludes)))
+            self.files, self.excludes = [], []
         if self.entry is not None and name == self.entry[0]:
             kind, prefix, suffix = self.entry
             self.entry = None
@@ -99,23 +105,26 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings:
         parser.Parse(content, True)
     except xml.parsers.expat.ExpatError as exc:
         raise ValueError(f"{name} is not XML: {exc}") from None
-    if not suites.files:
+    if not suites.suites:
         return dataclasses.replace(defaults, note=f"{name} names no testsuite: defaults")
-    settings = Settings(files=tuple(suites.files), excludes=tuple(suites.excludes))
-    check_globs((*settings.files, *settings.excludes), "testsuite entry")
-    return settings
+    for suite in suites.suites:
+        check_globs((*suite.files, *suite.excludes), "testsuite entry")
+    if len(suites.suites) == 1:
+        return suites.suites[0]
+    return Settings(projects=tuple(suites.suites))
 
 
 def selects(path: str, scope: Scope) -> bool:
     """Run by ``phpunit`` from the config's directory: named by a testsuite's entries
-    and by none of its excludes."""
+    and by none of that suite's excludes."""
     relative = scope.relative(path)
     if relative.startswith("../"):
         return False
-    settings = scope.settings
-    if any(glob_matches(p, relative) for p in settings.excludes):
-        return False
-    return any(glob_matches(p, relative) for p in settings.files)
+    return any(
+        any(glob_matches(p, relative) for p in suite.files)
+        and not any(glob_matches(p, relative) for p in suite.excludes)
+        for suite in scope.settings.each_project()
+    )
 
 
 FRAMEWORK = Framework(
