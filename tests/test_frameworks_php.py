@@ -336,3 +336,42 @@ def test_an_exclude_is_its_testsuites_own() -> None:
         "tests/ATest.php": "phpunit",
         "tests/Integration/BTest.php": "phpunit",
     }
+
+
+def test_the_php_parser_is_built_only_when_a_php_file_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A worker builds the parsers of the languages it meets (ADR 0003): most
+    # repositories hold no PHP.
+    from clonegate._adapters.analysis import syntax
+
+    built: list[str] = []
+    real = syntax._LANGUAGES["php"]
+
+    def php() -> object:
+        built.append("php")
+        return real()
+
+    monkeypatch.setitem(syntax._LANGUAGES, "php", php)
+    syntax.kit.cache_clear()
+    try:
+        found("tests/test_a.py", "def test_a():\n    pass\n")
+        found("p_test.go", "package p\nfunc TestA(t *testing.T) {}\n")
+        assert built == []
+        assert found("tests/Unit/ATest.php", CLASS) == [("ATest/testA", "active")]
+        assert built == ["php"]
+    finally:
+        syntax.kit.cache_clear()
+
+
+def test_hostile_php_files_stay_in_their_envelope() -> None:
+    # 20,000 one-test classes: each method's class is its parent's parent, never a
+    # search over the file's classes; 2,000 nested describes are past the depth bound.
+    many = "<?php\n" + "".join(
+        f"class C{i}Test extends TestCase {{ public function testA() {{}} }}\n"
+        for i in range(20_000)
+    )
+    assert len(found("tests/ManyTest.php", many)) == 20_000
+    deep = "<?php\n" + "describe('x', function () {\n" * 2_000 + "});\n" * 2_000
+    with pytest.raises(Refused, match="too deeply nested"):  # the scan's error, not a crash
+        found("tests/DeepTest.php", deep)
