@@ -159,7 +159,8 @@ PEST = [
         test('c')->todo();
         test('d');
         it('e', function () {})->only();
-        describe('f', function () { it('g', function () {}); })->skip();""",
+        describe('f', function () { it('g', function () {}); })->skip();
+        describe('h', function () { it('i', function () {})->only(); })->todo();""",
         [
             ("it a", "skipped"),
             ("it b", "skipped"),
@@ -167,6 +168,7 @@ PEST = [
             ("d", "todo"),
             ("it e", "focused"),
             ("f/it g", "skipped"),
+            ("h/it i", "todo"),
         ],
     ),
     (
@@ -268,6 +270,15 @@ FILES = [
             "other/BSpec.php": CLASS,
         },
         {"other/BSpec.php": "phpunit"},
+    ),
+    (
+        "a Pest file declaring a helper class is Pest's; a file of plain code is no one's",
+        {
+            "phpunit.xml": CONFIG,
+            "tests/AMixedTest.php": PEST_FILE + "class Fake extends Base {}\n",
+            "tests/BPlainTest.php": "<?php\nfunction helper() {}\n",
+        },
+        {"tests/AMixedTest.php": "pest"},
     ),
 ]
 

@@ -32,11 +32,13 @@ _PEST_MARKERS = {"skip": TestStatus.SKIPPED, "todo": TestStatus.TODO, "only": Te
 def read(path: str, data: bytes, language: str) -> Reading:
     syntax = kit("php", QUERY)
     captures = syntax.capture(syntax.parse(data))
-    signals = set()
-    if any(_base(c) for c in captures.get("class", ())):
-        signals.add("testcase")
+    # Pest runs a file with its calls, whatever classes it declares beside them.
     if any(_pest_call(c.named_children[0])[0] is not None for c in captures.get("call", ())):
-        signals.add("pest")
+        signals = {"pest"}
+    elif any(_base(c) for c in captures.get("class", ())):
+        signals = {"testcase"}
+    else:
+        signals = set()
     return Reading(frozenset(_imports(captures)), frozenset(signals), lambda _: outline(captures))
 
 
@@ -172,11 +174,12 @@ def _pest_call(expression: Node | None) -> tuple[Node | None, list[str]]:
     return None, []
 
 
-def _read_pest(statement: Node, container: Outline) -> None:
+def _read_pest(statement: Node, container: Outline, todo: bool = False) -> None:
     """One Pest statement: a test (``it`` named "it …", as Pest shows it), or a
     ``describe`` suite with the statements of its closure. Datasets (``->with()``)
     once; ``->skip()`` skipped (whatever its condition), ``->todo()`` or no closure a
-    todo, ``->only()`` focused."""
+    todo, ``->only()`` focused; a ``describe``'s marker applies to its contents (its
+    ``->todo()`` too, which a suite's marker does not pass on: ``todo``)."""
     if statement.type != "expression_statement" or not statement.named_children:
         return
     call, chain = _pest_call(statement.named_children[0])
@@ -190,13 +193,14 @@ def _read_pest(statement: Node, container: Outline) -> None:
     marker = next((_PEST_MARKERS[m] for m in chain if m in _PEST_MARKERS), None)
     closure = next((a for a in arguments[1:] if a.type in _CLOSURES), None)
     line = call.start_point[0] + 1
+    todo = todo or marker is TestStatus.TODO
     if function == "describe":
-        suite = container.suite(title, line, marker)
+        suite = container.suite(title, line, None if todo else marker)
         body = closure.child_by_field_name("body") if closure is not None else None
         for inner in body.named_children if body is not None else ():
-            _read_pest(inner, suite)
+            _read_pest(inner, suite, todo)
         return
-    if closure is None and marker is None:
+    if todo or (closure is None and marker is None):
         marker = TestStatus.TODO
     container.test(f"it {title}" if function == "it" else title, line, marker)
 
