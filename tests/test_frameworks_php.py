@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.frameworks import phpunit
 from clonegate._adapters.analysis.frameworks.definition import Settings
 from clonegate._adapters.analysis.problems import Refused
@@ -386,3 +387,14 @@ def test_hostile_php_files_stay_in_their_envelope() -> None:
     deep = "<?php\n" + "describe('x', function () {\n" * 2_000 + "});\n" * 2_000
     with pytest.raises(Refused, match="too deeply nested"):  # the scan's error, not a crash
         found("tests/DeepTest.php", deep)
+
+
+def test_a_refused_phpunit_xml_is_a_config_error_and_the_defaults_apply() -> None:
+    hostile = b'<!DOCTYPE p [<!ENTITY x SYSTEM "file:///etc/passwd">]><phpunit>&x;</phpunit>'
+    sources = {"phpunit.xml": hostile, "tests/ATest.php": CLASS.encode(), "x/BTest.php": b""}
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    assert [(e.path, e.phase) for e in scopes.errors] == [("phpunit.xml", "config")]
+    assert "DTD" in scopes.errors[0].message
+    assert frameworks_of({p: d.decode() for p, d in sources.items()}) == {
+        "tests/ATest.php": "phpunit"
+    }
