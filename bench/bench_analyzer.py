@@ -4,6 +4,7 @@
     python bench/bench_analyzer.py --quick    # 60 test files: a smoke test
     python bench/bench_analyzer.py --kinds kotlin-junit5,kotest,testng   # issue 40's
     python bench/bench_analyzer.py --kinds xctest,swift-testing          # issue 41 (Swift)
+    python bench/bench_analyzer.py --kinds phpunit,pest                  # issue 41's PHP
 
 The repository: 2,000 unique test files spread over pytest, jest, vitest (TypeScript),
 Go, JUnit 5 and Rust, six tests each, plus 1,000 other files, served by loopback
@@ -61,10 +62,9 @@ def parse_only(repo: str, commit: str) -> float:
     with Repo(repo) as opened:
         store = opened.object_store
         data = [(path, store[sha].as_raw_string()) for path, sha in listing.candidates]  # type: ignore[index]
-    parsers = {
-        lang: kit(lang, "(ERROR) @e")
-        for lang in ("javascript", "typescript", "go", "java", "kotlin", "rust", "swift")
-    }
+    # The parsers of the languages the files are in, built before the clock starts.
+    languages = {language_of(path) for path, _ in data} - {"python", None}
+    parsers = {lang: kit(lang, "(ERROR) @e") for lang in languages if lang is not None}
     start = time.perf_counter()
     for path, blob in data:
         language = language_of(path)

@@ -518,6 +518,20 @@ _TEMPLATES = {
         "    @Test(arguments: [1, 2]) func case{k}(n: Int) {{\n"
         "        #expect(n * {k} == {k} * n)\n    }}\n\n",
     ),
+    # Issue 41's PHP kinds, also picked by ``--kinds`` only.
+    "phpunit": (
+        "tests/Feature{d}/Module{i}Test.php",
+        "<?php\n\nnamespace Tests\\Feature;\n\nuse PHPUnit\\Framework\\TestCase;\n\n"
+        "final class Module{i}Test extends TestCase\n{{\n{body}}}\n",
+        "    /** @dataProvider sizes */\n    public function testCase{k}(int $n): void\n"
+        "    {{\n        $this->assertSame({k} * $n, {k} * $n);\n    }}\n\n",
+    ),
+    "pest": (
+        "tests/Unit{d}/Module{i}Test.php",
+        "<?php\n\ndescribe('module {i}', function () {{\n{body}}});\n",
+        "    it('does {k}', function (int $n) {{\n        expect({k} * $n)->toBe({k} * $n);\n"
+        "    }})->with([1, 2]);\n\n",
+    ),
 }
 DEFAULT_KINDS = ("python", "jest", "vitest", "go", "junit5", "rust")
 # What a package.json names for the JavaScript kinds that run only in a project using them.

@@ -36,7 +36,9 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
     ruby |= {HOSTILE_SPEC: SPEC, "spec/spec_helper.rb": b"", "lib/user.rb": b"class User; end\n"}
     make_repo(root, "ruby", files=ruby)
     python = b"def test_one():\n    pass\n"
-    make_repo(root, "mixed", files={"tests/test_a.py": python, "tests/Unit/ATest.php": b"<?php\n"})
+    make_repo(
+        root, "mixed", files={"tests/test_a.py": python, "test/a_test.exs": b"ExUnit.start()\n"}
+    )
     make_repo(root, "plain", files={"src/main.rb": b"puts 1\n", "README.md": b"# x\n"})
     with git_daemon(root) as daemon:
         yield daemon
@@ -55,7 +57,7 @@ def test_the_table_says_which_test_files_were_not_read(
     assert result.exit_code == 0, result.output
     out = result.stdout
     assert "0 tests in 0 files · 4 test files in ruby not read" in out
-    assert "1 test in 1 file, pytest 1 · 1 test file in php not read" in out
+    assert "1 test in 1 file, pytest 1 · 1 test file in elixir not read" in out
     plain = next(
         line for line in out.splitlines() if "0 tests in 0 files" in line and "ruby" not in line
     )
@@ -74,8 +76,8 @@ def test_json_lines_carry_the_counts_and_the_conventions(
     assert analyses["ruby"]["unread"] == {"ruby": 4}
     assert analyses["ruby"]["unread_conventions"] == {"spec/**/*_spec.rb": 4}
     assert analyses["ruby"]["tests"] == 0
-    assert analyses["mixed"]["unread"] == {"php": 1}
-    assert analyses["mixed"]["unread_conventions"] == {"{test,tests}/**/*Test.php": 1}
+    assert analyses["mixed"]["unread"] == {"elixir": 1}
+    assert analyses["mixed"]["unread_conventions"] == {"test/**/*_test.exs": 1}
     assert analyses["plain"]["unread"] == {}
     assert analyses["plain"]["unread_conventions"] == {}
 
@@ -104,7 +106,7 @@ def test_the_store_and_export_keep_them(
     as_csv = runner.invoke(app, ["export", "latest", "--db", str(db), "--format", "csv"])
     assert as_csv.exit_code == 0, as_csv.output
     cells = {r["url"].rsplit("/", 1)[1]: r for r in csv.DictReader(io.StringIO(as_csv.stdout))}
-    assert (cells["mixed.git"]["unread_files"], cells["mixed.git"]["unread"]) == ("1", "php 1")
+    assert (cells["mixed.git"]["unread_files"], cells["mixed.git"]["unread"]) == ("1", "elixir 1")
     assert (cells["plain.git"]["unread_files"], cells["plain.git"]["unread"]) == ("0", "")
     history = runner.invoke(app, ["history", "--db", str(db), served.url("ruby"), "--jsonl"])
     assert [json.loads(line)["unread_files"] for line in history.stdout.splitlines()] == [4]

@@ -31,11 +31,6 @@ CONVENTIONS = [
         ["test/test_helper.rb", "app/models/test_x.rb", "lib/spec_x.rb"],
     ),
     (
-        "php",
-        ["tests/Unit/UserTest.php", "test/ParserTest.php"],
-        ["src/UserTest.php", "tests/TestCase.php", "tests/bootstrap.php"],
-    ),
-    (
         "cpp",
         ["src/foo_test.cc", "base/bar_unittest.cc", "test/parser.cpp", "lib/x_tests.cxx"],
         ["src/latest.cc", "src/foo.cpp", "src/test_util.h", "testdata/a.cpp"],

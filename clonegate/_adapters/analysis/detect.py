@@ -47,6 +47,7 @@ LANGUAGE_BY_EXTENSION = {
     ".kt": "kotlin",
     ".rs": "rust",
     ".swift": "swift",
+    ".php": "php",
 }
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 # Languages read by one reader and claimed by the same frameworks.

@@ -135,7 +135,7 @@ def text(node: Node | None) -> str:
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
     """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``,
-    ``rust`` or ``swift``."""
+    ``rust``, ``swift`` or ``php``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -175,6 +175,12 @@ def _kotlin() -> object:
     return tree_sitter_kotlin.language()
 
 
+def _php() -> object:
+    import tree_sitter_php
+
+    return tree_sitter_php.language_php()
+
+
 def _rust() -> object:
     import tree_sitter_rust
 
@@ -196,4 +202,5 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "kotlin": _kotlin,
     "rust": _rust,
     "swift": _swift,
+    "php": _php,
 }

@@ -79,7 +79,6 @@ UNREAD: dict[str, Conventions] = {
         ("spec/**/*_spec.rb", "test/**/*_test.rb", "test/**/test_*.rb", "test/**/spec_*.rb"),
         excludes=("**/test_helper.rb",),
     ),
-    "php": Conventions((".php",), ("{test,tests}/**/*Test.php",)),
     "csharp": Conventions(
         (".cs",),
         ("*{Test,Tests}.cs", "*Test[0-9].cs"),  # and the templates' UnitTest1.cs

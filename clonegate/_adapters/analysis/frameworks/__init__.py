@@ -21,6 +21,8 @@ from . import (
     kotlin_test,
     mocha,
     node_test,
+    pest,
+    phpunit,
     playwright,
     pytest,
     swift_testing,
@@ -51,6 +53,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     cargo_test.FRAMEWORK,
     swift_testing.FRAMEWORK,
     xctest.FRAMEWORK,
+    pest.FRAMEWORK,
+    phpunit.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their
