@@ -134,8 +134,8 @@ def text(node: Node | None) -> str:
 
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
-    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``
-    or ``rust``."""
+    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``,
+    ``ruby`` or ``rust``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -175,6 +175,12 @@ def _kotlin() -> object:
     return tree_sitter_kotlin.language()
 
 
+def _ruby() -> object:
+    import tree_sitter_ruby
+
+    return tree_sitter_ruby.language()
+
+
 def _rust() -> object:
     import tree_sitter_rust
 
@@ -188,5 +194,6 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "go": _go,
     "java": _java,
     "kotlin": _kotlin,
+    "ruby": _ruby,
     "rust": _rust,
 }

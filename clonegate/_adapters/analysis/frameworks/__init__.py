@@ -19,10 +19,12 @@ from . import (
     junit5,
     kotest,
     kotlin_test,
+    minitest,
     mocha,
     node_test,
     playwright,
     pytest,
+    rspec,
     testng,
     unittest,
     vitest,
@@ -47,6 +49,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     junit4.FRAMEWORK,
     kotlin_test.FRAMEWORK,
     cargo_test.FRAMEWORK,
+    rspec.FRAMEWORK,
+    minitest.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their
