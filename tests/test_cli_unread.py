@@ -24,7 +24,7 @@ from clonegate_cli.app import app
 from .servers import GitDaemon, git_daemon, make_repo
 from .test_store import KEY, report
 
-SPEC = b"defmodule UserTest do\n  use ExUnit.Case\n  test \"works\", do: assert(1 == 1)\nend\n"
+SPEC = b'defmodule UserTest do\n  use ExUnit.Case\n  test "works", do: assert(1 == 1)\nend\n'
 # A file name from the repository: never shown, and nothing in it reaches the output.
 HOSTILE_SPEC = "test/\x1b[31m=cmd|x_test.exs"
 
@@ -33,7 +33,11 @@ HOSTILE_SPEC = "test/\x1b[31m=cmd|x_test.exs"
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
     root = tmp_path_factory.mktemp("unread")
     elixir = {f"test/models/m{i}_test.exs": SPEC for i in range(3)}
-    elixir |= {HOSTILE_SPEC: SPEC, "test/test_helper.exs": b"", "lib/user.ex": b"defmodule User do\nend\n"}
+    elixir |= {
+        HOSTILE_SPEC: SPEC,
+        "test/test_helper.exs": b"",
+        "lib/user.ex": b"defmodule User do\nend\n",
+    }
     make_repo(root, "elixir", files=elixir)
     python = b"def test_one():\n    pass\n"
     make_repo(root, "mixed", files={"tests/test_a.py": python, "tests/Unit/ATest.php": b"<?php\n"})
@@ -95,7 +99,10 @@ def test_the_store_and_export_keep_them(
     exported = runner.invoke(app, ["export", "latest", "--db", str(db)])
     assert exported.exit_code == 0, exported.output
     records = {r["url"].rsplit("/", 1)[1]: r for r in map(json.loads, exported.stdout.splitlines())}
-    assert (records["elixir.git"]["unread_files"], records["elixir.git"]["unread"]) == (4, {"elixir": 4})
+    assert (records["elixir.git"]["unread_files"], records["elixir.git"]["unread"]) == (
+        4,
+        {"elixir": 4},
+    )
     assert records["plain.git"]["unread"] == {}
     # The analysis as it was printed comes back from the store whole.
     assert _by_url(printed.stdout, served) == {

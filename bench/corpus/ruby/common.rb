@@ -59,13 +59,23 @@ module Kernel
     warn "truth: stubbed require #{name}"
     # The warning gem extends a core module: its calls become no-ops.
     Warning.define_singleton_method(:ignore) { |*| nil } if name == "warning"
+    # Its top constant, so that `defined?(ActiveSupport)` guards still define their tests.
+    top = name.split("/").first.split("_").map(&:capitalize).join
+    Object.const_set(top, Truth::Stub.new) if top.match?(/\A[A-Z]\w*\z/) && !Object.const_defined?(top)
     false
   end
   private :require
 end
 
 class Module
+  STDLIB = { DateTime: "date", BigDecimal: "bigdecimal", Date: "date", Set: "set" }.freeze
+
   def const_missing(name)
+    # A standard library class used before its require (Date): load it, never stub it.
+    if STDLIB.key?(name)
+      truth_require(STDLIB[name])
+      return Object.const_get(name)
+    end
     warn "truth: stubbed constant #{name}"
     Object.const_set(name, Truth::Stub.new)
   end

@@ -40,6 +40,11 @@ _RSPEC_TESTS: dict[str, TestStatus | None] = {
 _METADATA = {"skip": TestStatus.SKIPPED, "focus": TestStatus.FOCUSED, "pending": TestStatus.XFAIL}
 # A statement of a test's body that marks it at run time (ADR 0005: top level only).
 _RUNTIME = {"skip": TestStatus.SKIPPED, "pending": TestStatus.XFAIL}
+# Blocks run around or for each example, where ``skip``/``pending`` mark it at run time.
+_HOOKS = frozenset(
+    {"before", "after", "around", "prepend_before", "append_after", "let", "let!", "subject"}
+    | {"subject!"}
+)
 _MINITEST_GROUPS = frozenset({"describe"})
 _MINITEST_TESTS = frozenset({"it", "specify"})
 # Superclasses whose subclasses minitest runs: ``Minitest::Test``, ``Test::Unit::TestCase``,
@@ -103,8 +108,8 @@ def _rspec_call(node: Node, container: Outline) -> tuple[Outline, list[Node]] | 
         marker = _RSPEC_GROUPS.get(name) or _metadata(arguments)
         return container.suite(_title(arguments), line, marker), block.named_children
     if name in _RSPEC_TESTS and receiver == "":
-        if name in _RUNTIME and block is None:
-            return None  # ``skip``/``pending`` in a hook or body: not a definition
+        if name in _RUNTIME and block is None and not (arguments and _in_group(node)):
+            return None  # ``skip``/``pending`` in a hook: not a definition
         if name == "its" and not arguments:
             return None
         marker = _RSPEC_TESTS[name] or _metadata(arguments) or _runtime(block)
@@ -129,6 +134,25 @@ def _minitest_call(node: Node, container: Outline) -> tuple[Outline, list[Node]]
         container.test(_title(arguments) or "anonymous", line, marker)
         return container, []
     return None
+
+
+def _in_group(node: Node) -> bool:
+    """Whether ``node`` is written in an example group's body, loops included
+    (``pending "later"`` there defines an example), not in a hook, a ``let`` or a
+    method (where it marks the running example)."""
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "method" or parent.type == "singleton_method":
+            return False
+        if parent.type == "call":
+            name, receiver, _, block = _parts(parent)
+            if block is not None and receiver in ("", "RSpec"):
+                if name in _RSPEC_GROUPS or name in _RSPEC_SHARED:
+                    return True
+                if name in _HOOKS:
+                    return False
+        parent = parent.parent
+    return False
 
 
 def _parts(node: Node) -> tuple[str, str, list[Node], Node | None]:

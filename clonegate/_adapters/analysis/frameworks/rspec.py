@@ -11,7 +11,12 @@ from .definition import Framework, Scope, Settings
 
 # RSpec's own defaults (RSpec::Core::Configuration: ``default_path``, ``pattern``).
 DEFAULTS = Settings(files=("**/*_spec.rb",), roots=("spec",), interface="rspec")
-_OPTIONS = {"--pattern": "files", "-P": "files", "--default-path": "roots"}
+_OPTIONS = {
+    "--pattern": "files",
+    "-P": "files",
+    "--exclude-pattern": "excludes",
+    "--default-path": "roots",
+}
 
 
 def read_config(name: str, content: bytes, defaults: Settings) -> Settings:
@@ -37,10 +42,12 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings:
             values["roots"] = (posixpath.normpath(value.removeprefix("./")),)
         else:
             # RSpec wraps the pattern in braces: commas separate alternatives.
-            values["files"] = tuple(p.strip().removeprefix("./") for p in _split(value))
+            values[_OPTIONS[option]] = tuple(p.strip().removeprefix("./") for p in _split(value))
     files = values.get("files", defaults.files)
-    check_globs(files, "--pattern")
-    return Settings(files=files, roots=values.get("roots", defaults.roots), interface="rspec")
+    excludes = values.get("excludes", ())
+    check_globs(files + excludes, "--pattern")
+    roots = values.get("roots", defaults.roots)
+    return Settings(files=files, roots=roots, excludes=excludes, interface="rspec")
 
 
 def _split(pattern: str) -> list[str]:
@@ -63,14 +70,22 @@ def selects(path: str, scope: Scope) -> bool:
         parts = path.split("/")
         return "spec" in parts[:-1] and path.endswith("_spec.rb")
     relative = scope.relative(path)
-    for root in settings.roots:
-        inside = posixpath.relpath(relative, root) if root not in ("", ".") else relative
-        for pattern in settings.files:
-            if pattern.startswith(root + "/") or root in ("", "."):
-                if glob_matches(pattern, relative):
-                    return True
-            elif not inside.startswith("../") and glob_matches(pattern, inside):
+    return any(
+        _matches(settings.files, root, relative) and not _matches(settings.excludes, root, relative)
+        for root in settings.roots
+    )
+
+
+def _matches(patterns: tuple[str, ...], root: str, relative: str) -> bool:
+    """Whether a pattern matches ``relative`` (from the project) as RSpec reads it below
+    ``root``: from the project when it starts with the root, else from the root."""
+    inside = posixpath.relpath(relative, root) if root not in ("", ".") else relative
+    for pattern in patterns:
+        if pattern.startswith(root + "/") or root in ("", "."):
+            if glob_matches(pattern, relative):
                 return True
+        elif not inside.startswith("../") and glob_matches(pattern, inside):
+            return True
     return False
 
 
