@@ -73,10 +73,12 @@ def outline_ruby(root: Node, settings: Settings) -> Outline:
     while stack:
         node, container, in_class = stack.pop()
         children: list[Node] = []
-        if node.type == "call" or node.type == "identifier":
+        if node.type == "call" or _is_statement(node):
             found = _rspec_call(node, container) if rspec else _minitest_call(node, container)
             if found is None:
-                children = node.named_children if node.type == "call" else []
+                # Its arguments, block and receiver; not its method's name (``obj.it``).
+                method = node.child_by_field_name("method")
+                children = [c for c in node.named_children if method is None or c != method]
             else:
                 container, children = found
                 in_class = not rspec
@@ -85,9 +87,9 @@ def outline_ruby(root: Node, settings: Settings) -> Outline:
             container = container.suite(name, node.start_point[0] + 1)
             in_class = not rspec and _is_test_class(node)
             children = node.named_children
-        elif node.type == "method":
+        elif node.type in ("method", "singleton_method"):
             name = text(node.child_by_field_name("name"))
-            if in_class and name.startswith("test_"):
+            if in_class and node.type == "method" and name.startswith("test_"):
                 container.test(name, node.start_point[0] + 1, _runtime(node))
             continue  # a method's body defines no tests
         else:
@@ -115,7 +117,9 @@ def _rspec_call(node: Node, container: Outline) -> tuple[Outline, list[Node]] | 
         marker = _RSPEC_TESTS[name] or _metadata(arguments) or _runtime(block)
         if block is None:
             marker = TestStatus.TODO  # RSpec: "Not yet implemented"
-        container.test(_title(arguments) or f"example at line {line}", line, marker)
+        # ``its(:size)``: the attribute is the name, not metadata.
+        title = text(arguments[0]) if name == "its" else _title(arguments)
+        container.test(title or f"example at line {line}", line, marker)
         return container, []
     return None
 
@@ -153,6 +157,17 @@ def _in_group(node: Node) -> bool:
                     return False
         parent = parent.parent
     return False
+
+
+def _is_statement(node: Node) -> bool:
+    """A bare name as a statement (``skip``, ``it``): a call without arguments; the
+    same name as an argument or a receiver is a variable's or a method's value."""
+    parent = node.parent
+    return (
+        node.type == "identifier"
+        and parent is not None
+        and parent.type in ("body_statement", "block_body", "program", "then", "else")
+    )
 
 
 def _parts(node: Node) -> tuple[str, str, list[Node], Node | None]:
