@@ -39,6 +39,7 @@ SCAN_MODULES = (
     "tree_sitter_java",
     "tree_sitter_javascript",
     "tree_sitter_kotlin",
+    "tree_sitter_ruby",
     "tree_sitter_rust",
     "tree_sitter_typescript",
     "dulwich.object_store",
