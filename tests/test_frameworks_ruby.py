@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from clonegate._adapters.analysis.frameworks import rspec
-
 from .test_framework_files import frameworks_of
 from .test_frameworks import found
 
@@ -343,7 +341,7 @@ def test_ruby_files(case: str, files: dict[str, str], expected: dict[str, str]) 
 
 
 def test_a_pattern_that_is_code_leaves_the_defaults_said_so() -> None:
-    from clonegate._adapters.analysis.frameworks import minitest
+    from clonegate._adapters.analysis.frameworks import minitest, rspec
 
     settings = minitest.read_config(
         "Rakefile", b"Rake::TestTask.new { |t| t.pattern = ENV['P'] }\n", minitest.DEFAULTS
