@@ -383,3 +383,25 @@ def test_deep_nesting_is_walked_without_recursion() -> None:
     source = 'describe "g" do\n' * depth + 'it "x" do end\n' + "end\n" * depth
     tests = found("spec/deep_spec.rb", source)
     assert tests == [("g/" * depth + "x", "active")]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"--pattern 'spec/**/*_spec.rb\n",  # an unclosed quote: RSpec's shlex refuses it
+        b"--pattern \xff\xfe\n",  # not UTF-8
+    ],
+)
+def test_an_rspec_config_that_cannot_be_read_is_a_scan_error_and_its_defaults(
+    content: bytes,
+) -> None:
+    from clonegate._adapters.analysis.config import ConfigScopes
+    from clonegate._adapters.analysis.scan import analyze_file
+
+    sources = {".rspec": content, "spec/a_spec.rb": SPEC.encode()}
+    scopes = ConfigScopes(sources, sources.__getitem__)
+    assert [(e.path, e.phase) for e in scopes.errors] == [(".rspec", "config")]
+    result = analyze_file("spec/a_spec.rb", sources["spec/a_spec.rb"], scopes)
+    assert result is not None
+    assert result.framework == "rspec"
+    assert result.config_note == ".rspec could not be read: defaults"

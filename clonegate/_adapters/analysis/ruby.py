@@ -45,6 +45,7 @@ _HOOKS = frozenset(
     {"before", "after", "around", "prepend_before", "append_after", "let", "let!", "subject"}
     | {"subject!"}
 )
+_GROUP, _HOOK = "group", "hook"
 _MINITEST_GROUPS = frozenset({"describe"})
 _MINITEST_TESTS = frozenset({"it", "specify"})
 # Superclasses whose subclasses minitest runs: ``Minitest::Test``, ``Test::Unit::TestCase``,
@@ -66,42 +67,54 @@ def outline_ruby(root: Node, settings: Settings) -> Outline:
     """The file's suites and tests under ``settings.interface`` (``rspec``, ``minitest``)."""
     outline = Outline()
     rspec = settings.interface == "rspec"
-    # (node, its container, whether a test class's methods are tests there)
-    stack: list[tuple[Node, Outline, bool]] = [
-        (c, outline, False) for c in reversed(root.named_children)
+    # (node, its container, where it is written: ``_GROUP`` an RSpec group's body or a
+    # minitest test class's, ``_HOOK`` a hook's block, "" elsewhere); carried down the
+    # walk so that no node looks up its ancestors (a deep file would cost depth times
+    # its calls).
+    stack: list[tuple[Node, Outline, str]] = [
+        (c, outline, "") for c in reversed(root.named_children)
     ]
     while stack:
-        node, container, in_class = stack.pop()
+        node, container, where = stack.pop()
         children: list[Node] = []
         if node.type == "call" or _is_statement(node):
-            found = _rspec_call(node, container) if rspec else _minitest_call(node, container)
-            if found is None:
+            if rspec:
+                found = _rspec_call(node, container, where == _GROUP)
+            else:
+                found = _minitest_call(node, container)
+            if found is not None:
+                container, children = found
+                where = _GROUP
+            else:
                 # Its arguments, block and receiver; not its method's name (``obj.it``).
                 method = node.child_by_field_name("method")
                 children = [c for c in node.named_children if method is None or c != method]
-            else:
-                container, children = found
-                in_class = not rspec
+                if rspec and method is not None and text(method) in _HOOKS:
+                    where = _HOOK
         elif node.type in ("class", "module"):
             name = text(node.child_by_field_name("name"))
             container = container.suite(name, node.start_point[0] + 1)
-            in_class = not rspec and _is_test_class(node)
+            where = _GROUP if not rspec and _is_test_class(node) else ""
             children = node.named_children
         elif node.type in ("method", "singleton_method"):
             name = text(node.child_by_field_name("name"))
-            if in_class and node.type == "method" and name.startswith("test_"):
+            if not rspec and where == _GROUP and node.type == "method" and name.startswith("test_"):
                 container.test(name, node.start_point[0] + 1, _runtime(node))
             continue  # a method's body defines no tests
         else:
             children = node.named_children
-        stack.extend((c, container, in_class) for c in reversed(children))
+        stack.extend((c, container, where) for c in reversed(children))
     outline.drop_empty_suites()
     return outline
 
 
-def _rspec_call(node: Node, container: Outline) -> tuple[Outline, list[Node]] | None:
+def _rspec_call(
+    node: Node, container: Outline, in_group: bool
+) -> tuple[Outline, list[Node]] | None:
     """The suite a group call opens and its body; a test call is added, with no body to
-    walk; None for any other call (its arguments and block are walked)."""
+    walk; None for any other call (its arguments and block are walked). ``in_group``:
+    the call is written in a group's body (loops included), not in a hook, where
+    ``pending "later"`` without a block defines an example."""
     name, receiver, arguments, block = _parts(node)
     if receiver not in ("", "RSpec"):
         return None
@@ -110,7 +123,7 @@ def _rspec_call(node: Node, container: Outline) -> tuple[Outline, list[Node]] | 
         marker = _RSPEC_GROUPS.get(name) or _metadata(arguments)
         return container.suite(_title(arguments), line, marker), block.named_children
     if name in _RSPEC_TESTS and receiver == "":
-        if name in _RUNTIME and block is None and not (arguments and _in_group(node)):
+        if name in _RUNTIME and block is None and not (arguments and in_group):
             return None  # ``skip``/``pending`` in a hook: not a definition
         if name == "its" and not arguments:
             return None
@@ -138,25 +151,6 @@ def _minitest_call(node: Node, container: Outline) -> tuple[Outline, list[Node]]
         container.test(_title(arguments) or "anonymous", line, marker)
         return container, []
     return None
-
-
-def _in_group(node: Node) -> bool:
-    """Whether ``node`` is written in an example group's body, loops included
-    (``pending "later"`` there defines an example), not in a hook, a ``let`` or a
-    method (where it marks the running example)."""
-    parent = node.parent
-    while parent is not None:
-        if parent.type == "method" or parent.type == "singleton_method":
-            return False
-        if parent.type == "call":
-            name, receiver, _, block = _parts(parent)
-            if block is not None and receiver in ("", "RSpec"):
-                if name in _RSPEC_GROUPS or name in _RSPEC_SHARED:
-                    return True
-                if name in _HOOKS:
-                    return False
-        parent = parent.parent
-    return False
 
 
 def _is_statement(node: Node) -> bool:
