@@ -12,7 +12,7 @@ RSPEC = [
     (
         "groups nest; it/specify/example/scenario are examples",
         """\
-        RSpec.describe User do
+        ::RSpec.describe User do
           context "when new" do
             it "is valid" do
               expect(1).to eq 1
@@ -192,6 +192,21 @@ MINITEST = [
         [("A/test_a", "active"), ("Api/B/creates a user", "active"), ("C/test_c", "active")],
     ),
     (
+        "a module's tests, included by test classes, count once where written",
+        """\
+        module Shared
+          def test_shared; end
+          test "declared" do end
+        end
+        class A < Minitest::Test
+          include Shared
+        end
+        class B < Minitest::Test
+          include Shared
+        end""",
+        [("Shared/test_shared", "active"), ("Shared/declared", "active")],
+    ),
+    (
         "a top-level skip marks the test; inside an if it does not",
         """\
         class A < Minitest::Test
@@ -230,12 +245,9 @@ MINITEST = [
         ],
     ),
     (
-        "NOT tests: test_ methods of a module or a plain class, it outside a describe "
+        "NOT tests: test_ methods of a plain class, it outside a describe "
         "on a receiver, RSpec's forms",
         """\
-        module Shared
-          def test_shared; end
-        end
         class Thing
           def test_thing; end
         end
@@ -243,6 +255,8 @@ MINITEST = [
           def self.test_class_method; end
         end
         obj.it "x" do end
+        it "top level: no describe, no test" do end
+        test "nor here" do end
         describe "a" do
           xit "b" do end
           fit "c" do end

@@ -81,7 +81,7 @@ def outline_ruby(root: Node, settings: Settings) -> Outline:
             if rspec:
                 found = _rspec_call(node, container, where == _GROUP)
             else:
-                found = _minitest_call(node, container)
+                found = _minitest_call(node, container, where == _GROUP)
             if found is not None:
                 container, children = found
                 where = _GROUP
@@ -94,7 +94,10 @@ def outline_ruby(root: Node, settings: Settings) -> Outline:
         elif node.type in ("class", "module"):
             name = text(node.child_by_field_name("name"))
             container = container.suite(name, node.start_point[0] + 1)
-            where = _GROUP if not rspec and _is_test_class(node) else ""
+            # A module of a minitest file holds tests its test classes include: they
+            # count once, where written (i18n's ``module CacheFileTest``).
+            test_module = node.type == "module" or _is_test_class(node)
+            where = _GROUP if not rspec and test_module else ""
             children = node.named_children
         elif node.type in ("method", "singleton_method"):
             name = text(node.child_by_field_name("name"))
@@ -137,14 +140,22 @@ def _rspec_call(
     return None
 
 
-def _minitest_call(node: Node, container: Outline) -> tuple[Outline, list[Node]] | None:
+def _minitest_call(
+    node: Node, container: Outline, in_group: bool
+) -> tuple[Outline, list[Node]] | None:
+    """As :func:`_rspec_call`, minitest's: ``it``/``specify``/``test`` define tests only
+    in a ``describe`` or a test class (``in_group``), where minitest defines them."""
     name, receiver, arguments, block = _parts(node)
     if receiver not in ("", "Minitest", "Minitest::Spec"):
         return None
     line = node.start_point[0] + 1
     if block is not None and name in _MINITEST_GROUPS:
         return container.suite(_title(arguments), line), block.named_children
-    if receiver == "" and (name in _MINITEST_TESTS or (name == "test" and _title(arguments))):
+    if (
+        in_group
+        and receiver == ""
+        and (name in _MINITEST_TESTS or (name == "test" and _title(arguments)))
+    ):
         # minitest's ``it`` with no block is a test that skips "(no tests defined)";
         # Rails' ``test "name" do`` defines ``test_name``.
         marker = TestStatus.TODO if block is None else _runtime(block)
@@ -172,7 +183,9 @@ def _parts(node: Node) -> tuple[str, str, list[Node], Node | None]:
     argument_list = node.child_by_field_name("arguments")
     block = node.child_by_field_name("block")
     arguments = argument_list.named_children if argument_list is not None else []
-    return text(node.child_by_field_name("method")), text(receiver), arguments, block
+    # ``::RSpec.describe`` is ``RSpec.describe``.
+    owner = text(receiver).removeprefix("::")
+    return text(node.child_by_field_name("method")), owner, arguments, block
 
 
 def _title(arguments: list[Node]) -> str:
