@@ -42,8 +42,8 @@ _METADATA = {"skip": TestStatus.SKIPPED, "focus": TestStatus.FOCUSED, "pending":
 _RUNTIME = {"skip": TestStatus.SKIPPED, "pending": TestStatus.XFAIL}
 # Blocks run around or for each example, where ``skip``/``pending`` mark it at run time.
 _HOOKS = frozenset(
-    {"before", "after", "around", "prepend_before", "append_after", "let", "let!", "subject"}
-    | {"subject!"}
+    {"before", "after", "around", "prepend_before", "append_after"}
+    | {"let", "let!", "subject", "subject!"}
 )
 _GROUP, _HOOK = "group", "hook"
 _MINITEST_GROUPS = frozenset({"describe"})
@@ -52,7 +52,6 @@ _MINITEST_TESTS = frozenset({"it", "specify"})
 # Rails' ``ActiveSupport::TestCase`` and ``ActionDispatch::IntegrationTest``, a project's
 # ``BaseTest``: a class whose superclass's name ends so.
 _TEST_CLASS_SUFFIXES = ("Test", "TestCase", "Spec")
-_BLOCKS = frozenset({"do_block", "block"})
 
 
 def read(path: str, data: bytes, language: str) -> Reading:
