@@ -59,9 +59,13 @@ module Kernel
     warn "truth: stubbed require #{name}"
     # The warning gem extends a core module: its calls become no-ops.
     Warning.define_singleton_method(:ignore) { |*| nil } if name == "warning"
-    # Its top constant, so that `defined?(ActiveSupport)` guards still define their tests.
+    # With TRUTH_DEFINE_STUBBED=1 (i18n), its top constant too, so that classes guarded
+    # by `defined?(ActiveSupport)` still define their tests; off by default, as other
+    # gems' own `defined?(Typhoeus)` checks (webmock's) would then use the stub.
     top = name.split("/").first.split("_").map(&:capitalize).join
-    Object.const_set(top, Truth::Stub.new) if top.match?(/\A[A-Z]\w*\z/) && !Object.const_defined?(top)
+    if ENV["TRUTH_DEFINE_STUBBED"] == "1" && top.match?(/\A[A-Z]\w*\z/) && !Object.const_defined?(top)
+      Object.const_set(top, Truth::Stub.new)
+    end
     false
   end
   private :require
