@@ -2,6 +2,7 @@
 # Truth for a Ruby corpus repository (needs Debian's ruby, ruby-rspec, ruby-minitest):
 #   bench/corpus/ruby/truth.sh NAME rspec [rspec args]
 #   bench/corpus/ruby/truth.sh NAME minitest 'GLOB'...   (the Rakefile TestTask's files)
+#   TRUTH_DEFINE_STUBBED=1 bench/corpus/ruby/truth.sh i18n minitest 'test/**/*_test.rb'   (see common.rb)
 # Unbundles tests/fixtures/corpus/NAME.bundle into /tmp/corpus/ruby/NAME, lists the
 # definitions with rspec_truth.rb or minitest_truth.rb, writes truth/NAME.json.
 set -euo pipefail
