@@ -5,6 +5,7 @@
     python bench/bench_analyzer.py --kinds kotlin-junit5,kotest,testng   # issue 40's
     python bench/bench_analyzer.py --kinds xctest,swift-testing          # issue 41 (Swift)
     python bench/bench_analyzer.py --kinds phpunit,pest                  # issue 41's PHP
+    python bench/bench_analyzer.py --kinds ruby-rspec,ruby-minitest      # issue 41's Ruby
 
 The repository: 2,000 unique test files spread over pytest, jest, vitest (TypeScript),
 Go, JUnit 5 and Rust, six tests each, plus 1,000 other files, served by loopback

@@ -532,6 +532,21 @@ _TEMPLATES = {
         "    it('does {k}', function (int $n) {{\n        expect({k} * $n)->toBe({k} * $n);\n"
         "    }})->with([1, 2]);\n\n",
     ),
+    # Issue 41's Ruby kinds.
+    "ruby-rspec": (
+        "spec/feature{d}/module_{i}_spec.rb",
+        'require "spec_helper"\n\nRSpec.describe "module {i}" do\n  let(:v) {{ {i} }}\n\n'
+        '  context "when used" do\n{body}  end\nend\n',
+        '    it "handles case {k}", skip: {k} == 5 do\n      expect(v + {k}).to eq({i} + {k})\n'
+        "    end\n\n",
+    ),
+    "ruby-minitest": (
+        "test/feature{d}/module_{i}_test.rb",
+        'require "test_helper"\n\nclass Module{i}Test < Minitest::Test\n  def setup\n'
+        "    @v = {i}\n  end\n\n{body}end\n",
+        "  def test_case_{k}\n    skip if {k} == 5\n    assert_equal @v + {k}, {i} + {k}\n"
+        "  end\n\n",
+    ),
 }
 DEFAULT_KINDS = ("python", "jest", "vitest", "go", "junit5", "rust")
 # What a package.json names for the JavaScript kinds that run only in a project using them.

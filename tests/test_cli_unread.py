@@ -24,17 +24,21 @@ from clonegate_cli.app import app
 from .servers import GitDaemon, git_daemon, make_repo
 from .test_store import KEY, report
 
-SPEC = b"RSpec.describe User do\n  it('works') { expect(1).to eq(1) }\nend\n"
+SPEC = b'defmodule UserTest do\n  use ExUnit.Case\n  test "works", do: assert(1 == 1)\nend\n'
 # A file name from the repository: never shown, and nothing in it reaches the output.
-HOSTILE_SPEC = "spec/\x1b[31m=cmd|x_spec.rb"
+HOSTILE_SPEC = "test/\x1b[31m=cmd|x_test.exs"
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
     root = tmp_path_factory.mktemp("unread")
-    ruby = {f"spec/models/m{i}_spec.rb": SPEC for i in range(3)}
-    ruby |= {HOSTILE_SPEC: SPEC, "spec/spec_helper.rb": b"", "lib/user.rb": b"class User; end\n"}
-    make_repo(root, "ruby", files=ruby)
+    elixir = {f"test/models/m{i}_test.exs": SPEC for i in range(3)}
+    elixir |= {
+        HOSTILE_SPEC: SPEC,
+        "test/test_helper.exs": b"",
+        "lib/user.ex": b"defmodule User do\nend\n",
+    }
+    make_repo(root, "elixir", files=elixir)
     python = b"def test_one():\n    pass\n"
     make_repo(
         root, "mixed", files={"tests/test_a.py": python, "test/a_test.exs": b"ExUnit.start()\n"}
@@ -45,7 +49,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
 
 
 def _urls(daemon: GitDaemon) -> list[str]:
-    return [daemon.url("ruby"), daemon.url("mixed"), daemon.url("plain")]
+    return [daemon.url("elixir"), daemon.url("mixed"), daemon.url("plain")]
 
 
 def test_the_table_says_which_test_files_were_not_read(
@@ -56,10 +60,10 @@ def test_the_table_says_which_test_files_were_not_read(
     )
     assert result.exit_code == 0, result.output
     out = result.stdout
-    assert "0 tests in 0 files · 4 test files in ruby not read" in out
+    assert "0 tests in 0 files · 4 test files in elixir not read" in out
     assert "1 test in 1 file, pytest 1 · 1 test file in elixir not read" in out
     plain = next(
-        line for line in out.splitlines() if "0 tests in 0 files" in line and "ruby" not in line
+        line for line in out.splitlines() if "0 tests in 0 files" in line and "elixir" not in line
     )
     assert "not read" not in plain  # no test-like file at all: a plain zero
     assert "1 test in 1 file; 5 test files not read;" in out  # the summary
@@ -73,9 +77,9 @@ def test_json_lines_carry_the_counts_and_the_conventions(
     result = runner.invoke(app, ["analyze", "--format", "jsonl", *_urls(served)])
     assert result.exit_code == 0, result.output
     analyses = _by_url(result.stdout, served)
-    assert analyses["ruby"]["unread"] == {"ruby": 4}
-    assert analyses["ruby"]["unread_conventions"] == {"spec/**/*_spec.rb": 4}
-    assert analyses["ruby"]["tests"] == 0
+    assert analyses["elixir"]["unread"] == {"elixir": 4}
+    assert analyses["elixir"]["unread_conventions"] == {"test/**/*_test.exs": 4}
+    assert analyses["elixir"]["tests"] == 0
     assert analyses["mixed"]["unread"] == {"elixir": 1}
     assert analyses["mixed"]["unread_conventions"] == {"test/**/*_test.exs": 1}
     assert analyses["plain"]["unread"] == {}
@@ -90,14 +94,17 @@ def test_the_store_and_export_keep_them(
     assert printed.exit_code == 0, printed.output
     rows = sqlite3.connect(db).execute("SELECT url, unread_files FROM reports ORDER BY line")
     assert [(url.rsplit("/", 1)[1], n) for url, n in rows] == [
-        ("ruby.git", 4),
+        ("elixir.git", 4),
         ("mixed.git", 1),
         ("plain.git", 0),
     ]
     exported = runner.invoke(app, ["export", "latest", "--db", str(db)])
     assert exported.exit_code == 0, exported.output
     records = {r["url"].rsplit("/", 1)[1]: r for r in map(json.loads, exported.stdout.splitlines())}
-    assert (records["ruby.git"]["unread_files"], records["ruby.git"]["unread"]) == (4, {"ruby": 4})
+    assert (records["elixir.git"]["unread_files"], records["elixir.git"]["unread"]) == (
+        4,
+        {"elixir": 4},
+    )
     assert records["plain.git"]["unread"] == {}
     # The analysis as it was printed comes back from the store whole.
     assert _by_url(printed.stdout, served) == {
@@ -108,7 +115,7 @@ def test_the_store_and_export_keep_them(
     cells = {r["url"].rsplit("/", 1)[1]: r for r in csv.DictReader(io.StringIO(as_csv.stdout))}
     assert (cells["mixed.git"]["unread_files"], cells["mixed.git"]["unread"]) == ("1", "elixir 1")
     assert (cells["plain.git"]["unread_files"], cells["plain.git"]["unread"]) == ("0", "")
-    history = runner.invoke(app, ["history", "--db", str(db), served.url("ruby"), "--jsonl"])
+    history = runner.invoke(app, ["history", "--db", str(db), served.url("elixir"), "--jsonl"])
     assert [json.loads(line)["unread_files"] for line in history.stdout.splitlines()] == [4]
     runs = runner.invoke(app, ["runs", "--db", str(db)])
     assert runs.exit_code == 0, runs.output
@@ -117,7 +124,7 @@ def test_the_store_and_export_keep_them(
 
 
 def _by_url(jsonl: str, daemon: GitDaemon) -> dict[str, Any]:
-    names = {daemon.url(name): name for name in ("ruby", "mixed", "plain")}
+    names = {daemon.url(name): name for name in ("elixir", "mixed", "plain")}
     return {names[r["url"]]: r["analysis"] for r in map(json.loads, jsonl.splitlines())}
 
 
@@ -140,7 +147,7 @@ def test_a_store_of_the_previous_schema_says_not_counted(tmp_path: Path) -> None
         (KEY, KEY, document),
     )
     old.close()
-    unread = {"ruby": 3, "\x1b[31m=x": 1}  # a stored document can say anything
+    unread = {"elixir": 3, "\x1b[31m=x": 1}  # a stored document can say anything
     newer = replace(report(), analysis=replace(_totals(), unread=unread))
 
     async def save() -> None:
@@ -157,7 +164,7 @@ def test_a_store_of_the_previous_schema_says_not_counted(tmp_path: Path) -> None
     assert "\x1b" not in table.stdout
     as_csv = runner.invoke(app, ["export", "latest", "--db", str(db), "--format", "csv"])
     (record,) = csv.DictReader(io.StringIO(as_csv.stdout))
-    assert record["unread"] == "ruby 3; \\x1b[31m=x 1"  # escaped, as every cell
+    assert record["unread"] == "elixir 3; \\x1b[31m=x 1"  # escaped, as every cell
     assert record["unread_files"] == "4"
 
 

@@ -21,14 +21,6 @@ OTHER_PACKAGE = b'{"name": "y", "devDependencies": {"tap": "^18.0.0"}}'
 # (language, files that look like its tests, files that do not)
 CONVENTIONS = [
     (
-        "ruby",
-        ["spec/models/user_spec.rb", "gems/x/spec/a_spec.rb", "test/models/user_test.rb"],
-        ["spec/spec_helper.rb", "lib/user_spec.rb", "spec/support/helpers.rb"],
-    ),
-    (
-        "ruby",
-        ["test/unit/test_parser.rb", "test/spec_request.rb"],
-        ["test/test_helper.rb", "app/models/test_x.rb", "lib/spec_x.rb"],
     ),
     (
         "cpp",
@@ -148,13 +140,13 @@ def test_a_file_a_framework_of_the_analyzer_selects_is_not_unread() -> None:
 
 def test_files_count_once_under_their_first_convention() -> None:
     found = unread_files(
-        ["test/a_test.cc", "test/b.cc", "spec/a_spec.rb"], lambda _: False, _no_read
+        ["test/a_test.cc", "test/b.cc", "test/a_test.exs"], lambda _: False, _no_read
     )
-    assert found.by_language == {"cpp": 2, "ruby": 1}
+    assert found.by_language == {"cpp": 2, "elixir": 1}
     assert found.by_convention == {
         "*{_test,_unittest,_tests}.{cc,cpp,cxx}": 1,
         "{test,tests}/**/*.{cc,cpp,cxx}": 1,
-        "spec/**/*_spec.rb": 1,
+        "test/**/*_test.exs": 1,
     }
 
 
@@ -170,9 +162,9 @@ def test_an_unreadable_project_file_is_a_scan_error_naming_it() -> None:
     def fails(path: str) -> bytes:
         raise ValueError(f"corrupt {path}")
 
-    paths = ["package.json", "test/a.js", "test/b.js", "spec/a_spec.rb"]
+    paths = ["package.json", "test/a.js", "test/b.js", "test/a_test.exs"]
     found = unread_files(paths, lambda _: False, fails)
-    assert found.by_language == {"ruby": 1}
+    assert found.by_language == {"elixir": 1}
     assert found.errors == (
         ScanError(
             "package.json",

@@ -40,6 +40,7 @@ SCAN_MODULES = (
     "tree_sitter_javascript",
     "tree_sitter_kotlin",
     "tree_sitter_php",
+    "tree_sitter_ruby",
     "tree_sitter_rust",
     "tree_sitter_swift",
     "tree_sitter_typescript",

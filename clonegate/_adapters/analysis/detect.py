@@ -48,6 +48,7 @@ LANGUAGE_BY_EXTENSION = {
     ".rs": "rust",
     ".swift": "swift",
     ".php": "php",
+    ".rb": "ruby",
 }
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 # Languages read by one reader and claimed by the same frameworks.

@@ -135,7 +135,7 @@ def text(node: Node | None) -> str:
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
     """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``,
-    ``rust``, ``swift`` or ``php``."""
+    ``rust``, ``swift``, ``php`` or ``ruby``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -179,6 +179,10 @@ def _php() -> object:
     import tree_sitter_php
 
     return tree_sitter_php.language_php()
+def _ruby() -> object:
+    import tree_sitter_ruby
+
+    return tree_sitter_ruby.language()
 
 
 def _rust() -> object:
@@ -200,6 +204,7 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "go": _go,
     "java": _java,
     "kotlin": _kotlin,
+    "ruby": _ruby,
     "rust": _rust,
     "swift": _swift,
     "php": _php,

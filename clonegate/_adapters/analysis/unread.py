@@ -74,11 +74,6 @@ _AVA = Conventions(
 # What counts, decided in ADR 0004: the layout each framework's own tool looks in by
 # default, or one so common it is the convention (C#'s test projects).
 UNREAD: dict[str, Conventions] = {
-    "ruby": Conventions(
-        (".rb",),
-        ("spec/**/*_spec.rb", "test/**/*_test.rb", "test/**/test_*.rb", "test/**/spec_*.rb"),
-        excludes=("**/test_helper.rb",),
-    ),
     "csharp": Conventions(
         (".cs",),
         ("*{Test,Tests}.cs", "*Test[0-9].cs"),  # and the templates' UnitTest1.cs

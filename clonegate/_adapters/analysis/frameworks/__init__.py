@@ -19,6 +19,7 @@ from . import (
     junit5,
     kotest,
     kotlin_test,
+    minitest,
     mocha,
     node_test,
     pest,
@@ -26,6 +27,7 @@ from . import (
     playwright,
     pytest,
     swift_testing,
+    rspec,
     testng,
     unittest,
     vitest,
@@ -55,6 +57,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     xctest.FRAMEWORK,
     pest.FRAMEWORK,
     phpunit.FRAMEWORK,
+    rspec.FRAMEWORK,
+    minitest.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their

@@ -38,8 +38,8 @@ class Settings:
     others: globs); ``projects``: one settings per project of the config (vitest,
     jest, Playwright), a file being run when one of them runs it; ``interface``: how
     the file's calls read (``playwright``: ``test.describe``, ``test.step``;
-    ``cypress``: mocha's, an ``it`` without a callback a todo; "": jest's, vitest's,
-    mocha's).
+    ``cypress``: mocha's, an ``it`` without a callback a todo; ``rspec``,
+    ``minitest``: the Ruby reader's two readings; "": jest's, vitest's, mocha's).
     """
 
     files: tuple[str, ...] = ()
@@ -92,7 +92,7 @@ class Framework:
     """One test framework.
 
     ``family``: the language family whose reader reads its files (``python``,
-    ``javascript`` for JS/TS/TSX, ``go``, ``java``, ``kotlin``, ``rust``);
+    ``javascript`` for JS/TS/TSX, ``go``, ``java``, ``kotlin``, ``rust``, ``ruby``);
     ``more_families``: other families it reads too (JUnit in Kotlin), each by its own
     reader. ``selects(path,
     scope)``: whether the framework runs ``path`` (its own file rules). ``imports``:
