@@ -21,8 +21,6 @@ OTHER_PACKAGE = b'{"name": "y", "devDependencies": {"tap": "^18.0.0"}}'
 # (language, files that look like its tests, files that do not)
 CONVENTIONS = [
     (
-    ),
-    (
         "cpp",
         ["src/foo_test.cc", "base/bar_unittest.cc", "test/parser.cpp", "lib/x_tests.cxx"],
         ["src/latest.cc", "src/foo.cpp", "src/test_util.h", "testdata/a.cpp"],
