@@ -46,6 +46,9 @@ LANGUAGE_BY_EXTENSION = {
     ".java": "java",
     ".kt": "kotlin",
     ".rs": "rust",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
 }
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 # Languages read by one reader and claimed by the same frameworks.

@@ -12,8 +12,10 @@ import functools
 
 from . import (
     cargo_test,
+    catch2,
     cypress,
     go_testing,
+    googletest,
     jest,
     junit4,
     junit5,
@@ -47,6 +49,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     junit4.FRAMEWORK,
     kotlin_test.FRAMEWORK,
     cargo_test.FRAMEWORK,
+    googletest.FRAMEWORK,
+    catch2.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their

@@ -1,0 +1,255 @@
+"""C++ tests, read with tree-sitter: GoogleTest's and Catch2's macros (ADR 0005).
+
+Test macros are not C++ that tree-sitter-cpp can place: ``TEST(a, b) {…}`` parses as a
+function definition, ``TEST_CASE("x") {…}`` as a call followed by a block, and
+``GIVEN("g") {…}`` or ``TEMPLATE_TEST_CASE("t", "", int, float) {…}`` as errors. So
+the tree is used for what it is sure of, whatever the errors around it: which
+identifiers are code (not in a comment, a string or a ``#define``) and where each
+block ``{…}`` ends. A test macro is such an identifier followed by its arguments
+(lexed from the bytes, strings and all) and a block; a macro with no block
+(``FRIEND_TEST(a, b);``, a declaration) is no test.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from ..._domain.inventory import TestStatus
+from .frameworks.definition import Reading, Settings
+from .outline import Outline
+from .syntax import kit
+
+# GoogleTest: each defines one test of a suite, parameterised or typed ones once.
+GTEST_MACROS = frozenset({"TEST", "GTEST_TEST", "TEST_F", "TEST_P", "TYPED_TEST", "TYPED_TEST_P"})
+# Catch2 (also with its ``CATCH_`` prefix): the name argument's index, and the prefix
+# Catch2 itself puts before a BDD name.
+CATCH_TESTS = {
+    "TEST_CASE": 0,
+    "SCENARIO": 0,
+    "TEST_CASE_METHOD": 1,
+    "SCENARIO_METHOD": 1,
+    "TEMPLATE_TEST_CASE": 0,
+    "TEMPLATE_TEST_CASE_SIG": 0,
+    "TEMPLATE_PRODUCT_TEST_CASE": 0,
+    "TEMPLATE_PRODUCT_TEST_CASE_SIG": 0,
+    "TEMPLATE_LIST_TEST_CASE": 0,
+    "TEMPLATE_TEST_CASE_METHOD": 1,
+    "TEMPLATE_TEST_CASE_METHOD_SIG": 1,
+    "TEMPLATE_PRODUCT_TEST_CASE_METHOD": 1,
+    "TEMPLATE_LIST_TEST_CASE_METHOD": 1,
+}
+CATCH_SECTIONS = {
+    "SECTION": "",
+    "DYNAMIC_SECTION": "",
+    "GIVEN": "Given: ",
+    "AND_GIVEN": "And given: ",
+    "WHEN": "When: ",
+    "AND_WHEN": "And when: ",
+    "THEN": "Then: ",
+    "AND_THEN": "And: ",
+}
+_ALL = GTEST_MACROS | set(CATCH_TESTS) | set(CATCH_SECTIONS)
+_NAMES = "|".join(sorted(_ALL))
+QUERY = f"""
+((identifier) @macro (#match? @macro "^(CATCH_)?({_NAMES})$"))
+"""
+# Only a file holding one of these is parsed (the test macros' common parts).
+_HINT = re.compile(rb"(?:TEST|SCENARIO)\w*\s*\(")
+_GTEST_SKIP = re.compile(rb"GTEST_SKIP\s*\(")
+_TAG = re.compile(r"\[([^\]]*)\]")
+# A macro's arguments are lexed up to this many bytes: real ones are a line or two.
+_MAX_ARGUMENTS = 64 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Macro:
+    name: str
+    arguments: list[str]
+    line: int
+    body: Node
+
+
+def read(path: str, data: bytes, language: str) -> Reading | None:
+    if _HINT.search(data) is None:
+        return None  # no test macro: nothing to parse for
+    syntax = kit("cpp", QUERY)
+    root = syntax.parse(data, tolerate_errors=True)
+    macros = (_macro(data, root, n) for n in syntax.capture(root).get("macro", ()))
+    found = [m for m in macros if m is not None]
+    signals = frozenset(
+        "googletest" if m.name in GTEST_MACROS else "catch2"
+        for m in found
+        if m.name in GTEST_MACROS or m.name in CATCH_TESTS
+    )
+    return Reading(frozenset(_includes(data)), signals, lambda s: _outline(found, s))
+
+
+def _outline(macros: list[_Macro], settings: Settings) -> Outline:
+    if settings.interface == "catch2":
+        return outline_catch2(macros)
+    return outline_googletest(macros)
+
+
+def outline_googletest(macros: list[_Macro]) -> Outline:
+    """``TEST(Suite, Name)`` is test ``Name`` of suite ``Suite`` (one suite per name in
+    a file). ``DISABLED_`` before the suite's or the test's name skips it, as does a
+    ``GTEST_SKIP()`` among the body's top-level statements (inside an ``if`` it stays
+    active)."""
+    outline = Outline()
+    suites: dict[str, Outline] = {}
+    for macro in macros:
+        if macro.name not in GTEST_MACROS or len(macro.arguments) != 2:
+            continue
+        suite_name, name = macro.arguments
+        suite = suites.get(suite_name)
+        if suite is None:
+            disabled = TestStatus.SKIPPED if suite_name.startswith("DISABLED_") else None
+            suite = suites[suite_name] = outline.suite(suite_name, macro.line, disabled)
+        skipped = name.startswith("DISABLED_") or _skips(macro.body)
+        suite.test(name, macro.line, TestStatus.SKIPPED if skipped else None)
+    return outline
+
+
+def outline_catch2(macros: list[_Macro]) -> Outline:
+    """A ``TEST_CASE`` (or ``SCENARIO``, a template test case once) is a test; with
+    ``SECTION``s (``GIVEN``/``WHEN``/``THEN``) it is a suite of them, each leaf section
+    a test, like Go's ``t.Run`` (ADR 0005). A test case tagged ``[.]``, ``[!hide]`` or
+    ``[.tag]`` is hidden: skipped; ``[!shouldfail]`` is xfail."""
+    outline = Outline()
+    tests = [m for m in macros if m.name in CATCH_TESTS]
+    sections = [m for m in macros if m.name in CATCH_SECTIONS]
+    for test in tests:
+        if _inside_any(test, tests):
+            continue  # a test case's text inside another's block is no test of its
+        index = CATCH_TESTS[test.name]
+        name = _literal(test.arguments[index]) if len(test.arguments) > index else ""
+        if test.name.startswith("SCENARIO"):
+            name = "Scenario: " + name
+        tags = test.arguments[index + 1] if len(test.arguments) > index + 1 else ""
+        inside = [s for s in sections if _contains(test.body, s.body)]
+        _add(outline, name, test, _tag_marker(_literal(tags)), inside)
+    return outline
+
+
+def _add(
+    into: Outline, name: str, macro: _Macro, marker: TestStatus | None, sections: list[_Macro]
+) -> None:
+    direct = [
+        s for s in sections if not any(o is not s and _contains(o.body, s.body) for o in sections)
+    ]
+    if not direct:
+        into.test(name, macro.line, marker)
+        return
+    suite = into.suite(name, macro.line, marker)
+    for section in direct:
+        label = _literal(section.arguments[0]) if section.arguments else ""
+        nested = [s for s in sections if s is not section and _contains(section.body, s.body)]
+        _add(suite, CATCH_SECTIONS[section.name] + label, section, None, nested)
+
+
+def _tag_marker(tags: str) -> TestStatus | None:
+    names = _TAG.findall(tags)
+    if any(t == "!hide" or t.startswith(".") for t in names):
+        return TestStatus.SKIPPED
+    if "!shouldfail" in names:
+        return TestStatus.XFAIL
+    return None
+
+
+def _inside_any(macro: _Macro, others: list[_Macro]) -> bool:
+    return any(o is not macro and _contains(o.body, macro.body) for o in others)
+
+
+def _contains(outer: Node, inner: Node) -> bool:
+    return outer.start_byte < inner.start_byte and inner.end_byte <= outer.end_byte
+
+
+def _skips(body: Node) -> bool:
+    return any(
+        s.type == "expression_statement" and _GTEST_SKIP.match(s.text or b"") is not None
+        for s in body.named_children
+    )
+
+
+def _macro(data: bytes, root: Node, identifier: Node) -> _Macro | None:
+    """The macro named by ``identifier``, if arguments and then a block follow it."""
+    name = (identifier.text or b"").decode("ascii").removeprefix("CATCH_")
+    lexed = _arguments(data, identifier.end_byte)
+    if lexed is None:
+        return None
+    arguments, end = lexed
+    brace = _skip_space(data, end)
+    if brace >= len(data) or data[brace] != ord("{"):
+        return None
+    token = root.descendant_for_byte_range(brace, brace + 1)
+    body = token.parent if token is not None and token.type == "{" else None
+    if body is None or body.start_byte != brace:
+        return None
+    return _Macro(name, arguments, identifier.start_point[0] + 1, body)
+
+
+def _arguments(data: bytes, start: int) -> tuple[list[str], int] | None:
+    """The top-level arguments of the parenthesised list at ``start`` (after spaces),
+    as source text, and the offset after its ``)``; None if there is none."""
+    at = _skip_space(data, start)
+    if at >= len(data) or data[at] != ord("("):
+        return None
+    limit = min(len(data), at + _MAX_ARGUMENTS)
+    depth, begin, found = 0, at + 1, []
+    i = at
+    while i < limit:
+        byte = data[i]
+        if byte in b"\"'":
+            i = _end_of_quoted(data, i, limit)
+            continue
+        if byte in b"([{":
+            depth += 1
+        elif byte in b")]}":
+            depth -= 1
+            if depth == 0:
+                found.append(data[begin:i])
+                return [a.decode("utf-8", "replace").strip() for a in found], i + 1
+        elif byte == ord(",") and depth == 1:
+            found.append(data[begin:i])
+            begin = i + 1
+        i += 1
+    return None
+
+
+def _end_of_quoted(data: bytes, start: int, limit: int) -> int:
+    quote, i = data[start], start + 1
+    while i < limit and data[i] != quote:
+        i += 2 if data[i] == ord("\\") else 1
+    return i + 1
+
+
+def _skip_space(data: bytes, at: int) -> int:
+    """The offset of the next byte that is not space or part of a comment."""
+    while at < len(data):
+        if data[at : at + 1].isspace():
+            at += 1
+        elif data.startswith(b"//", at):
+            newline = data.find(b"\n", at)
+            at = len(data) if newline < 0 else newline + 1
+        elif data.startswith(b"/*", at):
+            close = data.find(b"*/", at + 2)
+            at = len(data) if close < 0 else close + 2
+        else:
+            break
+    return at
+
+
+def _literal(argument: str) -> str:
+    """A string literal argument's text (adjacent literals joined); else the source."""
+    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', argument)
+    return "".join(parts) if parts else argument
+
+
+_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+
+
+def _includes(data: bytes) -> set[str]:
+    return {m.group(1).decode("utf-8", "replace") for m in _INCLUDE.finditer(data)}
