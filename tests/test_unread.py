@@ -35,11 +35,6 @@ CONVENTIONS = [
         ["tests/Unit/UserTest.php", "test/ParserTest.php"],
         ["src/UserTest.php", "tests/TestCase.php", "tests/bootstrap.php"],
     ),
-    (
-        "cpp",
-        ["src/foo_test.cc", "base/bar_unittest.cc", "test/parser.cpp", "lib/x_tests.cxx"],
-        ["src/latest.cc", "src/foo.cpp", "src/test_util.h", "testdata/a.cpp"],
-    ),
     ("c", ["src/foo_test.c", "tests/test_parse.c"], ["tests/helpers.c", "src/contest.c"]),
     (
         "swift",
@@ -162,12 +157,12 @@ def test_a_file_a_framework_of_the_analyzer_selects_is_not_unread() -> None:
 
 def test_files_count_once_under_their_first_convention() -> None:
     found = unread_files(
-        ["test/a_test.cc", "test/b.cc", "spec/a_spec.rb"], lambda _: False, _no_read
+        ["test/a_test.c", "test/test_b.c", "spec/a_spec.rb"], lambda _: False, _no_read
     )
-    assert found.by_language == {"cpp": 2, "ruby": 1}
+    assert found.by_language == {"c": 2, "ruby": 1}
     assert found.by_convention == {
-        "*{_test,_unittest,_tests}.{cc,cpp,cxx}": 1,
-        "{test,tests}/**/*.{cc,cpp,cxx}": 1,
+        "*{_test,_unittest}.c": 1,
+        "{test,tests}/**/test_*.c": 1,
         "spec/**/*_spec.rb": 1,
     }
 
