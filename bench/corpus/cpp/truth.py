@@ -53,7 +53,10 @@ def gtest(src: pathlib.Path, listings: list[str]) -> list[dict[str, object]]:
             else:
                 names.add((suite, line.strip().split("/")[0]))
     tests = []
-    macro = re.compile(r"^\s*(?:GTEST_TEST|TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)", re.M)
+    macro = re.compile(
+        r"^\s*(?:GTEST_TEST|TEST|TEST_F|TEST_P|TYPED_TEST|TYPED_TEST_P)\s*\(\s*(\w+)\s*,\s*(\w+)\s*\)",
+        re.M,
+    )
     for path in sorted(src.rglob("*")):
         if path.suffix not in (".cc", ".cpp", ".cxx") or "third_party" in path.parts:
             continue
@@ -138,12 +141,23 @@ def main() -> None:
     tests = gtest(root, listings) if kind == "gtest" else catch2(root, listings)
     commit = subprocess.check_output(["git", "-C", src, "log", "-1", "--format=%H %cs"], text=True)
     sha, date = commit.split()
-    print(json.dumps({
-        "name": name, "repository": repo, "commit": sha, "committed": date,
-        "license": license_, "frameworks": ["googletest" if kind == "gtest" else "catch2"],
-        "tool": "", "runner_count": 0, "notes": [],
-        "tests": sorted(tests, key=lambda t: (t["file"], t["line"])),
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "name": name,
+                "repository": repo,
+                "commit": sha,
+                "committed": date,
+                "license": license_,
+                "frameworks": ["googletest" if kind == "gtest" else "catch2"],
+                "tool": "",
+                "runner_count": 0,
+                "notes": [],
+                "tests": sorted(tests, key=lambda t: (t["file"], t["line"])),
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

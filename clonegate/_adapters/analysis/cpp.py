@@ -79,12 +79,15 @@ def read(path: str, data: bytes, language: str) -> Reading | None:
     root = syntax.parse(data, tolerate_errors=True)
     macros = (_macro(data, root, n) for n in syntax.capture(root).get("macro", ()))
     found = [m for m in macros if m is not None]
+    includes = _includes(data)
+    # doctest writes TEST_CASE and SUBCASE too, and is not read: no Catch2 file.
+    doctest = any(i.startswith("doctest") for i in includes)
     signals = frozenset(
         "googletest" if m.name in GTEST_MACROS else "catch2"
         for m in found
-        if m.name in GTEST_MACROS or m.name in CATCH_TESTS
+        if m.name in GTEST_MACROS or (m.name in CATCH_TESTS and not doctest)
     )
-    return Reading(frozenset(_includes(data)), signals, lambda s: _outline(found, s))
+    return Reading(frozenset(includes), signals, lambda s: _outline(found, s))
 
 
 def _outline(macros: list[_Macro], settings: Settings) -> Outline:
