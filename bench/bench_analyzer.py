@@ -71,7 +71,7 @@ def parse_only(repo: str, commit: str) -> float:
         if language == "python":
             ast.parse(blob)
         elif language is not None:
-            parsers[language].parse(blob)
+            parsers[language].parse(blob, tolerate_errors=language == "cpp")
     return time.perf_counter() - start
 
 
