@@ -207,3 +207,14 @@ def test_cpp_test_sources_are_read_not_unread() -> None:
     paths = ["src/foo_test.cc", "base/bar_unittest.cc", "tests/parser.cpp", "lib/x_tests.cxx"]
     found = unread_files(paths, lambda p: is_candidate(p, NO_CONFIG), lambda _: b"")
     assert found.by_language == {}
+
+
+def test_lines_are_the_macros_first_lines() -> None:
+    source = (
+        '#include "catch.hpp"\nTEST_CASE("a") {}\n\nTEST_CASE(\n  "b") {\n'
+        '  SECTION("s") {}\n}\n// TEST_CASE("c") {}\nTEST_CASE("d") {}\n'
+    )
+    result = analyze_file("tests/t.cpp", source.encode(), NO_CONFIG)
+    assert result is not None
+    lines = sorted(((t.name, t.line) for t in result.all_tests()), key=lambda t: t[1])
+    assert lines == [("a", 2), ("s", 6), ("d", 9)]

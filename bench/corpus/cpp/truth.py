@@ -73,11 +73,11 @@ def gtest(src: pathlib.Path, listings: list[str]) -> list[dict[str, object]]:
 
 
 def catch2(src: pathlib.Path, listings: list[str]) -> list[dict[str, object]]:
-    cases = []
+    cases: list[tuple[str, str, int, str]] = []
     for listing in listings:
         lines = pathlib.Path(listing).read_text().splitlines()
-        for i, line in enumerate(lines):
-            m = re.fullmatch(r"\s+(\S.*):(\d+)", line)
+        for i, text_line in enumerate(lines):
+            m = re.fullmatch(r"\s+(\S.*):(\d+)", text_line)
             if m and i > 0 and (src / m.group(1)).exists():
                 tags = lines[i + 2].strip() if i + 2 < len(lines) else ""
                 cases.append((lines[i - 1].strip(), m.group(1), int(m.group(2)), tags))
@@ -97,7 +97,10 @@ def catch2(src: pathlib.Path, listings: list[str]) -> list[dict[str, object]]:
 
 def sections(text: str, brace: int) -> list[tuple[int, str]]:
     """The leaf sections of the block opening at ``brace``: (offset, name)."""
-    depth, stack, leaves, pending = 0, [], [], None
+    depth = 0
+    stack: list[list[object]] = []  # [depth, offset, label, has a child]
+    leaves: list[tuple[int, str]] = []
+    pending: tuple[int, str] | None = None
     for m in TOKEN.finditer(text, brace):
         token = m.group(0)
         if token == "{":
@@ -109,7 +112,7 @@ def sections(text: str, brace: int) -> list[tuple[int, str]]:
             if stack and stack[-1][0] == depth:
                 _, offset, label, has_child = stack.pop()
                 if not has_child:
-                    leaves.append((offset, label))
+                    leaves.append((int(str(offset)), str(label)))
             depth -= 1
             if depth == 0:
                 break
@@ -125,7 +128,9 @@ def sections(text: str, brace: int) -> list[tuple[int, str]]:
     return sorted(leaves)
 
 
-def entry(src, path, text, offset, name, skipped):  # type: ignore[no-untyped-def]
+def entry(
+    src: pathlib.Path, path: pathlib.Path, text: str, offset: int, name: str, skipped: bool
+) -> dict[str, object]:
     return {
         "file": str(path.relative_to(src)),
         "line": text.count("\n", 0, offset) + 1,

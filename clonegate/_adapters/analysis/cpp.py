@@ -1,12 +1,13 @@
 """C++ tests, read with tree-sitter: GoogleTest's and Catch2's macros (ADR 0005).
 
 Test macros are not C++ that tree-sitter-cpp can place: ``TEST(a, b) {…}`` parses as a
-function definition, ``TEST_CASE("x") {…}`` as a call followed by a block, and
-``GIVEN("g") {…}`` or ``TEMPLATE_TEST_CASE("t", "", int, float) {…}`` as errors. So
-the tree is used for what it is sure of, whatever the errors around it: which
-identifiers are code (not in a comment, a string or a ``#define``) and where each
-block ``{…}`` ends. A test macro is such an identifier followed by its arguments
-(lexed from the bytes, strings and all) and a block; a macro with no block
+function definition, ``TEST_CASE("x") {…}`` as a call missing its ``;`` and a block,
+``GIVEN("g") {…}`` or ``TEMPLATE_TEST_CASE("t", "", int, float) {…}`` as errors, and
+recovering from those errors made the parse ten times slower. So a test macro is
+found in the bytes (its name, its arguments lexed with their strings, then a ``{``),
+each one found is blanked out with spaces (offsets and lines kept), and tree-sitter
+parses what is left, plain blocks: the tree says whether the macro was code (not in a
+comment, a string or a ``#define``) and where its block ends. A macro with no block
 (``FRIEND_TEST(a, b);``, a declaration) is no test.
 """
 
@@ -52,10 +53,14 @@ CATCH_SECTIONS = {
     "AND_THEN": "And: ",
 }
 _ALL = GTEST_MACROS | set(CATCH_TESTS) | set(CATCH_SECTIONS)
-_NAMES = "|".join(sorted(_ALL))
-QUERY = f"""
-((identifier) @macro (#match? @macro "^(CATCH_)?({_NAMES})$"))
-"""
+_CANDIDATE = re.compile(
+    rb"\b(?:CATCH_)?(" + "|".join(sorted(_ALL, key=len, reverse=True)).encode() + rb")\s*\("
+)
+QUERY = "(comment) @comment"  # the tree is walked by offsets, not queried
+# What a blanked macro inside is not code.
+_NOT_CODE = frozenset(
+    {"comment", "string_literal", "raw_string_literal", "char_literal", "preproc_arg"}
+)
 # Only a file holding one of these is parsed (the test macros' common parts).
 _HINT = re.compile(rb"(?:TEST|SCENARIO)\w*\s*\(")
 _GTEST_SKIP = re.compile(rb"GTEST_SKIP\s*\(")
@@ -75,9 +80,12 @@ class _Macro:
 def read(path: str, data: bytes, language: str) -> Reading | None:
     if _HINT.search(data) is None:
         return None  # no test macro: nothing to parse for
-    syntax = kit("cpp", QUERY)
-    root = syntax.parse(data, tolerate_errors=True)
-    macros = (_macro(data, root, n) for n in syntax.capture(root).get("macro", ()))
+    candidates = _candidates(data)
+    blanked = bytearray(data)
+    for _, start, _, _, _, brace in candidates:
+        blanked[start:brace] = re.sub(rb"[^\n]", b" ", data[start:brace])
+    root = kit("cpp", QUERY).parse(bytes(blanked), tolerate_errors=True)
+    macros = (_macro(root, *c) for c in candidates)
     found = [m for m in macros if m is not None]
     includes = _includes(data)
     # doctest writes TEST_CASE and SUBCASE too, and is not read: no Catch2 file.
@@ -177,21 +185,42 @@ def _skips(body: Node) -> bool:
     )
 
 
-def _macro(data: bytes, root: Node, identifier: Node) -> _Macro | None:
-    """The macro named by ``identifier``, if arguments and then a block follow it."""
-    name = (identifier.text or b"").decode("ascii").removeprefix("CATCH_")
-    lexed = _arguments(data, identifier.end_byte)
-    if lexed is None:
-        return None
-    arguments, end = lexed
-    brace = _skip_space(data, end)
-    if brace >= len(data) or data[brace] != ord("{"):
-        return None
+def _candidates(data: bytes) -> list[tuple[str, int, int, list[str], int, int]]:
+    """Each test macro with arguments and a ``{`` after them, outside another's
+    arguments: ``(name, start, line, arguments, end of arguments, brace)``."""
+    found: list[tuple[str, int, int, list[str], int, int]] = []
+    after = counted = 0
+    line = 1  # at offset ``counted``: lines are counted once over the file
+    for match in _CANDIDATE.finditer(data):
+        if match.start() < after:
+            continue
+        lexed = _arguments(data, match.end() - 1)
+        if lexed is None:
+            continue
+        arguments, end = lexed
+        brace = _skip_space(data, end)
+        if brace < len(data) and data[brace] == ord("{"):
+            line += data.count(b"\n", counted, match.start())
+            counted = match.start()
+            found.append((match.group(1).decode(), match.start(), line, arguments, end, brace))
+            after = end
+    return found
+
+
+def _macro(
+    root: Node, name: str, start: int, line: int, arguments: list[str], end: int, brace: int
+) -> _Macro | None:
+    """The macro if it was code and its ``{`` opens a block in the blanked tree."""
+    node: Node | None = root.descendant_for_byte_range(start, start + 1)
+    while node is not None:
+        if node.type in _NOT_CODE:
+            return None
+        node = node.parent
     token = root.descendant_for_byte_range(brace, brace + 1)
     body = token.parent if token is not None and token.type == "{" else None
     if body is None or body.start_byte != brace:
         return None
-    return _Macro(name, arguments, identifier.start_point[0] + 1, body)
+    return _Macro(name, arguments, line, body)
 
 
 def _arguments(data: bytes, start: int) -> tuple[list[str], int] | None:
@@ -208,9 +237,11 @@ def _arguments(data: bytes, start: int) -> tuple[list[str], int] | None:
         if byte in b"\"'":
             i = _end_of_quoted(data, i, limit)
             continue
-        if byte in b"([{":
+        if byte in b";{}":
+            return None  # no macro's arguments hold these: a string or comment misread
+        if byte in b"([":
             depth += 1
-        elif byte in b")]}":
+        elif byte in b")]":
             depth -= 1
             if depth == 0:
                 found.append(data[begin:i])
