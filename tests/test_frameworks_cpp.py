@@ -8,6 +8,7 @@ import textwrap
 
 import pytest
 
+from clonegate._adapters.analysis import cpp
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.frameworks.cpp_sources import read_cmake
 from clonegate._adapters.analysis.frameworks.definition import Settings
@@ -218,3 +219,37 @@ def test_lines_are_the_macros_first_lines() -> None:
     assert result is not None
     lines = sorted(((t.name, t.line) for t in result.all_tests()), key=lambda t: t[1])
     assert lines == [("a", 2), ("s", 6), ("d", 9)]
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        b'#include "catch.hpp"\n' + b"TEST_CASE(x " * 20_000,  # never closed
+        b"#include <gtest/gtest.h>\nTEST(a, b) /*" + b"TEST(c, d) " * 20_000 + b"*/ {}",
+    ],
+    ids=["unclosed", "in-a-comment"],
+)
+def test_a_hostile_run_of_macros_is_lexed_once(
+    source: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each byte is lexed once: a candidate inside the arguments (or the space after
+    them) of the one before is not lexed again (before: 64 KiB per candidate, 120 s+)."""
+    lexed = 0
+    real = cpp._arguments
+
+    def counting(data: bytes, at: int) -> tuple[list[str] | None, int]:
+        nonlocal lexed
+        arguments, stop = real(data, at)
+        lexed += stop - at
+        return arguments, stop
+
+    monkeypatch.setattr(cpp, "_arguments", counting)
+    cpp.read("tests/h.cc", source, "cpp")
+    assert 0 < lexed <= len(source)
+
+
+def test_many_sections_in_one_test_case_are_each_a_test() -> None:
+    source = '#include "catch.hpp"\nTEST_CASE("x") {\n' + 'SECTION("s") {}\n' * 20_000 + "}\n"
+    result = analyze_file("tests/h.cpp", source.encode(), NO_CONFIG)
+    assert result is not None
+    assert sum(1 for _ in result.all_tests()) == 20_000
