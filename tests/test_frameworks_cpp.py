@@ -10,7 +10,7 @@ import pytest
 
 from clonegate._adapters.analysis import cpp
 from clonegate._adapters.analysis.config import ConfigScopes
-from clonegate._adapters.analysis.frameworks.cpp_sources import read_cmake
+from clonegate._adapters.analysis.frameworks.cpp_sources import MAX_SOURCES, read_cmake
 from clonegate._adapters.analysis.frameworks.definition import Settings
 from clonegate._adapters.analysis.scan import analyze_file, is_candidate
 from clonegate._adapters.analysis.unread import unread_files
@@ -186,7 +186,7 @@ def test_test_sources_by_convention(path: str, source: str, expected: str | None
 
 def test_cmake_add_executable_names_test_sources() -> None:
     cmake = b"""
-    add_executable(runner main.cc checks/parse.cc ${GENERATED}/gen.cc ../up.cc)
+    add_executable(runner main.cc checks/parse.cc ${GENERATED}/gen.cc ../up.cc star*.cc)
     gtest_discover_tests(runner)
     add_library(lib lib.cc)
     """
@@ -196,6 +196,13 @@ def test_cmake_add_executable_names_test_sources() -> None:
     assert is_candidate("proj/checks/parse.cc", scopes)
     assert not is_candidate("proj/lib.cc", scopes)
     assert not is_candidate("proj/gen.cc", scopes)
+    assert not is_candidate("proj/star1.cc", scopes)  # a literal path, never a glob
+
+
+def test_cmake_sources_are_bounded() -> None:
+    cmake = b"add_executable(big " + b" ".join(b"s%d.cc" % i for i in range(5_000)) + b")"
+    settings = read_cmake("CMakeLists.txt", cmake, Settings())
+    assert len(settings.files) == MAX_SOURCES
     assert _framework("proj/main.cc", "TEST(S, T) {}", scopes) == "googletest"
 
 
