@@ -57,7 +57,7 @@ _CANDIDATE = re.compile(
     rb"\b(?:CATCH_)?(" + "|".join(sorted(_ALL, key=len, reverse=True)).encode() + rb")\s*\("
 )
 QUERY = "(comment) @comment"  # the tree is walked by offsets, not queried
-# What a blanked macro inside is not code.
+# Nodes whose text is not code: a macro found in one (blanked there) is no test.
 _NOT_CODE = frozenset(
     {"comment", "string_literal", "raw_string_literal", "char_literal", "preproc_arg"}
 )
