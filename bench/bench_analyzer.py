@@ -6,6 +6,7 @@
     python bench/bench_analyzer.py --kinds xctest,swift-testing          # issue 41 (Swift)
     python bench/bench_analyzer.py --kinds phpunit,pest                  # issue 41's PHP
     python bench/bench_analyzer.py --kinds ruby-rspec,ruby-minitest      # issue 41's Ruby
+    python bench/bench_analyzer.py --kinds gtest,catch2   # issue 41 (C++)
 
 The repository: 2,000 unique test files spread over pytest, jest, vitest (TypeScript),
 Go, JUnit 5 and Rust, six tests each, plus 1,000 other files, served by loopback
@@ -72,7 +73,7 @@ def parse_only(repo: str, commit: str) -> float:
         if language == "python":
             ast.parse(blob)
         elif language is not None:
-            parsers[language].parse(blob)
+            parsers[language].parse(blob, tolerate_errors=language == "cpp")
     return time.perf_counter() - start
 
 

@@ -547,6 +547,19 @@ _TEMPLATES = {
         "  def test_case_{k}\n    skip if {k} == 5\n    assert_equal @v + {k}, {i} + {k}\n"
         "  end\n\n",
     ),
+    # Issue 41's C++ kinds, not in the default mix either.
+    "gtest": (
+        "src/feature{d}/module_{i}_test.cc",
+        '#include <gtest/gtest.h>\n\n#include "feature/module.h"\n\nnamespace feature {{\n\n'
+        "{body}}}  // namespace feature\n",
+        "TEST(Module{i}Test, Case{k}) {{\n  int v = {k};\n  EXPECT_EQ(v, {k});\n}}\n\n",
+    ),
+    "catch2": (
+        "tests/feature{d}/module_{i}.cpp",
+        '#include <catch2/catch_test_macros.hpp>\n\n#include "feature/module.h"\n\n{body}',
+        'TEST_CASE("module {i} case {k}", "[feature]") {{\n  int v = {k};\n'
+        '  SECTION("checks") {{\n    REQUIRE(v == {k});\n  }}\n}}\n\n',
+    ),
 }
 DEFAULT_KINDS = ("python", "jest", "vitest", "go", "junit5", "rust")
 # What a package.json names for the JavaScript kinds that run only in a project using them.

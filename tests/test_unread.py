@@ -20,11 +20,6 @@ OTHER_PACKAGE = b'{"name": "y", "devDependencies": {"tap": "^18.0.0"}}'
 
 # (language, files that look like its tests, files that do not)
 CONVENTIONS = [
-    (
-        "cpp",
-        ["src/foo_test.cc", "base/bar_unittest.cc", "test/parser.cpp", "lib/x_tests.cxx"],
-        ["src/latest.cc", "src/foo.cpp", "src/test_util.h", "testdata/a.cpp"],
-    ),
     ("c", ["src/foo_test.c", "tests/test_parse.c"], ["tests/helpers.c", "src/contest.c"]),
     (
         "scala",
@@ -138,12 +133,12 @@ def test_a_file_a_framework_of_the_analyzer_selects_is_not_unread() -> None:
 
 def test_files_count_once_under_their_first_convention() -> None:
     found = unread_files(
-        ["test/a_test.cc", "test/b.cc", "test/a_test.exs"], lambda _: False, _no_read
+        ["test/a_test.c", "test/test_b.c", "test/a_test.exs"], lambda _: False, _no_read
     )
-    assert found.by_language == {"cpp": 2, "elixir": 1}
+    assert found.by_language == {"c": 2, "elixir": 1}
     assert found.by_convention == {
-        "*{_test,_unittest,_tests}.{cc,cpp,cxx}": 1,
-        "{test,tests}/**/*.{cc,cpp,cxx}": 1,
+        "*{_test,_unittest}.c": 1,
+        "{test,tests}/**/test_*.c": 1,
         "test/**/*_test.exs": 1,
     }
 

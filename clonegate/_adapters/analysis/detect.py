@@ -49,6 +49,9 @@ LANGUAGE_BY_EXTENSION = {
     ".swift": "swift",
     ".php": "php",
     ".rb": "ruby",
+    ".cc": "cpp",
+    ".cpp": "cpp",
+    ".cxx": "cpp",
 }
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 # Languages read by one reader and claimed by the same frameworks.

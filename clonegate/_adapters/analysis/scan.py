@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._domain.inventory import ScanError, TestFile
-from . import go, java, javascript, kotlin, php, python, ruby, rust, swift
+from . import cpp, go, java, javascript, kotlin, php, python, ruby, rust, swift
 from .blobs import BlobTooLarge, blob_reader
 from .cache_keys import ScopeContexts, encode_file, encode_parse_error
 from .config import ConfigScopes
@@ -46,6 +46,7 @@ READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
     "rust": rust.read,
     "swift": swift.read,
     "php": php.read,
+    "cpp": cpp.read,
 }
 
 

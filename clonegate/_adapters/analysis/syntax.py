@@ -35,20 +35,21 @@ class SyntaxKit:
         self._parser = Parser(language)
         self._query = Query(language, query)
 
-    def parse(self, source: bytes) -> Node:
+    def parse(self, source: bytes, *, tolerate_errors: bool = False) -> Node:
         """The root node; ``SyntaxError`` names the first line tree-sitter could not parse.
 
         An error that is one stray token, skipped over by tree-sitter's recovery with
         the rest of the tree intact, is let through: it is a gap in a grammar more often
         than in the file (tree-sitter-typescript 0.23 refuses the trailing comma of
         ``f<typeof import('x')>('x',)``, which TypeScript accepts). Anything larger or
-        a missing token fails the file.
+        a missing token fails the file. ``tolerate_errors``: for a reader that uses the
+        tree only where it is sure of it (C++'s test macros are errors to the grammar).
         """
         root = self._parser.parse(source).root_node
         if root.descendant_count > MAX_NODES:
             raise Refused(f"too large to parse: over {MAX_NODES:,} syntax nodes")
         _check_depth(root)
-        if root.has_error and not _one_token_errors(root):
+        if root.has_error and not tolerate_errors and not _one_token_errors(root):
             raise SyntaxError(f"syntax error at line {_first_error_line(root)}")
         return root
 
@@ -135,7 +136,7 @@ def text(node: Node | None) -> str:
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
     """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``,
-    ``rust``, ``swift``, ``php`` or ``ruby``."""
+    ``rust``, ``swift``, ``php``, ``ruby`` or ``cpp``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -179,6 +180,8 @@ def _php() -> object:
     import tree_sitter_php
 
     return tree_sitter_php.language_php()
+
+
 def _ruby() -> object:
     import tree_sitter_ruby
 
@@ -197,6 +200,12 @@ def _swift() -> object:
     return tree_sitter_swift.language()
 
 
+def _cpp() -> object:
+    import tree_sitter_cpp
+
+    return tree_sitter_cpp.language()
+
+
 _LANGUAGES: dict[str, Callable[[], object]] = {
     "javascript": _javascript,
     "typescript": _typescript,
@@ -208,4 +217,5 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "rust": _rust,
     "swift": _swift,
     "php": _php,
+    "cpp": _cpp,
 }

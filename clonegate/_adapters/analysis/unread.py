@@ -80,10 +80,6 @@ UNREAD: dict[str, Conventions] = {
         project_file="*.csproj",
         project_signs=(b"microsoft.net.test.sdk", b"xunit", b"nunit", b"mstest"),
     ),
-    "cpp": Conventions(
-        (".cc", ".cpp", ".cxx"),
-        ("*{_test,_unittest,_tests}.{cc,cpp,cxx}", "{test,tests}/**/*.{cc,cpp,cxx}"),
-    ),
     "c": Conventions((".c",), ("*{_test,_unittest}.c", "{test,tests}/**/test_*.c")),
     "scala": Conventions((".scala",), ("src/test/**/*.scala", "test/src/**/*.scala")),
     "groovy": Conventions((".groovy",), ("src/test/**/*.groovy",)),

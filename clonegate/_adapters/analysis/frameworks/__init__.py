@@ -12,8 +12,10 @@ import functools
 
 from . import (
     cargo_test,
+    catch2,
     cypress,
     go_testing,
+    googletest,
     jest,
     junit4,
     junit5,
@@ -26,8 +28,8 @@ from . import (
     phpunit,
     playwright,
     pytest,
-    swift_testing,
     rspec,
+    swift_testing,
     testng,
     unittest,
     vitest,
@@ -59,6 +61,8 @@ FRAMEWORKS: tuple[Framework, ...] = (
     phpunit.FRAMEWORK,
     rspec.FRAMEWORK,
     minitest.FRAMEWORK,
+    googletest.FRAMEWORK,
+    catch2.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their
