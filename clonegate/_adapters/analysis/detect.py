@@ -46,6 +46,7 @@ LANGUAGE_BY_EXTENSION = {
     ".java": "java",
     ".kt": "kotlin",
     ".rs": "rust",
+    ".cs": "csharp",
 }
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 # Languages read by one reader and claimed by the same frameworks.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._domain.inventory import ScanError, TestFile
-from . import go, java, javascript, kotlin, python, rust
+from . import csharp, go, java, javascript, kotlin, python, rust
 from .blobs import BlobTooLarge, blob_reader
 from .cache_keys import ScopeContexts, encode_file, encode_parse_error
 from .config import ConfigScopes
@@ -43,6 +43,7 @@ READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
     "java": java.read,
     "kotlin": kotlin.read,
     "rust": rust.read,
+    "csharp": csharp.read,
 }
 
 

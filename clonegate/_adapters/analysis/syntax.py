@@ -134,8 +134,8 @@ def text(node: Node | None) -> str:
 
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
-    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``
-    or ``rust``."""
+    """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``,
+    ``rust`` or ``csharp``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -175,6 +175,12 @@ def _kotlin() -> object:
     return tree_sitter_kotlin.language()
 
 
+def _csharp() -> object:
+    import tree_sitter_c_sharp
+
+    return tree_sitter_c_sharp.language()
+
+
 def _rust() -> object:
     import tree_sitter_rust
 
@@ -189,4 +195,5 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "java": _java,
     "kotlin": _kotlin,
     "rust": _rust,
+    "csharp": _csharp,
 }

@@ -20,12 +20,15 @@ from . import (
     kotest,
     kotlin_test,
     mocha,
+    mstest,
     node_test,
+    nunit,
     playwright,
     pytest,
     testng,
     unittest,
     vitest,
+    xunit,
 )
 from .definition import Framework
 
@@ -47,6 +50,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
     junit4.FRAMEWORK,
     kotlin_test.FRAMEWORK,
     cargo_test.FRAMEWORK,
+    nunit.FRAMEWORK,
+    mstest.FRAMEWORK,
+    xunit.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their

@@ -1,0 +1,214 @@
+"""C# files, read with tree-sitter: xUnit, NUnit and MSTest attributed methods in
+(nested, partial) classes (ADR 0005).
+
+One outline serves the three frameworks: their test attributes do not overlap, but for
+``[Theory]``, xUnit's and NUnit's both (the file's ``using`` and its other attributes
+say whose it is).
+"""
+
+from __future__ import annotations
+
+from tree_sitter import Node
+
+from ..._domain.inventory import TestStatus
+from .frameworks.definition import Reading
+from .frameworks.dotnet import MSTEST, NUNIT, XUNIT
+from .outline import Outline
+from .syntax import Captures, enclosing, kit, text
+
+__all__ = ["read"]
+
+QUERY = """
+(using_directive) @using
+(class_declaration) @class
+(method_declaration) @method
+"""
+# NUnit's attributes that make a method a test (``[Theory]`` too, in an NUnit file).
+_NUNIT_TESTS = frozenset({"Test", "TestCase", "TestCaseSource"})
+_NUNIT_CLASS = frozenset({"TestFixture", "TestFixtureSource"})
+# Attributes that skip a method or a class: NUnit's and MSTest's ``[Ignore]``, NUnit's
+# ``[Explicit]`` (not run unless named).
+_SKIPS = frozenset({"Ignore", "Explicit"})
+# A class declared in one of these holds no test of ours.
+_TYPES = frozenset(
+    {"class_declaration", "struct_declaration", "record_declaration", "interface_declaration"}
+)
+# Runtime skips, as a top-level statement of a test (ADR 0005): NUnit's, MSTest's
+# ``Assert.Inconclusive``, xUnit v3's ``Assert.Skip*`` and Xunit.SkippableFact's
+# ``Skip.If``/``Skip.IfNot`` (conditional: counted as skipped).
+_RUNTIME_SKIPS = frozenset(
+    {
+        "Assert.Ignore",
+        "Assert.Inconclusive",
+        "Assert.Skip",
+        "Assert.SkipWhen",
+        "Assert.SkipUnless",
+        "Skip.If",
+        "Skip.IfNot",
+    }
+)
+_FALSE = frozenset({"null", "false"})
+
+Attributes = dict[str, dict[str, str]]
+
+
+def read(path: str, data: bytes, language: str) -> Reading:
+    syntax = kit("csharp", QUERY)
+    captures = syntax.capture(syntax.parse(data))
+    imports = frozenset(_using(node) for node in captures.get("using", ()))
+    classes = {cls.id: attributes(cls) for cls in captures.get("class", ())}
+    methods = {m.id: attributes(m) for m in captures.get("method", ())}
+    signals = _signals(imports, [*classes.values(), *methods.values()])
+    return Reading(imports, signals, lambda _: outline_csharp(captures, classes, methods))
+
+
+def _using(node: Node) -> str:
+    """The namespace a ``using`` names: ``Xunit``, ``NUnit.Framework``."""
+    names = [c for c in node.named_children if c.type in ("identifier", "qualified_name")]
+    return text(names[-1]) if names else ""
+
+
+def _signals(imports: frozenset[str], found: list[Attributes]) -> frozenset[str]:
+    """The frameworks the attributes name; ``[Theory]`` is NUnit's in a file that uses
+    NUnit (its ``using``, or its other attributes) and not xUnit, else xUnit's."""
+    names = {name for attrs in found for name in attrs}
+    nunit_only = bool(names & (_NUNIT_TESTS | _NUNIT_CLASS))
+    theory_is_nunit = (nunit_only or "NUnit.Framework" in imports) and "Xunit" not in imports
+    signals = set()
+    if nunit_only or (theory_is_nunit and "Theory" in names):
+        signals.add(NUNIT)
+    if any(n.endswith("Fact") or (n.endswith("Theory") and not theory_is_nunit) for n in names):
+        signals.add(XUNIT)
+    if any(n.endswith(("TestMethod", "TestClass")) for n in names):
+        signals.add(MSTEST)
+    return frozenset(signals)
+
+
+def outline_csharp(
+    captures: Captures, classes: dict[int, Attributes], methods: dict[int, Attributes]
+) -> Outline:
+    """Each class with tests is a suite (nested classes nest, the parts of a partial
+    class are one suite); each test method a test, once whatever its data rows.
+
+    Tests: ``[Fact]``, ``[Theory]`` and any attribute named ``*Fact``/``*Theory``
+    (xUnit's extensions: ``[SkippableFact]``, ``[WpfFact]``); NUnit's ``[Test]``,
+    ``[TestCase]``, ``[TestCaseSource]``; ``[TestMethod]``/``*TestMethod``
+    (``[DataTestMethod]``) in a class marked ``[TestClass]`` (on any of its parts) or an
+    abstract class (its tests run in its subclasses, counted once where written).
+    Skipped: ``Skip = …`` on an xUnit attribute, ``Explicit = true`` (xUnit v3),
+    ``[Ignore]`` and ``[Explicit]`` on the method or a class around it, a runtime skip
+    as a top-level statement of the method.
+    """
+    outline = Outline()
+    suites: dict[int, Outline] = {}
+    merged: dict[int, Attributes] = {}  # a class's attributes, over all its parts
+    abstract: set[int] = set()
+    by_name: dict[tuple[int, str], int] = {}  # (container, name) -> first part's id
+    for cls in captures.get("class", ()):
+        owner = enclosing(cls, _TYPES)
+        if owner is not None and owner.id not in suites:
+            continue  # inside a struct, a record or an interface
+        container = suites[owner.id] if owner is not None else outline
+        name = text(cls.child_by_field_name("name"))
+        found = classes[cls.id]
+        first = by_name.get((id(container), name))
+        if first is not None and "partial" in _modifiers(cls):
+            suites[cls.id] = suites[first]
+            merged[first].update(found)
+            merged[cls.id] = merged[first]
+        else:
+            by_name[id(container), name] = cls.id
+            suites[cls.id] = container.suite(name, cls.start_point[0] + 1)
+            merged[cls.id] = dict(found)
+        if "abstract" in _modifiers(cls):
+            abstract.add(id(merged[cls.id]))
+    for cls_id, suite in suites.items():
+        if merged[cls_id].keys() & _SKIPS:
+            suite.marker = TestStatus.SKIPPED
+    for method in captures.get("method", ()):
+        owner = enclosing(method, _TYPES)
+        if owner is None or owner.id not in suites:
+            continue
+        found = methods[method.id]
+        in_class = merged[owner.id]
+        if is_test(found, "TestClass" in in_class or id(in_class) in abstract):
+            name = text(method.child_by_field_name("name"))
+            suites[owner.id].test(name, method.start_point[0] + 1, _marker(found, method))
+    outline.drop_empty_suites()
+    return outline
+
+
+def is_test(found: Attributes, in_test_class: bool) -> bool:
+    """Whether a method with these attributes is a test (MSTest's only in a test class)."""
+    return any(
+        name.endswith(("Fact", "Theory"))
+        or name in _NUNIT_TESTS
+        or (name.endswith("TestMethod") and in_test_class)
+        for name in found
+    )
+
+
+def _marker(found: Attributes, method: Node) -> TestStatus | None:
+    skipped = found.keys() & _SKIPS or any(
+        (name.endswith(("Fact", "Theory")) and arguments.get("Skip", "null") not in _FALSE)
+        or arguments.get("Explicit", "false") not in _FALSE
+        for name, arguments in found.items()
+    )
+    if skipped or _skips_at_runtime(method):
+        return TestStatus.SKIPPED
+    return None
+
+
+def _skips_at_runtime(method: Node) -> bool:
+    """Whether a top-level statement of the method's body is a runtime skip."""
+    body = method.child_by_field_name("body")
+    for statement in body.named_children if body is not None else ():
+        call = statement.named_children[0] if statement.named_children else None
+        if statement.type != "expression_statement" or call is None:
+            continue
+        if call.type == "invocation_expression" and _skip_call(call):
+            return True
+    return False
+
+
+def _skip_call(call: Node) -> bool:
+    function = text(call.child_by_field_name("function"))
+    return function.removeprefix("Xunit.").removeprefix("NUnit.Framework.") in _RUNTIME_SKIPS
+
+
+def attributes(node: Node) -> Attributes:
+    """The attributes on a declaration: simple name (without ``Attribute``) -> its
+    named arguments (``Skip``: its expression's text)."""
+    found: Attributes = {}
+    for attribute_list in node.children:
+        if attribute_list.type != "attribute_list":
+            continue
+        for attribute in attribute_list.named_children:
+            if attribute.type != "attribute":
+                continue
+            name = _simple(text(attribute.child_by_field_name("name")))
+            found.setdefault(name, {}).update(_named_arguments(attribute))
+    return found
+
+
+def _simple(name: str) -> str:
+    """``Xunit.FactAttribute`` -> ``Fact``; ``global::NUnit.Framework.Test`` -> ``Test``."""
+    last = name.rsplit(".", 1)[-1].rsplit(":", 1)[-1].strip()
+    last = last.split("<", 1)[0]  # a generic attribute: [TestCaseSource<T>]
+    return last.removesuffix("Attribute") or last
+
+
+def _named_arguments(attribute: Node) -> dict[str, str]:
+    arguments = next(
+        (c for c in attribute.named_children if c.type == "attribute_argument_list"), None
+    )
+    named = {}
+    for argument in arguments.named_children if arguments is not None else ():
+        key = argument.child_by_field_name("name")
+        if key is not None and argument.named_children:
+            named[text(key)] = text(argument.named_children[-1])
+    return named
+
+
+def _modifiers(node: Node) -> set[str]:
+    return {text(c) for c in node.children if c.type == "modifier"}

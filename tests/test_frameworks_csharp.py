@@ -1,0 +1,293 @@
+"""C#: xUnit, NUnit and MSTest in test projects (issue 41, ADR 0004/0005), and what is
+NOT a test (a method of a non-test class, a project that is no test project)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from clonegate._adapters.analysis.config import ConfigScopes
+from clonegate._adapters.analysis.scan import analyze_file
+from clonegate._domain.inventory import TestSuite
+
+TEST_PROJECT = b'<Project Sdk="Microsoft.NET.Sdk"><ItemGroup>\
+<PackageReference Include="xunit" Version="2.9.0" /></ItemGroup></Project>'
+LIBRARY = b'<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup /></Project>'
+PROJECTS = {"tests/Foo.Tests/Foo.Tests.csproj": TEST_PROJECT, "src/Foo/Foo.csproj": LIBRARY}
+SCOPES = ConfigScopes(PROJECTS, PROJECTS.__getitem__)
+PATH = "tests/Foo.Tests/ParserTests.cs"
+
+
+def outline(path: str, source: str, scopes: ConfigScopes = SCOPES) -> tuple[str, list[str]]:
+    """The file's framework and its tests as ``suite/…/name status``."""
+    result = analyze_file(path, textwrap.dedent(source).encode(), scopes)
+    if result is None:
+        return "", []
+    out: list[str] = []
+
+    def walk(prefix: str, suites: tuple[TestSuite, ...]) -> None:
+        for suite in suites:
+            out.extend(f"{prefix}{suite.name}/{t.name} {t.status.value}" for t in suite.tests)
+            walk(f"{prefix}{suite.name}/", suite.suites)
+
+    walk("", result.suites)
+    return result.framework, out
+
+
+XUNIT = [
+    (
+        "Fact and Theory, once whatever its InlineData rows",
+        """
+        using Xunit;
+        public class ParserTests {
+            [Fact] public void Parses() { }
+            [Theory]
+            [InlineData(1)]
+            [InlineData(2)]
+            public void Rows(int x) { }
+            public void Helper() { }
+        }
+        """,
+        ["ParserTests/Parses active", "ParserTests/Rows active"],
+    ),
+    (
+        "Skip = on Fact or Theory; Skip = null is not a skip",
+        """
+        using Xunit;
+        public class ParserTests {
+            [Fact(Skip = "flaky")] public void A() { }
+            [Theory(Skip = "later"), InlineData(1)] public void B(int x) { }
+            [Fact(Skip = null)] public void C() { }
+            [Fact(DisplayName = "d")] public void D() { }
+        }
+        """,
+        [
+            "ParserTests/A skipped",
+            "ParserTests/B skipped",
+            "ParserTests/C active",
+            "ParserTests/D active",
+        ],
+    ),
+    (
+        "qualified and Attribute-suffixed names, extensions named *Fact",
+        """
+        public class ParserTests {
+            [Xunit.FactAttribute] public void A() { }
+            [SkippableFact] public void B() { Skip.If(true); }
+            [WpfTheory] public void C() { if (x) { Skip.If(true); } }
+        }
+        """,
+        ["ParserTests/A active", "ParserTests/B skipped", "ParserTests/C active"],
+    ),
+    (
+        "nested classes are suites; partial parts are one suite",
+        """
+        using Xunit;
+        public partial class ParserTests {
+            [Fact] public void A() { }
+            public class Nested { [Fact] public void B() { } }
+        }
+        public partial class ParserTests {
+            [Fact] public void C() { }
+        }
+        """,
+        ["ParserTests/A active", "ParserTests/C active", "ParserTests/Nested/B active"],
+    ),
+    (
+        "a local function, a struct's and an interface's methods are no tests",
+        """
+        using Xunit;
+        public interface IContract { [Fact] void A(); }
+        public struct S { [Fact] public void B() { } }
+        public class ParserTests {
+            [Fact] public void C() { [Fact] void Local() { } }
+        }
+        """,
+        ["ParserTests/C active"],
+    ),
+]
+
+NUNIT = [
+    (
+        "Test, TestCase rows once, TestCaseSource, Theory",
+        """
+        using NUnit.Framework;
+        [TestFixture]
+        public class ParserTests {
+            [Test] public void A() { }
+            [TestCase(1)]
+            [TestCase(2)]
+            public void B(int x) { }
+            [TestCaseSource(nameof(Cases))] public void C(int x) { }
+            [Theory] public void D(int x) { }
+            [SetUp] public void Before() { }
+        }
+        """,
+        [
+            "ParserTests/A active",
+            "ParserTests/B active",
+            "ParserTests/C active",
+            "ParserTests/D active",
+        ],
+    ),
+    (
+        "Ignore and Explicit on a method or a class; Assert.Ignore() top-level",
+        """
+        using NUnit.Framework;
+        public class ParserTests {
+            [Test, Ignore("later")] public void A() { }
+            [Test, Explicit] public void B() { }
+            [Test] public void C() { Assert.Ignore("x"); }
+            [Test] public void D() { if (slow) Assert.Ignore("x"); }
+            [Ignore("broken"), TestFixture]
+            public class Off { [Test] public void E() { } }
+        }
+        """,
+        [
+            "ParserTests/A skipped",
+            "ParserTests/B skipped",
+            "ParserTests/C skipped",
+            "ParserTests/D active",
+            "ParserTests/Off/E skipped",
+        ],
+    ),
+    (
+        "a parameterised TestFixture counts its tests once",
+        """
+        using NUnit.Framework;
+        [TestFixture(1)]
+        [TestFixture(2)]
+        public class ParserTests {
+            [Test] public void A() { }
+        }
+        """,
+        ["ParserTests/A active"],
+    ),
+]
+
+MSTEST = [
+    (
+        "TestMethod in a TestClass, DataRow once, Ignore",
+        """
+        using Microsoft.VisualStudio.TestTools.UnitTesting;
+        [TestClass]
+        public class ParserTests {
+            [TestMethod] public void A() { }
+            [DataTestMethod]
+            [DataRow(1)]
+            [DataRow(2)]
+            public void B(int x) { }
+            [TestMethod, Ignore] public void C() { }
+            [TestMethod] public void D() { Assert.Inconclusive(); }
+            [TestInitialize] public void Before() { }
+        }
+        """,
+        [
+            "ParserTests/A active",
+            "ParserTests/B active",
+            "ParserTests/C skipped",
+            "ParserTests/D skipped",
+        ],
+    ),
+    (
+        "no TestMethod outside a TestClass, but in an abstract base; partial's attribute",
+        """
+        using Microsoft.VisualStudio.TestTools.UnitTesting;
+        public class Plain { [TestMethod] public void A() { } }
+        public abstract class Base { [TestMethod] public void B() { } }
+        public partial class ParserTests { [TestMethod] public void C() { } }
+        [TestClass, Ignore] public partial class ParserTests { }
+        """,
+        ["Base/B active", "ParserTests/C skipped"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), XUNIT, ids=[c[0] for c in XUNIT])
+def test_xunit(case: str, source: str, expected: list[str]) -> None:
+    assert outline(PATH, source) == ("xunit", expected)
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), NUNIT, ids=[c[0] for c in NUNIT])
+def test_nunit(case: str, source: str, expected: list[str]) -> None:
+    assert outline(PATH, source) == ("nunit", expected)
+
+
+@pytest.mark.parametrize(("case", "source", "expected"), MSTEST, ids=[c[0] for c in MSTEST])
+def test_mstest(case: str, source: str, expected: list[str]) -> None:
+    assert outline(PATH, source) == ("mstest", expected)
+
+
+FACT = "using Xunit; public class ATests { [Fact] public void A() { } }"
+
+# Which framework a file is, by its using or by its attributes alone (global usings).
+CHOICES = [
+    ("by its attributes, no using", FACT.removeprefix("using Xunit;"), "xunit"),
+    (
+        "NUnit's Theory with its using",
+        "using NUnit.Framework; class A { [Theory] void T() {} }",
+        "nunit",
+    ),
+    (
+        "NUnit's Theory beside its Test",
+        "class A { [Theory] void T() {} [Test] void U() {} }",
+        "nunit",
+    ),
+    ("xUnit's Theory", "class A { [Theory] void T() {} }", "xunit"),
+    ("MSTest by its attributes", "[TestClass] class A { [TestMethod] void T() {} }", "mstest"),
+    ("a helper that uses Xunit: no test", "using Xunit; class A { void T() {} }", ""),
+    ("a file of a test project with no test", "class A { void T() {} }", ""),
+]
+
+
+@pytest.mark.parametrize(("case", "source", "framework"), CHOICES, ids=[c[0] for c in CHOICES])
+def test_the_framework_of_a_file(case: str, source: str, framework: str) -> None:
+    assert outline(PATH, source)[0] == framework
+
+
+BUILD_PROPS = b"<Project><ItemGroup><PackageReference Include='NUnit' /></ItemGroup></Project>"
+
+# Which files are test sources: those of a test project only (the nearest *.csproj).
+SELECTION = [
+    ("a file of the test project", PROJECTS, "tests/Foo.Tests/Sub/A.cs", "xunit"),
+    ("a library's file, whatever its name", PROJECTS, "src/Foo/FooTests.cs", ""),
+    ("no project above", PROJECTS, "tools/ATests.cs", ""),
+    (
+        "the nearest project decides",
+        {"Root.Tests.csproj": TEST_PROJECT, "src/Foo/Foo.csproj": LIBRARY},
+        "src/Foo/ATests.cs",
+        "",
+    ),
+    (
+        "a Directory.Build.props naming a framework makes projects below test projects",
+        {"tests/Directory.Build.props": BUILD_PROPS, "tests/A.Tests/A.Tests.csproj": LIBRARY},
+        "tests/A.Tests/ATests.cs",
+        "xunit",
+    ),
+    (
+        "but not the projects beside it",
+        {"tests/Directory.Build.props": BUILD_PROPS, "src/A/A.csproj": LIBRARY},
+        "src/A/ATests.cs",
+        "",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "projects", "path", "framework"), SELECTION, ids=[c[0] for c in SELECTION]
+)
+def test_the_files_of_test_projects(
+    case: str, projects: dict[str, bytes], path: str, framework: str
+) -> None:
+    scopes = ConfigScopes([*projects, path], projects.__getitem__)
+    assert outline(path, FACT, scopes)[0] == framework
+
+
+def test_a_project_file_that_cannot_be_read_is_named_and_selects_nothing() -> None:
+    def read(path: str) -> bytes:
+        raise OSError("corrupt object")
+
+    scopes = ConfigScopes(["A.Tests/A.Tests.csproj", "A.Tests/ATests.cs"], read)
+    assert outline("A.Tests/ATests.cs", FACT, scopes) == ("", [])
+    assert [(e.path, e.phase) for e in scopes.errors] == [("A.Tests/A.Tests.csproj", "read")]
