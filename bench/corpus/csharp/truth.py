@@ -36,7 +36,9 @@ NOT_METHOD = re.compile(r"^\s*(?:if|while|for|foreach|switch|return|using|new)\b
 
 
 def test_projects(root: str, files: list[str]) -> set[str]:
-    signed, props, projects = set(), set(), set()
+    signed: set[str] = set()
+    props: set[str] = set()
+    projects: set[str] = set()
     for f in files:
         name = os.path.basename(f)
         if f.endswith(".csproj") or name == "Directory.Build.props":
@@ -159,8 +161,8 @@ def read_file(path: str, text: str) -> list[dict[str, object]]:
         s = line.strip()
         if s.startswith("["):
             block += s
-        elif CLASS.search(s) and not s.startswith(("//", "*")):
-            name = CLASS.search(s).group(1)
+        elif (header := CLASS.search(s)) is not None:
+            name = header.group(1)
             merged = partial_attrs.setdefault(name, {})
             merged.update(attrs(block) if block else {})
             partial_abstract[name] = partial_abstract.get(name, False) or " abstract " in f" {s} "
@@ -265,7 +267,9 @@ def main() -> None:
     # A depth-1 clone of a bundle has no parents to walk: the commit object alone.
     head = git(root, "rev-parse", "HEAD").strip()
     raw = git(root, "cat-file", "commit", head)
-    stamp = int(re.search(r"^committer .* (\d+) [+-]\d{4}$", raw, re.M).group(1))
+    committer = re.search(r"^committer .* (\d+) [+-]\d{4}$", raw, re.M)
+    assert committer is not None, raw
+    stamp = int(committer.group(1))
     commit = [head, time.strftime("%Y-%m-%d", time.gmtime(stamp))]
     print(
         json.dumps(
