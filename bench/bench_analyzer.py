@@ -3,6 +3,7 @@
     python bench/bench_analyzer.py            # the issue-4 benchmark (about a minute)
     python bench/bench_analyzer.py --quick    # 60 test files: a smoke test
     python bench/bench_analyzer.py --kinds kotlin-junit5,kotest,testng   # issue 40's
+    python bench/bench_analyzer.py --kinds xunit   # issue 41's C#
 
 The repository: 2,000 unique test files spread over pytest, jest, vitest (TypeScript),
 Go, JUnit 5 and Rust, six tests each, plus 1,000 other files, served by loopback
@@ -62,7 +63,7 @@ def parse_only(repo: str, commit: str) -> float:
         data = [(path, store[sha].as_raw_string()) for path, sha in listing.candidates]  # type: ignore[index]
     parsers = {
         lang: kit(lang, "(ERROR) @e")
-        for lang in ("javascript", "typescript", "go", "java", "kotlin", "rust")
+        for lang in ("javascript", "typescript", "go", "java", "kotlin", "rust", "csharp")
     }
     start = time.perf_counter()
     for path, blob in data:
