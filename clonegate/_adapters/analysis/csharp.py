@@ -9,6 +9,7 @@ say whose it is).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from tree_sitter import Node
 
@@ -20,10 +21,22 @@ from .syntax import Captures, enclosing, kit, text
 
 __all__ = ["read"]
 
-QUERY = """
+# Runtime skips, as a top-level statement of a test (ADR 0005): NUnit's, MSTest's
+# ``Assert.Inconclusive``, xUnit v3's ``Assert.Skip*`` and Xunit.SkippableFact's
+# ``Skip.If``/``Skip.IfNot`` (conditional: counted as skipped).
+_RUNTIME_SKIP = (
+    r"^((Xunit|NUnit[.]Framework)[.])?"
+    r"(Assert[.](Ignore|Inconclusive|Skip|SkipWhen|SkipUnless)|Skip[.](If|IfNot))$"
+)
+# Attributes and runtime skips found by the query: walking each declaration's
+# children in Python took more time than parsing the file.
+QUERY = f"""
 (using_directive) @using
 (class_declaration) @class
 (method_declaration) @method
+(attribute) @attribute
+(method_declaration body: (block (expression_statement
+  (invocation_expression function: (_) @skip (#match? @skip "{_RUNTIME_SKIP}")))))
 """
 # NUnit's attributes that make a method a test (``[Theory]`` too, in an NUnit file).
 _NUNIT_TESTS = frozenset({"Test", "TestCase", "TestCaseSource"})
@@ -34,20 +47,6 @@ _SKIPS = frozenset({"Ignore", "Explicit"})
 # A class declared in one of these holds no test of ours.
 _TYPES = frozenset(
     {"class_declaration", "struct_declaration", "record_declaration", "interface_declaration"}
-)
-# Runtime skips, as a top-level statement of a test (ADR 0005): NUnit's, MSTest's
-# ``Assert.Inconclusive``, xUnit v3's ``Assert.Skip*`` and Xunit.SkippableFact's
-# ``Skip.If``/``Skip.IfNot`` (conditional: counted as skipped).
-_RUNTIME_SKIPS = frozenset(
-    {
-        "Assert.Ignore",
-        "Assert.Inconclusive",
-        "Assert.Skip",
-        "Assert.SkipWhen",
-        "Assert.SkipUnless",
-        "Skip.If",
-        "Skip.IfNot",
-    }
 )
 _FALSE = frozenset({"null", "false"})
 
@@ -89,10 +88,9 @@ def read(path: str, data: bytes, language: str) -> Reading:
         root = syntax.parse(_INTERPOLATED_VERBATIM.sub(_string_blanked, data))
     captures = syntax.capture(root)
     imports = frozenset(_using(node) for node in captures.get("using", ()))
-    classes = {cls.id: attributes(cls) for cls in captures.get("class", ())}
-    methods = {m.id: attributes(m) for m in captures.get("method", ())}
-    signals = _signals(imports, [*classes.values(), *methods.values()])
-    return Reading(imports, signals, lambda _: outline_csharp(captures, classes, methods))
+    found = attributes(captures.get("attribute", ()))
+    signals = _signals(imports, list(found.values()))
+    return Reading(imports, signals, lambda _: outline_csharp(captures, found))
 
 
 def _using(node: Node) -> str:
@@ -117,9 +115,7 @@ def _signals(imports: frozenset[str], found: list[Attributes]) -> frozenset[str]
     return frozenset(signals)
 
 
-def outline_csharp(
-    captures: Captures, classes: dict[int, Attributes], methods: dict[int, Attributes]
-) -> Outline:
+def outline_csharp(captures: Captures, found: dict[int, Attributes]) -> Outline:
     """Each class with tests is a suite (nested classes nest, the parts of a partial
     class are one suite); each test method a test, once whatever its data rows.
 
@@ -136,6 +132,8 @@ def outline_csharp(
     suites: dict[int, Outline] = {}
     merged: dict[int, Attributes] = {}  # a class's attributes, over all its parts
     abstract: set[int] = set()
+    # skip call -> invocation -> expression statement -> block -> method
+    skips = {_ancestor(call, 4).id for call in captures.get("skip", ())}
     by_name: dict[tuple[int, str], int] = {}  # (container, name) -> first part's id
     for cls in captures.get("class", ()):
         owner = enclosing(cls, _TYPES)
@@ -143,16 +141,16 @@ def outline_csharp(
             continue  # inside a struct, a record or an interface
         container = suites[owner.id] if owner is not None else outline
         name = text(cls.child_by_field_name("name"))
-        found = classes[cls.id]
+        own = found.get(cls.id, {})
         first = by_name.get((id(container), name))
         if first is not None and "partial" in _modifiers(cls):
             suites[cls.id] = suites[first]
-            merged[first].update(found)
+            merged[first].update(own)
             merged[cls.id] = merged[first]
         else:
             by_name[id(container), name] = cls.id
             suites[cls.id] = container.suite(name, cls.start_point[0] + 1)
-            merged[cls.id] = dict(found)
+            merged[cls.id] = dict(own)
         if "abstract" in _modifiers(cls):
             abstract.add(id(merged[cls.id]))
     for cls_id, suite in suites.items():
@@ -162,11 +160,12 @@ def outline_csharp(
         owner = enclosing(method, _TYPES)
         if owner is None or owner.id not in suites:
             continue
-        found = methods[method.id]
+        own = found.get(method.id, {})
         in_class = merged[owner.id]
-        if is_test(found, "TestClass" in in_class or id(in_class) in abstract):
+        if is_test(own, "TestClass" in in_class or id(in_class) in abstract):
             name = text(method.child_by_field_name("name"))
-            suites[owner.id].test(name, method.start_point[0] + 1, _marker(found, method))
+            marker = TestStatus.SKIPPED if method.id in skips or _skipped(own) else None
+            suites[owner.id].test(name, method.start_point[0] + 1, marker)
     outline.drop_empty_suites()
     return outline
 
@@ -181,51 +180,41 @@ def is_test(found: Attributes, in_test_class: bool) -> bool:
     )
 
 
-def _marker(found: Attributes, method: Node) -> TestStatus | None:
-    skipped = found.keys() & _SKIPS or any(
+def _skipped(found: Attributes) -> bool:
+    return bool(found.keys() & _SKIPS) or any(
         (name.endswith(("Fact", "Theory")) and arguments.get("Skip", "null") not in _FALSE)
         or arguments.get("Explicit", "false") not in _FALSE
         for name, arguments in found.items()
     )
-    if skipped or _skips_at_runtime(method):
-        return TestStatus.SKIPPED
-    return None
 
 
-def _skips_at_runtime(method: Node) -> bool:
-    """Whether a top-level statement of the method's body is a runtime skip."""
-    body = method.child_by_field_name("body")
-    for statement in body.named_children if body is not None else ():
-        call = statement.named_children[0] if statement.named_children else None
-        if statement.type != "expression_statement" or call is None:
+def _ancestor(node: Node, levels: int) -> Node:
+    for _ in range(levels):
+        assert node.parent is not None  # the query's pattern holds these levels
+        node = node.parent
+    return node
+
+
+def attributes(nodes: Iterable[Node]) -> dict[int, Attributes]:
+    """The attributes of each declaration (by node id): simple name (without
+    ``Attribute``) -> its named arguments (``Skip``: its expression's text)."""
+    found: dict[int, Attributes] = {}
+    for attribute in nodes:
+        owner = attribute.parent.parent if attribute.parent is not None else None
+        if owner is None:
             continue
-        if call.type == "invocation_expression" and _skip_call(call):
-            return True
-    return False
-
-
-def _skip_call(call: Node) -> bool:
-    function = text(call.child_by_field_name("function"))
-    return function.removeprefix("Xunit.").removeprefix("NUnit.Framework.") in _RUNTIME_SKIPS
-
-
-def attributes(node: Node) -> Attributes:
-    """The attributes on a declaration: simple name (without ``Attribute``) -> its
-    named arguments (``Skip``: its expression's text)."""
-    found: Attributes = {}
-    for attribute_list in node.children:
-        if attribute_list.type != "attribute_list":
-            continue
-        for attribute in attribute_list.named_children:
-            if attribute.type != "attribute":
-                continue
-            name = _simple(text(attribute.child_by_field_name("name")))
-            found.setdefault(name, {}).update(_named_arguments(attribute))
+        name = _simple(text(attribute.child_by_field_name("name")))
+        arguments = found.setdefault(owner.id, {}).setdefault(name, {})
+        source = attribute.text or b""
+        if b"Skip" in source or b"Explicit" in source:  # the only arguments read
+            arguments.update(_named_arguments(attribute))
     return found
 
 
 def _simple(name: str) -> str:
     """``Xunit.FactAttribute`` -> ``Fact``; ``global::NUnit.Framework.Test`` -> ``Test``."""
+    if name.isidentifier() and not name.endswith("Attribute"):
+        return name  # most are: [Fact]
     last = name.rsplit(".", 1)[-1].rsplit(":", 1)[-1].strip()
     last = last.split("<", 1)[0]  # a generic attribute: [TestCaseSource<T>]
     return last.removesuffix("Attribute") or last
