@@ -54,13 +54,13 @@ Attributes = dict[str, dict[str, str]]
 
 
 # Preprocessor lines. tree-sitter-c-sharp 0.23.5 fails some files on them (``#if``
-# between a member's attributes, ``#nullable`` before a file-scoped namespace).
+# and ``#endif`` around a field's attributes).
 _DIRECTIVE = re.compile(
     rb"^[ \t]*#[ \t]*(?:if|elif|else|endif|region|endregion|nullable|pragma|define|undef)\b.*$",
     re.M,
 )
-# Interpolated verbatim strings (``$@"…""…""{x}"``), which it fails on too when they
-# hold doubled quotes over several lines.
+# Interpolated verbatim strings, which it fails on too when one ends in a doubled
+# quote (``$@"  ""{x}"": ""{y}"""``).
 _INTERPOLATED_VERBATIM = re.compile(rb'(?<![\w"@$])(?:\$@|@\$)"((?:[^"]|"")*)"')
 
 
