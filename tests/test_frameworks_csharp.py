@@ -4,12 +4,16 @@ NOT a test (a method of a non-test class, a project that is no test project)."""
 from __future__ import annotations
 
 import textwrap
+from pathlib import Path
 
 import pytest
 
 from clonegate._adapters.analysis.config import ConfigScopes
-from clonegate._adapters.analysis.scan import analyze_file
+from clonegate._adapters.analysis.scan import analyze_file, scan_commit
+from clonegate._adapters.analysis.unread import MAX_PROJECT_BYTES
 from clonegate._domain.inventory import TestSuite
+
+from .servers import make_repo
 
 TEST_PROJECT = b'<Project Sdk="Microsoft.NET.Sdk"><ItemGroup>\
 <PackageReference Include="xunit" Version="2.9.0" /></ItemGroup></Project>'
@@ -352,3 +356,21 @@ def test_a_file_that_still_fails_is_a_parse_error() -> None:
         """
     with pytest.raises(SyntaxError):
         analyze_file(PATH, textwrap.dedent(source).encode(), SCOPES)
+
+
+def test_a_project_file_over_the_bound_is_refused_unread(tmp_path: Path) -> None:
+    # Every *.csproj of a commit is read for its signs: one past MAX_PROJECT_BYTES is
+    # refused from its pack header (never inflated) and named; its files are no tests.
+    padding = b"<!-- " + b"x" * MAX_PROJECT_BYTES + b" -->"
+    files = {
+        "Big.Tests/Big.Tests.csproj": TEST_PROJECT + padding,
+        "Big.Tests/ATests.cs": FACT.encode(),
+        "Ok.Tests/Ok.Tests.csproj": TEST_PROJECT,
+        "Ok.Tests/BTests.cs": FACT.encode(),
+    }
+    repo = make_repo(tmp_path, "big", commits=1, files=files)
+    result = scan_commit(str(tmp_path / "big.git"), repo.head)
+    assert [f.path for f in result.inventory.files] == ["Ok.Tests/BTests.cs"]
+    assert [(e.path, e.phase) for e in result.inventory.errors] == [
+        ("Big.Tests/Big.Tests.csproj", "read")
+    ]

@@ -41,7 +41,16 @@ _CONFIG_NAMES = frozenset(
 class ConfigScopes:
     """Which frameworks run which files of one commit; see the module docstring."""
 
-    def __init__(self, paths: Iterable[str], read: Callable[[str], bytes]) -> None:
+    def __init__(
+        self,
+        paths: Iterable[str],
+        read: Callable[[str], bytes],
+        read_project: Callable[[str], bytes] | None = None,
+    ) -> None:
+        """``read(path)`` gives a config's content; ``read_project(path)`` a C# project
+        file's (``read`` if None), which should refuse one past
+        :data:`.unread.MAX_PROJECT_BYTES` before inflating it: a real one is a few KiB,
+        and every one of a commit is read."""
         # directory -> (framework, settings or None, precedence) for each config there,
         # in path order; precedence: the config's place in its framework's own order
         # (pytest.ini before pyproject.toml before tox.ini before setup.cfg)
@@ -58,7 +67,7 @@ class ConfigScopes:
             if name == "main.rs":
                 mains.add(posixpath.dirname(path))
             elif dotnet.is_project_file(name):
-                projects.add(path, read, problems)
+                projects.add(path, read_project or read, problems)
             if name not in _CONFIG_NAMES:
                 continue
             content: bytes | None = None
