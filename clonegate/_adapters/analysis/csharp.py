@@ -78,8 +78,10 @@ def _string_blanked(match: re.Match[bytes]) -> bytes:
 def read(path: str, data: bytes, language: str) -> Reading:
     syntax = kit("csharp", QUERY)
     try:
-        root = syntax.parse(data)
+        root: Node | None = syntax.parse(data)
     except SyntaxError:
+        root = None  # parsed again below, once the failed tree (in the traceback) is freed
+    if root is None:
         # Where the grammar fails, the same file with both branches of each #if kept
         # as plain code, and its interpolated verbatim strings emptied, in place (tests
         # keep their lines): a file whose branches do not make code together, or that
