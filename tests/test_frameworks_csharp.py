@@ -374,3 +374,60 @@ def test_a_project_file_over_the_bound_is_refused_unread(tmp_path: Path) -> None
     assert [(e.path, e.phase) for e in result.inventory.errors] == [
         ("Big.Tests/Big.Tests.csproj", "read")
     ]
+
+
+def test_the_csharp_parser_is_built_only_when_a_file_with_test_attributes_is_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A worker builds the parsers of the languages it meets (ADR 0003); a file of a test
+    # project without any test attribute (a helper) is not even parsed (the hint).
+    from clonegate._adapters.analysis import syntax
+
+    built: list[str] = []
+    real = syntax._LANGUAGES["csharp"]
+
+    def csharp() -> object:
+        built.append("csharp")
+        return real()
+
+    monkeypatch.setitem(syntax._LANGUAGES, "csharp", csharp)
+    syntax.kit.cache_clear()
+    try:
+        assert outline("tests/test_a.py", "def test_a():\n    pass\n") == ("pytest", [])
+        helpers = "using Xunit; public static class Helpers { public static int One() => 1; }"
+        assert outline(PATH, helpers) == ("", [])
+        assert outline(PATH, "public class Helpers { }") == ("", [])
+        assert built == []
+        assert outline(PATH, FACT) == ("xunit", ["ATests/A active"])
+        assert built == ["csharp"]
+    finally:
+        syntax.kit.cache_clear()
+
+
+MORE_MARKERS = [
+    (
+        "xUnit v3: Explicit = true is skipped, Explicit = false is not",
+        "using Xunit; public class ATests { [Fact(Explicit = true)] public void A() { }"
+        " [Fact(Explicit = false)] public void B() { } }",
+        ["ATests/A skipped", "ATests/B active"],
+    ),
+    (
+        "xUnit v3: a top-level Assert.Skip, Xunit-qualified",
+        'using Xunit; public class ATests { [Fact] public void A() { Xunit.Assert.Skip("x"); }'
+        " [Fact] public void B() { Assert.Equal(1, 1); } }",
+        ["ATests/A skipped", "ATests/B active"],
+    ),
+    (
+        "a TestCase row's Ignore leaves the test as it is (one test whatever its rows)",
+        "using NUnit.Framework; public class ATests {"
+        ' [TestCase(1, Ignore = "x")] [TestCase(2)] public void A(int x) { } }',
+        ["ATests/A active"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("case", "source", "expected"), MORE_MARKERS, ids=[c[0] for c in MORE_MARKERS]
+)
+def test_more_markers(case: str, source: str, expected: list[str]) -> None:
+    assert outline(PATH, source)[1] == expected
