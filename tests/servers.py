@@ -560,8 +560,24 @@ _TEMPLATES = {
         'TEST_CASE("module {i} case {k}", "[feature]") {{\n  int v = {k};\n'
         '  SECTION("checks") {{\n    REQUIRE(v == {k});\n  }}\n}}\n\n',
     ),
+    # Issue 41's: one test project (_PROJECTS), a class of [Fact]s and a [Theory] per file.
+    "xunit": (
+        "tests/Suite.Tests/Feature{d}/Module{i}Tests.cs",
+        "using Xunit;\n\nnamespace Suite.Tests.Feature;\n\npublic class Module{i}Tests\n{{\n"
+        "{body}}}\n",
+        "    [Theory]\n    [InlineData({k})]\n    public void Case{k}(int v)\n    {{\n"
+        "        Assert.Equal({k}, v);\n    }}\n\n",
+    ),
 }
 DEFAULT_KINDS = ("python", "jest", "vitest", "go", "junit5", "rust")
+# The project files that make a kind's files tests (C#'s test project).
+_PROJECTS = {
+    "xunit": (
+        "tests/Suite.Tests/Suite.Tests.csproj",
+        '<Project Sdk="Microsoft.NET.Sdk">\n  <ItemGroup>\n'
+        '    <PackageReference Include="xunit" Version="2.9.3" />\n  </ItemGroup>\n</Project>\n',
+    ),
+}
 # What a package.json names for the JavaScript kinds that run only in a project using them.
 _PACKAGES = {"playwright": "@playwright/test", "cypress": "cypress"}
 
@@ -598,6 +614,7 @@ def make_test_suite_repo(
         f'"{package}": "*"' if package != "jest" else '"jest": "^29"' for package in packages
     )
     blobs.append(("package.json", f'{{"devDependencies": {{{dependencies}}}}}\n'))
+    blobs.extend(_PROJECTS[kind] for kind in kinds if kind in _PROJECTS)
     stream = [
         "commit refs/heads/main\ncommitter Fixture <fixture@example.invalid> "
         "1700000000 +0000\ndata 7\nfixture\n"

@@ -76,52 +76,6 @@ def test_ava(case: str, packages: dict[str, bytes], tests: list[str], others: li
     assert found.by_language == ({"ava": len(tests)} if tests else {})
 
 
-CSHARP_TESTS = b'<Project Sdk="Microsoft.NET.Sdk"><ItemGroup>\
-<PackageReference Include="Microsoft.NET.Test.Sdk" Version="17.8.0" /></ItemGroup></Project>'
-OLD_NUNIT = b'<Project><ItemGroup><Reference Include="NUnit.Framework" /></ItemGroup></Project>'
-CSHARP_LIBRARY = b'<Project Sdk="Microsoft.NET.Sdk"><PropertyGroup /></Project>'
-
-CSHARP = [
-    (
-        "a test project: its *Test.cs, *Tests.cs and UnitTest1.cs files",
-        {"tests/Foo.Tests/Foo.Tests.csproj": CSHARP_TESTS},
-        [
-            "tests/Foo.Tests/BarTests.cs",
-            "tests/Foo.Tests/Sub/BazTest.cs",
-            "tests/Foo.Tests/UnitTest1.cs",
-        ],
-        ["tests/Foo.Tests/Helpers.cs", "tests/Foo.Tests/TestBase.cs", "src/Foo/FooTests.cs"],
-    ),
-    (
-        "an old-style project referencing NUnit",
-        {"Legacy.Tests/Legacy.Tests.csproj": OLD_NUNIT},
-        ["Legacy.Tests/ParserTests.cs"],
-        [],
-    ),
-    (
-        "a library's project: not tests, whatever the names",
-        {"src/Foo/Foo.csproj": CSHARP_LIBRARY},
-        [],
-        ["src/Foo/TestData.cs", "src/Foo/FooTests.cs"],
-    ),
-    (
-        "the nearest project decides",
-        {"Foo.Tests.csproj": CSHARP_TESTS, "src/Foo/Foo.csproj": CSHARP_LIBRARY},
-        ["Tests/ParserTests.cs"],
-        ["src/Foo/ParserTests.cs"],
-    ),
-    ("no project at all: nothing", {}, [], ["tests/Foo.Tests/BarTests.cs"]),
-]
-
-
-@pytest.mark.parametrize(
-    ("case", "projects", "tests", "others"), CSHARP, ids=[c[0] for c in CSHARP]
-)
-def test_csharp(case: str, projects: dict[str, bytes], tests: list[str], others: list[str]) -> None:
-    found = unread_files([*projects, *tests, *others], lambda _: False, projects.__getitem__)
-    assert found.by_language == ({"csharp": len(tests)} if tests else {})
-
-
 def test_a_file_a_framework_of_the_analyzer_selects_is_not_unread() -> None:
     """Read (or a scan error if it cannot be), never "not read": AVA's ``test/a.js`` that
     mocha selects, a Kotlin file once a reader for it selects it."""

@@ -36,6 +36,7 @@ SCAN_MODULES = (
     # start, ~7 MiB): a worker builds those of the languages it meets, once (served).
     "clonegate._adapters.analysis.scan",
     "tree_sitter_cpp",
+    "tree_sitter_c_sharp",
     "tree_sitter_go",
     "tree_sitter_java",
     "tree_sitter_javascript",

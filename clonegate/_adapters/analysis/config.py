@@ -21,7 +21,7 @@ import posixpath
 from collections.abc import Callable, Iterable
 
 from ..._domain.inventory import ScanError
-from .frameworks import FRAMEWORKS, by_name
+from .frameworks import FRAMEWORKS, by_name, dotnet
 from .frameworks.definition import Framework, Reading, Scope, Settings
 from .problems import describe, retire_after
 
@@ -41,7 +41,16 @@ _CONFIG_NAMES = frozenset(
 class ConfigScopes:
     """Which frameworks run which files of one commit; see the module docstring."""
 
-    def __init__(self, paths: Iterable[str], read: Callable[[str], bytes]) -> None:
+    def __init__(
+        self,
+        paths: Iterable[str],
+        read: Callable[[str], bytes],
+        read_project: Callable[[str], bytes] | None = None,
+    ) -> None:
+        """``read(path)`` gives a config's content; ``read_project(path)`` a C# project
+        file's (``read`` if None), which should refuse one past
+        :data:`.unread.MAX_PROJECT_BYTES` before inflating it: a real one is a few KiB,
+        and every one of a commit is read."""
         # directory -> (framework, settings or None, precedence) for each config there,
         # in path order; precedence: the config's place in its framework's own order
         # (pytest.ini before pyproject.toml before tox.ini before setup.cfg)
@@ -49,6 +58,7 @@ class ConfigScopes:
         # (path, phase) -> message: a package.json read by three frameworks is one error.
         problems: dict[tuple[str, str], str] = {}
         mains = set()
+        projects = _Projects()
         # Within a directory a framework's own config file comes before a mention in
         # package.json: fp-ts's vite.config.ts selects its tests for vitest, while a
         # leftover "mocha" script in its package.json names mocha too.
@@ -56,6 +66,8 @@ class ConfigScopes:
             name = posixpath.basename(path)
             if name == "main.rs":
                 mains.add(posixpath.dirname(path))
+            elif dotnet.is_project_file(name):
+                projects.add(path, read_project or read, problems)
             if name not in _CONFIG_NAMES:
                 continue
             content: bytes | None = None
@@ -79,6 +91,8 @@ class ConfigScopes:
                 entries = self._by_directory.setdefault(posixpath.dirname(path), [])
                 entries.append((framework.name, settings, order.index(name)))
         self._mains = frozenset(mains)
+        self._projects = frozenset(projects.projects)
+        self._test_projects = projects.test_projects()
         self.errors = tuple(ScanError(p, phase, m) for (p, phase), m in problems.items())
         # Asked for every file of the tree, several times: once per directory is enough.
         self._chains: dict[str, _Chain] = {}
@@ -108,8 +122,12 @@ class ConfigScopes:
         for config_directory, entries in self._chain(directory):
             found = [(rank, s) for name, s, rank in entries if name == owner and s is not None]
             if found:
-                return Scope(config_directory, min(found, key=lambda f: f[0])[1], self._mains)
-        return Scope(None, defaults, self._mains)
+                settings = min(found, key=lambda f: f[0])[1]
+                return Scope(config_directory, settings, *self._layout())
+        return Scope(None, defaults, *self._layout())
+
+    def _layout(self) -> tuple[frozenset[str], frozenset[str], frozenset[str]]:
+        return self._mains, self._projects, self._test_projects
 
     def covers(self, path: str, framework: Framework) -> bool:
         """Whether a config file naming ``framework`` is in ``path``'s directories."""
@@ -226,6 +244,34 @@ class ConfigScopes:
                 directory = posixpath.dirname(directory)
             chain = self._chains[start] = tuple(found)
         return chain
+
+
+class _Projects:
+    """C#'s project files met while listing (:mod:`.frameworks.dotnet`): each read
+    once for its signs, only the answer kept."""
+
+    def __init__(self) -> None:
+        self.projects: set[str] = set()
+        self._signed: set[str] = set()
+        self._props: set[str] = set()
+
+    def add(
+        self, path: str, read: Callable[[str], bytes], problems: dict[tuple[str, str], str]
+    ) -> None:
+        directory, name = posixpath.split(path)
+        if name != dotnet.BUILD_PROPS:
+            self.projects.add(directory)
+        try:
+            content = read(path)
+        except Exception as exc:  # too large, a corrupt object: no test project by it
+            retire_after(exc)
+            problems[path, "read"] = describe(exc)
+            return
+        if dotnet.names_a_sign(content):
+            (self._props if name == dotnet.BUILD_PROPS else self._signed).add(directory)
+
+    def test_projects(self) -> frozenset[str]:
+        return dotnet.test_projects(self.projects, self._signed, self._props)
 
 
 def _config_order(path: str) -> tuple[str, bool, str]:

@@ -52,6 +52,7 @@ LANGUAGE_BY_EXTENSION = {
     ".cc": "cpp",
     ".cpp": "cpp",
     ".cxx": "cpp",
+    ".cs": "csharp",
 }
 JS_LANGUAGES = frozenset({"javascript", "typescript", "tsx"})
 # Languages read by one reader and claimed by the same frameworks.

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._domain.inventory import ScanError, TestFile
-from . import cpp, go, java, javascript, kotlin, php, python, ruby, rust, swift
+from . import cpp, csharp, go, java, javascript, kotlin, php, python, ruby, rust, swift
 from .blobs import BlobTooLarge, blob_reader
 from .cache_keys import ScopeContexts, encode_file, encode_parse_error
 from .config import ConfigScopes
@@ -47,6 +47,7 @@ READERS: dict[str, Callable[[str, bytes, str], Reading | None]] = {
     "swift": swift.read,
     "php": php.read,
     "cpp": cpp.read,
+    "csharp": csharp.read,
 }
 
 
@@ -104,12 +105,14 @@ def list_commit(repo_path: str, commit: str) -> Listing:
         read = blob_reader(store, MAX_FILE_BYTES)
         per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
         visible = [p for p in sorted(blobs) if not skipped_directory(p)]
-        scopes = ConfigScopes(visible, lambda path: read(blobs[path]))
+        read_project = blob_reader(store, MAX_PROJECT_BYTES)
+        scopes = ConfigScopes(
+            visible, lambda path: read(blobs[path]), lambda path: read_project(blobs[path])
+        )
         contexts = ScopeContexts(scopes)
         # A file has a context exactly when it is a candidate (is_candidate).
         found = [(p, context) for p in visible if (context := contexts.of(p)) is not None]
         candidates = {p for p, _ in found}
-        read_project = blob_reader(store, MAX_PROJECT_BYTES)
 
         def is_read(path: str) -> bool:
             # A candidate that only node:test's rules or an import could make ours is

@@ -136,7 +136,7 @@ def text(node: Node | None) -> str:
 @functools.cache
 def kit(language: str, query: str) -> SyntaxKit:
     """The kit for ``javascript``, ``typescript``, ``tsx``, ``go``, ``java``, ``kotlin``,
-    ``rust``, ``swift``, ``php``, ``ruby`` or ``cpp``."""
+    ``rust``, ``swift``, ``php``, ``ruby``, ``cpp`` or ``csharp``."""
     return SyntaxKit(Language(_LANGUAGES[language]()), query)
 
 
@@ -188,6 +188,12 @@ def _ruby() -> object:
     return tree_sitter_ruby.language()
 
 
+def _csharp() -> object:
+    import tree_sitter_c_sharp
+
+    return tree_sitter_c_sharp.language()
+
+
 def _rust() -> object:
     import tree_sitter_rust
 
@@ -218,4 +224,5 @@ _LANGUAGES: dict[str, Callable[[], object]] = {
     "swift": _swift,
     "php": _php,
     "cpp": _cpp,
+    "csharp": _csharp,
 }

@@ -46,8 +46,7 @@ class Conventions:
     ``project_file`` (``package.json``, or ``*.csproj`` for any name ending so) and
     ``project_signs``: the nearest directory above the file that holds a project file
     must hold one naming a sign (lowercase; the file's content is compared lowercased):
-    AVA's files are tests in a package that depends on it, C#'s in a test project
-    (one referencing the test SDK or a test framework). ``hints``:
+    AVA's files are tests in a package that depends on it. ``hints``:
     every path a pattern matches holds one of them, lowercased (checked by the tests):
     most files of a large tree are then passed over without running a pattern.
     """
@@ -72,14 +71,8 @@ _AVA = Conventions(
 )
 
 # What counts, decided in ADR 0004: the layout each framework's own tool looks in by
-# default, or one so common it is the convention (C#'s test projects).
+# default, or one so common it is the convention.
 UNREAD: dict[str, Conventions] = {
-    "csharp": Conventions(
-        (".cs",),
-        ("*{Test,Tests}.cs", "*Test[0-9].cs"),  # and the templates' UnitTest1.cs
-        project_file="*.csproj",
-        project_signs=(b"microsoft.net.test.sdk", b"xunit", b"nunit", b"mstest"),
-    ),
     "c": Conventions((".c",), ("*{_test,_unittest}.c", "{test,tests}/**/test_*.c")),
     "scala": Conventions((".scala",), ("src/test/**/*.scala", "test/src/**/*.scala")),
     "groovy": Conventions((".groovy",), ("src/test/**/*.groovy",)),

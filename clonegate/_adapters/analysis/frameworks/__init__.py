@@ -23,7 +23,9 @@ from . import (
     kotlin_test,
     minitest,
     mocha,
+    mstest,
     node_test,
+    nunit,
     pest,
     phpunit,
     playwright,
@@ -34,6 +36,7 @@ from . import (
     unittest,
     vitest,
     xctest,
+    xunit,
 )
 from .definition import Framework
 
@@ -63,6 +66,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
     minitest.FRAMEWORK,
     googletest.FRAMEWORK,
     catch2.FRAMEWORK,
+    nunit.FRAMEWORK,
+    mstest.FRAMEWORK,
+    xunit.FRAMEWORK,
 )
 
 # Families whose test files are kept, as framework "unknown", when nothing names their

@@ -63,11 +63,15 @@ class Settings:
 class Scope:
     """Where a framework's settings come from for one file: the config's directory
     ("" is the repository's root; None: no config, the defaults) and the layout facts
-    some rules need (directories holding a ``main.rs``)."""
+    some rules need (directories holding a ``main.rs``; C#'s ``projects``, the
+    directories holding a ``*.csproj``, and the ``test_projects`` among them:
+    :mod:`.dotnet`)."""
 
     directory: str | None
     settings: Settings
     mains: frozenset[str] = frozenset()
+    projects: frozenset[str] = frozenset()
+    test_projects: frozenset[str] = frozenset()
 
     def relative(self, path: str) -> str:
         """``path`` relative to the scope's directory."""
