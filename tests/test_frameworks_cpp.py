@@ -177,7 +177,7 @@ NO_CONFIG = ConfigScopes([], lambda _: b"")
         ("src/b.cc", "TEST(S, T) {}", None),  # not a test source by convention
         ("test/b.cc", "int main() { return 0; }", None),  # no test macro
         ("test/b.h", "TEST(S, T) {}", None),  # headers are not read
-        ("tests/d.cpp", '#include <doctest/doctest.h>\nTEST_CASE("x") {}', None),  # not Catch2
+        ("tests/d.cpp", '#include <doctest/doctest.h>\nTEST_CASE("x") {}', "doctest"),  # not Catch2
     ],
 )
 def test_test_sources_by_convention(path: str, source: str, expected: str | None) -> None:

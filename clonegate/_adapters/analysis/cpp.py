@@ -1,4 +1,4 @@
-"""C++ tests, read with tree-sitter: GoogleTest's and Catch2's macros (ADR 0005).
+"""C++ tests, read with tree-sitter: GoogleTest's, Catch2's and doctest's macros (ADR 0005).
 
 Test macros are not C++ that tree-sitter-cpp can place: ``TEST(a, b) {…}`` parses as a
 function definition, ``TEST_CASE("x") {…}`` as a call missing its ``;`` and a block,
@@ -14,6 +14,7 @@ comment, a string or a ``#define``) and where its block ends. A macro with no bl
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
@@ -52,9 +53,38 @@ CATCH_SECTIONS = {
     "THEN": "Then: ",
     "AND_THEN": "And: ",
 }
-_ALL = GTEST_MACROS | set(CATCH_TESTS) | set(CATCH_SECTIONS)
+# doctest (also with its ``DOCTEST_`` prefix): the name argument's index, and the
+# prefix doctest itself puts before a BDD name (its outline: :mod:`.cpp_doctest`).
+DOCTEST_TESTS = {
+    "TEST_CASE": 0,
+    "TEST_CASE_CLASS": 0,
+    "TEST_CASE_FIXTURE": 1,
+    "TEST_CASE_TEMPLATE": 0,
+    "TEST_CASE_TEMPLATE_DEFINE": 0,
+    "SCENARIO": 0,
+    "SCENARIO_CLASS": 0,
+    "SCENARIO_TEMPLATE": 0,
+    "SCENARIO_TEMPLATE_DEFINE": 0,
+}
+DOCTEST_SUBCASES = {
+    "SUBCASE": "",
+    "GIVEN": "   Given: ",
+    "WHEN": "    When: ",
+    "AND_WHEN": "And when: ",
+    "THEN": "    Then: ",
+    "AND_THEN": "     And: ",
+}
+DOCTEST_SUITE = "TEST_SUITE"
+_DOCTEST = {*DOCTEST_TESTS, *DOCTEST_SUBCASES, DOCTEST_SUITE}
+# Macros only doctest writes: they name it where no include does.
+_DOCTEST_ONLY = _DOCTEST - set(CATCH_TESTS) - set(CATCH_SECTIONS)
+_CATCH = {*CATCH_TESTS, *CATCH_SECTIONS}
+# Which names each prefix can stand before (``DOCTEST_TEST(a, b)`` is nobody's).
+_PREFIXED = {"": GTEST_MACROS | _CATCH | _DOCTEST, "CATCH_": _CATCH, "DOCTEST_": _DOCTEST}
 _CANDIDATE = re.compile(
-    rb"\b(?:CATCH_)?(" + "|".join(sorted(_ALL, key=len, reverse=True)).encode() + rb")\s*\("
+    rb"\b(CATCH_|DOCTEST_)?("
+    + "|".join(sorted(_PREFIXED[""], key=len, reverse=True)).encode()
+    + rb")\s*\("
 )
 QUERY = "(comment) @comment"  # the tree is walked by offsets, not queried
 # Nodes whose text is not code: a macro found in one (blanked there) is no test.
@@ -71,10 +101,11 @@ _MAX_ARGUMENTS = 64 * 1024
 
 @dataclass(frozen=True, slots=True)
 class _Macro:
-    name: str
+    name: str  # without its prefix
     arguments: list[str]
     line: int
     body: Node
+    prefix: str = ""
 
 
 def read(path: str, data: bytes, language: str) -> Reading | None:
@@ -82,23 +113,45 @@ def read(path: str, data: bytes, language: str) -> Reading | None:
         return None  # no test macro: nothing to parse for
     candidates = _candidates(data)
     blanked = bytearray(data)
-    for _, start, _, _, _, brace in candidates:
+    for _, _, start, _, _, _, brace in candidates:
         blanked[start:brace] = re.sub(rb"[^\n]", b" ", data[start:brace])
     root = kit("cpp", QUERY).parse(bytes(blanked), tolerate_errors=True)
     macros = (_macro(root, *c) for c in candidates)
     found = [m for m in macros if m is not None]
     includes = _includes(data)
-    # doctest writes TEST_CASE and SUBCASE too, and is not read: no Catch2 file.
-    doctest = any(i.startswith("doctest") for i in includes)
-    signals = frozenset(
-        "googletest" if m.name in GTEST_MACROS else "catch2"
-        for m in found
-        if m.name in GTEST_MACROS or (m.name in CATCH_TESTS and not doctest)
+    # doctest writes TEST_CASE, SCENARIO, GIVEN… too: a file naming it is no Catch2 file.
+    doctest = _names_doctest(includes) or any(
+        m.prefix == "DOCTEST_" or m.name in _DOCTEST_ONLY for m in found
     )
-    return Reading(frozenset(includes), signals, lambda s: _outline(found, s))
+    signals = frozenset(filter(None, (_signal(m, doctest) for m in found)))
+    switches: list[Switch] = []
+    if "doctest" in signals:
+        from .cpp_doctest import suite_switches  # it reads with this module's parts
+
+        switches = suite_switches(data, root, candidates)
+    return Reading(frozenset(includes), signals, lambda s: _outline(found, s, switches))
 
 
-def _outline(macros: list[_Macro], settings: Settings) -> Outline:
+def _signal(macro: _Macro, doctest: bool) -> str | None:
+    """The framework a test macro names, in a file that names doctest or not."""
+    if macro.name in GTEST_MACROS and not macro.prefix:
+        return "googletest"
+    if doctest:
+        return "doctest" if macro.name in DOCTEST_TESTS and macro.prefix != "CATCH_" else None
+    return "catch2" if macro.name in CATCH_TESTS and macro.prefix != "DOCTEST_" else None
+
+
+def _names_doctest(includes: set[str]) -> bool:
+    """``doctest.h``, ``doctest/doctest.h``, ``third_party/doctest/doctest.h``, its
+    single-header ``doctest.hpp`` copies and ``doctest_fwd.h``: a part named doctest."""
+    return any(part.startswith("doctest") for i in includes for part in i.split("/"))
+
+
+def _outline(macros: list[_Macro], settings: Settings, switches: list[Switch]) -> Outline:
+    if settings.interface == "doctest":
+        from .cpp_doctest import outline_doctest
+
+        return outline_doctest(macros, switches)
     if settings.interface == "catch2":
         return outline_catch2(macros)
     return outline_googletest(macros)
@@ -112,7 +165,7 @@ def outline_googletest(macros: list[_Macro]) -> Outline:
     outline = Outline()
     suites: dict[str, Outline] = {}
     for macro in macros:
-        if macro.name not in GTEST_MACROS or len(macro.arguments) != 2:
+        if macro.name not in GTEST_MACROS or macro.prefix or len(macro.arguments) != 2:
             continue
         suite_name, name = macro.arguments
         suite = suites.get(suite_name)
@@ -135,6 +188,8 @@ def outline_catch2(macros: list[_Macro]) -> Outline:
     roots: list[_Open] = []
     stack: list[_Open] = []
     for macro in macros:
+        if macro.name not in _CATCH or macro.prefix == "DOCTEST_":
+            continue  # another framework's macro (a SUBCASE in a Catch2 file is nothing)
         while stack and stack[-1].macro.body.end_byte <= macro.body.start_byte:
             stack.pop()
         if macro.name in CATCH_TESTS:
@@ -149,16 +204,24 @@ def outline_catch2(macros: list[_Macro]) -> Outline:
             continue
         stack.append(node)
     outline = Outline()
-    work = [(root, outline, _marker(root.macro)) for root in reversed(roots)]
+    emit([(root, outline, _marker(root.macro)) for root in roots], _title)
+    return outline
+
+
+def emit(
+    roots: list[tuple[_Open, Outline, TestStatus | None]], title: Callable[[_Macro], str]
+) -> None:
+    """Each test case into its outline with its marker: a leaf is a test, one holding
+    sections a suite of them (the marker applies to what it holds)."""
+    work = list(reversed(roots))
     while work:
         node, into, marker = work.pop()
-        title, line = _title(node.macro), node.macro.line
+        name, line = title(node.macro), node.macro.line
         if not node.children:
-            into.test(title, line, marker)
+            into.test(name, line, marker)
             continue
-        suite = into.suite(title, line, marker)
+        suite = into.suite(name, line, marker)
         work.extend((child, suite, None) for child in reversed(node.children))
-    return outline
 
 
 @dataclass
@@ -198,15 +261,26 @@ def _skips(body: Node) -> bool:
     )
 
 
-def _candidates(data: bytes) -> list[tuple[str, int, int, list[str], int, int]]:
+# doctest's ``TEST_SUITE_BEGIN(decorators);`` (the argument's text) and
+# ``TEST_SUITE_END;`` (None) between the test cases: ``(offset, line, argument)``.
+Switch = tuple[int, int, str | None]
+# A test macro found in the bytes: ``(prefix, name, start, line, arguments, end of
+# arguments, brace)``.
+Candidate = tuple[str, str, int, int, list[str], int, int]
+
+
+def _candidates(data: bytes) -> list[Candidate]:
     """Each test macro with arguments and a ``{`` after them, outside another's
-    arguments: ``(name, start, line, arguments, end of arguments, brace)``."""
-    found: list[tuple[str, int, int, list[str], int, int]] = []
+    arguments, in source order."""
+    found: list[Candidate] = []
     after = counted = 0
     line = 1  # at offset ``counted``: lines are counted once over the file
     for match in _CANDIDATE.finditer(data):
         if match.start() < after:
             continue  # in the arguments, or the space after them, of the one before
+        prefix, name = (match.group(1) or b"").decode(), match.group(2).decode()
+        if name not in _PREFIXED[prefix]:
+            continue
         arguments, end = _arguments(data, match.end() - 1)
         brace = _skip_space(data, end) if arguments is not None else end
         # Each byte is lexed once: a hostile run of ``TEST(`` in one long comment or
@@ -215,25 +289,37 @@ def _candidates(data: bytes) -> list[tuple[str, int, int, list[str], int, int]]:
         if arguments is not None and brace < len(data) and data[brace] == ord("{"):
             line += data.count(b"\n", counted, match.start())
             counted = match.start()
-            found.append((match.group(1).decode(), match.start(), line, arguments, end, brace))
+            found.append((prefix, name, match.start(), line, arguments, end, brace))
     return found
 
 
 def _macro(
-    root: Node, name: str, start: int, line: int, arguments: list[str], end: int, brace: int
+    root: Node,
+    prefix: str,
+    name: str,
+    start: int,
+    line: int,
+    arguments: list[str],
+    end: int,
+    brace: int,
 ) -> _Macro | None:
     """The macro if it was code and its ``{`` opens a block in the blanked tree."""
-    # A blanked space is in a comment, a string (or its content) or a #define's
-    # body, or between tokens: the smallest node and its parent say which.
-    node = root.descendant_for_byte_range(start, start + 1)
-    parent = node.parent if node is not None else None
-    if any(n is not None and n.type in _NOT_CODE for n in (node, parent)):
+    if not is_code(root, start):
         return None
     token = root.descendant_for_byte_range(brace, brace + 1)
     body = token.parent if token is not None and token.type == "{" else None
     if body is None or body.start_byte != brace:
         return None
-    return _Macro(name, arguments, line, body)
+    return _Macro(name, arguments, line, body, prefix)
+
+
+def is_code(root: Node, at: int) -> bool:
+    """Whether the byte at ``at`` is code: not in a comment, a string or a #define."""
+    # A blanked space is in a comment, a string (or its content) or a #define's
+    # body, or between tokens: the smallest node and its parent say which.
+    node = root.descendant_for_byte_range(at, at + 1)
+    parent = node.parent if node is not None else None
+    return not any(n is not None and n.type in _NOT_CODE for n in (node, parent))
 
 
 def _arguments(data: bytes, at: int) -> tuple[list[str] | None, int]:
