@@ -61,6 +61,20 @@ DOCTEST = [
         ],
     ),
     (
+        "in a class, a namespace; a template scenario once; a loop's subcase once",
+        """\
+        struct S { int x; TEST_CASE_CLASS("in class") { CHECK(1); } };
+        namespace a { TEST_SUITE("s") { TEST_CASE("x") {} } }
+        SCENARIO_TEMPLATE("st", T, int, long) { GIVEN("g") {} }
+        TEST_CASE("loop") { for (auto& c : cases) { SUBCASE(c.name.c_str()) {} } }""",
+        [
+            ("in class", "active"),
+            ("s/x", "active"),
+            ("  Scenario: st/   Given: g", "active"),
+            ("loop/c.name.c_str()", "active"),
+        ],
+    ),
+    (
         "decorators: skip, should_fail, expected_failures are markers, may_fail nothing",
         """\
         TEST_CASE("s" * doctest::skip()) {}
