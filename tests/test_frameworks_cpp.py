@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from clonegate._adapters.analysis import cpp
+from clonegate._adapters.analysis import cpp, cpp_lexing
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.frameworks.cpp_sources import MAX_SOURCES, read_cmake
 from clonegate._adapters.analysis.frameworks.definition import Settings
@@ -242,7 +242,7 @@ def test_a_hostile_run_of_macros_is_lexed_once(
     """Each byte is lexed once: a candidate inside the arguments (or the space after
     them) of the one before is not lexed again (before: 64 KiB per candidate, 120 s+)."""
     lexed = 0
-    real = cpp._arguments
+    real = cpp_lexing.arguments
 
     def counting(data: bytes, at: int) -> tuple[list[str] | None, int]:
         nonlocal lexed
@@ -250,7 +250,7 @@ def test_a_hostile_run_of_macros_is_lexed_once(
         lexed += stop - at
         return arguments, stop
 
-    monkeypatch.setattr(cpp, "_arguments", counting)
+    monkeypatch.setattr(cpp_lexing, "arguments", counting)
     cpp.read("tests/h.cc", source, "cpp")
     assert 0 < lexed <= len(source)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from clonegate._adapters.analysis import cpp
+from clonegate._adapters.analysis import cpp, cpp_lexing
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, scan_commit
 from tests.servers import git
@@ -259,7 +259,7 @@ def test_a_hostile_run_of_suite_switches_is_lexed_once(
 ) -> None:
     """Each byte after a ``TEST_SUITE_BEGIN(`` is lexed once, not once per switch."""
     lexed = 0
-    real = cpp._arguments
+    real = cpp_lexing.arguments
 
     def counting(data: bytes, at: int) -> tuple[list[str] | None, int]:
         nonlocal lexed
@@ -267,10 +267,7 @@ def test_a_hostile_run_of_suite_switches_is_lexed_once(
         lexed += stop - at
         return arguments, stop
 
-    monkeypatch.setattr(cpp, "_arguments", counting)
-    from clonegate._adapters.analysis import cpp_doctest
-
-    monkeypatch.setattr(cpp_doctest, "_arguments", counting)
+    monkeypatch.setattr(cpp_lexing, "arguments", counting)
     reading = cpp.read("tests/h.cc", source, "cpp")
     assert reading is not None
     assert 0 < lexed <= len(source)
@@ -281,3 +278,47 @@ def test_many_subcases_in_one_test_case_are_each_a_test() -> None:
     result = analyze_file("tests/h.cpp", source.encode(), NO_CONFIG)
     assert result is not None
     assert sum(1 for _ in result.all_tests()) == 20_000
+
+
+def test_blocks_tree_sitter_cannot_place_are_closed_by_their_tokens(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Braces in a macro's parenthesised arguments (``({{"k", 1}})``, toml11's tests)
+    made tree-sitter lose the test case's block, or give the whole file up as one
+    error: its blocks are then closed by the tokens alone, not lost."""
+    source = """\
+        #include "doctest.h"
+        TEST_CASE("braces in parentheses") {
+            CHECK_PAIR(table, ({{"k", 1}, {"j", 2}}), ({{"k", 3}}));
+            SUBCASE("after them") { CHECK('}' == *"}"); }
+        }
+        TEST_CASE("next") {}"""
+    calls = 0
+    real = cpp_lexing.closing_braces
+
+    def counting(data: bytes) -> dict[int, int]:
+        nonlocal calls
+        calls += 1
+        return real(data)
+
+    monkeypatch.setattr(cpp_lexing, "closing_braces", counting)
+    assert found("tests/x.cpp", source) == [
+        ("next", "active"),
+        ("braces in parentheses/after them", "active"),
+    ]
+    assert calls == 1  # once per file, and only where the tree failed
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        (b"{ { } }", {0: 7, 2: 5}),
+        (b"{ \"}\" '}' // }\n /* } */ }", {0: 25}),
+        (b'{ R"x(})x" }', {0: 12}),
+        (b"{ /* never closed }", {}),
+        (b'{ "never closed }\n }', {0: 20}),  # a string ends with its line
+        (b"} { 1'000'000; }", {2: 16}),  # digit separators
+    ],
+)
+def test_closing_braces_skip_comments_and_literals(source: bytes, expected: dict[int, int]) -> None:
+    assert cpp_lexing.closing_braces(source) == expected

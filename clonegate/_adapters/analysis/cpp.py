@@ -6,13 +6,18 @@ function definition, ``TEST_CASE("x") {…}`` as a call missing its ``;`` and a 
 recovering from those errors made the parse ten times slower. So a test macro is
 found in the bytes (its name, its arguments lexed with their strings, then a ``{``),
 each one found is blanked out with spaces (offsets and lines kept), and tree-sitter
-parses what is left, plain blocks: the tree says whether the macro was code (not in a
-comment, a string or a ``#define``) and where its block ends. A macro with no block
-(``FRIEND_TEST(a, b);``, a declaration) is no test.
+parses what is left: the tree says whether the macro was code (not in a comment, a
+string or a ``#define``) and where its block ends. A test case's macro is blanked to
+``void f()`` and a suite's to ``namespace`` where they fit, a section's to spaces: the
+blocks are then a function's body and a statement, C++ where they are written (a plain
+block at namespace scope, with the project's own macros called without a ``;`` inside,
+could make the whole file one error). A macro with no block (``FRIEND_TEST(a, b);``, a
+declaration) is no test.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -20,6 +25,7 @@ from dataclasses import dataclass, field
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
+from . import cpp_lexing
 from .frameworks.definition import Reading, Settings
 from .outline import Outline
 from .syntax import kit
@@ -95,8 +101,19 @@ _NOT_CODE = frozenset(
 _HINT = re.compile(rb"(?:TEST|SCENARIO)\w*\s*\(")
 _GTEST_SKIP = re.compile(rb"GTEST_SKIP\s*\(")
 _TAG = re.compile(r"\[([^\]]*)\]")
-# A macro's arguments are lexed up to this many bytes: real ones are a line or two.
-_MAX_ARGUMENTS = 64 * 1024
+
+
+# What a macro is blanked to (at its start, if its first line holds it), to leave C++.
+_FILLERS = dict.fromkeys(GTEST_MACROS | set(CATCH_TESTS) | set(DOCTEST_TESTS), b"void f()")
+_FILLERS[DOCTEST_SUITE] = b"namespace"
+
+
+def _blank(macro: bytes, filler: bytes) -> bytes:
+    spaces = re.sub(rb"[^\n]", b" ", macro)
+    line = macro.find(b"\n")
+    if len(filler) <= (len(macro) if line < 0 else line):
+        return filler + spaces[len(filler) :]
+    return spaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,7 +121,9 @@ class _Macro:
     name: str  # without its prefix
     arguments: list[str]
     line: int
-    body: Node
+    start: int  # its block's ``{``
+    end: int  # after its block's ``}``
+    body: Node | None  # the block in the tree; None where the tree could not place it
     prefix: str = ""
 
 
@@ -113,10 +132,11 @@ def read(path: str, data: bytes, language: str) -> Reading | None:
         return None  # no test macro: nothing to parse for
     candidates = _candidates(data)
     blanked = bytearray(data)
-    for _, _, start, _, _, _, brace in candidates:
-        blanked[start:brace] = re.sub(rb"[^\n]", b" ", data[start:brace])
+    for _, name, start, _, _, _, brace in candidates:
+        blanked[start:brace] = _blank(data[start:brace], _FILLERS.get(name, b""))
     root = kit("cpp", QUERY).parse(bytes(blanked), tolerate_errors=True)
-    macros = (_macro(root, *c) for c in candidates)
+    closing = functools.cache(lambda: cpp_lexing.closing_braces(data))  # only if the tree fails
+    macros = (_macro(root, closing, *c) for c in candidates)
     found = [m for m in macros if m is not None]
     includes = _includes(data)
     # doctest writes TEST_CASE, SCENARIO, GIVEN… too: a file naming it is no Catch2 file.
@@ -172,7 +192,7 @@ def outline_googletest(macros: list[_Macro]) -> Outline:
         if suite is None:
             disabled = TestStatus.SKIPPED if suite_name.startswith("DISABLED_") else None
             suite = suites[suite_name] = outline.suite(suite_name, macro.line, disabled)
-        skipped = name.startswith("DISABLED_") or _skips(macro.body)
+        skipped = name.startswith("DISABLED_") or (macro.body is not None and _skips(macro.body))
         suite.test(name, macro.line, TestStatus.SKIPPED if skipped else None)
     return outline
 
@@ -190,7 +210,7 @@ def outline_catch2(macros: list[_Macro]) -> Outline:
     for macro in macros:
         if macro.name not in _CATCH or macro.prefix == "DOCTEST_":
             continue  # another framework's macro (a SUBCASE in a Catch2 file is nothing)
-        while stack and stack[-1].macro.body.end_byte <= macro.body.start_byte:
+        while stack and stack[-1].macro.end <= macro.start:
             stack.pop()
         if macro.name in CATCH_TESTS:
             if stack:
@@ -281,8 +301,8 @@ def _candidates(data: bytes) -> list[Candidate]:
         prefix, name = (match.group(1) or b"").decode(), match.group(2).decode()
         if name not in _PREFIXED[prefix]:
             continue
-        arguments, end = _arguments(data, match.end() - 1)
-        brace = _skip_space(data, end) if arguments is not None else end
+        arguments, end = cpp_lexing.arguments(data, match.end() - 1)
+        brace = cpp_lexing.skip_space(data, end) if arguments is not None else end
         # Each byte is lexed once: a hostile run of ``TEST(`` in one long comment or
         # argument list costs its length, not its square.
         after = brace
@@ -295,6 +315,7 @@ def _candidates(data: bytes) -> list[Candidate]:
 
 def _macro(
     root: Node,
+    closing: Callable[[], dict[int, int]],
     prefix: str,
     name: str,
     start: int,
@@ -303,14 +324,16 @@ def _macro(
     end: int,
     brace: int,
 ) -> _Macro | None:
-    """The macro if it was code and its ``{`` opens a block in the blanked tree."""
+    """The macro if it was code and its ``{`` opens a block in the blanked tree, or
+    closes by the tokens alone where the tree could not place it (:mod:`.cpp_lexing`)."""
     if not is_code(root, start):
         return None
     token = root.descendant_for_byte_range(brace, brace + 1)
     body = token.parent if token is not None and token.type == "{" else None
-    if body is None or body.start_byte != brace:
-        return None
-    return _Macro(name, arguments, line, body, prefix)
+    if body is not None and body.start_byte == brace:
+        return _Macro(name, arguments, line, brace, body.end_byte, body, prefix)
+    closes = closing().get(brace)
+    return None if closes is None else _Macro(name, arguments, line, brace, closes, None, prefix)
 
 
 def is_code(root: Node, at: int) -> bool:
@@ -320,57 +343,6 @@ def is_code(root: Node, at: int) -> bool:
     node = root.descendant_for_byte_range(at, at + 1)
     parent = node.parent if node is not None else None
     return not any(n is not None and n.type in _NOT_CODE for n in (node, parent))
-
-
-def _arguments(data: bytes, at: int) -> tuple[list[str] | None, int]:
-    """The top-level arguments of the parenthesised list at ``at``, as source text,
-    and the offset after its ``)``; None (and where the lexing stopped) if it has no
-    end before a ``;``, a brace or :data:`_MAX_ARGUMENTS` bytes."""
-    limit = min(len(data), at + _MAX_ARGUMENTS)
-    depth, begin, found = 0, at + 1, []
-    i = at
-    while i < limit:
-        byte = data[i]
-        if byte in b"\"'":
-            i = _end_of_quoted(data, i, limit)
-            continue
-        if byte in b";{}":
-            return None, i  # no macro's arguments hold these: a string or comment misread
-        if byte in b"([":
-            depth += 1
-        elif byte in b")]":
-            depth -= 1
-            if depth == 0:
-                found.append(data[begin:i])
-                return [a.decode("utf-8", "replace").strip() for a in found], i + 1
-        elif byte == ord(",") and depth == 1:
-            found.append(data[begin:i])
-            begin = i + 1
-        i += 1
-    return None, i
-
-
-def _end_of_quoted(data: bytes, start: int, limit: int) -> int:
-    quote, i = data[start], start + 1
-    while i < limit and data[i] != quote:
-        i += 2 if data[i] == ord("\\") else 1
-    return i + 1
-
-
-def _skip_space(data: bytes, at: int) -> int:
-    """The offset of the next byte that is not space or part of a comment."""
-    while at < len(data):
-        if data[at : at + 1].isspace():
-            at += 1
-        elif data.startswith(b"//", at):
-            newline = data.find(b"\n", at)
-            at = len(data) if newline < 0 else newline + 1
-        elif data.startswith(b"/*", at):
-            close = data.find(b"*/", at + 2)
-            at = len(data) if close < 0 else close + 2
-        else:
-            break
-    return at
 
 
 def _literal(argument: str) -> str:

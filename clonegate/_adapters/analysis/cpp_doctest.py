@@ -17,17 +17,16 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
+from . import cpp_lexing
 from .cpp import (
     DOCTEST_SUBCASES,
     DOCTEST_SUITE,
     DOCTEST_TESTS,
     Candidate,
     Switch,
-    _arguments,
     _literal,
     _Macro,
     _Open,
-    _skip_space,
     emit,
     is_code,
 )
@@ -80,12 +79,12 @@ def outline_doctest(macros: list[_Macro], switches: list[Switch]) -> Outline:
     stack: list[_Open] = []  # the open test case and its subcases
     begun, begun_line, switch = _NO_SUITE, 0, 0
     for macro in macros:
-        at = macro.body.start_byte
+        at = macro.start
         while switch < len(switches) and switches[switch][0] < at:
             _, line, argument = switches[switch]
             begun = _options(argument) if argument is not None else _NO_SUITE  # None: END
             begun_line, switch = line, switch + 1
-        while stack and stack[-1].macro.body.end_byte <= at:
+        while stack and stack[-1].macro.end <= at:
             stack.pop()
         while blocks and blocks[-1][0] <= at:
             blocks.pop()
@@ -93,7 +92,7 @@ def outline_doctest(macros: list[_Macro], switches: list[Switch]) -> Outline:
             continue  # Catch2's, not doctest's
         if macro.name == DOCTEST_SUITE:
             if not stack:  # a suite inside a test case's block is no suite
-                blocks.append((macro.body.end_byte, _options(_argument(macro, 0)), macro.line))
+                blocks.append((macro.end, _options(_argument(macro, 0)), macro.line))
         elif macro.name in DOCTEST_TESTS:
             if stack:
                 continue  # a test case's text inside another's block is no test of its
@@ -167,10 +166,10 @@ def suite_switches(data: bytes, root: Node, candidates: list[Candidate]) -> list
             continue  # in a test macro's arguments (blanked: not in the tree)
         argument = None
         if match.group(1) == b"BEGIN":
-            paren = _skip_space(data, match.end())
+            paren = cpp_lexing.skip_space(data, match.end())
             if paren >= len(data) or data[paren] != ord("("):
                 continue
-            arguments, after = _arguments(data, paren)
+            arguments, after = cpp_lexing.arguments(data, paren)
             if arguments is None:
                 continue
             argument = arguments[0]
