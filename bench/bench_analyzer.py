@@ -7,6 +7,7 @@
     python bench/bench_analyzer.py --kinds phpunit,pest                  # issue 41's PHP
     python bench/bench_analyzer.py --kinds ruby-rspec,ruby-minitest      # issue 41's Ruby
     python bench/bench_analyzer.py --kinds gtest,catch2   # issue 41 (C++)
+    python bench/bench_analyzer.py --kinds doctest        # issue 41 (C++, doctest)
     python bench/bench_analyzer.py --kinds xunit   # issue 41's C#
 
 The repository: 2,000 unique test files spread over pytest, jest, vitest (TypeScript),

@@ -560,6 +560,13 @@ _TEMPLATES = {
         'TEST_CASE("module {i} case {k}", "[feature]") {{\n  int v = {k};\n'
         '  SECTION("checks") {{\n    REQUIRE(v == {k});\n  }}\n}}\n\n',
     ),
+    "doctest": (
+        "tests/feature{d}/module_{i}.cpp",
+        '#include <doctest/doctest.h>\n\n#include "feature/module.h"\n\n'
+        'TEST_SUITE("module {i}") {{\n\n{body}}}\n',
+        'TEST_CASE("case {k}" * doctest::timeout(1)) {{\n  int v = {k};\n'
+        '  SUBCASE("checks") {{\n    CHECK(v == {k});\n  }}\n}}\n\n',
+    ),
     # Issue 41's: one test project (_PROJECTS), a class of [Fact]s and a [Theory] per file.
     "xunit": (
         "tests/Suite.Tests/Feature{d}/Module{i}Tests.cs",

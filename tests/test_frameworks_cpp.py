@@ -8,7 +8,7 @@ import textwrap
 
 import pytest
 
-from clonegate._adapters.analysis import cpp
+from clonegate._adapters.analysis import cpp, cpp_lexing
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.frameworks.cpp_sources import MAX_SOURCES, read_cmake
 from clonegate._adapters.analysis.frameworks.definition import Settings
@@ -177,7 +177,7 @@ NO_CONFIG = ConfigScopes([], lambda _: b"")
         ("src/b.cc", "TEST(S, T) {}", None),  # not a test source by convention
         ("test/b.cc", "int main() { return 0; }", None),  # no test macro
         ("test/b.h", "TEST(S, T) {}", None),  # headers are not read
-        ("tests/d.cpp", '#include <doctest/doctest.h>\nTEST_CASE("x") {}', None),  # not Catch2
+        ("tests/d.cpp", '#include <doctest/doctest.h>\nTEST_CASE("x") {}', "doctest"),  # not Catch2
     ],
 )
 def test_test_sources_by_convention(path: str, source: str, expected: str | None) -> None:
@@ -242,7 +242,7 @@ def test_a_hostile_run_of_macros_is_lexed_once(
     """Each byte is lexed once: a candidate inside the arguments (or the space after
     them) of the one before is not lexed again (before: 64 KiB per candidate, 120 s+)."""
     lexed = 0
-    real = cpp._arguments
+    real = cpp_lexing.arguments
 
     def counting(data: bytes, at: int) -> tuple[list[str] | None, int]:
         nonlocal lexed
@@ -250,7 +250,7 @@ def test_a_hostile_run_of_macros_is_lexed_once(
         lexed += stop - at
         return arguments, stop
 
-    monkeypatch.setattr(cpp, "_arguments", counting)
+    monkeypatch.setattr(cpp_lexing, "arguments", counting)
     cpp.read("tests/h.cc", source, "cpp")
     assert 0 < lexed <= len(source)
 

@@ -2,13 +2,17 @@
 
     python truth.py gtest SRC NAME REPO LICENSE LISTING...   # --gtest_list_tests outputs
     python truth.py catch2 SRC NAME REPO LICENSE LISTING...  # --list-tests -v high outputs
+    python truth.py doctest SRC NAME REPO LICENSE LISTING... # -ltc -r=xml --no-skip outputs
 
 The listing says which tests exist (GoogleTest: ``Suite.Name``, parameterised and typed
 instances collapsed to their one definition, ADR 0005); a regular expression over the
 sources, not the analyzer's reader, places each at its macro's line. Catch2 lists test
 cases with file and line; their SECTIONs (nested tests under ADR 0005, leaves counted)
 are found by an independent brace walk over comment- and string-free tokens, checked by
-hand on a sample (bench/corpus/README.md). Writes the truth JSON to stdout.
+hand on a sample (bench/corpus/README.md). doctest lists test cases with file, line and
+whether skipped (its XML reporter, ``--no-skip`` to list them all), a template test
+case once per type at one line (collapsed to one, its name without ``<type>``); their
+SUBCASEs are added by the same brace walk. Writes the truth JSON to stdout.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import pathlib
 import re
 import subprocess
 import sys
+from xml.etree import ElementTree
 
 SECTIONS = {
     "SECTION": "",
@@ -29,10 +34,19 @@ SECTIONS = {
     "THEN": "Then: ",
     "AND_THEN": "And: ",
 }
-TOKEN = re.compile(
-    r'//[^\n]*|/\*.*?\*/|R"(?P<d>[^(]*)\(.*?\)(?P=d)"|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\''
-    r"|[{}]|\b(?:CATCH_)?(?:" + "|".join(SECTIONS) + r")\b",
-    re.S,
+# doctest's subcases, named as doctest names them (its header's macros).
+SUBCASES = {
+    "SUBCASE": "",
+    "GIVEN": "   Given: ",
+    "WHEN": "    When: ",
+    "AND_WHEN": "And when: ",
+    "THEN": "    Then: ",
+    "AND_THEN": "     And: ",
+}
+SKIPPED = r'//[^\n]*|/\*.*?\*/|R"(?P<d>[^(]*)\(.*?\)(?P=d)"|"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\''
+TOKEN = re.compile(SKIPPED + r"|[{}]|\b(?:CATCH_)?(?:" + "|".join(SECTIONS) + r")\b", re.S)
+DOCTEST_TOKEN = re.compile(
+    SKIPPED + r"|[{}]|\b(?:DOCTEST_)?(?:" + "|".join(SUBCASES) + r")\b", re.S
 )
 ARGUMENT = re.compile(r'\s*\(\s*("(?:\\.|[^"\\])*"|[^)"]*?)\s*[,)]')
 
@@ -95,20 +109,22 @@ def catch2(src: pathlib.Path, listings: list[str]) -> list[dict[str, object]]:
     return tests
 
 
-def sections(text: str, brace: int) -> list[tuple[int, str]]:
+def sections(
+    text: str, brace: int, token: re.Pattern[str] = TOKEN, labels: dict[str, str] = SECTIONS
+) -> list[tuple[int, str]]:
     """The leaf sections of the block opening at ``brace``: (offset, name)."""
     depth = 0
     stack: list[list[object]] = []  # [depth, offset, label, has a child]
     leaves: list[tuple[int, str]] = []
     pending: tuple[int, str] | None = None
-    for m in TOKEN.finditer(text, brace):
-        token = m.group(0)
-        if token == "{":
+    for m in token.finditer(text, brace):
+        word = m.group(0)
+        if word == "{":
             depth += 1
             if pending is not None:
                 stack.append([depth, *pending, False])
                 pending = None
-        elif token == "}":
+        elif word == "}":
             if stack and stack[-1][0] == depth:
                 _, offset, label, has_child = stack.pop()
                 if not has_child:
@@ -116,16 +132,48 @@ def sections(text: str, brace: int) -> list[tuple[int, str]]:
             depth -= 1
             if depth == 0:
                 break
-        elif token[0] not in "\"'/R" and pending is None:
-            name = token.removeprefix("CATCH_")
+        elif word[0] not in "\"'/R" and pending is None:
+            name = word.removeprefix("CATCH_").removeprefix("DOCTEST_")
             if stack:
                 stack[-1][3] = True
             argument = ARGUMENT.match(text, m.end())
             label = argument.group(1) if argument else ""
             literal = re.fullmatch(r'"((?:\\.|[^"\\])*)"', label)
             label = literal.group(1) if literal else label
-            pending = (m.start(), SECTIONS[name] + label)
+            pending = (m.start(), labels[name] + label)
     return sorted(leaves)
+
+
+def doctest(src: pathlib.Path, listings: list[str]) -> list[dict[str, object]]:
+    cases: dict[tuple[str, int], tuple[str, bool]] = {}
+    files = [str(p.relative_to(src)) for p in src.rglob("*") if p.suffix in (".cc", ".cpp")]
+    for listing in listings:
+        for case in ElementTree.parse(listing).getroot().iter("TestCase"):
+            # __FILE__ as compiled: a path below SRC, or one that ends a single one.
+            file = case.get("filename", "")
+            if not (src / file).exists():
+                (file,) = [f for f in files if f == file or f.endswith("/" + file)]
+            text = (src / file).read_text(errors="replace")
+            start = sum(len(x) + 1 for x in text.split("\n")[: int(case.get("line", "0")) - 1])
+            name = case.get("name", "")
+            header = text[start : text.find("\n", start)]
+            invoked = re.search(r"TEMPLATE_(?:INVOKE|APPLY)\s*\(\s*(\w+)", header)
+            if invoked:  # listed at its instantiation: placed at its definition
+                define = r"TEMPLATE_DEFINE\s*\([^;{]*,\s*" + invoked.group(1) + r"\s*\)"
+                start = text.rindex("\n", 0, re.search(define, text).start()) + 1  # type: ignore[union-attr]
+            if invoked or "TEMPLATE" in header:
+                name = re.sub(r"<.*>$", "", name)  # one test whatever its types
+            cases[(file, start)] = (name, case.get("skipped") == "true")
+    tests: list[dict[str, object]] = []
+    for (file, start), (name, skipped) in sorted(cases.items()):
+        path = src / file
+        text = path.read_text(errors="replace")
+        leaves = sections(text, text.index("{", start), DOCTEST_TOKEN, SUBCASES)
+        if not leaves:
+            tests.append(entry(src, path, text, start, name, skipped))
+        for offset, leaf in leaves:
+            tests.append(entry(src, path, text, offset, leaf, skipped))
+    return tests
 
 
 def entry(
@@ -143,7 +191,7 @@ def main() -> None:
     kind, src, name, repo, license_ = sys.argv[1:6]
     listings = sys.argv[6:]
     root = pathlib.Path(src)
-    tests = gtest(root, listings) if kind == "gtest" else catch2(root, listings)
+    tests = {"gtest": gtest, "catch2": catch2, "doctest": doctest}[kind](root, listings)
     commit = subprocess.check_output(["git", "-C", src, "log", "-1", "--format=%H %cs"], text=True)
     sha, date = commit.split()
     print(
@@ -154,7 +202,7 @@ def main() -> None:
                 "commit": sha,
                 "committed": date,
                 "license": license_,
-                "frameworks": ["googletest" if kind == "gtest" else "catch2"],
+                "frameworks": ["googletest" if kind == "gtest" else kind],
                 "tool": "",
                 "runner_count": 0,
                 "notes": [],

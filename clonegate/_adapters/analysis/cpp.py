@@ -1,4 +1,4 @@
-"""C++ tests, read with tree-sitter: GoogleTest's and Catch2's macros (ADR 0005).
+"""C++ tests, read with tree-sitter: GoogleTest's, Catch2's and doctest's macros (ADR 0005).
 
 Test macros are not C++ that tree-sitter-cpp can place: ``TEST(a, b) {…}`` parses as a
 function definition, ``TEST_CASE("x") {…}`` as a call missing its ``;`` and a block,
@@ -6,19 +6,26 @@ function definition, ``TEST_CASE("x") {…}`` as a call missing its ``;`` and a 
 recovering from those errors made the parse ten times slower. So a test macro is
 found in the bytes (its name, its arguments lexed with their strings, then a ``{``),
 each one found is blanked out with spaces (offsets and lines kept), and tree-sitter
-parses what is left, plain blocks: the tree says whether the macro was code (not in a
-comment, a string or a ``#define``) and where its block ends. A macro with no block
-(``FRIEND_TEST(a, b);``, a declaration) is no test.
+parses what is left: the tree says whether the macro was code (not in a comment, a
+string or a ``#define``) and where its block ends. A test case's macro is blanked to
+``void f()`` and a suite's to ``namespace`` where they fit, a section's to spaces: the
+blocks are then a function's body and a statement, C++ where they are written (a plain
+block at namespace scope, with the project's own macros called without a ``;`` inside,
+could make the whole file one error). A macro with no block (``FRIEND_TEST(a, b);``, a
+declaration) is no test.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
+from . import cpp_lexing
 from .frameworks.definition import Reading, Settings
 from .outline import Outline
 from .syntax import kit
@@ -52,9 +59,38 @@ CATCH_SECTIONS = {
     "THEN": "Then: ",
     "AND_THEN": "And: ",
 }
-_ALL = GTEST_MACROS | set(CATCH_TESTS) | set(CATCH_SECTIONS)
+# doctest (also with its ``DOCTEST_`` prefix): the name argument's index, and the
+# prefix doctest itself puts before a BDD name (its outline: :mod:`.cpp_doctest`).
+DOCTEST_TESTS = {
+    "TEST_CASE": 0,
+    "TEST_CASE_CLASS": 0,
+    "TEST_CASE_FIXTURE": 1,
+    "TEST_CASE_TEMPLATE": 0,
+    "TEST_CASE_TEMPLATE_DEFINE": 0,
+    "SCENARIO": 0,
+    "SCENARIO_CLASS": 0,
+    "SCENARIO_TEMPLATE": 0,
+    "SCENARIO_TEMPLATE_DEFINE": 0,
+}
+DOCTEST_SUBCASES = {
+    "SUBCASE": "",
+    "GIVEN": "   Given: ",
+    "WHEN": "    When: ",
+    "AND_WHEN": "And when: ",
+    "THEN": "    Then: ",
+    "AND_THEN": "     And: ",
+}
+DOCTEST_SUITE = "TEST_SUITE"
+_DOCTEST = {*DOCTEST_TESTS, *DOCTEST_SUBCASES, DOCTEST_SUITE}
+# Macros only doctest writes: they name it where no include does.
+_DOCTEST_ONLY = _DOCTEST - set(CATCH_TESTS) - set(CATCH_SECTIONS)
+_CATCH = {*CATCH_TESTS, *CATCH_SECTIONS}
+# Which names each prefix can stand before (``DOCTEST_TEST(a, b)`` is nobody's).
+_PREFIXED = {"": GTEST_MACROS | _CATCH | _DOCTEST, "CATCH_": _CATCH, "DOCTEST_": _DOCTEST}
 _CANDIDATE = re.compile(
-    rb"\b(?:CATCH_)?(" + "|".join(sorted(_ALL, key=len, reverse=True)).encode() + rb")\s*\("
+    rb"\b(CATCH_|DOCTEST_)?("
+    + "|".join(sorted(_PREFIXED[""], key=len, reverse=True)).encode()
+    + rb")\s*\("
 )
 QUERY = "(comment) @comment"  # the tree is walked by offsets, not queried
 # Nodes whose text is not code: a macro found in one (blanked there) is no test.
@@ -65,16 +101,30 @@ _NOT_CODE = frozenset(
 _HINT = re.compile(rb"(?:TEST|SCENARIO)\w*\s*\(")
 _GTEST_SKIP = re.compile(rb"GTEST_SKIP\s*\(")
 _TAG = re.compile(r"\[([^\]]*)\]")
-# A macro's arguments are lexed up to this many bytes: real ones are a line or two.
-_MAX_ARGUMENTS = 64 * 1024
+
+
+# What a macro is blanked to (at its start, if its first line holds it), to leave C++.
+_FILLERS = dict.fromkeys(GTEST_MACROS | set(CATCH_TESTS) | set(DOCTEST_TESTS), b"void f()")
+_FILLERS[DOCTEST_SUITE] = b"namespace"
+
+
+def _blank(macro: bytes, filler: bytes) -> bytes:
+    spaces = re.sub(rb"[^\n]", b" ", macro)
+    line = macro.find(b"\n")
+    if len(filler) <= (len(macro) if line < 0 else line):
+        return filler + spaces[len(filler) :]
+    return spaces
 
 
 @dataclass(frozen=True, slots=True)
 class _Macro:
-    name: str
+    name: str  # without its prefix
     arguments: list[str]
     line: int
-    body: Node
+    start: int  # its block's ``{``
+    end: int  # after its block's ``}``
+    body: Node | None  # the block in the tree; None where the tree could not place it
+    prefix: str = ""
 
 
 def read(path: str, data: bytes, language: str) -> Reading | None:
@@ -82,23 +132,46 @@ def read(path: str, data: bytes, language: str) -> Reading | None:
         return None  # no test macro: nothing to parse for
     candidates = _candidates(data)
     blanked = bytearray(data)
-    for _, start, _, _, _, brace in candidates:
-        blanked[start:brace] = re.sub(rb"[^\n]", b" ", data[start:brace])
+    for _, name, start, _, _, _, brace in candidates:
+        blanked[start:brace] = _blank(data[start:brace], _FILLERS.get(name, b""))
     root = kit("cpp", QUERY).parse(bytes(blanked), tolerate_errors=True)
-    macros = (_macro(root, *c) for c in candidates)
+    closing = functools.cache(lambda: cpp_lexing.closing_braces(data))  # only if the tree fails
+    macros = (_macro(root, closing, *c) for c in candidates)
     found = [m for m in macros if m is not None]
     includes = _includes(data)
-    # doctest writes TEST_CASE and SUBCASE too, and is not read: no Catch2 file.
-    doctest = any(i.startswith("doctest") for i in includes)
-    signals = frozenset(
-        "googletest" if m.name in GTEST_MACROS else "catch2"
-        for m in found
-        if m.name in GTEST_MACROS or (m.name in CATCH_TESTS and not doctest)
+    # doctest writes TEST_CASE, SCENARIO, GIVEN… too: a file naming it is no Catch2 file.
+    doctest = _names_doctest(includes) or any(
+        m.prefix == "DOCTEST_" or m.name in _DOCTEST_ONLY for m in found
     )
-    return Reading(frozenset(includes), signals, lambda s: _outline(found, s))
+    signals = frozenset(filter(None, (_signal(m, doctest) for m in found)))
+    switches: list[Switch] = []
+    if "doctest" in signals:
+        from .cpp_doctest import suite_switches  # it reads with this module's parts
+
+        switches = suite_switches(data, root, candidates)
+    return Reading(frozenset(includes), signals, lambda s: _outline(found, s, switches))
 
 
-def _outline(macros: list[_Macro], settings: Settings) -> Outline:
+def _signal(macro: _Macro, doctest: bool) -> str | None:
+    """The framework a test macro names, in a file that names doctest or not."""
+    if macro.name in GTEST_MACROS and not macro.prefix:
+        return "googletest"
+    if doctest:
+        return "doctest" if macro.name in DOCTEST_TESTS and macro.prefix != "CATCH_" else None
+    return "catch2" if macro.name in CATCH_TESTS and macro.prefix != "DOCTEST_" else None
+
+
+def _names_doctest(includes: set[str]) -> bool:
+    """``doctest.h``, ``doctest/doctest.h``, ``third_party/doctest/doctest.h``, its
+    single-header ``doctest.hpp`` copies and ``doctest_fwd.h``: a part named doctest."""
+    return any(part.startswith("doctest") for i in includes for part in i.split("/"))
+
+
+def _outline(macros: list[_Macro], settings: Settings, switches: list[Switch]) -> Outline:
+    if settings.interface == "doctest":
+        from .cpp_doctest import outline_doctest
+
+        return outline_doctest(macros, switches)
     if settings.interface == "catch2":
         return outline_catch2(macros)
     return outline_googletest(macros)
@@ -112,14 +185,14 @@ def outline_googletest(macros: list[_Macro]) -> Outline:
     outline = Outline()
     suites: dict[str, Outline] = {}
     for macro in macros:
-        if macro.name not in GTEST_MACROS or len(macro.arguments) != 2:
+        if macro.name not in GTEST_MACROS or macro.prefix or len(macro.arguments) != 2:
             continue
         suite_name, name = macro.arguments
         suite = suites.get(suite_name)
         if suite is None:
             disabled = TestStatus.SKIPPED if suite_name.startswith("DISABLED_") else None
             suite = suites[suite_name] = outline.suite(suite_name, macro.line, disabled)
-        skipped = name.startswith("DISABLED_") or _skips(macro.body)
+        skipped = name.startswith("DISABLED_") or (macro.body is not None and _skips(macro.body))
         suite.test(name, macro.line, TestStatus.SKIPPED if skipped else None)
     return outline
 
@@ -135,7 +208,9 @@ def outline_catch2(macros: list[_Macro]) -> Outline:
     roots: list[_Open] = []
     stack: list[_Open] = []
     for macro in macros:
-        while stack and stack[-1].macro.body.end_byte <= macro.body.start_byte:
+        if macro.name not in _CATCH or macro.prefix == "DOCTEST_":
+            continue  # another framework's macro (a SUBCASE in a Catch2 file is nothing)
+        while stack and stack[-1].macro.end <= macro.start:
             stack.pop()
         if macro.name in CATCH_TESTS:
             if stack:
@@ -149,16 +224,24 @@ def outline_catch2(macros: list[_Macro]) -> Outline:
             continue
         stack.append(node)
     outline = Outline()
-    work = [(root, outline, _marker(root.macro)) for root in reversed(roots)]
+    emit([(root, outline, _marker(root.macro)) for root in roots], _title)
+    return outline
+
+
+def emit(
+    roots: list[tuple[_Open, Outline, TestStatus | None]], title: Callable[[_Macro], str]
+) -> None:
+    """Each test case into its outline with its marker: a leaf is a test, one holding
+    sections a suite of them (the marker applies to what it holds)."""
+    work = list(reversed(roots))
     while work:
         node, into, marker = work.pop()
-        title, line = _title(node.macro), node.macro.line
+        name, line = title(node.macro), node.macro.line
         if not node.children:
-            into.test(title, line, marker)
+            into.test(name, line, marker)
             continue
-        suite = into.suite(title, line, marker)
+        suite = into.suite(name, line, marker)
         work.extend((child, suite, None) for child in reversed(node.children))
-    return outline
 
 
 @dataclass
@@ -198,93 +281,68 @@ def _skips(body: Node) -> bool:
     )
 
 
-def _candidates(data: bytes) -> list[tuple[str, int, int, list[str], int, int]]:
+# doctest's ``TEST_SUITE_BEGIN(decorators);`` (the argument's text) and
+# ``TEST_SUITE_END;`` (None) between the test cases: ``(offset, line, argument)``.
+Switch = tuple[int, int, str | None]
+# A test macro found in the bytes: ``(prefix, name, start, line, arguments, end of
+# arguments, brace)``.
+Candidate = tuple[str, str, int, int, list[str], int, int]
+
+
+def _candidates(data: bytes) -> list[Candidate]:
     """Each test macro with arguments and a ``{`` after them, outside another's
-    arguments: ``(name, start, line, arguments, end of arguments, brace)``."""
-    found: list[tuple[str, int, int, list[str], int, int]] = []
+    arguments, in source order."""
+    found: list[Candidate] = []
     after = counted = 0
     line = 1  # at offset ``counted``: lines are counted once over the file
     for match in _CANDIDATE.finditer(data):
         if match.start() < after:
             continue  # in the arguments, or the space after them, of the one before
-        arguments, end = _arguments(data, match.end() - 1)
-        brace = _skip_space(data, end) if arguments is not None else end
+        prefix, name = (match.group(1) or b"").decode(), match.group(2).decode()
+        if name not in _PREFIXED[prefix]:
+            continue
+        arguments, end = cpp_lexing.arguments(data, match.end() - 1)
+        brace = cpp_lexing.skip_space(data, end) if arguments is not None else end
         # Each byte is lexed once: a hostile run of ``TEST(`` in one long comment or
         # argument list costs its length, not its square.
         after = brace
         if arguments is not None and brace < len(data) and data[brace] == ord("{"):
             line += data.count(b"\n", counted, match.start())
             counted = match.start()
-            found.append((match.group(1).decode(), match.start(), line, arguments, end, brace))
+            found.append((prefix, name, match.start(), line, arguments, end, brace))
     return found
 
 
 def _macro(
-    root: Node, name: str, start: int, line: int, arguments: list[str], end: int, brace: int
+    root: Node,
+    closing: Callable[[], dict[int, int]],
+    prefix: str,
+    name: str,
+    start: int,
+    line: int,
+    arguments: list[str],
+    end: int,
+    brace: int,
 ) -> _Macro | None:
-    """The macro if it was code and its ``{`` opens a block in the blanked tree."""
-    # A blanked space is in a comment, a string (or its content) or a #define's
-    # body, or between tokens: the smallest node and its parent say which.
-    node = root.descendant_for_byte_range(start, start + 1)
-    parent = node.parent if node is not None else None
-    if any(n is not None and n.type in _NOT_CODE for n in (node, parent)):
+    """The macro if it was code and its ``{`` opens a block in the blanked tree, or
+    closes by the tokens alone where the tree could not place it (:mod:`.cpp_lexing`)."""
+    if not is_code(root, start):
         return None
     token = root.descendant_for_byte_range(brace, brace + 1)
     body = token.parent if token is not None and token.type == "{" else None
-    if body is None or body.start_byte != brace:
-        return None
-    return _Macro(name, arguments, line, body)
+    if body is not None and body.start_byte == brace:
+        return _Macro(name, arguments, line, brace, body.end_byte, body, prefix)
+    closes = closing().get(brace)
+    return None if closes is None else _Macro(name, arguments, line, brace, closes, None, prefix)
 
 
-def _arguments(data: bytes, at: int) -> tuple[list[str] | None, int]:
-    """The top-level arguments of the parenthesised list at ``at``, as source text,
-    and the offset after its ``)``; None (and where the lexing stopped) if it has no
-    end before a ``;``, a brace or :data:`_MAX_ARGUMENTS` bytes."""
-    limit = min(len(data), at + _MAX_ARGUMENTS)
-    depth, begin, found = 0, at + 1, []
-    i = at
-    while i < limit:
-        byte = data[i]
-        if byte in b"\"'":
-            i = _end_of_quoted(data, i, limit)
-            continue
-        if byte in b";{}":
-            return None, i  # no macro's arguments hold these: a string or comment misread
-        if byte in b"([":
-            depth += 1
-        elif byte in b")]":
-            depth -= 1
-            if depth == 0:
-                found.append(data[begin:i])
-                return [a.decode("utf-8", "replace").strip() for a in found], i + 1
-        elif byte == ord(",") and depth == 1:
-            found.append(data[begin:i])
-            begin = i + 1
-        i += 1
-    return None, i
-
-
-def _end_of_quoted(data: bytes, start: int, limit: int) -> int:
-    quote, i = data[start], start + 1
-    while i < limit and data[i] != quote:
-        i += 2 if data[i] == ord("\\") else 1
-    return i + 1
-
-
-def _skip_space(data: bytes, at: int) -> int:
-    """The offset of the next byte that is not space or part of a comment."""
-    while at < len(data):
-        if data[at : at + 1].isspace():
-            at += 1
-        elif data.startswith(b"//", at):
-            newline = data.find(b"\n", at)
-            at = len(data) if newline < 0 else newline + 1
-        elif data.startswith(b"/*", at):
-            close = data.find(b"*/", at + 2)
-            at = len(data) if close < 0 else close + 2
-        else:
-            break
-    return at
+def is_code(root: Node, at: int) -> bool:
+    """Whether the byte at ``at`` is code: not in a comment, a string or a #define."""
+    # A blanked space is in a comment, a string (or its content) or a #define's
+    # body, or between tokens: the smallest node and its parent say which.
+    node = root.descendant_for_byte_range(at, at + 1)
+    parent = node.parent if node is not None else None
+    return not any(n is not None and n.type in _NOT_CODE for n in (node, parent))
 
 
 def _literal(argument: str) -> str:

@@ -1,6 +1,6 @@
-"""Which C++ files are test sources, for GoogleTest and Catch2 alike (ADR 0004).
+"""Which C++ files are test sources, for GoogleTest, Catch2 and doctest alike (ADR 0004).
 
-Neither framework has a file rule of its own: a test binary is whatever the build
+None of them has a file rule of its own: a test binary is whatever the build
 compiles. The analyzer goes by the common conventions (``*_test.cc``,
 ``*_unittest.cc``, ``test/**``, ``tests/**``) and by what a ``CMakeLists.txt`` names
 literally in its ``add_executable`` calls (a file whose test macros a build compiles
