@@ -31,6 +31,7 @@ from clonegate import (
     with_memory_budget,
     with_result_store,
 )
+from clonegate._adapters.clones import discard
 from clonegate._usecase.admission import MemoryAdmission
 from clonegate._usecase.estimates import MemoryEstimates
 from clonegate._usecase.gate import CloneGate
@@ -239,7 +240,16 @@ class PeakVCS:
         path = self.tmp / url.rsplit("/", 1)[1]
         path.mkdir()
         return ClonedSource(
-            url, path, "main", "a" * 40, WHEN, 1, False, path, peak_memory=self.peaks[url]
+            url,
+            path,
+            "main",
+            "a" * 40,
+            WHEN,
+            1,
+            False,
+            path,
+            peak_memory=self.peaks[url],
+            remove=discard,
         )
 
 
