@@ -36,6 +36,7 @@ from clonegate._adapters.workers import open_worker_pool
 
 from .processes import pid_alive, worker_pids
 from .proxy import ThrottlingProxy
+from .server_programs import server_program
 from .servers import (
     BIG_BLOB_BYTES,
     TOKEN,
@@ -178,8 +179,11 @@ async def test_connection_refused(scheme: str, work_dir: Path) -> None:
     assert list(work_dir.iterdir()) == []
 
 
-@pytest.mark.parametrize("scheme", ["git", "https"])
+# ssh says so only in words ("Could not resolve hostname"): worker_errors reads them.
+@pytest.mark.parametrize("scheme", ["git", "https", "ssh"])
 async def test_unknown_host(scheme: str, work_dir: Path) -> None:
+    if scheme == "ssh":
+        server_program("ssh", "openssh-client")
     with pytest.raises(TransportError, match="unknown host"):
         await DulwichVCS(work_dir=work_dir).clone(f"{scheme}://no-such-host.invalid/x.git")
     assert list(work_dir.iterdir()) == []
