@@ -171,8 +171,11 @@ async def test_missing_repository(
     assert list(work_dir.iterdir()) == []
 
 
-@pytest.mark.parametrize("scheme", ["git", "http"])
+# ssh says so only in words ("Connection refused"): worker_errors reads them.
+@pytest.mark.parametrize("scheme", ["git", "http", "ssh"])
 async def test_connection_refused(scheme: str, work_dir: Path) -> None:
+    if scheme == "ssh":
+        server_program("ssh", "openssh-client")
     url = f"{scheme}://127.0.0.1:{free_port()}/x.git"
     with pytest.raises(TransportError, match="connection refused"):
         await DulwichVCS(work_dir=work_dir).clone(url)
