@@ -43,6 +43,7 @@ from clonegate import (  # noqa: E402
     with_max_concurrent_clones,
     with_work_dir,
 )
+from clonegate._adapters.clones import discard  # noqa: E402
 from tests.servers import git_daemon, make_large_repo  # noqa: E402
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
@@ -60,7 +61,9 @@ class InstantVCS:
         if on_ready is not None:
             on_ready()
         await trio.lowlevel.checkpoint()
-        return ClonedSource(url, Path("/nonexistent"), "main", "a" * 40, WHEN, 0, False, None)
+        return ClonedSource(
+            url, Path("/nonexistent"), "main", "a" * 40, WHEN, 0, False, None, remove=discard
+        )
 
 
 class InstantAnalyzer:

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
         TestInventoryAnalyzer,
     )
     from ._adapters.git.dulwich_vcs import DulwichVCS
+    from ._adapters.netrc_file import with_netrc
     from ._adapters.redis import (
         Lease,
         RedisHolder,
@@ -126,7 +127,6 @@ if TYPE_CHECKING:
         with_max_concurrent_clones,
         with_max_repo_size,
         with_memory_budget,
-        with_netrc,
         with_read_timeout,
         with_remote_head_limit,
         with_repository_timeout,
@@ -157,6 +157,7 @@ _LAZY = {
             "Difference HistoryEntry RunInfo SQLiteStore StoreReader open_store open_store_reader"
         ),
         "._adapters.workers": "WorkerDied WorkerPool WorkerPoolStatistics open_worker_pool",
+        "._adapters.netrc_file": "with_netrc",
         "._app": "AnalyzeUseCase",
         "._domain.credentials": "Credential credential_for",
         "._domain.errors": (

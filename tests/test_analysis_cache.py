@@ -27,6 +27,7 @@ from clonegate._adapters.analysis.cache_keys import (
     encode_parse_error,
 )
 from clonegate._adapters.analysis.scan import list_commit, scan_commit
+from clonegate._adapters.clones import discard
 from clonegate._domain.inventory import (
     ScanError,
     TestCase,
@@ -96,7 +97,7 @@ def _commit(work: Path, files: Mapping[str, str | None], message: str) -> str:
 
 def _source(work: Path, head: str) -> ClonedSource:
     when = datetime(2023, 11, 14, tzinfo=UTC)
-    return ClonedSource(str(work), work, "main", head, when, 0, True, None)
+    return ClonedSource(str(work), work, "main", head, when, 0, True, None, remove=discard)
 
 
 def _origin(root: Path, files: Mapping[str, str | None] = BASE) -> ClonedSource:

@@ -31,6 +31,8 @@ from clonegate import (
     with_memory_budget,
     with_result_store,
 )
+from clonegate._adapters.clones import discard
+from clonegate._usecase.admission import MemoryAdmission
 from clonegate._usecase.estimates import MemoryEstimates
 from clonegate._usecase.gate import CloneGate
 from clonegate_cli.app import app
@@ -238,7 +240,16 @@ class PeakVCS:
         path = self.tmp / url.rsplit("/", 1)[1]
         path.mkdir()
         return ClonedSource(
-            url, path, "main", "a" * 40, WHEN, 1, False, path, peak_memory=self.peaks[url]
+            url,
+            path,
+            "main",
+            "a" * 40,
+            WHEN,
+            1,
+            False,
+            path,
+            peak_memory=self.peaks[url],
+            remove=discard,
         )
 
 
@@ -360,7 +371,7 @@ async def test_a_stuck_or_broken_history_costs_only_the_better_estimate(
         gate = CloneGate(2, MemoryEstimates(initial=100, ceiling=300), history=history)
         async with gate.slot(0, "u", 1, "h", "git://h/r"):
             assert gate.statistics().active[0].memory == 100  # the cap, as with no store
-    assert trio.current_time() == CloneGate.HISTORY_SECONDS  # the stuck one, given up
+    assert trio.current_time() == MemoryAdmission.HISTORY_SECONDS  # the stuck one, given up
     assert [r.getMessage().split(": ")[-1] for r in caplog.records] == [
         "no stored clone memory for git://h/r within 2 s",
         "the store's disk is gone",

@@ -31,6 +31,7 @@ from clonegate import (
     with_max_concurrent_clones,
     with_memory_budget,
 )
+from clonegate._adapters.clones import discard
 from clonegate._adapters.git import pack_forecast
 from clonegate._adapters.git.pack_index import index_pack
 from clonegate._adapters.workers import WorkerDied, open_worker_pool, wire
@@ -255,7 +256,7 @@ class ForecastingVCS:
         await trio.sleep(self.seconds[url])
         path = self.tmp / url.rsplit("/", 1)[1]
         path.mkdir()
-        return ClonedSource(url, path, "main", "a" * 40, WHEN, 1, False, path)
+        return ClonedSource(url, path, "main", "a" * 40, WHEN, 1, False, path, remove=discard)
 
 
 class Calm:

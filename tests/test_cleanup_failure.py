@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-import clonegate._domain.vcs
+import clonegate._adapters.clones
 from clonegate import DulwichVCS, RepositoryNotFoundError
 
 from .servers import GitDaemon
@@ -83,7 +83,7 @@ async def test_a_private_clone_whose_clean_up_fails_raises_its_own_error(
     def cannot_remove(path: Path) -> None:
         raise PermissionError(errno.EACCES, "Permission denied", str(path))
 
-    monkeypatch.setattr(clonegate._domain.vcs, "remove_tree", cannot_remove)
+    monkeypatch.setattr(clonegate._adapters.clones, "remove_tree", cannot_remove)
     work = tmp_path / "work"
     work.mkdir()
     vcs = DulwichVCS(work_dir=work)
@@ -94,3 +94,25 @@ async def test_a_private_clone_whose_clean_up_fails_raises_its_own_error(
     (left,) = work.iterdir()
     assert left.name.startswith(f"clonegate-{os.getpid()}.")  # its owner, for a sweep
     assert f"{left} (Permission denied); a later run removes it" in warning
+
+
+async def test_a_source_is_removed_by_what_its_vcs_gave_and_never_silently_kept(
+    tmp_path: Path,
+) -> None:
+    from datetime import UTC, datetime
+
+    from clonegate import ClonedSource
+
+    root = tmp_path / "clone"
+    (root / "objects").mkdir(parents=True)
+    when = datetime(2024, 1, 1, tzinfo=UTC)
+    without = ClonedSource("u", root, "main", "a" * 40, when, 0, False, root)
+    with pytest.raises(TypeError, match="no remove="):  # the domain removes nothing itself
+        await without.aclose()
+    assert root.exists()
+    source = ClonedSource(
+        "u", root, "main", "a" * 40, when, 0, False, root, remove=clonegate._adapters.clones.discard
+    )
+    await source.aclose()
+    await source.aclose()  # idempotent
+    assert not root.exists()

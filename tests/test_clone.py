@@ -36,6 +36,7 @@ from clonegate._adapters.workers import open_worker_pool
 
 from .processes import pid_alive, worker_pids
 from .proxy import ThrottlingProxy
+from .server_programs import server_program
 from .servers import (
     BIG_BLOB_BYTES,
     TOKEN,
@@ -170,16 +171,22 @@ async def test_missing_repository(
     assert list(work_dir.iterdir()) == []
 
 
-@pytest.mark.parametrize("scheme", ["git", "http"])
+# ssh says so only in words ("Connection refused"): worker_errors reads them.
+@pytest.mark.parametrize("scheme", ["git", "http", "ssh"])
 async def test_connection_refused(scheme: str, work_dir: Path) -> None:
+    if scheme == "ssh":
+        server_program("ssh", "openssh-client")
     url = f"{scheme}://127.0.0.1:{free_port()}/x.git"
     with pytest.raises(TransportError, match="connection refused"):
         await DulwichVCS(work_dir=work_dir).clone(url)
     assert list(work_dir.iterdir()) == []
 
 
-@pytest.mark.parametrize("scheme", ["git", "https"])
+# ssh says so only in words ("Could not resolve hostname"): worker_errors reads them.
+@pytest.mark.parametrize("scheme", ["git", "https", "ssh"])
 async def test_unknown_host(scheme: str, work_dir: Path) -> None:
+    if scheme == "ssh":
+        server_program("ssh", "openssh-client")
     with pytest.raises(TransportError, match="unknown host"):
         await DulwichVCS(work_dir=work_dir).clone(f"{scheme}://no-such-host.invalid/x.git")
     assert list(work_dir.iterdir()) == []

@@ -52,6 +52,7 @@ from clonegate import (
     with_token,
     with_work_dir,
 )
+from clonegate._adapters.clones import discard
 from clonegate._usecase.duplicates import DuplicateIndex, repository_key
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
@@ -116,7 +117,7 @@ class FakeVCS:
             self.made += 1
             path = self.tmp / f"clone{self.made}"
             path.mkdir()
-            return ClonedSource(url, path, "main", "a" * 40, WHEN, 10, False, path)
+            return ClonedSource(url, path, "main", "a" * 40, WHEN, 10, False, path, remove=discard)
         finally:
             self.in_flight -= 1
 

@@ -7,14 +7,12 @@ host would go to whichever server a list happens to name.
 
 from __future__ import annotations
 
-import netrc
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from .urls import RepoURL, check_host
 
-__all__ = ["Credential", "credential_for", "read_netrc"]
+__all__ = ["Credential", "credential_for", "netrc_credentials"]
 
 TOKEN_USERNAME = "x-access-token"  # what GitHub, Gitea and Forgejo accept with a token
 _HTTPS_PORT = 443
@@ -107,30 +105,26 @@ def credential_for(repo: RepoURL, credentials: Sequence[Credential]) -> Credenti
     return None
 
 
-def read_netrc(path: Path) -> tuple[Credential, ...]:
-    """The ``machine`` entries of a netrc file, each bound to its host (``host:port`` too).
+def netrc_credentials(
+    source: str, entries: Mapping[str, tuple[str, str | None, str]]
+) -> tuple[Credential, ...]:
+    """The ``machine`` entries of a netrc file (``netrc.netrc(...).hosts``), each bound to
+    its host (``host:port`` too); ``source`` names the file in errors.
 
-    A ``default`` entry is ignored: it would apply to every host in a list. Like ssh
-    with a private key, a file that other users may read is refused. Raises
-    ValueError (with the file's line) for a file netrc cannot parse, an entry that
-    is not a valid credential, or a readable-by-others file; OSError when the file
-    cannot be read.
+    A ``default`` entry is ignored: it would apply to every host in a list. Raises
+    ValueError for an entry that is not a valid credential.
     """
-    if path.stat().st_mode & 0o077:
-        raise ValueError(f"{path}: other users can read this file; chmod 600 it first")
-    try:
-        entries = netrc.netrc(str(path)).hosts
-    except netrc.NetrcParseError as exc:
-        raise ValueError(f"{path}: line {exc.lineno}: {exc.msg}") from None
     # Python's netrc files the default entry under the name "default".
-    entries.pop("default", None)
-    return tuple(_entries(path, entries.items()))
+    items = ((machine, entry) for machine, entry in entries.items() if machine != "default")
+    return tuple(_entries(source, items))
 
 
-def _entries(path: Path, items: Iterable[tuple[str, tuple[str, str, str]]]) -> Iterable[Credential]:
+def _entries(
+    source: str, items: Iterable[tuple[str, tuple[str, str | None, str]]]
+) -> Iterable[Credential]:
     for machine, (login, _account, password) in items:
         try:
             host, port = parse_host(machine)
             yield Credential(host, port, login or TOKEN_USERNAME, password)
         except ValueError as exc:
-            raise ValueError(f"{path}: machine {machine!r}: {exc}") from None
+            raise ValueError(f"{source}: machine {machine!r}: {exc}") from None

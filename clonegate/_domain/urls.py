@@ -208,30 +208,9 @@ def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
 def _parse(text: str, allow_local: bool) -> RepoURL:
     raw = text.strip()
     shown = visible(mask_userinfo(raw))
-    if not raw:
-        raise InvalidURLError(shown or "''", "empty URL")
-    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in raw):  # bytes that were not UTF-8
-        raise InvalidURLError(shown, "the URL is not valid UTF-8")
-    if not raw.isprintable() or any(ch.isspace() for ch in raw):
-        raise InvalidURLError(shown, "the URL contains whitespace or control characters")
+    _check_text(raw, shown)
     if "://" not in raw:
-        scp = _SCP_LIKE.match(raw)
-        if scp and not raw.startswith(("/", ".", "~")):
-            user, _, password = (scp["user"] or "").partition(":")
-            host = _checked_host(scp["host"].lower(), shown)
-            _check_ssh_user(user or None, shown)
-            return RepoURL(
-                scheme="ssh",
-                host=host,
-                port=None,
-                path=scp["path"],
-                username=user or None,
-                password=password or None,
-                scp_like=True,
-            )
-        if allow_local:
-            return RepoURL(scheme="file", host="", port=None, path=raw)
-        raise InvalidURLError(shown, "not a URL (local paths are not allowed)")
+        return _without_scheme(raw, shown, allow_local)
     try:
         parts = urlsplit(raw)
         port = parts.port
@@ -248,6 +227,37 @@ def _parse(text: str, allow_local: bool) -> RepoURL:
     if scheme not in NETWORK_SCHEMES:
         raise InvalidURLError(shown, f"unsupported scheme {parts.scheme!r}")
     return _network_url(scheme, parts, port, shown)
+
+
+def _check_text(raw: str, shown: str) -> None:
+    """InvalidURLError unless ``raw`` is printable text with no whitespace."""
+    if not raw:
+        raise InvalidURLError(shown or "''", "empty URL")
+    if any(0xD800 <= ord(ch) <= 0xDFFF for ch in raw):  # bytes that were not UTF-8
+        raise InvalidURLError(shown, "the URL is not valid UTF-8")
+    if not raw.isprintable() or any(ch.isspace() for ch in raw):
+        raise InvalidURLError(shown, "the URL contains whitespace or control characters")
+
+
+def _without_scheme(raw: str, shown: str, allow_local: bool) -> RepoURL:
+    """An scp-like ``user@host:path``, or (``allow_local``) a local path."""
+    scp = _SCP_LIKE.match(raw)
+    if scp and not raw.startswith(("/", ".", "~")):
+        user, _, password = (scp["user"] or "").partition(":")
+        host = _checked_host(scp["host"].lower(), shown)
+        _check_ssh_user(user or None, shown)
+        return RepoURL(
+            scheme="ssh",
+            host=host,
+            port=None,
+            path=scp["path"],
+            username=user or None,
+            password=password or None,
+            scp_like=True,
+        )
+    if allow_local:
+        return RepoURL(scheme="file", host="", port=None, path=raw)
+    raise InvalidURLError(shown, "not a URL (local paths are not allowed)")
 
 
 def shown_url(url: str) -> str:

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import errno
-import os
-import shutil
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-import trio
-
 from .credentials import Credential
 
-__all__ = ["VCS", "ClonedSource", "MemoryForecasts", "RemoteHead", "RemoteHeads"]
+__all__ = ["VCS", "ClonedSource", "MemoryForecasts", "RemoteHead", "RemoteHeads", "Remove"]
+
+# Removes a directory and all under it, shielded from cancellation, never abandoned.
+Remove = Callable[[Path], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +33,8 @@ class ClonedSource:
       redirected_to: the repository URL an http(s) redirect led to, if there was one.
       peak_memory: bytes the clone used at most, on top of what its process started
         with, where the VCS measured it (a memory budget learns from it).
+      remove: what :meth:`aclose` removes the clone with (keyword only): the domain
+        does no I/O (``DulwichVCS`` passes a shielded rmtree run in a thread).
     """
 
     url: str
@@ -48,76 +48,19 @@ class ClonedSource:
     redirected_to: str | None = None
     peak_memory: int | None = None
 
+    remove: Remove | None = field(default=None, repr=False, compare=False, kw_only=True)
+
     async def aclose(self) -> None:
-        """Remove the clone from disk. Idempotent.
+        """Remove the clone from disk (``owned_root``, else ``path``) with ``remove``,
+        which the VCS that made it gave. Idempotent.
 
-        Removal runs in a worker thread, shielded from cancellation, and is never
-        abandoned half-way: once started, the directory is gone when this returns.
+        Removal is shielded from cancellation and never abandoned half-way: once
+        started, the directory is gone when this returns. Raises TypeError if the
+        VCS gave no ``remove``.
         """
-        await discard(self.owned_root if self.owned_root is not None else self.path)
-
-
-async def discard(path: Path) -> None:
-    """Remove ``path`` and all under it, even while being cancelled.
-
-    Shielded: this cleanup must finish before a cancellation goes on, so that whoever
-    holds a limit slot around it keeps the slot until the directory is gone. It is a
-    local rmtree, run to completion in a thread (never abandoned) and it cannot hang
-    on the network.
-    """
-    with trio.CancelScope(shield=True):
-        # Out of file descriptors (rmtree opens each directory it walks): the other
-        # clones free theirs as they end, so try again a few times, bounded (6 s).
-        for delay in _OUT_OF_DESCRIPTORS_RETRIES:
-            try:
-                await trio.to_thread.run_sync(remove_tree, path)
-                return
-            except OSError as exc:
-                if exc.errno not in (errno.EMFILE, errno.ENFILE):
-                    raise
-            await trio.sleep(delay)
-        await trio.to_thread.run_sync(remove_tree, path)
-
-
-_OUT_OF_DESCRIPTORS_RETRIES = (0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.2)  # seconds between tries
-
-
-def remove_tree(path: Path) -> None:
-    """Delete ``path`` and everything under it, if it exists; symlinks are not followed."""
-    shutil.rmtree(path, ignore_errors=True)
-    if path.exists() or path.is_symlink():
-        try:
-            shutil.rmtree(path)  # raise the real error rather than leave a silent remnant
-        except OSError as exc:
-            if exc.errno not in (errno.EMFILE, errno.ENFILE):
-                raise
-            _remove_by_path(path)
-
-
-def _remove_by_path(path: Path) -> None:
-    """What :func:`remove_tree` does, holding one file descriptor at a time (rmtree
-    holds one per level it is in, and a process out of them could not remove a clone).
-    By path, so for directories nothing else changes: a clone's own, once its worker
-    has ended."""
-    if path.is_symlink() or not path.is_dir():
-        path.unlink()
-        return
-    # os.walk closes each listing before it goes down; a listing it cannot open
-    # (EMFILE again) is raised, for discard to try again, not skipped.
-    for top, directories, files in os.walk(path, topdown=False, onerror=_raise):
-        for name in files:
-            os.unlink(os.path.join(top, name))
-        for name in directories:
-            inner = os.path.join(top, name)
-            if os.path.islink(inner):  # listed among directories, never walked into
-                os.unlink(inner)
-            else:
-                os.rmdir(inner)
-    path.rmdir()
-
-
-def _raise(error: OSError) -> None:
-    raise error
+        if self.remove is None:
+            raise TypeError("this ClonedSource has no remove= (its VCS must say how)")
+        await self.remove(self.owned_root if self.owned_root is not None else self.path)
 
 
 class VCS(Protocol):

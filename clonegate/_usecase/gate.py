@@ -5,10 +5,8 @@ shared limits per host and for a whole cluster may follow (ADR 0015)."""
 from __future__ import annotations
 
 import itertools
-import logging
-import math
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
 import trio
@@ -17,11 +15,10 @@ from .._domain.limits import Expiring, HeldDeadline, Limiter, held_deadline
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.urls import redact
 from .._domain.work_clock import waiting_for_slot
-from .estimates import MemoryEstimates, MiB
+from .admission import MemoryAdmission, MemoryLease
+from .estimates import MemoryEstimates
 
 __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry", "MemoryLease"]
-
-logger = logging.getLogger("clonegate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,21 +52,48 @@ class CloneGateStatistics:
     memory_estimate: int | None = None  # MiB a clone from a host not seen yet reserves
 
 
-class MemoryLease:
-    """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
-    raise them as it learns what the clone needs (:meth:`CloneGate.need`)."""
+@dataclass(slots=True)
+class _Counts:
+    """The gate's counters: ``acquired == released + active``, ``released == done + failed``."""
 
-    __slots__ = ("memory", "ticket")
+    acquired: int = 0
+    released: int = 0
+    done: int = 0  # clones that finished with a clone in hand
+    failed: int = 0  # clones that raised (error, timeout, cancellation)
 
-    def __init__(self, ticket: int, memory: int) -> None:
-        self.ticket, self.memory = ticket, memory
+    @contextmanager
+    def outcome(self) -> Iterator[None]:
+        """Count the body's end: done if it returned, failed if it raised."""
+        succeeded = False
+        try:
+            yield
+            succeeded = True
+        finally:
+            self.released += 1
+            if succeeded:
+                self.done += 1
+            else:
+                self.failed += 1
+
+
+@dataclass(slots=True)
+class _Holder:
+    """One slot() call: queued, then active."""
+
+    url: str  # redacted
+    index: int
+    weight: int
+    since: float  # queued or active since
+    lease: MemoryLease | None = None  # with a budget, once admitted
+
+    def entry(self, now: float) -> GateEntry:
+        memory = self.lease.memory if self.lease is not None else 0
+        return GateEntry(self.url, self.index, self.weight, now - self.since, memory)
 
 
 class CloneGate:
-    """A :class:`WeightedSemaphore` that also knows who waits and who clones, since when."""
-
-    # A stored figure is one indexed read; more than this, and the store is stuck.
-    HISTORY_SECONDS = 2.0
+    """A :class:`WeightedSemaphore` that also knows who waits and who clones, since when;
+    with a memory budget, its :class:`MemoryAdmission` admits the clones last."""
 
     def __init__(
         self,
@@ -81,28 +105,27 @@ class CloneGate:
         history: Callable[[str], Awaitable[int | None]] | None = None,
     ) -> None:
         self._semaphore = WeightedSemaphore(size)
-        # With a budget: bytes a repository's clone used in an earlier run, by key.
-        self._history = history
         self._host_limiter = host_limiter
         self._host_limiters: dict[str, Limiter] = {}
         self._global_limiter = global_limiter
-        # The memory budget, in MiB: its size starts at the estimates' ceiling.
-        self.estimates = estimates
-        self.memory = WeightedSemaphore(estimates.ceiling) if estimates is not None else None
-        self._admission = trio.Lock()  # FIFO: clones reach the memory check in order
-        self._changed = trio.Event()
-        self._head = 0  # MiB the clone at the head of the memory queue wants
-        self._growing: dict[int, int] = {}  # MiB that running clones wait for, by ticket
+        # With a budget: ``history`` gives the bytes a repository's clone used in an
+        # earlier run, by key.
+        self.admission = MemoryAdmission(estimates, history) if estimates is not None else None
         # Keyed by a ticket per slot() call: the same index may be in flight twice
         # when a library user calls execute() concurrently.
-        self._queued: dict[int, tuple[str, int, int, int, float]] = {}
-        self._active: dict[int, tuple[str, int, int, int, float]] = {}
+        self._queued: dict[int, _Holder] = {}
+        self._active: dict[int, _Holder] = {}
         self._tickets = itertools.count()
-        self._acquired = self._released = self._done = self._failed = 0
+        self._counts = _Counts()
 
     @property
     def size(self) -> int:
         return self._semaphore.size
+
+    @property
+    def memory(self) -> WeightedSemaphore | None:
+        """The memory budget's semaphore, in MiB; None without a budget."""
+        return self.admission.semaphore if self.admission is not None else None
 
     @asynccontextmanager
     async def slot(
@@ -112,69 +135,69 @@ class CloneGate:
         (or for the repository ``key``, if an earlier run measured its clone), for the
         body: FIFO, cancellable while waiting, nothing held if cancelled.
 
-        With a budget, clones pass a FIFO lock one at a time, and the one at the head
-        estimates its memory when it gets there and again whenever something changes
-        (a clone ends, an estimate learns, the controller resizes): an estimate made
-        when the clone was queued would miss what the clones ahead of it taught.
         The memory comes last, after the clone token and the shared limits (per
         host, then global), if any: MiB held by clones that wait for a token or a
         permit would keep the running ones from growing (:meth:`need`), and those
         hold what they wait for. The entry counts as queued until it holds all.
 
-        Yields the clone's :class:`MemoryLease`: :meth:`need` raises it.
+        Yields the clone's :class:`MemoryLease` (0 MiB without a budget): :meth:`need`
+        raises it.
         """
         ticket = next(self._tickets)
-        self._queued[ticket] = (url, index, weight, 0, trio.current_time())
-        memory = 0
+        holder = _Holder(url, index, weight, trio.current_time())
+        self._queued[ticket] = holder
         try:
             await self._semaphore.acquire(weight)
         except BaseException:
             del self._queued[ticket]
             raise
         try:
-            # The shared limits come next, in one fixed order (host, then global) for
-            # every client, so two clients never wait for each other's permits (seed
-            # 003's acquire_all); a host permit held while waiting for a global one
-            # keeps out only clones of the same host. Released in reverse order.
-            async with AsyncExitStack() as shared:
-                expiring: list[Expiring] = []
-                try:
-                    for limiter in self._shared_limiters(host):
-                        # Shared with other machines: the wait (their clones, an outage
-                        # ridden out) is no repository's own time (issue 39).
-                        with waiting_for_slot():
-                            permit = await shared.enter_async_context(limiter.hold(weight))
-                        if isinstance(permit, Expiring):
-                            expiring.append(permit)
-                    # The memory last: only running clones hold any, so a clone that
-                    # waits to grow never waits for one that waits for a permit.
-                    if self.memory is not None:
-                        memory = await self._reserve(host, key)
-                finally:
-                    del self._queued[ticket]
-                self._acquired += 1
-                self._active[ticket] = (url, index, weight, memory, trio.current_time())
-                lease = MemoryLease(ticket, memory)
+            async with self._shared_and_memory(ticket, holder, host, key) as expiring:
                 # The worker processes of this clone end themselves at its permits'
                 # deadline if no renewal comes (ADR 0015): a paused process cannot
                 # renew, nor stop them.
                 deadline = held_deadline.set(HeldDeadline(expiring) if expiring else None)
-                succeeded = False
                 try:
-                    yield lease
-                    succeeded = True
+                    with self._counts.outcome():
+                        yield holder.lease if holder.lease is not None else MemoryLease(-1, 0)
                 finally:
                     held_deadline.reset(deadline)
-                    memory = lease.memory  # what it holds now, raised or not
                     del self._active[ticket]
-                    self._released += 1
-                    if succeeded:
-                        self._done += 1
-                    else:
-                        self._failed += 1
         finally:
             self._semaphore.release(weight)
-            self._release_memory(memory)
+            if holder.lease is not None and self.admission is not None:
+                self.admission.release(holder.lease)
+
+    @asynccontextmanager
+    async def _shared_and_memory(
+        self, ticket: int, holder: _Holder, host: str, key: str
+    ) -> AsyncIterator[list[Expiring]]:
+        """The shared limits' permits, then the memory (into ``holder.lease``); moves the
+        holder from queued to active once it holds all. Yields the expiring permits."""
+        # The shared limits come in one fixed order (host, then global) for every
+        # client, so two clients never wait for each other's permits (seed 003's
+        # acquire_all); a host permit held while waiting for a global one keeps out
+        # only clones of the same host. Released in reverse order.
+        async with AsyncExitStack() as shared:
+            expiring: list[Expiring] = []
+            try:
+                for limiter in self._shared_limiters(host):
+                    # Shared with other machines: the wait (their clones, an outage
+                    # ridden out) is no repository's own time (issue 39).
+                    with waiting_for_slot():
+                        permit = await shared.enter_async_context(limiter.hold(holder.weight))
+                    if isinstance(permit, Expiring):
+                        expiring.append(permit)
+                # The memory last: only running clones hold any, so a clone that
+                # waits to grow never waits for one that waits for a permit.
+                if self.admission is not None:
+                    holder.lease = await self.admission.admit(host, key)
+            finally:
+                del self._queued[ticket]
+            self._counts.acquired += 1
+            holder.since = trio.current_time()
+            self._active[ticket] = holder
+            yield expiring
 
     def weight_of(self, weigh: Callable[[str], int], url: str) -> int:
         """``weigh(url)``, checked: an int >= 0 that fits the gate; else ValueError."""
@@ -199,109 +222,29 @@ class CloneGate:
             limiters.append(self._global_limiter)
         return limiters
 
-    async def _known(self, key: str) -> int | None:
-        """Bytes an earlier run's clone of ``key`` used, or None. Asked with every
-        admission waiting behind it, so bounded: a busy or broken store costs only
-        the better first estimate, and this run learns its own as without one."""
-        if self._history is None or not key:
-            await trio.lowlevel.checkpoint()
-            return None
-        with trio.move_on_after(self.HISTORY_SECONDS):
-            try:
-                return await self._history(key)
-            except Exception as exc:  # a store of the user's may raise anything
-                logger.warning("no stored clone memory for %s: %s", key, redact(str(exc)))
-                return None
-        logger.warning("no stored clone memory for %s within %g s", key, self.HISTORY_SECONDS)
-        return None
-
-    async def _reserve(self, host: str, key: str) -> int:
-        assert self.memory is not None
-        assert self.estimates is not None
-        async with self._admission:
-            # Asked in the queue's order: a lookup outside it would let the clones
-            # whose answers came first overtake the others.
-            known = await self._known(key)
-            while True:
-                self._head = self.estimates.estimate(host, known)
-                # Running clones that wait for more go first: they hold a clone token.
-                if not self._growing and self.memory.try_acquire(self._head):
-                    memory, self._head = self._head, 0
-                    return memory
-                await self._changed.wait()
-
     async def need(self, lease: MemoryLease, nbytes: int) -> None:
-        """Hold at least ``nbytes`` for ``lease``'s clone (its whole need from now on),
-        at most the budget; without a budget, nothing. Always a checkpoint.
-
-        What is free is taken at once. Otherwise the clone waits, in FIFO order with
-        the other running clones that wait (ahead of clones not admitted yet). The
-        first to wait keeps what it holds; those behind it give theirs back and wait
-        for their whole figure: two waiters that both held could each wait for what
-        the other holds, while the head can only wait for clones that run, which end
-        or join the queue. The pages a clone behind the head already uses go
-        uncounted while it waits (what it held: its opening or first-pass figure).
-        """
-        memory, estimates = self.memory, self.estimates
-        if memory is None or estimates is None:
+        """Hold at least ``nbytes`` for ``lease``'s clone, at most the budget
+        (:meth:`MemoryAdmission.need`); without a budget, nothing. Always a checkpoint."""
+        if self.admission is None:
             await trio.lowlevel.checkpoint()
             return
-        wanted = max(1, min(estimates.ceiling, math.ceil(nbytes / MiB)))
-        if wanted <= lease.memory:
-            await trio.lowlevel.checkpoint()
-            return
-        if not self._growing and memory.try_acquire(wanted - lease.memory):
-            self._hold(lease, wanted)
-            await trio.lowlevel.checkpoint()
-            return
-        logger.debug("a clone waits for %d MiB of memory (held %d)", wanted, lease.memory)
-        if self._growing:  # behind another: wait holding nothing (see the docstring)
-            self._release_memory(lease.memory)
-            self._hold(lease, 0)
-        self._growing[lease.ticket] = wanted  # in order of arrival
-        try:
-            # Taken and booked in one step (no checkpoint between): the statistics
-            # never show MiB held that no entry holds.
-            while next(iter(self._growing)) != lease.ticket or not memory.try_acquire(
-                wanted - lease.memory
-            ):
-                await self._changed.wait()
-            self._hold(lease, wanted)
-        finally:
-            del self._growing[lease.ticket]
-            self.changed()  # the next one waiting, or the head of the admissions
-
-    def _hold(self, lease: MemoryLease, memory: int) -> None:
-        lease.memory = memory
-        url, index, weight, _, since = self._active[lease.ticket]
-        self._active[lease.ticket] = (url, index, weight, memory, since)
-
-    def _release_memory(self, memory: int) -> None:
-        if self.memory is not None and memory:
-            self.memory.release(memory)
-            self.changed()
+        await self.admission.need(lease, nbytes)
 
     def changed(self) -> None:
         """Wake the clone at the head of the memory queue to estimate and try again."""
-        self._changed.set()
-        self._changed = trio.Event()
+        if self.admission is not None:
+            self.admission.changed()
 
     def learn(self, host: str, peak_memory: int | None, *, exceeded: bool = False) -> None:
         """A clone from ``host`` used ``peak_memory`` bytes at most (``None``: unknown);
         ``exceeded``: it failed for lack of memory."""
-        if self.estimates is not None and peak_memory is not None:
-            if exceeded:
-                self.estimates.exceeded(host, peak_memory)
-            else:
-                self.estimates.record(host, peak_memory)
-            self.changed()
+        if self.admission is not None and peak_memory is not None:
+            self.admission.learn(host, peak_memory, exceeded=exceeded)
 
     def heaviest(self) -> int:
-        """The largest memory reservation running, wanted by a running clone or by the
-        head of the queue (MiB): the controller's floor, so that the clone that waits
-        can always run."""
-        running = [e[3] for e in self._active.values()]
-        return max(running + list(self._growing.values()) + [self._head, 1])
+        """The controller's floor, in MiB (:meth:`MemoryAdmission.heaviest`); 1 without
+        a budget."""
+        return self.admission.heaviest() if self.admission is not None else 1
 
     async def watch_for_stuck(
         self, threshold: float, on_stuck: Callable[[GateEntry], None]
@@ -319,23 +262,18 @@ class CloneGate:
     def statistics(self) -> CloneGateStatistics:
         # Entries exist only inside trio.run; an idle gate may be asked from outside.
         now = trio.current_time() if self._queued or self._active else 0.0
-
-        def entries(table: dict[int, tuple[str, int, int, int, float]]) -> tuple[GateEntry, ...]:
-            return tuple(GateEntry(u, i, w, now - t, m) for u, i, w, m, t in table.values())
-
-        memory, estimates = self.memory, self.estimates
-
+        figures = self.admission.figures() if self.admission is not None else None
         return CloneGateStatistics(
             size=self._semaphore.size,
             held=self._semaphore.held,
-            queued=entries(self._queued),
-            active=entries(self._active),
-            acquired=self._acquired,
-            released=self._released,
-            done=self._done,
-            failed=self._failed,
-            memory_budget=estimates.ceiling if estimates is not None else None,
-            memory_size=memory.size if memory is not None else None,
-            memory_held=memory.held if memory is not None else 0,
-            memory_estimate=estimates.estimate() if estimates is not None else None,
+            queued=tuple(holder.entry(now) for holder in self._queued.values()),
+            active=tuple(holder.entry(now) for holder in self._active.values()),
+            acquired=self._counts.acquired,
+            released=self._counts.released,
+            done=self._counts.done,
+            failed=self._counts.failed,
+            memory_budget=figures.budget if figures is not None else None,
+            memory_size=figures.size if figures is not None else None,
+            memory_held=figures.held if figures is not None else 0,
+            memory_estimate=figures.estimate if figures is not None else None,
         )

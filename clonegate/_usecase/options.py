@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .._domain.checks import positive_int, positive_seconds
-from .._domain.credentials import Credential, read_netrc
+from .._domain.credentials import Credential
 from .._domain.events import Event
 from .._domain.inventory import ANALYSIS_MEMORY_LIMIT, ANALYSIS_TIME_LIMIT
 from .._domain.limits import Limiter
@@ -39,7 +39,6 @@ __all__ = [
     "with_max_concurrent_clones",
     "with_max_repo_size",
     "with_memory_budget",
-    "with_netrc",
     "with_read_timeout",
     "with_remote_head_limit",
     "with_repository_timeout",
@@ -265,20 +264,11 @@ def with_token(token: str, host: str) -> Option:
     answer). A URL with its own user-info uses that instead. Never shown.
     """
     credential = Credential.token(token, host)
-    return _with_credentials((credential,))
+    return with_credentials((credential,))
 
 
-def with_netrc(path: Path) -> Option:
-    """Credentials from a netrc file: each ``machine`` entry (``host`` or ``host:port``)
-    for https on that host only, under the same rules as :func:`with_token`.
-
-    Read now: raises ValueError for a file that does not parse or that other users
-    can read, OSError for one that cannot be read. The ``default`` entry is ignored.
-    """
-    return _with_credentials(read_netrc(Path(path)))
-
-
-def _with_credentials(credentials: tuple[Credential, ...]) -> Option:
+def with_credentials(credentials: tuple[Credential, ...]) -> Option:
+    """``credentials`` added to those given before (clonegate.with_netrc's, with_token's)."""
     # Later options win for the same host: the last credential bound to an origin
     # is the one used (clonegate.credential_for).
     return lambda config: dataclasses.replace(config, credentials=config.credentials + credentials)

@@ -68,28 +68,8 @@ class ConfigScopes:
                 mains.add(posixpath.dirname(path))
             elif dotnet.is_project_file(name):
                 projects.add(path, read_project or read, problems)
-            if name not in _CONFIG_NAMES:
-                continue
-            content: bytes | None = None
-            for framework in FRAMEWORKS:
-                signs = [sign for file, sign in framework.config_signs if file == name]
-                if name not in framework.config_files and not signs:
-                    continue
-                if content is None:
-                    try:
-                        content = read(path)
-                    except Exception as exc:  # too large, a corrupt object: names nothing
-                        retire_after(exc)
-                        problems[path, "read"] = describe(exc)
-                        content = b""
-                if signs and not any(sign in content for sign in signs):
-                    continue
-                settings, problem = _settings(framework, name, content)
-                if problem:
-                    problems.setdefault((path, "config"), problem)
-                order = [*framework.config_files, *(file for file, _ in framework.config_signs)]
-                entries = self._by_directory.setdefault(posixpath.dirname(path), [])
-                entries.append((framework.name, settings, order.index(name)))
+            if name in _CONFIG_NAMES:
+                self._add_config(path, name, read, problems)
         self._mains = frozenset(mains)
         self._projects = frozenset(projects.projects)
         self._test_projects = projects.test_projects()
@@ -100,6 +80,37 @@ class ConfigScopes:
         self._trusting: dict[tuple[str, str], tuple[Framework, ...]] = {}
         # A file's own: asked by the listing, the scan's gate and the framework's choice.
         self._selecting: dict[tuple[str, str], tuple[Framework, ...]] = {}
+
+    def _add_config(
+        self,
+        path: str,
+        name: str,
+        read: Callable[[str], bytes],
+        problems: dict[tuple[str, str], str],
+    ) -> None:
+        """File the config at ``path`` under its directory for each framework it is
+        one of, read once (only if some framework takes it), with what it could not
+        say in ``problems``."""
+        content: bytes | None = None
+        for framework in FRAMEWORKS:
+            signs = [sign for file, sign in framework.config_signs if file == name]
+            if name not in framework.config_files and not signs:
+                continue
+            if content is None:
+                try:
+                    content = read(path)
+                except Exception as exc:  # too large, a corrupt object: names nothing
+                    retire_after(exc)
+                    problems[path, "read"] = describe(exc)
+                    content = b""
+            if signs and not any(sign in content for sign in signs):
+                continue
+            settings, problem = _settings(framework, name, content)
+            if problem:
+                problems.setdefault((path, "config"), problem)
+            order = [*framework.config_files, *(file for file, _ in framework.config_signs)]
+            entries = self._by_directory.setdefault(posixpath.dirname(path), [])
+            entries.append((framework.name, settings, order.index(name)))
 
     # The memos are rebuilt where the scopes are used, not pickled to the workers.
     def __getstate__(self) -> dict[str, object]:
@@ -193,23 +204,26 @@ class ConfigScopes:
         rules run the file, and never one whose required signal or import the file
         lacks (ADR 0004).
         """
-        eligible = [
-            f
-            for f in FRAMEWORKS
-            if f.reads(family)
-            and (f.requires is None or f.requires in reading.signals)
-            and (
-                not f.needs_import
-                or f.imported_by(reading.imports)
-                or not f.signals.isdisjoint(reading.signals)
-            )
-        ]
+        eligible = [f for f in FRAMEWORKS if _eligible(f, family, reading)]
         running = set(self.selecting(path, family))
         for framework in eligible:
             if framework.imported_by(reading.imports) and (
                 framework in running or framework in self.trusting(path, family)
             ):
                 return framework
+        runs = [f for f in eligible if f in running]
+        nearest = self._nearest_config(path, reading, runs)
+        if nearest is not None:
+            return nearest
+        for framework in runs:
+            if framework.signals & reading.signals:
+                return framework
+        return next((f for f in runs if f.fallback), None)
+
+    def _nearest_config(
+        self, path: str, reading: Reading, runs: list[Framework]
+    ) -> Framework | None:
+        """The framework of ``runs`` that the nearest config above ``path`` names."""
         for _, entries in self._upwards(path):
             # In one directory, a framework the file's content names comes first: a
             # Playwright test using a local fixtures module's ``test.describe`` beside
@@ -219,12 +233,9 @@ class ConfigScopes:
                 key=lambda f: not (f.signals & reading.signals),
             )
             for framework in named:
-                if framework in eligible and framework in running:
+                if framework in runs:
                     return framework
-        for framework in eligible:
-            if framework.signals & reading.signals and framework in running:
-                return framework
-        return next((f for f in eligible if f.fallback and f in running), None)
+        return None
 
     def _upwards(self, path: str) -> _Chain:
         """The directories holding configs above ``path``, nearest first, with them."""
@@ -272,6 +283,20 @@ class _Projects:
 
     def test_projects(self) -> frozenset[str]:
         return dotnet.test_projects(self.projects, self._signed, self._props)
+
+
+def _eligible(framework: Framework, family: str, reading: Reading) -> bool:
+    """Whether ``framework`` may run a file of ``family`` that its reader read as
+    ``reading``: it has the signal it requires, and the import it needs (or a signal)."""
+    return (
+        framework.reads(family)
+        and (framework.requires is None or framework.requires in reading.signals)
+        and (
+            not framework.needs_import
+            or framework.imported_by(reading.imports)
+            or not framework.signals.isdisjoint(reading.signals)
+        )
+    )
 
 
 def _config_order(path: str) -> tuple[str, bool, str]:

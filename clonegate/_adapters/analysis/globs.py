@@ -135,50 +135,48 @@ def _translate(pattern: str, depth: int = 0) -> str:
     out: list[str] = []
     i = 0
     while i < len(pattern):
-        char = pattern[i]
-        if char in "?*+@!" and pattern.startswith("(", i + 1):
-            end = _group_end(pattern, i + 1)
-            if end > 0:
-                if char == "!":
-                    raise PatternError(f"glob {shown(pattern)}: a negated extglob !(…) is not run")
-                options = _alternatives(pattern[i + 2 : end])
-                group = "|".join(_translate(o, depth + 1) for o in options)
-                out.append("(?:" + group + ")" + _EXTGLOB[char])
-                i = end + 1
-                continue
-        if pattern.startswith("**/", i):
-            out.append("(?:[^/]*/)*")  # any directories, none included
-            i += 3
-            continue
-        if pattern.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if char == "*":
-            out.append("[^/]*")
-        elif char == "?":
-            out.append("[^/]")
-        elif char == "{":
-            end = pattern.find("}", i)
-            if end < 0:
-                out.append(_literal(char))
-            else:
-                options = pattern[i + 1 : end].split(",")
-                out.append("(?:" + "|".join(_translate(o, depth + 1) for o in options) + ")")
-                i = end + 1
-                continue
-        elif char == "[":
-            end = pattern.find("]", i + 1)
-            if end < 0:
-                out.append(_literal(char))
-            else:
-                out.append(_class(pattern[i + 1 : end]))
-                i = end + 1
-                continue
-        else:
-            out.append(_literal(char))
-        i += 1
+        piece, i = _extglob(pattern, i, depth) or _token(pattern, i, depth)
+        out.append(piece)
     return "".join(out)
+
+
+def _extglob(pattern: str, i: int, depth: int) -> tuple[str, int] | None:
+    """The extglob group ``?(…)``, ``*(…)``, ``+(…)`` or ``@(…)`` at ``i`` as a regex, and
+    where the pattern goes on; None if there is none."""
+    char = pattern[i]
+    if char not in "?*+@!" or not pattern.startswith("(", i + 1):
+        return None
+    end = _group_end(pattern, i + 1)
+    if end <= 0:
+        return None
+    if char == "!":
+        raise PatternError(f"glob {shown(pattern)}: a negated extglob !(…) is not run")
+    options = _alternatives(pattern[i + 2 : end])
+    group = "|".join(_translate(o, depth + 1) for o in options)
+    return "(?:" + group + ")" + _EXTGLOB[char], end + 1
+
+
+def _token(pattern: str, i: int, depth: int) -> tuple[str, int]:
+    """The glob token at ``i`` as a regex, and where the pattern goes on."""
+    char = pattern[i]
+    if pattern.startswith("**/", i):
+        return "(?:[^/]*/)*", i + 3  # any directories, none included
+    if pattern.startswith("**", i):
+        return ".*", i + 2
+    if char == "*":
+        return "[^/]*", i + 1
+    if char == "?":
+        return "[^/]", i + 1
+    if char == "{":
+        end = pattern.find("}", i)
+        if end >= 0:
+            options = pattern[i + 1 : end].split(",")
+            return "(?:" + "|".join(_translate(o, depth + 1) for o in options) + ")", end + 1
+    elif char == "[":
+        end = pattern.find("]", i + 1)
+        if end >= 0:
+            return _class(pattern[i + 1 : end]), end + 1
+    return _literal(char), i + 1
 
 
 def glob_alternatives(patterns: tuple[str, ...]) -> Callable[[str], int | None]:

@@ -302,11 +302,7 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
     if reading is None:
         return None
     framework = scopes.choose(path, family, reading)
-    if framework is None and (
-        family not in KEEPS_UNNAMED
-        or scopes.configured(path, family)
-        or all(f.needs_import for f in selecting)  # they would run it only if imported
-    ):
+    if framework is None and not _kept_unnamed(path, family, scopes, selecting):
         return None  # no framework runs it (a configured one would have been chosen)
     settings = scopes.scope_for(path, framework).settings if framework else None
     suites, tests = reading.outline(settings or python.DEFAULT_NAMING).freeze()
@@ -315,3 +311,15 @@ def analyze_file(path: str, data: bytes, scopes: ConfigScopes) -> TestFile | Non
     name = framework.name if framework else "unknown"
     note = settings.note if settings else ""
     return TestFile(path, name, language, suites, tests, note)
+
+
+def _kept_unnamed(
+    path: str, family: str, scopes: ConfigScopes, selecting: tuple[Framework, ...]
+) -> bool:
+    """Whether a file no framework was chosen for is kept as ``unknown``: its family
+    keeps those, no config covers it, and a framework runs it without an import."""
+    return (
+        family in KEEPS_UNNAMED
+        and not scopes.configured(path, family)
+        and not all(f.needs_import for f in selecting)  # they would run it only if imported
+    )

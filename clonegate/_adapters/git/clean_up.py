@@ -15,7 +15,7 @@ from pathlib import Path
 
 import trio
 
-from ..._domain.vcs import discard
+from ..clones import discard
 from .kept_place import KeptPlace, remove_staging
 
 __all__ = ["clean_up"]

@@ -92,7 +92,6 @@ class CloneOutcome:
     commit: str = ""
     committed_at: str = ""  # ISO 8601 with offset
     bytes_on_disk: int = 0
-    updated: bool = False  # an existing kept clone was fetched and reset, not cloned
     redirected_to: str = ""  # the repository URL the server's redirect led to
     error_kind: ErrorKind | None = None
     error_reason: str = ""
@@ -275,10 +274,9 @@ def _update(
         if not job.bare:
             # The files too, deletions included.
             checkout(_within(job, repo, head, lambda: porcelain.reset(repo, "hard", head)))
-        outcome = _outcome(repo, head, branch, where)
+        return _outcome(repo, head, branch, where)
     finally:
         repo.close()
-    return dataclasses.replace(outcome, updated=True)
 
 
 def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple[bytes, str]:

@@ -25,6 +25,7 @@ from ..._domain.errors import (
 from ..._domain.sizes import format_size
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, RemoteHead
+from ..clones import discard
 from ..preloads import CLONE_MODULES
 from ..workers import WorkerDied, add_default_preload, current_pool
 from . import pack_forecast
@@ -230,6 +231,7 @@ class DulwichVCS:
             owned_root=owned_root or target,
             redirected_to=outcome.redirected_to or None,
             peak_memory=peak,
+            remove=discard,
         )
         # A kept clone is removed by aclose as it was reached, never by its path.
         return source if keep is None else KeptClone.of(source, keep)

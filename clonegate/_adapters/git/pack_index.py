@@ -176,24 +176,11 @@ def _first_pass(
         reader = _Reader(data, view, len(data) - id_size)
         for _ in range(count):
             start = reader.pos
-            byte = reader.byte()
-            type_num, size, shift = (byte >> 4) & 7, byte & 15, 4
-            while byte & 0x80:
-                if shift >= 64:  # as git: a size past 64 bits is no size
-                    raise CorruptPack("an object header states an impossible size")
-                byte = reader.byte()
-                size |= (byte & 0x7F) << shift
-                shift += 7
+            type_num, size = reader.object_header()
             hasher, head = None, None
             base: int | bytes = b""
             if type_num == OFS_DELTA:
-                byte = reader.byte()
-                back = byte & 0x7F
-                while byte & 0x80 and back < start:  # past the pack's start: stop reading
-                    byte = reader.byte()
-                    back = ((back + 1) << 7) | (byte & 0x7F)
-                if not 12 <= start - back < start:
-                    raise CorruptPack("an offset delta names a base outside the pack")
+                back = reader.offset_back(start)
                 head, base = bytearray(), start - back
                 deltas.append(UnpackedObject(OFS_DELTA, delta_base=back, offset=start))
             elif type_num == REF_DELTA:
@@ -232,6 +219,29 @@ class _Reader:
             raise CorruptPack("the pack ends inside an object header")
         self.pos += 1
         return self.data[self.pos - 1]
+
+    def object_header(self) -> tuple[int, int]:
+        """An object's type and inflated size, from its variable-length header."""
+        byte = self.byte()
+        type_num, size, shift = (byte >> 4) & 7, byte & 15, 4
+        while byte & 0x80:
+            if shift >= 64:  # as git: a size past 64 bits is no size
+                raise CorruptPack("an object header states an impossible size")
+            byte = self.byte()
+            size |= (byte & 0x7F) << shift
+            shift += 7
+        return type_num, size
+
+    def offset_back(self, start: int) -> int:
+        """How far before ``start`` (the delta's own offset) an offset delta's base is."""
+        byte = self.byte()
+        back = byte & 0x7F
+        while byte & 0x80 and back < start:  # past the pack's start: stop reading
+            byte = self.byte()
+            back = ((back + 1) << 7) | (byte & 0x7F)
+        if not 12 <= start - back < start:
+            raise CorruptPack("an offset delta names a base outside the pack")
+        return back
 
     def take(self, size: int) -> bytes:
         if self.pos + size > self.end:

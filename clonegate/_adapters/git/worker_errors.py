@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import ast
 import errno
+import functools
 import re
 import socket
 import ssl
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..._domain.errors import ErrorKind
@@ -20,6 +22,8 @@ from ..._domain.sizes import format_size
 
 __all__ = ["Failure", "classify", "handshake_timeout", "ssh_seconds"]
 
+# git daemon's and ssh's words for a repository that is not there (dulwich passes
+# them on as a GitProtocolError's or a HangupException's text, nothing else says it).
 _NOT_FOUND_SIGNS = (
     "404",
     "not found",
@@ -31,24 +35,6 @@ _NOT_FOUND_SIGNS = (
 _STORAGE_ERRNOS = frozenset(
     {errno.ENOSPC, errno.EROFS, errno.EACCES, errno.EDQUOT, errno.ENAMETOOLONG}
 )
-# dulwich's names for data that cannot be part of a valid repository.
-_INVALID_DATA = frozenset(
-    {
-        "RefFormatError",
-        "InvalidPathError",
-        "ObjectFormatException",
-        "FileFormatException",
-        "ChecksumMismatch",
-        "ApplyDeltaError",
-        "ObjectMissing",
-        "CorruptPack",  # pack_index
-        "UnresolvedDeltas",  # a delta whose base neither the pack nor the clone holds
-    }
-)
-_PROTOCOL = frozenset(
-    {"GitProtocolError", "UnexpectedCommandError", "ProtocolError", "BadStatusLine"}
-)
-_TIMEOUTS = frozenset({"ReadTimeoutError", "ConnectTimeoutError"})
 CERTIFICATE_FAILED = (
     "TLS certificate verification failed (a server whose certificate comes from a private "
     "authority needs that authority's certificate: --ca-bundle FILE)"
@@ -112,6 +98,84 @@ def chain(exc: BaseException) -> Iterator[BaseException]:
         current = current.__cause__ or current.__context__
 
 
+@dataclass(frozen=True, slots=True)
+class _Types:
+    """The exception types of dulwich, urllib3 and http.client a clone may meet.
+
+    Sets are matched by exact type (``type(e) in ...``): a subclass means something
+    else (urllib3's NewConnectionError is a ConnectTimeoutError, dulwich's
+    HangupException a GitProtocolError, DeltaCycle an UnresolvedDeltas).
+    """
+
+    unauthorized: type[BaseException]
+    proxy: type[BaseException]
+    tls: tuple[type[BaseException], ...]
+    line_too_long: type[BaseException]
+    connect_timeout: type[BaseException]
+    read_timeout: type[BaseException]
+    tree_too_deep: tuple[type[BaseException], ...]
+    not_git: type[BaseException]
+    incomplete: frozenset[type[BaseException]]  # the stream ended inside an HTTP body
+    invalid_data: frozenset[type[BaseException]]  # data no valid repository holds
+    git_protocol: type[BaseException]  # dulwich's own words, or a server's ERR line
+    hangup: type[BaseException]
+    not_git_protocol: frozenset[type[BaseException]]  # an answer that is no git
+    broken_mid_transfer: frozenset[type[BaseException]]
+
+
+@functools.cache
+def _types() -> _Types:
+    # Imported when a clone fails, in the worker: the parent imports this module for
+    # Failure alone, and never imports dulwich.
+    import http.client
+
+    import urllib3.exceptions
+    from dulwich import errors
+    from dulwich.client import HTTPUnauthorized
+    from dulwich.index import InvalidPathError
+    from dulwich.object_store import MaxTreeDepthExceeded
+    from dulwich.pack import UnresolvedDeltas
+
+    from .pack_index import CorruptPack
+
+    not_git_protocol = frozenset(
+        {
+            errors.GitProtocolError,
+            errors.UnexpectedCommandError,
+            urllib3.exceptions.ProtocolError,
+            http.client.BadStatusLine,
+        }
+    )
+    return _Types(
+        unauthorized=HTTPUnauthorized,
+        proxy=urllib3.exceptions.ProxyError,
+        tls=(urllib3.exceptions.SSLError, ssl.SSLError),
+        line_too_long=http.client.LineTooLong,
+        connect_timeout=urllib3.exceptions.ConnectTimeoutError,
+        read_timeout=urllib3.exceptions.ReadTimeoutError,
+        tree_too_deep=(RecursionError, MaxTreeDepthExceeded),
+        not_git=errors.NotGitRepository,
+        incomplete=frozenset({http.client.IncompleteRead, urllib3.exceptions.IncompleteRead}),
+        invalid_data=frozenset(
+            {
+                errors.RefFormatError,
+                InvalidPathError,
+                errors.ObjectFormatException,
+                errors.FileFormatException,
+                errors.ChecksumMismatch,
+                errors.ApplyDeltaError,
+                errors.ObjectMissing,
+                CorruptPack,
+                UnresolvedDeltas,  # a delta whose base neither the pack nor the clone holds
+            }
+        ),
+        git_protocol=errors.GitProtocolError,
+        hangup=errors.HangupException,
+        not_git_protocol=not_git_protocol,
+        broken_mid_transfer=not_git_protocol | {errors.HangupException, ConnectionError},
+    )
+
+
 def classify(
     exc: BaseException, limits: Limits, *, has_credentials: bool, mid_transfer: bool
 ) -> tuple[ErrorKind, str]:
@@ -127,8 +191,9 @@ def classify(
         kind = _by_type(e, limits, has_credentials)
         if kind is not None:
             return kind
-    names = {type(e).__name__ for e in found}
-    if "IncompleteRead" in names or any(_cut_short(e) for e in found):
+    types = _types()
+    met = {type(e) for e in found}
+    if met & types.incomplete or any(_cut_short(e) for e in found):
         # Before the words, whose byte counts may hold "404". git says "the remote end
         # hung up unexpectedly": a server that dies while it answers (killed, or its
         # host gone) ends the stream wherever it was, inside a pkt-line or not.
@@ -137,30 +202,42 @@ def classify(
         return ErrorKind.TRANSPORT, "the connection ended in the middle of the server's answer"
     # Before the words: a message about invalid data may quote anything ("404" in an
     # offset, "not found" in a path), and must not read as the server's answer.
-    if names & _INVALID_DATA:
+    if met & types.invalid_data:
         return ErrorKind.INVALID_REPOSITORY, f"the server sent invalid data ({_words(exc)})"
     text = " ".join(str(e) for e in found).lower()
     by_text = _ssh_handshake(text, limits) or _by_text(text)
     if by_text is not None:
         return by_text
-    if mid_transfer and names & ({"HangupException", "ConnectionError"} | _PROTOCOL):
+    return _by_protocol(exc, found, mid_transfer)
+
+
+def _by_protocol(
+    exc: BaseException, found: list[BaseException], mid_transfer: bool
+) -> tuple[ErrorKind, str]:
+    """What a stream that broke, or an answer that is no git, is (no words said more)."""
+    types = _types()
+    met = {type(e) for e in found}
+    if mid_transfer and met & types.broken_mid_transfer:
         return ErrorKind.TRANSPORT, "the connection broke during the transfer"
-    if "HangupException" in names:
+    if types.hangup in met:
         return ErrorKind.TRANSPORT, "the server hung up"
     if any(isinstance(e, ConnectionError) for e in found):
         return ErrorKind.TRANSPORT, "the connection broke"
-    if "GitProtocolError" in names:
+    protocol_error = next((e for e in found if type(e) is types.git_protocol), None)
+    if protocol_error is not None:
         # dulwich's own description, or the server's words (an ERR line).
-        protocol_error = next(e for e in found if type(e).__name__ == "GitProtocolError")
         return ErrorKind.PROTOCOL, f"git protocol error: {_words(protocol_error)}"
-    if names & _PROTOCOL or any(isinstance(e, (ValueError, AssertionError)) for e in found):
+    if met & types.not_git_protocol or any(
+        isinstance(e, (ValueError, AssertionError)) for e in found
+    ):
         return ErrorKind.PROTOCOL, f"the server does not speak the git protocol ({_words(exc)})"
     return ErrorKind.TRANSPORT, f"the clone failed ({_words(exc)})"
 
 
 def _cut_short(e: BaseException) -> bool:
-    """Whether ``e`` is dulwich saying that the stream ended inside a pkt-line."""
-    if type(e).__name__ != "GitProtocolError":
+    """Whether ``e`` is dulwich saying that the stream ended inside a pkt-line: only
+    its words say so (tests/test_worker_errors.py reads them from the locked dulwich)."""
+    if type(e) is not _types().git_protocol:
         return False
     text = str(e).lower()
     short = _SHORT_PKT.match(text)
@@ -179,18 +256,25 @@ def _cut_short(e: BaseException) -> bool:
 def _by_type(
     e: BaseException, limits: Limits, has_credentials: bool
 ) -> tuple[ErrorKind, str] | None:
-    name = type(e).__name__
-    if name == "HTTPUnauthorized":
+    return _by_network_type(e, limits, has_credentials) or _by_local_type(e, limits)
+
+
+def _by_network_type(
+    e: BaseException, limits: Limits, has_credentials: bool
+) -> tuple[ErrorKind, str] | None:
+    types = _types()
+    if isinstance(e, types.unauthorized):
         if has_credentials:
             return ErrorKind.AUTHENTICATION, "authentication failed (the credentials were refused)"
         return ErrorKind.AUTHENTICATION, "authentication required (no credentials for this host)"
-    if name == "ProxyError":
+    if isinstance(e, types.proxy):
         return ErrorKind.TRANSPORT, "cannot connect through the proxy (check HTTPS_PROXY)"
-    if name == "SSLError" or isinstance(e, ssl.SSLError):
+    if isinstance(e, types.tls):
+        # OpenSSL's words: ssl.SSLCertVerificationError is not all that says it.
         if "certificate verify failed" in str(e).lower():
             return ErrorKind.TRANSPORT, CERTIFICATE_FAILED
         return ErrorKind.TRANSPORT, "the TLS handshake failed"
-    if name == "LineTooLong":
+    if isinstance(e, types.line_too_long):
         # http.client's own words ("got more than 65536 bytes when reading header line").
         return ErrorKind.PROTOCOL, f"the server's HTTP answer has a line too long ({e})"
     if isinstance(e, socket.gaierror):
@@ -199,10 +283,14 @@ def _by_type(
         return ErrorKind.TRANSPORT, "connection refused"
     if isinstance(e, ConnectionResetError):
         return ErrorKind.TRANSPORT, "the connection was reset by the server"
-    if name == "ConnectTimeoutError":
+    if type(e) is types.connect_timeout:  # not its subclass NewConnectionError
         return ErrorKind.TIMEOUT, f"could not connect within {limits.connect_timeout:g} s"
-    if isinstance(e, TimeoutError) or name in _TIMEOUTS:
+    if isinstance(e, (TimeoutError, types.read_timeout)):
         return ErrorKind.TIMEOUT, f"no answer within the {limits.read_timeout:g} s read timeout"
+    return None
+
+
+def _by_local_type(e: BaseException, limits: Limits) -> tuple[ErrorKind, str] | None:
     if isinstance(e, MemoryError):
         return ErrorKind.TOO_LARGE, (
             f"the clone needed more than its memory limit of {format_size(limits.max_memory)}"
@@ -213,10 +301,10 @@ def _by_type(
         )
     if isinstance(e, OSError) and e.errno in _STORAGE_ERRNOS:
         return ErrorKind.STORAGE, f"cannot write the clone: {e.strerror}"
-    if isinstance(e, RecursionError) or name == "MaxTreeDepthExceeded":
+    if isinstance(e, _types().tree_too_deep):
         # Only the repository's own structure nests deep enough: trees within trees.
         return ErrorKind.INVALID_REPOSITORY, "the repository's trees are nested too deeply"
-    if name == "NotGitRepository":
+    if isinstance(e, _types().not_git):
         return ErrorKind.NOT_FOUND, "repository not found"
     return None
 

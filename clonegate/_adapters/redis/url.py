@@ -149,6 +149,11 @@ def _nodes(scheme: str, location: str, shown: str) -> tuple[tuple[tuple[str, int
     db = int(parts[0]) if parts and parts[0] else 0
     if scheme == CLUSTER and db != 0:
         raise ValueError(f"the Redis URL {shown} names db {db}: a Redis Cluster has only db 0")
+    return _node_list(scheme, hosts, shown), service, db
+
+
+def _node_list(scheme: str, hosts: str, shown: str) -> tuple[tuple[str, int], ...]:
+    """``host[:port][,host[:port]...]`` as (host, port) pairs."""
     nodes = []
     for node in hosts.split(","):
         found = _NODE.match(node)
@@ -157,7 +162,7 @@ def _nodes(scheme: str, location: str, shown: str) -> tuple[tuple[tuple[str, int
         _check_location(node, shown)
         port = int(found["port"]) if found["port"] else _DEFAULT_PORTS[scheme]
         nodes.append((found["host"].removeprefix("[").removesuffix("]"), port))
-    return tuple(nodes), service, db
+    return tuple(nodes)
 
 
 def _own_query(scheme: str, query: str, shown: str) -> dict[str, str]:

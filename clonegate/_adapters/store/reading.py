@@ -249,15 +249,7 @@ def _difference(
     before: dict[str, Counter[str]],
     after: dict[str, Counter[str]],
 ) -> Difference | None:
-    added: dict[str, list[str]] = {}
-    removed: dict[str, list[str]] = {}
-    for path in sorted(before.keys() | after.keys()):
-        gained = after.get(path, Counter()) - before.get(path, Counter())
-        lost = before.get(path, Counter()) - after.get(path, Counter())
-        if gained:
-            added[path] = sorted(gained.elements())
-        if lost:
-            removed[path] = sorted(lost.elements())
+    added, removed = _tests_gained(before, after), _tests_gained(after, before)
     unchanged = old is not None and new is not None and (old[2], old[4]) == (new[2], new[4])
     if unchanged and not (added or removed):
         return None
@@ -273,6 +265,18 @@ def _difference(
         added=added,
         removed=removed,
     )
+
+
+def _tests_gained(
+    before: dict[str, Counter[str]], after: dict[str, Counter[str]]
+) -> dict[str, list[str]]:
+    """By file, sorted, the tests ``after`` has more of than ``before``."""
+    gained: dict[str, list[str]] = {}
+    for path in sorted(before.keys() | after.keys()):
+        more = after.get(path, Counter()) - before.get(path, Counter())
+        if more:
+            gained[path] = sorted(more.elements())
+    return gained
 
 
 def _by_key(

@@ -32,7 +32,6 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
     analyzer version, the same inventory by construction (ADR 0016); the totals are
     compared all the same, and rows of its own are written if they differ.
     """
-    error, ref, totals, timings = report.error, report.ref, report.analysis, report.timings
     old = db.execute(
         "SELECT id FROM reports WHERE run_id = ? AND line = ?", (run_id, report.index)
     ).fetchone()
@@ -47,31 +46,7 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
     shared = _shared_inventory(db, key, report) if report.reused else None
     cursor = db.execute(
         f"INSERT INTO reports ({_REPORT_COLUMNS}) VALUES ({', '.join('?' * 23)})",
-        (
-            run_id,
-            report.index,
-            key,
-            report.url,
-            str(report.status),
-            error.phase if error else None,
-            error.kind if error else None,
-            error.message if error else None,
-            ref.branch if ref else None,
-            ref.commit if ref else None,
-            ref.committed_at.isoformat() if ref else None,
-            totals.analyzer_version if totals else None,
-            int(report.reused),
-            report.duplicate_of,
-            timings.waited,
-            timings.setup,
-            timings.clone,
-            timings.analysis,
-            totals.test_files if totals else None,
-            totals.tests if totals else None,
-            json.dumps(to_json(report), separators=(",", ":")),
-            report.clone_memory,
-            totals.unread_files if totals else None,
-        ),
+        _report_row(run_id, key, report),
     )
     report_id = cursor.lastrowid
     assert report_id is not None
@@ -80,6 +55,36 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
     elif report.inventory is not None:
         _insert_inventory(db, report_id, report.inventory)
     return report_id
+
+
+def _report_row(run_id: int, key: str, report: RepositoryReport) -> tuple[object, ...]:
+    """The ``reports`` row of ``report``, in ``_REPORT_COLUMNS``' order."""
+    error, ref, totals, timings = report.error, report.ref, report.analysis, report.timings
+    return (
+        run_id,
+        report.index,
+        key,
+        report.url,
+        str(report.status),
+        error.phase if error else None,
+        error.kind if error else None,
+        error.message if error else None,
+        ref.branch if ref else None,
+        ref.commit if ref else None,
+        ref.committed_at.isoformat() if ref else None,
+        totals.analyzer_version if totals else None,
+        int(report.reused),
+        report.duplicate_of,
+        timings.waited,
+        timings.setup,
+        timings.clone,
+        timings.analysis,
+        totals.test_files if totals else None,
+        totals.tests if totals else None,
+        json.dumps(to_json(report), separators=(",", ":")),
+        report.clone_memory,
+        totals.unread_files if totals else None,
+    )
 
 
 def _shared_inventory(db: sqlite3.Connection, key: str, report: RepositoryReport) -> int | None:

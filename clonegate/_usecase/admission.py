@@ -1,0 +1,179 @@
+"""Memory admission (ADR 0014): the memory budget's weighted semaphore, in MiB, with the
+FIFO queue of clones that wait to start and of running clones that wait to grow."""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import trio
+
+from .._domain.semaphore import WeightedSemaphore
+from .._domain.urls import redact
+from .estimates import MemoryEstimates, MiB
+
+__all__ = ["MemoryAdmission", "MemoryFigures", "MemoryLease"]
+
+logger = logging.getLogger("clonegate")
+
+
+class MemoryLease:
+    """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
+    raise them as it learns what the clone needs (:meth:`MemoryAdmission.need`)."""
+
+    __slots__ = ("memory", "ticket")
+
+    def __init__(self, ticket: int, memory: int) -> None:
+        self.ticket, self.memory = ticket, memory
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFigures:
+    """A snapshot of the budget, in MiB."""
+
+    budget: int  # configured
+    size: int  # what it admits now (the controller moves it)
+    held: int  # reserved by running clones
+    estimate: int  # what a clone from a host not seen yet reserves
+
+
+class MemoryAdmission:
+    """Admits clones into a memory budget one at a time, in order, each with the MiB its
+    host's (or its own stored) estimate says, and lets a running clone raise its share."""
+
+    # A stored figure is one indexed read; more than this, and the store is stuck.
+    HISTORY_SECONDS = 2.0
+
+    def __init__(
+        self,
+        estimates: MemoryEstimates,
+        history: Callable[[str], Awaitable[int | None]] | None = None,
+    ) -> None:
+        self.estimates = estimates
+        # Its size starts at the estimates' ceiling; the pressure controller moves it.
+        self.semaphore = WeightedSemaphore(estimates.ceiling)
+        # Bytes a repository's clone used in an earlier run, by key.
+        self._history = history
+        self._admission = trio.Lock()  # FIFO: clones reach the memory check in order
+        self._changed = trio.Event()
+        self._head = 0  # MiB the clone at the head of the memory queue wants
+        self._growing: dict[int, int] = {}  # MiB that running clones wait for, by ticket
+        self._leases: dict[int, MemoryLease] = {}  # the admitted clones', by ticket
+        self._tickets = itertools.count()
+
+    async def admit(self, host: str, key: str) -> MemoryLease:
+        """Wait for this clone's turn and for its estimate to fit, then reserve it.
+
+        The clone at the head estimates its memory when it gets there and again
+        whenever something changes (a clone ends, an estimate learns, the controller
+        resizes): an estimate made when the clone was queued would miss what the
+        clones ahead of it taught. Cancellable while waiting, nothing held if cancelled.
+        """
+        async with self._admission:
+            # Asked in the queue's order: a lookup outside it would let the clones
+            # whose answers came first overtake the others.
+            known = await self._known(key)
+            while True:
+                self._head = self.estimates.estimate(host, known)
+                # Running clones that wait for more go first: they hold a clone token.
+                if not self._growing and self.semaphore.try_acquire(self._head):
+                    lease = MemoryLease(next(self._tickets), self._head)
+                    self._leases[lease.ticket] = lease
+                    self._head = 0
+                    return lease
+                await self._changed.wait()
+
+    def release(self, lease: MemoryLease) -> None:
+        """Give back all ``lease`` holds, once its clone ended. Not a checkpoint."""
+        del self._leases[lease.ticket]
+        self._give_back(lease)
+
+    async def _known(self, key: str) -> int | None:
+        """Bytes an earlier run's clone of ``key`` used, or None. Asked with every
+        admission waiting behind it, so bounded: a busy or broken store costs only
+        the better first estimate, and this run learns its own as without one."""
+        if self._history is None or not key:
+            await trio.lowlevel.checkpoint()
+            return None
+        with trio.move_on_after(self.HISTORY_SECONDS):
+            try:
+                return await self._history(key)
+            except Exception as exc:  # a store of the user's may raise anything
+                logger.warning("no stored clone memory for %s: %s", key, redact(str(exc)))
+                return None
+        logger.warning("no stored clone memory for %s within %g s", key, self.HISTORY_SECONDS)
+        return None
+
+    async def need(self, lease: MemoryLease, nbytes: int) -> None:
+        """Hold at least ``nbytes`` for ``lease``'s clone (its whole need from now on),
+        at most the budget. Always a checkpoint.
+
+        What is free is taken at once. Otherwise the clone waits, in FIFO order with
+        the other running clones that wait (ahead of clones not admitted yet). The
+        first to wait keeps what it holds; those behind it give theirs back and wait
+        for their whole figure: two waiters that both held could each wait for what
+        the other holds, while the head can only wait for clones that run, which end
+        or join the queue. The pages a clone behind the head already uses go
+        uncounted while it waits (what it held: its opening or first-pass figure).
+        """
+        wanted = max(1, min(self.estimates.ceiling, math.ceil(nbytes / MiB)))
+        if wanted <= lease.memory:
+            await trio.lowlevel.checkpoint()
+            return
+        if not self._growing and self.semaphore.try_acquire(wanted - lease.memory):
+            lease.memory = wanted
+            await trio.lowlevel.checkpoint()
+            return
+        logger.debug("a clone waits for %d MiB of memory (held %d)", wanted, lease.memory)
+        if self._growing:  # behind another: wait holding nothing (see the docstring)
+            self._give_back(lease)
+        self._growing[lease.ticket] = wanted  # in order of arrival
+        try:
+            # Taken and booked in one step (no checkpoint between): the statistics
+            # never show MiB held that no lease holds.
+            while next(iter(self._growing)) != lease.ticket or not self.semaphore.try_acquire(
+                wanted - lease.memory
+            ):
+                await self._changed.wait()
+            lease.memory = wanted
+        finally:
+            del self._growing[lease.ticket]
+            self.changed()  # the next one waiting, or the head of the admissions
+
+    def _give_back(self, lease: MemoryLease) -> None:
+        memory, lease.memory = lease.memory, 0
+        if memory:
+            self.semaphore.release(memory)
+            self.changed()
+
+    def changed(self) -> None:
+        """Wake the clone at the head of the memory queue to estimate and try again."""
+        self._changed.set()
+        self._changed = trio.Event()
+
+    def learn(self, host: str, peak_memory: int, *, exceeded: bool = False) -> None:
+        """A clone from ``host`` used ``peak_memory`` bytes at most; ``exceeded``: it
+        failed for lack of memory."""
+        if exceeded:
+            self.estimates.exceeded(host, peak_memory)
+        else:
+            self.estimates.record(host, peak_memory)
+        self.changed()
+
+    def heaviest(self) -> int:
+        """The largest memory reservation running, wanted by a running clone or by the
+        head of the queue (MiB): the controller's floor, so that the clone that waits
+        can always run."""
+        running = [lease.memory for lease in self._leases.values()]
+        return max(running + list(self._growing.values()) + [self._head, 1])
+
+    def figures(self) -> MemoryFigures:
+        return MemoryFigures(
+            budget=self.estimates.ceiling,
+            size=self.semaphore.size,
+            held=self.semaphore.held,
+            estimate=self.estimates.estimate(),
+        )
