@@ -66,10 +66,15 @@ class MemoryEstimates:
 
     @classmethod
     def for_budget(
-        cls, config: UseCaseConfig, sensor: MemorySensor | None, opening: int | None = None
+        cls,
+        config: UseCaseConfig,
+        sensor: MemorySensor | None,
+        cap: int,
+        opening: int | None = None,
     ) -> MemoryEstimates | None:
-        """The estimates for ``config``'s memory budget; ``None`` without one.
-        ``opening``: bytes a clone reserves first, if its VCS forecasts the rest."""
+        """The estimates for ``config``'s memory budget; ``None`` without one. ``cap``:
+        the most one clone may use (its VCS's); ``opening``: bytes a clone reserves
+        first, if its VCS forecasts the rest."""
         budget = config.memory_budget
         if budget is None:
             return None
@@ -79,7 +84,7 @@ class MemoryEstimates:
             budget = int(sensor.read().available * AUTO_SHARE)
         # The cap is the one figure known to be enough for a clone (ADR 0014).
         first = -(-opening // MiB) if opening is not None else None
-        return cls(config.clone_memory_limit // MiB, budget // MiB, opening=first)
+        return cls(cap // MiB, budget // MiB, opening=first)
 
     def estimate(self, host: str | None = None, known: int | None = None) -> int:
         """MiB to reserve for the next clone from ``host`` (``None``: a host not seen yet)

@@ -12,7 +12,7 @@ import trio
 
 from .._domain.credentials import Credential
 from .._domain.errors import CloneError, InvalidURLError
-from .._domain.inventory import Analyzer, VersionedAnalyzer
+from .._domain.inventory import Analyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
 from .._domain.store import (
     CloneMemoryHistory,
@@ -22,7 +22,7 @@ from .._domain.store import (
     StoreError,
 )
 from .._domain.urls import parse_repo_url
-from .._domain.vcs import VCS, RemoteHeads
+from .._domain.vcs import VCS
 from .options import UseCaseConfig
 
 __all__ = ["Recorder", "Reuse", "first_store_error", "key_of", "stored_peaks"]
@@ -33,16 +33,14 @@ logger = logging.getLogger("clonegate")
 class Reuse:
     """Finds the stored report an incremental run can give instead of cloning."""
 
-    def __init__(self, store: ReportStore, vcs: VCS, analyzer: Analyzer, limit: int) -> None:
-        if not isinstance(vcs, RemoteHeads):
-            raise ValueError("an incremental run needs a VCS that can list a remote's HEAD")
-        if not isinstance(analyzer, VersionedAnalyzer):
+    def __init__(self, store: ReportStore, vcs: VCS, version: str | None, limit: int) -> None:
+        if version is None:
             raise ValueError("an incremental run needs an analyzer that states its version")
         self._store = store
         # One read per repository if the store offers it (ADR 0016), decided once.
         self._reusable = store if isinstance(store, ReusableReports) else None
-        self._heads: RemoteHeads = vcs
-        self._analyzer: VersionedAnalyzer = analyzer
+        self._heads = vcs  # its remote_head, which a VCS that cannot list refuses
+        self._version = version
         # Listings take no clone slot (no pack, little memory), but a thousand at once
         # would still hammer the forges and the worker pool: a small limit of their own.
         self._limiter = trio.CapacityLimiter(limit)
@@ -90,7 +88,7 @@ class Reuse:
         )
 
     async def _stored(self, key: str, commit: str) -> RepositoryReport | None:
-        version = self._analyzer.version
+        version = self._version
         if self._reusable is not None:
             return await self._reusable.reusable(key, commit, version)
         stored = await self._store.last_result(key)
@@ -110,18 +108,17 @@ class Recorder:
     # Finishing a run is one small write; more than this means the store is stuck.
     FINISH_SECONDS = 10.0
 
-    def __init__(self, store: ReportStore, config: UseCaseConfig, analyzer: Analyzer) -> None:
+    def __init__(
+        self, store: ReportStore, config: UseCaseConfig, vcs: VCS, analyzer: Analyzer
+    ) -> None:
         self._store = store
         # What shapes the results, recorded with each run.
         self._options = {
-            "clone_depth": config.clone_depth,
+            "clone_depth": vcs.depth,
             "incremental": config.incremental,
-            "refresh_cache": config.refresh_cache,
             "max_concurrent_clones": config.max_concurrent_clones,
             "memory_budget": config.memory_budget,
-            "analyzer_version": (
-                analyzer.version if isinstance(analyzer, VersionedAnalyzer) else None
-            ),
+            "analyzer_version": analyzer.version,
         }
 
     async def begin(self) -> int:
