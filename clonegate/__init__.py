@@ -10,7 +10,9 @@ if TYPE_CHECKING:
         AnalyzerStatistics,
         TestInventoryAnalyzer,
     )
+    from ._adapters.analysis.settings import AnalysisSettings
     from ._adapters.git.dulwich_vcs import DulwichVCS
+    from ._adapters.git.settings import CloneSettings
     from ._adapters.redis import (
         Lease,
         RedisHolder,
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
         open_store_reader,
     )
     from ._adapters.workers import WorkerDied, WorkerPool, WorkerPoolStatistics, open_worker_pool
+    from ._app import open_analyzer
     from ._domain.credentials import Credential, credential_for
     from ._domain.errors import (
         AnalysisError,
@@ -64,7 +67,6 @@ if TYPE_CHECKING:
         TestFile,
         TestStatus,
         TestSuite,
-        VersionedAnalyzer,
     )
     from ._domain.jobs import Job, JobQueue, Retry
     from ._domain.limits import (
@@ -99,49 +101,38 @@ if TYPE_CHECKING:
         StoreError,
     )
     from ._domain.urls import RepoURL, parse_repo_url, redact, visible
-    from ._domain.vcs import VCS, ClonedSource, MemoryForecasts, RemoteHead, RemoteHeads
-    from ._usecase.analysis_limits import with_analysis_memory_limit, with_analysis_time_limit
+    from ._domain.vcs import VCS, ClonedSource, RemoteHead
+    from ._usecase.analysis_limits import with_analysis_time_limit
     from ._usecase.analyze import AnalyzeUseCase
     from ._usecase.batch import Batch
     from ._usecase.gate import CloneGateStatistics, GateEntry
     from ._usecase.options import (
         Option,
         UseCaseConfig,
-        with_analysis_cache,
         with_analysis_timeout,
-        with_ca_bundle,
-        with_clone_depth,
-        with_clone_memory_limit,
         with_clone_timeout,
         with_clone_weight,
-        with_connect_timeout,
         with_event_hook,
         with_global_limiter,
         with_host_limit,
         with_host_limiter,
         with_incremental,
         with_keep_clones,
-        with_low_speed_limit,
-        with_max_concurrent_analyses,
         with_max_concurrent_clones,
-        with_max_repo_size,
         with_memory_budget,
         with_netrc,
-        with_read_timeout,
         with_remote_head_limit,
         with_repository_timeout,
         with_result_store,
-        with_ssh_command,
         with_stuck_threshold,
         with_token,
-        with_work_dir,
     )
     from ._usecase.pressure import BudgetDecision, PressureController
     from ._usecase.worker import ClusterWorker, WorkerTotals
 
 # Where each public name lives, imported on first use: ``import clonegate`` stays cheap,
 # and trio, dulwich and tree-sitter load only when a program uses them (ADR 0001).
-# AnalyzeUseCase comes from the composition root, which wires the default adapters.
+# open_analyzer, the composition root, builds the default adapters (ADR 0017).
 _LAZY = {
     name: module
     for module, names in {
@@ -157,7 +148,9 @@ _LAZY = {
             "Difference HistoryEntry RunInfo SQLiteStore StoreReader open_store open_store_reader"
         ),
         "._adapters.workers": "WorkerDied WorkerPool WorkerPoolStatistics open_worker_pool",
-        "._app": "AnalyzeUseCase",
+        "._app": "open_analyzer",
+        "._adapters.git.settings": "CloneSettings",
+        "._adapters.analysis.settings": "AnalysisSettings",
         "._domain.credentials": "Credential credential_for",
         "._domain.errors": (
             "AnalysisError AuthenticationError CloneCancelledError CloneError "
@@ -168,7 +161,7 @@ _LAZY = {
         "._domain.events": "Event EventKind",
         "._domain.inventory": (
             "AnalysisReport Analyzer Inventory RepositoryFacts ScanError TestCase TestFile "
-            "TestStatus TestSuite VersionedAnalyzer"
+            "TestStatus TestSuite"
         ),
         "._domain.jobs": "Job JobQueue Retry",
         "._domain.limits": (
@@ -188,8 +181,9 @@ _LAZY = {
             "ReusableReports StoreError StoredResult"
         ),
         "._domain.urls": "RepoURL parse_repo_url redact visible",
-        "._domain.vcs": "ClonedSource MemoryForecasts RemoteHead RemoteHeads VCS",
-        "._usecase.analysis_limits": "with_analysis_memory_limit with_analysis_time_limit",
+        "._domain.vcs": "ClonedSource RemoteHead VCS",
+        "._usecase.analysis_limits": "with_analysis_time_limit",
+        "._usecase.analyze": "AnalyzeUseCase",
         "._usecase.batch": "Batch",
         "._usecase.gate": "CloneGateStatistics GateEntry",
         "._usecase.options": "Option UseCaseConfig",
@@ -223,6 +217,7 @@ __all__ = [
     "AnalysisCache",
     "AnalysisError",
     "AnalysisReport",
+    "AnalysisSettings",
     "AnalysisTotals",
     "AnalyzeUseCase",
     "Analyzer",
@@ -235,6 +230,7 @@ __all__ = [
     "CloneError",
     "CloneGateStatistics",
     "CloneMemoryHistory",
+    "CloneSettings",
     "CloneTimeoutError",
     "ClonedSource",
     "ClusterWorker",
@@ -260,7 +256,6 @@ __all__ = [
     "LimitError",
     "Limiter",
     "LimiterUnavailableError",
-    "MemoryForecasts",
     "MemoryReading",
     "MemorySensor",
     "Option",
@@ -276,7 +271,6 @@ __all__ = [
     "RedisWorkQueue",
     "RefInfo",
     "RemoteHead",
-    "RemoteHeads",
     "RepoURL",
     "ReportError",
     "ReportStore",
@@ -306,7 +300,6 @@ __all__ = [
     "TooSlowError",
     "TransportError",
     "UseCaseConfig",
-    "VersionedAnalyzer",
     "WeightedSemaphore",
     "WeightedSemaphoreStatistics",
     "WorkerDied",
@@ -315,6 +308,7 @@ __all__ = [
     "WorkerTotals",
     "__version__",
     "credential_for",
+    "open_analyzer",
     "open_redis",
     "open_store",
     "open_store_reader",
@@ -325,34 +319,22 @@ __all__ = [
     "report_from_json",
     "to_json",
     "visible",
-    "with_analysis_cache",
-    "with_analysis_memory_limit",
     "with_analysis_time_limit",
     "with_analysis_timeout",
-    "with_ca_bundle",
-    "with_clone_depth",
-    "with_clone_memory_limit",
     "with_clone_timeout",
     "with_clone_weight",
-    "with_connect_timeout",
     "with_event_hook",
     "with_global_limiter",
     "with_host_limit",
     "with_host_limiter",
     "with_incremental",
     "with_keep_clones",
-    "with_low_speed_limit",
-    "with_max_concurrent_analyses",
     "with_max_concurrent_clones",
-    "with_max_repo_size",
     "with_memory_budget",
     "with_netrc",
-    "with_read_timeout",
     "with_remote_head_limit",
     "with_repository_timeout",
     "with_result_store",
-    "with_ssh_command",
     "with_stuck_threshold",
     "with_token",
-    "with_work_dir",
 ]

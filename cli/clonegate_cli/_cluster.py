@@ -14,13 +14,12 @@ import typer
 # registers these commands too, and its first result must not wait for coredis.
 import clonegate
 from clonegate import (
-    AnalyzeUseCase,
     RepositoryReport,
     visible,
 )
 
 from ._clone_options import (
-    CloneSettings,
+    CloneFlags,
     QuietOption,
     VerboseOption,
     check_verbosity,
@@ -166,7 +165,7 @@ def worker(
     force: ForceOption = False,
     cache_size: CacheSizeOption = "256M",
     *,
-    clone: CloneSettings,
+    clone: CloneFlags,
     verbose: VerboseOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -177,7 +176,7 @@ def worker(
     (one run per worker session): --incremental reuses what this worker found before.
     """
     url = connect(redis, redis_password_file)
-    options = clone.options(ctx)
+    setup = clone.setup(ctx)
     check_verbosity(verbose, quiet)
     try:
         store = StoreSettings.of(db, incremental, force, cache_size)
@@ -192,8 +191,8 @@ def worker(
     async def main(client: Redis[str]) -> int:
         # One patience for the client: an outage is one story, whoever meets it.
         patience = clonegate.Patience(redis_patience)
-        async with store_options(store) as stored, trio.open_nursery() as nursery:
-            limits = [*options, *stored]
+        async with store_options(store, setup) as stored, trio.open_nursery() as nursery:
+            limits: list[clonegate.Option] = []
             semaphore = partial(
                 clonegate.RedisSemaphore, client, lease=lease, nursery=nursery, patience=patience
             )
@@ -205,10 +204,10 @@ def worker(
                     clonegate.with_host_limiter(lambda h: semaphore(f"host:{h}", limit_of))
                 )
             queue = clonegate.RedisWorkQueue(client, claim_idle=claim_idle, patience=patience)
-            use_case = AnalyzeUseCase(*limits)
-            work = clonegate.ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
-            say(f"worker {queue.consumer}: waiting for jobs")
-            totals = await work.run(exit_when_done=exit_when_done)
+            async with stored.open(*limits) as use_case:
+                work = clonegate.ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
+                say(f"worker {queue.consumer}: waiting for jobs")
+                totals = await work.run(exit_when_done=exit_when_done)
             say(
                 f"worker {queue.consumer}: {totals.reported} reports written, "
                 f"{totals.superseded} already reported, {totals.dead_lettered} dead-lettered, "

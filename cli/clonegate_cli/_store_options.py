@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -11,7 +12,9 @@ from typing import Annotated
 import typer
 
 import clonegate  # open_store through its lazy attribute: SQLite only with --db
-from clonegate import Option, with_analysis_cache, with_incremental, with_result_store
+from clonegate import with_incremental, with_result_store
+
+from ._setup import Setup
 
 __all__ = [
     "CacheSizeOption",
@@ -82,15 +85,17 @@ class StoreSettings:
 
 
 @asynccontextmanager
-async def store_options(settings: StoreSettings | None) -> AsyncIterator[list[Option]]:
-    """The use case's options for ``settings``, with the store open while they are used."""
+async def store_options(settings: StoreSettings | None, setup: Setup) -> AsyncIterator[Setup]:
+    """``setup`` with the store of ``settings`` in it (results, cache, reuse), the store
+    open while it is used."""
     if settings is None:
-        yield []
+        yield setup
         return
     async with clonegate.open_store(settings.path, cache_limit=max(settings.cache_limit, 1)) as db:
-        options = [with_result_store(db)]
+        setup = setup.adding(with_result_store(db))
         if settings.cache_limit:
-            options.append(with_analysis_cache(db, refresh=settings.force))
+            cached = dataclasses.replace(setup.analysis, cache=db, refresh_cache=settings.force)
+            setup = dataclasses.replace(setup, analysis=cached)
         if settings.incremental:
-            options.append(with_incremental())
-        yield options
+            setup = setup.adding(with_incremental())
+        yield setup

@@ -57,9 +57,9 @@ class DulwichVCS:
 
     Each clone runs in a worker process of its own, forked from a preloaded zygote
     (ADR 0003), in its pool. The caller's cancel scope is the overall deadline: on
-    cancellation the worker is killed, the clone's directory removed, and only then does :meth:`clone` raise
-    :exc:`trio.Cancelled`, so a limit slot held around the call is held until the
-    clone is really gone. The adapter has no concurrency limit of its own.
+    cancellation the worker is killed, the clone's directory removed, and only then
+    does :meth:`clone` raise :exc:`trio.Cancelled`, so a limit slot held around the
+    call is held until the clone is really gone. The adapter has no concurrency limit of its own.
 
     :meth:`remote_head` asks a remote for its HEAD without cloning (an incremental
     run), under the same rules; a clone says what its pack will need in memory before
