@@ -19,12 +19,12 @@ from ._adapters.git.dulwich_vcs import DulwichVCS
 from ._adapters.git.settings import CloneSettings
 from ._adapters.memory import SystemMemorySensor
 from ._adapters.preloads import ZYGOTE_PRELOAD
-from ._adapters.workers import open_worker_pool
+from ._adapters.workers import WorkerPool, open_worker_pool
 from ._domain.memory import MemorySensor
 from ._usecase.analyze import AnalyzeUseCase
 from ._usecase.options import Option, UseCaseConfig
 
-__all__ = ["open_analyzer"]
+__all__ = ["compose", "open_analyzer"]
 
 
 @asynccontextmanager
@@ -47,12 +47,26 @@ async def open_analyzer(
     system's cgroup and ``/proc`` by default). On leaving, every worker process is
     killed and waited for.
     """
+    async with open_worker_pool(preload=ZYGOTE_PRELOAD) as pool:
+        yield compose(
+            *options, pool=pool, clone=clone, analysis=analysis, memory_sensor=memory_sensor
+        )
+
+
+def compose(
+    *options: Option,
+    pool: WorkerPool | None,
+    clone: CloneSettings | None = None,
+    analysis: AnalysisSettings | None = None,
+    memory_sensor: MemorySensor | None = None,
+) -> AnalyzeUseCase:
+    """The use case :func:`open_analyzer` yields, its adapters' jobs in ``pool`` (None:
+    the ``trio.run``'s own pool, for a caller outside any block: tests, benchmarks)."""
     config = UseCaseConfig.of(options)
     clone = clone if clone is not None else CloneSettings()
     if config.keep_clones:  # a kept clone is for the user to open: with its files
         clone = dataclasses.replace(clone, checkout=True)
+    vcs = DulwichVCS(clone, pool=pool)
+    analyzer = TestInventoryAnalyzer(analysis, pool=pool)
     sensor = memory_sensor if memory_sensor is not None else SystemMemorySensor()
-    async with open_worker_pool(preload=ZYGOTE_PRELOAD) as pool:
-        vcs = DulwichVCS(clone, pool=pool)
-        analyzer = TestInventoryAnalyzer(analysis, pool=pool)
-        yield AnalyzeUseCase(*options, vcs=vcs, analyzer=analyzer, memory_sensor=sensor)
+    return AnalyzeUseCase(*options, vcs=vcs, analyzer=analyzer, memory_sensor=sensor)

@@ -111,7 +111,7 @@ async def test_a_zygote_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
     """EMFILE in the zygote (socketpair, pidfd_open) was read as "the parent is gone":
     the zygote exited and the pool waited forever for the fork."""
     async with open_worker_pool() as pool:
-        first = await run_in_worker(worker_jobs.pid)  # the zygote is up
+        first = await run_in_worker(pool, worker_jobs.pid)  # the zygote is up
         zygote = pool.statistics().zygote_pid
         assert zygote is not None
         limits = resource.prlimit(zygote, resource.RLIMIT_NOFILE)
@@ -120,10 +120,10 @@ async def test_a_zygote_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
         resource.prlimit(zygote, resource.RLIMIT_NOFILE, (lowest_free, limits[1]))
         try:
             with trio.fail_after(60), pytest.raises(OSError, match="Too many open files"):
-                await run_in_worker(worker_jobs.pid)  # no job runs: none to wait for
+                await run_in_worker(pool, worker_jobs.pid)  # no job runs: none to wait for
         finally:
             resource.prlimit(zygote, resource.RLIMIT_NOFILE, limits)
-        second = await run_in_worker(worker_jobs.pid)  # the same zygote forks again
+        second = await run_in_worker(pool, worker_jobs.pid)  # the same zygote forks again
         assert pool.statistics().zygote_pid == zygote
     assert first != second
 
@@ -131,8 +131,8 @@ async def test_a_zygote_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
 async def test_a_parent_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
     """With no descriptor free here, the kernel drops the two a fork's answer carries:
     the fork fails with EMFILE, never waits for them."""
-    async with open_worker_pool():
-        await run_in_worker(worker_jobs.pid)
+    async with open_worker_pool() as pool:
+        await run_in_worker(pool, worker_jobs.pid)
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         taken: list[int] = []
         try:
@@ -140,9 +140,9 @@ async def test_a_parent_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
                 while True:  # every descriptor left
                     taken.append(os.open(os.devnull, os.O_RDONLY))
             with trio.fail_after(60), pytest.raises(OSError, match="Too many open files"):
-                await run_in_worker(worker_jobs.pid)
+                await run_in_worker(pool, worker_jobs.pid)
         finally:
             for fd in taken:
                 os.close(fd)
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-        assert await run_in_worker(worker_jobs.pid) != os.getpid()
+        assert await run_in_worker(pool, worker_jobs.pid) != os.getpid()

@@ -7,11 +7,11 @@ from pathlib import Path
 import trio
 
 from clonegate import (
-    AnalyzeUseCase,
+    CloneSettings,
     RepositoryStatus,
     with_max_concurrent_clones,
-    with_work_dir,
 )
+from clonegate._app import compose
 
 from .processes import descendant_pids
 from .servers import FixtureRepo, GitDaemon, commit_tree, git_daemon
@@ -37,7 +37,7 @@ async def test_batch_against_a_loopback_git_daemon(
             daemon.url("empty"),
             "not a url",
         ]
-        uc = AnalyzeUseCase(with_max_concurrent_clones(2), with_work_dir(work))
+        uc = compose(with_max_concurrent_clones(2), clone=CloneSettings(work_dir=work), pool=None)
         async with uc.analyze_many(urls) as batch:
             reports = {r.index: r async for r in batch}
             summary = batch.summary

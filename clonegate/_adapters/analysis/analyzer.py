@@ -21,7 +21,7 @@ from ..._domain.sizes import format_size
 from ..._domain.store import AnalysisCache
 from ..._domain.vcs import ClonedSource
 from ..._domain.work_clock import holding_slot, waiting_for_slot
-from ..workers import WorkerDied, WorkerPool, default_worker_limiter, run_pool
+from ..workers import WorkerDied, WorkerPool, default_worker_limiter, run_in_worker, run_pool
 from ..workers.wire import Named
 from .refreshing import Refreshing
 from .results import MIN_FILES_PER_PART, Part, PartResult, ScanResult, split
@@ -275,10 +275,9 @@ class _Processes:
             await self.cpus.acquire()
         try:
             with holding_slot():
-                value, _peak = await self.pool.run(
-                    function, *args, memory_allowance=self.max_memory, reuse="analysis"
+                return await run_in_worker(
+                    self.pool, function, *args, memory_allowance=self.max_memory, reuse="analysis"
                 )
-                return value
         except MemoryError:
             # Raised in the worker past its cap, sent back as the job's error; the
             # worker ends after a failed job and the next one gets a fresh fork.
