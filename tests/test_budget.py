@@ -395,7 +395,9 @@ def test_budget_option_values() -> None:
         with_memory_budget("auto"), vcs=vcs, analyzer=analyzer, memory_sensor=sensor
     )
     assert uc.clone_gate_statistics().memory_budget == 3072  # 3/4 of what is available
-    uc = AnalyzeUseCase(with_memory_budget("1.5G"), vcs=vcs, analyzer=analyzer)
+    uc = AnalyzeUseCase(
+        with_memory_budget("1.5G"), vcs=vcs, analyzer=analyzer, memory_sensor=sensor
+    )
     assert uc.clone_gate_statistics().memory_budget == 1536
     assert AnalyzeUseCase(vcs=vcs, analyzer=analyzer).clone_gate_statistics().memory_size is None
 

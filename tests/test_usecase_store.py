@@ -162,19 +162,25 @@ async def test_incremental_reuses_only_a_result_of_the_same_commit_and_version(
     assert vcs.listed == [url(0)] * 3
 
 
-def test_incremental_needs_a_store_a_listing_vcs_and_a_versioned_analyzer(
+def test_incremental_needs_a_store_and_a_versioned_analyzer(
     tmp_path: Path,
 ) -> None:
     with pytest.raises(ValueError, match="needs a result store"):
         AnalyzeUseCase(with_incremental(), vcs=ListingVCS(tmp_path), analyzer=VersionedAnalyzer())
     store = BrokenStore(good=0)
-    with pytest.raises(ValueError, match="list a remote's HEAD"):
-        AnalyzeUseCase(
-            with_result_store(store), with_incremental(),
-            vcs=FakeVCS(tmp_path), analyzer=VersionedAnalyzer(),
-        )  # fmt: skip
     with pytest.raises(ValueError, match="states its version"):
         AnalyzeUseCase(
             with_result_store(store), with_incremental(),
             vcs=ListingVCS(tmp_path), analyzer=FakeAnalyzer(),
         )  # fmt: skip
+
+
+async def test_a_vcs_that_cannot_list_fails_an_incremental_run_plainly(tmp_path: Path) -> None:
+    # The capability is part of the VCS port (ADR 0017): a VCS without it says so when
+    # asked, and that programming error is not turned into a repository's report.
+    uc = AnalyzeUseCase(
+        with_result_store(BrokenStore(good=1)), with_incremental(),
+        vcs=FakeVCS(tmp_path), analyzer=VersionedAnalyzer(),
+    )  # fmt: skip
+    with pytest.raises(NotImplementedError, match="FakeVCS lists no remote HEAD"):
+        await uc.execute(url(0))

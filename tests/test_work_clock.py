@@ -27,7 +27,6 @@ from clonegate import (
     RepositoryStatus,
     TestInventoryAnalyzer,
     UseCaseConfig,
-    with_analysis_memory_limit,
     with_analysis_time_limit,
     with_analysis_timeout,
     with_event_hook,
@@ -275,7 +274,6 @@ async def test_a_bug_in_an_analyzer_is_one_line_with_its_traceback_only_when_ver
         (with_repository_timeout, 0, 7.5, "repository_timeout"),
         (with_analysis_timeout, -5, 7.5, "repository_timeout"),  # Go's name, same meaning
         (with_analysis_time_limit, 0, 9.0, "analysis_time_limit"),
-        (with_analysis_memory_limit, 0, 64 << 20, "analysis_memory_limit"),
     ],
 )
 def test_the_limits_refuse_bad_values_and_apply_good_ones(

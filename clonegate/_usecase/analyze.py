@@ -90,7 +90,7 @@ class AnalyzeUseCase:
         if config.incremental:
             if store is None:
                 raise ValueError("an incremental run needs a result store (with_result_store)")
-            self._reuse = Reuse(store, vcs, analyzer.version, config.remote_head_limit)
+            self._reuse = Reuse(store, vcs, analyzer, config.remote_head_limit)
         self._session_run: int | None = None  # the run of the open session() block
 
     def clone_gate_statistics(self) -> CloneGateStatistics:

@@ -33,14 +33,14 @@ logger = logging.getLogger("clonegate")
 class Reuse:
     """Finds the stored report an incremental run can give instead of cloning."""
 
-    def __init__(self, store: ReportStore, vcs: VCS, version: str | None, limit: int) -> None:
-        if version is None:
+    def __init__(self, store: ReportStore, vcs: VCS, analyzer: Analyzer, limit: int) -> None:
+        if analyzer.version is None:
             raise ValueError("an incremental run needs an analyzer that states its version")
         self._store = store
         # One read per repository if the store offers it (ADR 0016), decided once.
         self._reusable = store if isinstance(store, ReusableReports) else None
         self._heads = vcs  # its remote_head, which a VCS that cannot list refuses
-        self._version = version
+        self._analyzer = analyzer  # its version read when asked: it may change (a reload)
         # Listings take no clone slot (no pack, little memory), but a thousand at once
         # would still hammer the forges and the worker pool: a small limit of their own.
         self._limiter = trio.CapacityLimiter(limit)
@@ -88,7 +88,9 @@ class Reuse:
         )
 
     async def _stored(self, key: str, commit: str) -> RepositoryReport | None:
-        version = self._version
+        version = self._analyzer.version
+        if version is None:  # it stopped stating one: nothing is known to be its result
+            return None
         if self._reusable is not None:
             return await self._reusable.reusable(key, commit, version)
         stored = await self._store.last_result(key)

@@ -118,7 +118,7 @@ class TestInventoryAnalyzer:
         self, settings: AnalysisSettings | None = None, *, pool: WorkerPool | None = None
     ) -> None:
         self.settings = settings = settings if settings is not None else AnalysisSettings()
-        self._pool = pool if pool is not None else run_pool()
+        self._pool = pool  # None: the run's own, when a job first needs it
         processes = settings.processes
         self._limiter = trio.CapacityLimiter(processes) if processes is not None else None
         cache = settings.cache
@@ -143,7 +143,7 @@ class TestInventoryAnalyzer:
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
         path = str(source.path)
         limiter = self._limiter or default_worker_limiter()
-        processes = _Processes(self._pool, limiter, self._max_memory)
+        processes = _Processes(self._pool or run_pool(), limiter, self._max_memory)
         version = ANALYZER_VERSION  # read once, so that the keys and the report agree
         if self._cache is None:
             # One job when the candidates make one part; else the listing, to split.

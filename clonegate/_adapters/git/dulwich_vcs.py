@@ -78,7 +78,7 @@ class DulwichVCS:
         allow_local: bool = False,
     ) -> None:
         self.settings = settings = settings if settings is not None else CloneSettings()
-        self._pool = pool if pool is not None else run_pool()
+        self._pool = pool  # None: the run's own, when a job first needs it
         self._allow_local = allow_local
         self._envelope = Envelope(
             max_repo_bytes=settings.max_repo_size,
@@ -120,7 +120,7 @@ class DulwichVCS:
         after a redirect to another origin. Redirects are followed on the first
         request only, up to 5 hops, never from https to http (ADR 0013).
 
-        ``on_memory`` (the ``MemoryForecasts`` port): awaited, from the calling task,
+        ``on_memory`` (the VCS port's forecasts): awaited, from the calling task,
         with the bytes the clone will use in all from then on, before each pass over
         its pack that needs them (ADR 0014); at most the adapter's ``max_memory``.
 
@@ -149,7 +149,7 @@ class DulwichVCS:
                     await trio.lowlevel.checkpoint()
 
         try:
-            outcome, peak = await self._pool.run(
+            outcome, peak = await (self._pool or run_pool()).run(
                 clone_in_worker,
                 job,
                 on_ready=on_ready,
@@ -226,7 +226,7 @@ class DulwichVCS:
         # The job a clone of this URL would get, with no target: nothing is written.
         job = self._job(repo, username, password, target="", keep=None)
         try:
-            outcome, _peak = await self._pool.run(
+            outcome, _peak = await (self._pool or run_pool()).run(
                 head_in_worker, job, memory_allowance=self._envelope.max_memory, reuse="listing"
             )
         except WorkerDied as exc:
