@@ -70,11 +70,13 @@ def test_jobs_are_capped_to_the_open_file_limit(many: GitDaemon, tmpdir_env: Pat
 # The library has no cap of its own: this is the pool and the clean-up meeting EMFILE.
 _LIBRARY_RUN = """
 import json, sys, trio
-from clonegate import AnalyzeUseCase, with_max_concurrent_clones
+from clonegate import open_analyzer, with_max_concurrent_clones
 
 async def main():
-    uc = AnalyzeUseCase(with_max_concurrent_clones(16))
-    async with uc.analyze_many(sys.argv[1:]) as batch:
+    async with (
+        open_analyzer(with_max_concurrent_clones(16)) as uc,
+        uc.analyze_many(sys.argv[1:]) as batch,
+    ):
         async for r in batch:
             kind = r.error.kind if r.error else None
             print(json.dumps([r.index, str(r.status), kind]), flush=True)
