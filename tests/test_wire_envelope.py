@@ -69,7 +69,7 @@ def _vcs(work_dir: Path, **options: object) -> DulwichVCS:
         "low_speed_time": 1.0,
         "work_dir": work_dir,
     }
-    return DulwichVCS(**(settings | options))  # type: ignore[arg-type]
+    return DulwichVCS(CloneSettings(**(settings | options)))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("transport", ["git", "http"])
