@@ -441,7 +441,7 @@ async def test_invalid_urls_fail_before_any_work(url: str, reason: str, work_dir
 def test_options_are_validated() -> None:
     for bad in ({"depth": 0}, {"depth": True}, {"read_timeout": 0}, {"connect_timeout": -1}):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            CloneSettings(**bad)  # type: ignore[arg-type]
+            CloneSettings(**bad)
 
 
 async def test_https_with_a_private_ca(

@@ -148,7 +148,6 @@ async def test_a_trickle_is_stopped_on_ssh_and_https_too(daemon: GitDaemon, tmp_
             )
             async with use_case.analyze_many(urls) as batch:
                 reports: dict[int, RepositoryReport] = {r.index: r async for r in batch}
-        stats = pool.statistics()  # the pool the clones ran in, closed
     kinds = {i: r.error.kind if r.error else "ok" for i, r in reports.items()}
     assert kinds == {0: "too_slow", 1: "too_slow", 2: "ok"}
     for index in (0, 1):
