@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import final
@@ -238,9 +238,7 @@ class AnalyzeUseCase:
                     self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
                     try:
                         timeout = self.config.clone_timeout
-                        # Forecasts go to the budget, if there is one to ask.
-                        asks = gate.memory is not None and self._vcs.opening_memory is not None
-                        need = partial(self._need, lease, shown, index) if asks else None
+                        need = self._forecasts_to(lease, shown, index)
                         source = await clone_timed(
                             self._vcs, url, shown, watch, credential, timeout, need
                         )
@@ -255,17 +253,7 @@ class AnalyzeUseCase:
                     watch.cloned_at = trio.current_time()
                 self._emit(EventKind.CLONED, shown, index, watch.cloned_at - watch.slot_at)
             except Exception as exc:
-                if isinstance(exc, CloneError):
-                    kind: str = exc.kind
-                    status = RepositoryStatus.of_error(exc.kind)
-                    message = str(exc)
-                elif isinstance(exc, LimitError):  # a shared limit failed this clone
-                    kind, status = exc.kind, RepositoryStatus.FAILED
-                    message = f"{shown}: {redact(str(exc))}"
-                else:  # a VCS of the user's that broke its contract: this repository only
-                    logger.exception("clone of %s failed", shown)
-                    kind, status = "clone_error", RepositoryStatus.FAILED
-                    message = _message(shown, exc)
+                kind, status, message = _clone_failure(exc, shown)
                 # Cloned, then the bookkeeping failed (a shared limit's lease lost on
                 # release): a private clone goes; a kept one is the user's and stays.
                 if source is not None and not self.config.keep_clones:
@@ -296,6 +284,15 @@ class AnalyzeUseCase:
             watch.timings(trio.current_time()),
             peak,
         )
+
+    def _forecasts_to(
+        self, lease: MemoryLease, shown: str, index: int
+    ) -> Callable[[int], Awaitable[None]] | None:
+        """Where a clone's memory forecasts go: the budget, if there is one and the VCS
+        forecasts (its ``opening_memory`` is not None)."""
+        if self._gate.memory is None or self._vcs.opening_memory is None:
+            return None
+        return partial(self._need, lease, shown, index)
 
     async def _discard(self, source: ClonedSource, shown: str) -> None:
         try:
@@ -359,6 +356,17 @@ class AnalyzeUseCase:
                 self.config.event_hook(Event(kind, url, index, elapsed, status, detail))
             except Exception:  # a broken progress display must not break a clone
                 logger.exception("the event hook failed on %s %s", kind, url)
+
+
+def _clone_failure(exc: Exception, shown: str) -> tuple[str, RepositoryStatus, str]:
+    """The kind, status and message a clone that raised ``exc`` is reported with."""
+    if isinstance(exc, CloneError):
+        return exc.kind, RepositoryStatus.of_error(exc.kind), str(exc)
+    if isinstance(exc, LimitError):  # a shared limit failed this clone
+        return exc.kind, RepositoryStatus.FAILED, f"{shown}: {redact(str(exc))}"
+    # A VCS of the user's that broke its contract: this repository only.
+    logger.exception("clone of %s failed", shown)
+    return "clone_error", RepositoryStatus.FAILED, _message(shown, exc)
 
 
 def _message(shown: str, exc: BaseException) -> str:
