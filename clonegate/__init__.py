@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         RunInfo,
         SQLiteStore,
         StoreReader,
+        StoreSettings,
         open_store,
         open_store_reader,
     )
@@ -145,7 +146,8 @@ _LAZY = {
             "RedisWaiter RedisWorkQueue Retrying RunStatus Running open_redis"
         ),
         "._adapters.store": (
-            "Difference HistoryEntry RunInfo SQLiteStore StoreReader open_store open_store_reader"
+            "Difference HistoryEntry RunInfo SQLiteStore StoreReader StoreSettings open_store "
+            "open_store_reader"
         ),
         "._adapters.workers": "WorkerDied WorkerPool WorkerPoolStatistics open_worker_pool",
         "._app": "open_analyzer",
@@ -289,6 +291,7 @@ __all__ = [
     "StorageError",
     "StoreError",
     "StoreReader",
+    "StoreSettings",
     "StoredResult",
     "TestCase",
     "TestFile",

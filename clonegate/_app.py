@@ -2,8 +2,9 @@
 (ADR 0017).
 
 The only module that knows both the use case and the adapters. :func:`open_analyzer`
-declares the zygote's preloads, opens the worker pool, builds the VCS and the analyzer
-with that pool passed to them, the memory sensor, and the use case with those ports.
+declares the zygote's preloads, opens the worker pool and the result store, builds the
+VCS and the analyzer with that pool passed to them, the memory sensor, and the use case
+with those ports.
 Nothing here runs at import: no class attribute is set, no list grows.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from ._adapters.analysis.analyzer import TestInventoryAnalyzer
 from ._adapters.analysis.settings import AnalysisSettings
@@ -22,7 +24,10 @@ from ._adapters.preloads import ZYGOTE_PRELOAD
 from ._adapters.workers import WorkerPool, open_worker_pool
 from ._domain.memory import MemorySensor
 from ._usecase.analyze import AnalyzeUseCase
-from ._usecase.options import Option, UseCaseConfig
+from ._usecase.options import Option, UseCaseConfig, with_result_store
+
+if TYPE_CHECKING:  # SQLite is loaded only for a program that keeps results
+    from ._adapters.store import SQLiteStore, StoreSettings
 
 __all__ = ["compose", "open_analyzer"]
 
@@ -32,6 +37,7 @@ async def open_analyzer(
     *options: Option,
     clone: CloneSettings | None = None,
     analysis: AnalysisSettings | None = None,
+    store: StoreSettings | None = None,
     memory_sensor: MemorySensor | None = None,
 ) -> AsyncIterator[AnalyzeUseCase]:
     """A use case that clones with dulwich and analyzes with tree-sitter, its worker
@@ -43,14 +49,35 @@ async def open_analyzer(
 
     ``options``: the use case's own (``with_*``). ``clone``, ``analysis``: the
     adapters' settings (defaults when None). With :func:`with_keep_clones` the clones
-    also get their working tree. ``memory_sensor``: what a memory budget reads (the
-    system's cgroup and ``/proc`` by default). On leaving, every worker process is
-    killed and waited for.
+    also get their working tree. ``store``: a result store opened for the block, where
+    every report is kept (:func:`with_result_store`) and, unless its ``cache_limit`` is
+    0, the analyzer's per-file cache. ``memory_sensor``: what a memory budget reads
+    (the system's cgroup and ``/proc`` by default). On leaving, every worker process is
+    killed and waited for, and the store closed.
     """
-    async with open_worker_pool(preload=ZYGOTE_PRELOAD) as pool:
+    async with (
+        open_worker_pool(preload=ZYGOTE_PRELOAD) as pool,
+        _opened(store) as kept,
+    ):
+        if kept is not None and store is not None:
+            options = (*options, with_result_store(kept))
+            if store.cache_limit:
+                analysis = dataclasses.replace(analysis or AnalysisSettings(), cache=kept)
         yield compose(
             *options, pool=pool, clone=clone, analysis=analysis, memory_sensor=memory_sensor
         )
+
+
+@asynccontextmanager
+async def _opened(settings: StoreSettings | None) -> AsyncIterator[SQLiteStore | None]:
+    """The store of ``settings``, open for the block; None without settings."""
+    if settings is None:
+        yield None
+        return
+    from ._adapters.store import open_store
+
+    async with open_store(settings.path, cache_limit=max(settings.cache_limit, 1)) as store:
+        yield store
 
 
 def compose(

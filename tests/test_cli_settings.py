@@ -16,7 +16,7 @@ import pytest
 import typer
 
 import clonegate
-from clonegate import AnalysisSettings, CloneSettings, UseCaseConfig, parse_size
+from clonegate import AnalysisSettings, CloneSettings, StoreSettings, UseCaseConfig, parse_size
 from clonegate_cli._clone_options import CloneFlags
 from clonegate_cli.app import app
 
@@ -111,3 +111,28 @@ def test_the_flags_reach_the_adapters_settings(tmp_path: Path) -> None:
     config = UseCaseConfig.of(setup.options)
     assert (config.max_concurrent_clones, config.repository_timeout) == (2, 15 * 60.0)
     assert not any(name.startswith("with_clone_depth") for name in clonegate.__all__)
+
+
+def test_the_cache_size_option_is_the_stores_setting() -> None:
+    from clonegate_cli._store_options import CACHE_SIZE, CacheSizeOption
+
+    assert parse_size(CACHE_SIZE) == StoreSettings(Path("x")).cache_limit
+    metadata = typing.get_args(CacheSizeOption)[1:]
+    (option,) = (m for m in metadata if isinstance(m, typer.models.OptionInfo))
+    library = next(f for f in dataclasses.fields(StoreSettings) if f.name == "cache_limit")
+    assert str(option.help).endswith(library.metadata["help"][1:])
+
+
+@pytest.mark.parametrize(("incremental", "force"), [(False, False), (True, False), (True, True)])
+def test_the_store_flags_reach_the_composition(
+    tmp_path: Path, incremental: bool, force: bool
+) -> None:
+    from clonegate_cli._setup import Setup
+    from clonegate_cli._store_options import StoreFlags, with_store
+
+    flags = StoreFlags.of(tmp_path / "r.db", incremental, force, "64M")
+    setup = with_store(flags, Setup())
+    assert setup.store == StoreSettings(tmp_path / "r.db", 64 << 20)
+    assert setup.analysis.refresh_cache is force
+    assert UseCaseConfig.of(setup.options).incremental is (incremental and not force)
+    assert with_store(None, Setup()) == Setup()

@@ -18,9 +18,14 @@ from clonegate import (
     RepositoryReport,
     RepositoryStatus,
     ReusableReports,
+    SQLiteStore,
     StoredResult,
     StoreError,
+    StoreSettings,
+    TestInventoryAnalyzer,
+    open_analyzer,
     open_store,
+    open_store_reader,
     with_incremental,
     with_keep_clones,
     with_result_store,
@@ -184,3 +189,22 @@ async def test_a_vcs_that_cannot_list_fails_an_incremental_run_plainly(tmp_path:
     )  # fmt: skip
     with pytest.raises(NotImplementedError, match="FakeVCS lists no remote HEAD"):
         await uc.execute(url(0))
+
+
+async def test_open_analyzer_opens_the_store_and_gives_it_to_the_use_case_and_analyzer(
+    tmp_path: Path,
+) -> None:
+    settings = StoreSettings(tmp_path / "results.db", cache_limit=1 << 20)
+    async with open_analyzer(store=settings) as uc:
+        store = uc.config.result_store
+        assert isinstance(store, SQLiteStore)  # every report is kept there
+        analyzer = uc._analyzer
+        assert isinstance(analyzer, TestInventoryAnalyzer)
+        assert analyzer.settings.cache is store  # and the per-file cache too
+        run = await store.begin_run({})
+        await store.finish_run(run)
+    async with open_store_reader(settings.path) as reader:
+        assert [info.id for info in await reader.runs()] == [run]
+    async with open_analyzer(store=StoreSettings(tmp_path / "plain.db", cache_limit=0)) as uc:
+        assert isinstance(uc._analyzer, TestInventoryAnalyzer)
+        assert uc._analyzer.settings.cache is None  # 0: no analysis cache

@@ -37,7 +37,7 @@ from clonegate import (
 from ._descriptors import PER_CLONE, clones_within_open_file_limit
 from ._input import credential_options
 from ._run import usage_error
-from ._setup import Setup
+from ._setup import Setup, help_of, size_text
 
 __all__ = [
     "CloneFlags",
@@ -52,22 +52,8 @@ MiB = 1 << 20
 _CLONE, _ANALYSIS, _USE_CASE = clonegate.CloneSettings(), AnalysisSettings(), UseCaseConfig()
 
 
-def help_of(settings: type, name: str) -> str:
-    """The help a library settings type gives its field ``name`` (in its metadata)."""
-    (field,) = (f for f in dataclasses.fields(settings) if f.name == name)
-    return str(field.metadata["help"])
-
-
 def _clone_help(name: str) -> str:
     return help_of(clonegate.CloneSettings, name)
-
-
-def _size_text(size: int) -> str:
-    """``size`` as the command line writes it: 2G, 512M (a whole number of its unit)."""
-    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
-        if size % scale == 0:
-            return f"{size // scale}{unit}"
-    return f"{size}B"
 
 
 VerboseOption = Annotated[
@@ -129,13 +115,13 @@ class CloneFlags:
     )
     max_repo_size: Annotated[
         str, typer.Option(help=_clone_help("max_repo_size"), metavar="SIZE")
-    ] = _size_text(_CLONE.max_repo_size)
+    ] = size_text(_CLONE.max_repo_size)
     clone_memory: Annotated[str, typer.Option(help=_clone_help("max_memory"), metavar="SIZE")] = (
-        _size_text(_CLONE.max_memory)
+        size_text(_CLONE.max_memory)
     )
     analysis_memory: Annotated[
         str, typer.Option(help=help_of(AnalysisSettings, "max_memory"), metavar="SIZE")
-    ] = _size_text(_ANALYSIS.max_memory)
+    ] = size_text(_ANALYSIS.max_memory)
     memory_budget: Annotated[
         str | None,
         typer.Option(

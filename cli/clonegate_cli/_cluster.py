@@ -45,12 +45,13 @@ from ._run import (
     usage_error,
 )
 from ._store_options import (
+    CACHE_SIZE,
     CacheSizeOption,
     DbOption,
     ForceOption,
     IncrementalOption,
-    StoreSettings,
-    store_options,
+    StoreFlags,
+    with_store,
 )
 
 if TYPE_CHECKING:
@@ -163,7 +164,7 @@ def worker(
     db: DbOption = None,
     incremental: IncrementalOption = False,
     force: ForceOption = False,
-    cache_size: CacheSizeOption = "256M",
+    cache_size: CacheSizeOption = CACHE_SIZE,
     *,
     clone: CloneFlags,
     verbose: VerboseOption = False,
@@ -179,7 +180,7 @@ def worker(
     setup = clone.setup(ctx)
     check_verbosity(verbose, quiet)
     try:
-        store = StoreSettings.of(db, incremental, force, cache_size)
+        store = StoreFlags.of(db, incremental, force, cache_size)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     configure_logging(verbose, quiet)  # escaped: messages quote what servers sent
@@ -191,7 +192,8 @@ def worker(
     async def main(client: Redis[str]) -> int:
         # One patience for the client: an outage is one story, whoever meets it.
         patience = clonegate.Patience(redis_patience)
-        async with store_options(store, setup) as stored, trio.open_nursery() as nursery:
+        stored = with_store(store, setup)
+        async with trio.open_nursery() as nursery:
             limits: list[clonegate.Option] = []
             semaphore = partial(
                 clonegate.RedisSemaphore, client, lease=lease, nursery=nursery, patience=patience

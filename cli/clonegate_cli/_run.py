@@ -29,7 +29,7 @@ from ._output import json_document, jsonl_line, summary_line, table_text
 from ._progress import Progress, stderr_is_terminal
 from ._setup import Setup
 from ._stderr import Diagnostics
-from ._store_options import StoreSettings, store_options
+from ._store_options import StoreFlags, with_store
 from ._writer import OutputError, ResultsWriter
 
 __all__ = [
@@ -85,7 +85,7 @@ def run_batch(
     output: Path | None,
     verbose: bool,
     quiet: bool,
-    store: StoreSettings | None = None,
+    store: StoreFlags | None = None,
 ) -> int:
     stderr = Diagnostics()
     configure_logging(verbose, quiet, stderr)
@@ -153,7 +153,7 @@ class _Run:
     stream: TextIO
     progress: Progress
     quiet: bool
-    store: StoreSettings | None = None
+    store: StoreFlags | None = None
     reports: list[RepositoryReport] = field(default_factory=list)
     stopped_by: signal.Signals | None = None  # the signal that stopped the batch
     _document_queued: bool = False  # the table or JSON document is in the writer's hands
@@ -164,8 +164,7 @@ class _Run:
         async with trio.open_nursery() as diagnostics:
             if stderr is not None:
                 diagnostics.start_soon(stderr.run)
-            async with store_options(self.store, self.setup) as setup:
-                code = await self._batch(setup)
+            code = await self._batch(with_store(self.store, self.setup))
             if stderr is not None:
                 # After a signal, within the results' bound: a stderr nobody reads
                 # cannot hold the exit either.

@@ -3,26 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-import clonegate  # open_store through its lazy attribute: SQLite only with --db
-from clonegate import with_incremental, with_result_store
+from clonegate import StoreSettings, with_incremental
 
-from ._setup import Setup
+from ._setup import Setup, default_of, help_of, size_text
 
 __all__ = [
+    "CACHE_SIZE",
     "CacheSizeOption",
     "DbOption",
     "ForceOption",
     "IncrementalOption",
-    "StoreSettings",
-    "store_options",
+    "StoreFlags",
+    "with_store",
 ]
 
 DbOption = Annotated[
@@ -47,29 +45,26 @@ ForceOption = Annotated[
     bool,
     typer.Option(help="With --db: clone and parse everything again (no reuse, no cached files)."),
 ]
+_CACHE_HELP = help_of(StoreSettings, "cache_limit")
 CacheSizeOption = Annotated[
     str,
-    typer.Option(
-        help="With --db: most the per-file analysis cache may hold (least recently "
-        "used evicted first).",
-        metavar="SIZE",
-    ),
+    typer.Option(help=f"With --db: {_CACHE_HELP[0].lower()}{_CACHE_HELP[1:]}", metavar="SIZE"),
 ]
+CACHE_SIZE = size_text(default_of(StoreSettings, "cache_limit"))  # --cache-size's
 
 
 @dataclass(frozen=True)
-class StoreSettings:
+class StoreFlags:
     """``--db`` and what goes with it."""
 
-    path: Path
-    cache_limit: int  # bytes; 0: no analysis cache
+    store: StoreSettings
     incremental: bool
     force: bool
 
     @classmethod
     def of(
         cls, db: Path | None, incremental: bool, force: bool, cache_size: str
-    ) -> StoreSettings | None:
+    ) -> StoreFlags | None:
         """The settings the options ask for; None without ``--db``. Raises
         ``ValueError`` with the message for the user if they do not go together."""
         if db is None:
@@ -81,21 +76,16 @@ class StoreSettings:
         from ._clone_options import parse_size_option
 
         limit = parse_size_option("--cache-size", cache_size) if cache_size.strip() != "0" else 0
-        return cls(db, limit, incremental and not force, force)
+        return cls(StoreSettings(db, limit), incremental and not force, force)
 
 
-@asynccontextmanager
-async def store_options(settings: StoreSettings | None, setup: Setup) -> AsyncIterator[Setup]:
-    """``setup`` with the store of ``settings`` in it (results, cache, reuse), the store
-    open while it is used."""
-    if settings is None:
-        yield setup
-        return
-    async with clonegate.open_store(settings.path, cache_limit=max(settings.cache_limit, 1)) as db:
-        setup = setup.adding(with_result_store(db))
-        if settings.cache_limit:
-            cached = dataclasses.replace(setup.analysis, cache=db, refresh_cache=settings.force)
-            setup = dataclasses.replace(setup, analysis=cached)
-        if settings.incremental:
-            setup = setup.adding(with_incremental())
-        yield setup
+def with_store(flags: StoreFlags | None, setup: Setup) -> Setup:
+    """``setup`` with the store of ``flags`` (results, cache, reuse), which the
+    composition opens for the run."""
+    if flags is None:
+        return setup
+    setup = dataclasses.replace(setup, store=flags.store)
+    if flags.force:  # the cache is written, never read
+        refreshing = dataclasses.replace(setup.analysis, refresh_cache=True)
+        setup = dataclasses.replace(setup, analysis=refreshing)
+    return setup.adding(with_incremental()) if flags.incremental else setup

@@ -26,11 +26,12 @@ from ._input import read_urls
 from ._run import Format, run_batch, usage_error
 from ._setup import Setup
 from ._store_options import (
+    CACHE_SIZE,
     CacheSizeOption,
     DbOption,
     ForceOption,
     IncrementalOption,
-    StoreSettings,
+    StoreFlags,
 )
 
 app = typer.Typer(
@@ -121,7 +122,7 @@ def analyze(
     db: DbOption = None,
     incremental: IncrementalOption = False,
     force: ForceOption = False,
-    cache_size: CacheSizeOption = "256M",
+    cache_size: CacheSizeOption = CACHE_SIZE,
     verbose: VerboseOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -140,7 +141,7 @@ def analyze(
         kept = dataclasses.replace(setup.clone, keep_in=keep.resolve())
         setup = dataclasses.replace(setup, clone=kept).adding(with_keep_clones())
     try:
-        store = StoreSettings.of(db, incremental, force, cache_size)
+        store = StoreFlags.of(db, incremental, force, cache_size)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     raise typer.Exit(run_batch(lines, setup, output_format, output, verbose, quiet, store))
