@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from ._adapters.git.dulwich_vcs import DulwichVCS
     from ._adapters.git.settings import CloneSettings
     from ._adapters.redis import (
+        ClusterSettings,
         Lease,
         RedisHolder,
         RedisSemaphore,
@@ -142,8 +143,9 @@ _LAZY = {
         ),
         "._adapters.git.dulwich_vcs": "DulwichVCS",
         "._adapters.redis": (
-            "Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics RedisUnavailableError "
-            "RedisWaiter RedisWorkQueue Retrying RunStatus Running open_redis"
+            "ClusterSettings Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics "
+            "RedisUnavailableError RedisWaiter RedisWorkQueue Retrying RunStatus Running "
+            "open_redis"
         ),
         "._adapters.store": (
             "Difference HistoryEntry RunInfo SQLiteStore StoreReader StoreSettings open_store "
@@ -235,6 +237,7 @@ __all__ = [
     "CloneSettings",
     "CloneTimeoutError",
     "ClonedSource",
+    "ClusterSettings",
     "ClusterWorker",
     "Credential",
     "DamagedRow",

@@ -136,3 +136,26 @@ def test_the_store_flags_reach_the_composition(
     assert setup.analysis.refresh_cache is force
     assert UseCaseConfig.of(setup.options).incremental is (incremental and not force)
     assert with_store(None, Setup()) == Setup()
+
+
+def test_the_worker_options_are_the_cluster_settings() -> None:
+    import inspect
+
+    from clonegate_cli import _cluster
+
+    worker = inspect.signature(_cluster.worker).parameters
+    cluster = clonegate.ClusterSettings()
+    assert worker["lease"].default == cluster.lease
+    assert worker["claim_idle"].default == cluster.claim_idle
+    expected = inspect.signature(clonegate.ClusterWorker).parameters["max_deliveries"].default
+    assert worker["max_deliveries"].default == expected
+    # The adapters' own defaults are the same figures, read from the settings.
+    semaphore = inspect.signature(clonegate.RedisSemaphore).parameters["lease"].default
+    queue = inspect.signature(clonegate.RedisWorkQueue).parameters["claim_idle"].default
+    assert (semaphore, queue) == (cluster.lease, cluster.claim_idle)
+    assert str(_cluster._LEASE_HELP) == help_of_cluster("lease")
+
+
+def help_of_cluster(name: str) -> str:
+    field = next(f for f in dataclasses.fields(clonegate.ClusterSettings) if f.name == name)
+    return str(field.metadata["help"])

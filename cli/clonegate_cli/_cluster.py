@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
@@ -44,6 +45,7 @@ from ._run import (
     results_stdout,
     usage_error,
 )
+from ._setup import help_of
 from ._store_options import (
     CACHE_SIZE,
     CacheSizeOption,
@@ -62,15 +64,20 @@ __all__ = ["register"]
 
 GLOBAL_LIMIT = "clones"  # the cluster limit's semaphore; per-host ones are "host:HOST"
 
+_LEASE_HELP = help_of(clonegate.ClusterSettings, "lease")
 LeaseOption = Annotated[
     float,
     typer.Option(
         min=0.1,
-        help="Seconds a cluster permit lasts without a heartbeat, if Redis holds no lease "
-        "yet (as --cluster-limit).",
+        help=f"{_LEASE_HELP[:-1]}, if Redis holds no lease yet (as --cluster-limit).",
         metavar="S",
     ),
 ]
+_CLUSTER = clonegate.ClusterSettings()
+# The use case's cluster worker's own default (its keyword, checked by a test).
+_MAX_DELIVERIES: int = (
+    inspect.signature(clonegate.ClusterWorker).parameters["max_deliveries"].default
+)
 
 
 def submit(
@@ -142,13 +149,11 @@ def worker(
             metavar="K",
         ),
     ] = None,
-    lease: LeaseOption = 30.0,
+    lease: LeaseOption = _CLUSTER.lease,
     claim_idle: Annotated[
         float,
-        typer.Option(
-            min=0.1, help="Seconds before a dead worker's job is taken over.", metavar="S"
-        ),
-    ] = 60.0,
+        typer.Option(min=0.1, help=help_of(clonegate.ClusterSettings, "claim_idle"), metavar="S"),
+    ] = _CLUSTER.claim_idle,
     max_deliveries: Annotated[
         int,
         typer.Option(
@@ -157,7 +162,7 @@ def worker(
             "must have run it alone).",
             metavar="N",
         ),
-    ] = 3,
+    ] = _MAX_DELIVERIES,
     exit_when_done: Annotated[
         bool, typer.Option(help="Exit once no job is queued or running anywhere.")
     ] = False,
