@@ -94,11 +94,9 @@ if TYPE_CHECKING:
     from ._domain.sizes import parse_size
     from ._domain.store import (
         AnalysisCache,
-        CloneMemoryHistory,
         DamagedRow,
         DamagedRowError,
         ReportStore,
-        ReusableReports,
         StoredResult,
         StoreError,
     )
@@ -181,8 +179,7 @@ _LAZY = {
         "._domain.semaphore": "WeightedSemaphore WeightedSemaphoreStatistics",
         "._domain.sizes": "parse_size",
         "._domain.store": (
-            "AnalysisCache CloneMemoryHistory DamagedRow DamagedRowError ReportStore "
-            "ReusableReports StoreError StoredResult"
+            "AnalysisCache DamagedRow DamagedRowError ReportStore StoreError StoredResult"
         ),
         "._domain.urls": "RepoURL parse_repo_url redact visible",
         "._domain.vcs": "ClonedSource RemoteHead VCS",
@@ -233,7 +230,6 @@ __all__ = [
     "CloneCancelledError",
     "CloneError",
     "CloneGateStatistics",
-    "CloneMemoryHistory",
     "CloneSettings",
     "CloneTimeoutError",
     "ClonedSource",
@@ -285,7 +281,6 @@ __all__ = [
     "RepositoryStatus",
     "Retry",
     "Retrying",
-    "ReusableReports",
     "RunInfo",
     "RunStatus",
     "Running",

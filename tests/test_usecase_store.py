@@ -14,12 +14,9 @@ from clonegate import (
     ANALYZER_VERSION,
     AnalyzeUseCase,
     RemoteHead,
-    ReportStore,
     RepositoryReport,
     RepositoryStatus,
-    ReusableReports,
     SQLiteStore,
-    StoredResult,
     StoreError,
     StoreSettings,
     TestInventoryAnalyzer,
@@ -77,11 +74,13 @@ class BrokenStore:
         if self.finish_fails:
             raise StoreError("the result store x.db: database or disk is full")
 
-    async def last_result(self, key: str) -> StoredResult | None:
+    async def reusable(
+        self, key: str, commit: str, analyzer_version: str
+    ) -> RepositoryReport | None:
         await trio.lowlevel.checkpoint()
         return None
 
-    async def load(self, run_id: int, key: str) -> RepositoryReport | None:
+    async def clone_memory(self, key: str, depth: int | None) -> int | None:
         await trio.lowlevel.checkpoint()
         return None
 
@@ -132,24 +131,12 @@ async def test_execute_outside_a_session_is_a_run_of_its_own(tmp_path: Path) -> 
     assert [r.summary["repositories"] if r.summary else None for r in runs] == [2, 1]
 
 
-class PlainStore:
-    """A store with the ReportStore methods only (SQLiteStore's, delegated): no
-    ``reusable``, so an incremental run asks ``last_result`` then ``load``."""
-
-    def __init__(self, inner: ReportStore) -> None:
-        self.begin_run, self.save, self.finish_run = inner.begin_run, inner.save, inner.finish_run
-        self.last_result, self.load = inner.last_result, inner.load
-
-
-@pytest.mark.parametrize("plain", [False, True], ids=["one read", "two reads"])
 async def test_incremental_reuses_only_a_result_of_the_same_commit_and_version(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plain: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vcs = ListingVCS(tmp_path)
     analyzer = VersionedAnalyzer()
-    async with open_store(tmp_path / "s.db") as sqlite_store:
-        store: ReportStore = PlainStore(sqlite_store) if plain else sqlite_store
-        assert isinstance(store, ReusableReports) is not plain
+    async with open_store(tmp_path / "s.db") as store:
         uc = AnalyzeUseCase(
             with_result_store(store), with_incremental(), with_keep_clones(),
             vcs=vcs, analyzer=analyzer,

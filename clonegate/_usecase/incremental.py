@@ -14,13 +14,7 @@ from .._domain.credentials import Credential
 from .._domain.errors import CloneError, InvalidURLError
 from .._domain.inventory import Analyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
-from .._domain.store import (
-    CloneMemoryHistory,
-    DamagedRowError,
-    ReportStore,
-    ReusableReports,
-    StoreError,
-)
+from .._domain.store import DamagedRowError, ReportStore, StoreError
 from .._domain.urls import parse_repo_url
 from .._domain.vcs import VCS
 from .options import UseCaseConfig
@@ -37,8 +31,6 @@ class Reuse:
         if analyzer.version is None:
             raise ValueError("an incremental run needs an analyzer that states its version")
         self._store = store
-        # One read per repository if the store offers it (ADR 0016), decided once.
-        self._reusable = store if isinstance(store, ReusableReports) else None
         self._heads = vcs  # its remote_head, which a VCS that cannot list refuses
         self._analyzer = analyzer  # its version read when asked: it may change (a reload)
         # Listings take no clone slot (no pack, little memory), but a thousand at once
@@ -75,7 +67,7 @@ class Reuse:
             )
             return None
         if report is None or report.ref is None or report.ref.commit != head.commit:
-            return None  # pruned meanwhile, or not what last_result said: run it
+            return None  # pruned meanwhile, or not the commit asked for: run it
         return dataclasses.replace(
             report,
             url=shown,
@@ -91,12 +83,7 @@ class Reuse:
         version = self._analyzer.version
         if version is None:  # it stopped stating one: nothing is known to be its result
             return None
-        if self._reusable is not None:
-            return await self._reusable.reusable(key, commit, version)
-        stored = await self._store.last_result(key)
-        if stored is None or stored.commit != commit or stored.analyzer_version != version:
-            return None
-        return await self._store.load(stored.run_id, key)
+        return await self._store.reusable(key, commit, version)
 
 
 class Recorder:
@@ -161,9 +148,9 @@ def key_of(url: str) -> str:
 def stored_peaks(
     store: ReportStore | None, depth: int | None
 ) -> Callable[[str], Awaitable[int | None]] | None:
-    """Bytes the last clone of a repository (by key) at ``depth`` used, from a store
-    that keeps it; None for a store that does not."""
-    if not isinstance(store, CloneMemoryHistory):
+    """Bytes the last clone of a repository (by key) at ``depth`` used, from ``store``;
+    None without a store."""
+    if store is None:
         return None
     return lambda key: store.clone_memory(key, depth)
 
