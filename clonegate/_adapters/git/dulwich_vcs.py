@@ -196,7 +196,7 @@ class DulwichVCS:
         """The commit ``url``'s HEAD points at, and its branch, from one ref listing.
 
         What ``git ls-remote <url> HEAD`` asks: the server's ref advertisement (over
-        protocol v2, only the ``HEAD`` ref), in a worker process of the current pool
+        protocol v2, only the ``HEAD`` ref), in a worker process of its pool
         like a clone (one that serves listing after listing while they succeed). No
         ``want`` is sent, so no pack is transferred, and nothing is written to disk:
         no directory is made, not even a temporary one.
