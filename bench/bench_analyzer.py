@@ -30,6 +30,8 @@ from pathlib import Path
 
 import trio
 
+from clonegate import CloneSettings
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -43,7 +45,7 @@ from tests.servers import DEFAULT_KINDS, git_daemon, make_test_suite_repo  # noq
 
 async def timed_clone(url: str, work: Path) -> tuple[float, ClonedSource]:
     start = time.perf_counter()
-    source = await DulwichVCS(work_dir=work).clone(url)
+    source = await DulwichVCS(CloneSettings(work_dir=work)).clone(url)
     return time.perf_counter() - start, source
 
 

@@ -24,6 +24,8 @@ from pathlib import Path
 
 import trio
 
+from clonegate import CloneSettings
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -56,7 +58,7 @@ def clonegate(checkout: bool, server_pid: int) -> Callable[[str, int, Path], int
     def run(url: str, clones: int, into: Path) -> int:
         async def main() -> None:
             gate = WeightedSemaphore(LIMIT)
-            vcs = DulwichVCS(checkout=checkout, work_dir=into)
+            vcs = DulwichVCS(CloneSettings(checkout=checkout, work_dir=into))
 
             async def one() -> None:
                 async with gate:

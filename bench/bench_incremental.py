@@ -36,6 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from clonegate import AnalysisSettings
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -231,7 +233,7 @@ async def forks(root: Path, count: int) -> dict[str, float]:
         urls = [daemon.url(f"fork{f}") for f in range(count)]
         async with open_store(root / "cache.db") as store:
             for label, cache in (("no cache", None), ("cold", store), ("warm", store)):
-                analyzer = TestInventoryAnalyzer(cache=cache)
+                analyzer = TestInventoryAnalyzer(AnalysisSettings(cache=cache))
                 use_case = AnalyzeUseCase(
                     with_max_concurrent_clones(2), vcs=DulwichVCS(), analyzer=analyzer
                 )

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import trio
 
+from clonegate import CloneSettings
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -43,7 +45,7 @@ def timed(command: list[str]) -> float:
 
 def clonegate_clone(url: str) -> float:
     async def clone() -> float:
-        vcs = DulwichVCS(depth=None)
+        vcs = DulwichVCS(CloneSettings(depth=None))
         await vcs.clone(url.replace("large", "tiny"))  # the pool's zygote is started
         start = time.perf_counter()
         source = await vcs.clone(url)

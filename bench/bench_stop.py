@@ -24,6 +24,8 @@ from pathlib import Path
 
 import trio
 
+from clonegate import CloneSettings
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
@@ -37,7 +39,7 @@ async def cancelled_clone(port: int, work: Path) -> float:
     """Seconds from cancelling a clone mid-transfer to ``clone()`` returning."""
     proxy = ThrottlingProxy(port)
     cancelled_at = 0.0
-    async with open_worker_pool(), trio.open_nursery() as nursery:
+    async with open_worker_pool() as pool, trio.open_nursery() as nursery:
         await nursery.start(proxy.serve)
         with trio.CancelScope() as scope:
 
@@ -48,7 +50,9 @@ async def cancelled_clone(port: int, work: Path) -> float:
                 scope.cancel()
 
             nursery.start_soon(cancel_mid_transfer)
-            await DulwichVCS(work_dir=work).clone(f"git://127.0.0.1:{proxy.port}/big.git")
+            await DulwichVCS(CloneSettings(work_dir=work), pool=pool).clone(
+                f"git://127.0.0.1:{proxy.port}/big.git"
+            )
         returned_at = trio.current_time()
         nursery.cancel_scope.cancel()
     return returned_at - cancelled_at

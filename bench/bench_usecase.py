@@ -21,11 +21,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 import trio
+
+from clonegate import CloneSettings, RemoteHead
+from clonegate._app import compose
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -41,7 +44,6 @@ from clonegate import (  # noqa: E402
     RepositoryStatus,
     with_keep_clones,
     with_max_concurrent_clones,
-    with_work_dir,
 )
 from clonegate._adapters.clones import discard  # noqa: E402
 from tests.servers import git_daemon, make_large_repo  # noqa: E402
@@ -50,6 +52,11 @@ WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 
 
 class InstantVCS:
+    # The VCS port's figures (ADR 0017): a shallow clone, the default cap, no forecasts.
+    depth: int | None = 1
+    max_memory = 1 << 30
+    opening_memory: int | None = None
+
     async def clone(
         self,
         url: str,
@@ -57,6 +64,7 @@ class InstantVCS:
         *,
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
+        on_memory: Callable[[int], Awaitable[object]] | None = None,
     ) -> ClonedSource:
         if on_ready is not None:
             on_ready()
@@ -65,8 +73,14 @@ class InstantVCS:
             url, Path("/nonexistent"), "main", "a" * 40, WHEN, 0, False, None, remove=discard
         )
 
+    async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
+        raise NotImplementedError(f"{type(self).__name__} lists no remote HEAD")
+
 
 class InstantAnalyzer:
+    version: str | None = None  # states none: an incremental run refuses it
+    processes: int | None = None
+
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
         await trio.lowlevel.checkpoint()
         facts = RepositoryFacts(source.branch, source.commit, WHEN, 0, 0, 0)
@@ -111,7 +125,11 @@ def real_makespan(repositories: int, limit: int) -> dict[str, float]:
         with git_daemon(Path(served)) as daemon:
 
             async def main() -> tuple[float, float]:
-                uc = AnalyzeUseCase(with_max_concurrent_clones(limit), with_work_dir(Path(served)))
+                uc = compose(
+                    with_max_concurrent_clones(limit),
+                    clone=CloneSettings(work_dir=Path(served)),
+                    pool=None,
+                )
                 urls = [daemon.url(f"repo{i}") for i in range(repositories)]
                 async with uc.analyze_many(urls[:2]) as warm:  # start the workers
                     [r async for r in warm]

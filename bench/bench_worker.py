@@ -47,14 +47,14 @@ async def per_job_zygote(jobs: int) -> tuple[float, list[float]]:
     from clonegate import _app  # noqa: F401  (sets the zygote's preload list)
     from clonegate._adapters.workers import open_worker_pool, run_in_worker
 
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         start = time.perf_counter()
-        await run_in_worker(ready_in_worker)
+        await run_in_worker(pool, ready_in_worker)
         first = time.perf_counter() - start
         times = []
         for _ in range(jobs):
             start = time.perf_counter()
-            await run_in_worker(ready_in_worker)
+            await run_in_worker(pool, ready_in_worker)
             times.append(time.perf_counter() - start)
     return first, times
 
@@ -69,9 +69,9 @@ async def first_job_trio_parallel() -> float:
 async def cancel_latency_zygote() -> float:
     from clonegate._adapters.workers import open_worker_pool, run_in_worker
 
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(run_in_worker, busy_in_worker)
+            nursery.start_soon(run_in_worker, pool, busy_in_worker)
             await trio.sleep(1)  # let the job start: the workload, not a synchronization
             start = time.perf_counter()
             nursery.cancel_scope.cancel()

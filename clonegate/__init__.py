@@ -10,9 +10,12 @@ if TYPE_CHECKING:
         AnalyzerStatistics,
         TestInventoryAnalyzer,
     )
+    from ._adapters.analysis.settings import AnalysisSettings
     from ._adapters.git.dulwich_vcs import DulwichVCS
+    from ._adapters.git.settings import CloneSettings
     from ._adapters.netrc_file import with_netrc
     from ._adapters.redis import (
+        ClusterSettings,
         Lease,
         RedisHolder,
         RedisSemaphore,
@@ -31,10 +34,12 @@ if TYPE_CHECKING:
         RunInfo,
         SQLiteStore,
         StoreReader,
+        StoreSettings,
         open_store,
         open_store_reader,
     )
     from ._adapters.workers import WorkerDied, WorkerPool, WorkerPoolStatistics, open_worker_pool
+    from ._app import open_analyzer
     from ._domain.credentials import Credential, credential_for
     from ._domain.errors import (
         AnalysisError,
@@ -65,7 +70,6 @@ if TYPE_CHECKING:
         TestFile,
         TestStatus,
         TestSuite,
-        VersionedAnalyzer,
     )
     from ._domain.jobs import Job, JobQueue, Retry
     from ._domain.limits import (
@@ -91,57 +95,44 @@ if TYPE_CHECKING:
     from ._domain.sizes import parse_size
     from ._domain.store import (
         AnalysisCache,
-        CloneMemoryHistory,
         DamagedRow,
         DamagedRowError,
         ReportStore,
-        ReusableReports,
         StoredResult,
         StoreError,
     )
     from ._domain.urls import RepoURL, parse_repo_url, redact, visible
-    from ._domain.vcs import VCS, ClonedSource, MemoryForecasts, RemoteHead, RemoteHeads
-    from ._usecase.analysis_limits import with_analysis_memory_limit, with_analysis_time_limit
+    from ._domain.vcs import VCS, ClonedSource, RemoteHead
+    from ._usecase.analysis_limits import with_analysis_time_limit
     from ._usecase.analyze import AnalyzeUseCase
     from ._usecase.batch import Batch
     from ._usecase.gate import CloneGateStatistics, GateEntry
     from ._usecase.options import (
         Option,
         UseCaseConfig,
-        with_analysis_cache,
         with_analysis_timeout,
-        with_ca_bundle,
-        with_clone_depth,
-        with_clone_memory_limit,
         with_clone_timeout,
         with_clone_weight,
-        with_connect_timeout,
         with_event_hook,
         with_global_limiter,
         with_host_limit,
         with_host_limiter,
         with_incremental,
         with_keep_clones,
-        with_low_speed_limit,
-        with_max_concurrent_analyses,
         with_max_concurrent_clones,
-        with_max_repo_size,
         with_memory_budget,
-        with_read_timeout,
         with_remote_head_limit,
         with_repository_timeout,
         with_result_store,
-        with_ssh_command,
         with_stuck_threshold,
         with_token,
-        with_work_dir,
     )
     from ._usecase.pressure import BudgetDecision, PressureController
     from ._usecase.worker import ClusterWorker, WorkerTotals
 
 # Where each public name lives, imported on first use: ``import clonegate`` stays cheap,
 # and trio, dulwich and tree-sitter load only when a program uses them (ADR 0001).
-# AnalyzeUseCase comes from the composition root, which wires the default adapters.
+# open_analyzer, the composition root, builds the default adapters (ADR 0017).
 _LAZY = {
     name: module
     for module, names in {
@@ -150,15 +141,19 @@ _LAZY = {
         ),
         "._adapters.git.dulwich_vcs": "DulwichVCS",
         "._adapters.redis": (
-            "Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics RedisUnavailableError "
-            "RedisWaiter RedisWorkQueue Retrying RunStatus Running open_redis"
+            "ClusterSettings Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics "
+            "RedisUnavailableError RedisWaiter RedisWorkQueue Retrying RunStatus Running "
+            "open_redis"
         ),
         "._adapters.store": (
-            "Difference HistoryEntry RunInfo SQLiteStore StoreReader open_store open_store_reader"
+            "Difference HistoryEntry RunInfo SQLiteStore StoreReader StoreSettings open_store "
+            "open_store_reader"
         ),
         "._adapters.workers": "WorkerDied WorkerPool WorkerPoolStatistics open_worker_pool",
         "._adapters.netrc_file": "with_netrc",
-        "._app": "AnalyzeUseCase",
+        "._app": "open_analyzer",
+        "._adapters.git.settings": "CloneSettings",
+        "._adapters.analysis.settings": "AnalysisSettings",
         "._domain.credentials": "Credential credential_for",
         "._domain.errors": (
             "AnalysisError AuthenticationError CloneCancelledError CloneError "
@@ -169,7 +164,7 @@ _LAZY = {
         "._domain.events": "Event EventKind",
         "._domain.inventory": (
             "AnalysisReport Analyzer Inventory RepositoryFacts ScanError TestCase TestFile "
-            "TestStatus TestSuite VersionedAnalyzer"
+            "TestStatus TestSuite"
         ),
         "._domain.jobs": "Job JobQueue Retry",
         "._domain.limits": (
@@ -185,12 +180,12 @@ _LAZY = {
         "._domain.semaphore": "WeightedSemaphore WeightedSemaphoreStatistics",
         "._domain.sizes": "parse_size",
         "._domain.store": (
-            "AnalysisCache CloneMemoryHistory DamagedRow DamagedRowError ReportStore "
-            "ReusableReports StoreError StoredResult"
+            "AnalysisCache DamagedRow DamagedRowError ReportStore StoreError StoredResult"
         ),
         "._domain.urls": "RepoURL parse_repo_url redact visible",
-        "._domain.vcs": "ClonedSource MemoryForecasts RemoteHead RemoteHeads VCS",
-        "._usecase.analysis_limits": "with_analysis_memory_limit with_analysis_time_limit",
+        "._domain.vcs": "ClonedSource RemoteHead VCS",
+        "._usecase.analysis_limits": "with_analysis_time_limit",
+        "._usecase.analyze": "AnalyzeUseCase",
         "._usecase.batch": "Batch",
         "._usecase.gate": "CloneGateStatistics GateEntry",
         "._usecase.options": "Option UseCaseConfig",
@@ -224,6 +219,7 @@ __all__ = [
     "AnalysisCache",
     "AnalysisError",
     "AnalysisReport",
+    "AnalysisSettings",
     "AnalysisTotals",
     "AnalyzeUseCase",
     "Analyzer",
@@ -235,9 +231,10 @@ __all__ = [
     "CloneCancelledError",
     "CloneError",
     "CloneGateStatistics",
-    "CloneMemoryHistory",
+    "CloneSettings",
     "CloneTimeoutError",
     "ClonedSource",
+    "ClusterSettings",
     "ClusterWorker",
     "Credential",
     "DamagedRow",
@@ -261,7 +258,6 @@ __all__ = [
     "LimitError",
     "Limiter",
     "LimiterUnavailableError",
-    "MemoryForecasts",
     "MemoryReading",
     "MemorySensor",
     "Option",
@@ -277,7 +273,6 @@ __all__ = [
     "RedisWorkQueue",
     "RefInfo",
     "RemoteHead",
-    "RemoteHeads",
     "RepoURL",
     "ReportError",
     "ReportStore",
@@ -287,7 +282,6 @@ __all__ = [
     "RepositoryStatus",
     "Retry",
     "Retrying",
-    "ReusableReports",
     "RunInfo",
     "RunStatus",
     "Running",
@@ -296,6 +290,7 @@ __all__ = [
     "StorageError",
     "StoreError",
     "StoreReader",
+    "StoreSettings",
     "StoredResult",
     "TestCase",
     "TestFile",
@@ -307,7 +302,6 @@ __all__ = [
     "TooSlowError",
     "TransportError",
     "UseCaseConfig",
-    "VersionedAnalyzer",
     "WeightedSemaphore",
     "WeightedSemaphoreStatistics",
     "WorkerDied",
@@ -316,6 +310,7 @@ __all__ = [
     "WorkerTotals",
     "__version__",
     "credential_for",
+    "open_analyzer",
     "open_redis",
     "open_store",
     "open_store_reader",
@@ -326,34 +321,22 @@ __all__ = [
     "report_from_json",
     "to_json",
     "visible",
-    "with_analysis_cache",
-    "with_analysis_memory_limit",
     "with_analysis_time_limit",
     "with_analysis_timeout",
-    "with_ca_bundle",
-    "with_clone_depth",
-    "with_clone_memory_limit",
     "with_clone_timeout",
     "with_clone_weight",
-    "with_connect_timeout",
     "with_event_hook",
     "with_global_limiter",
     "with_host_limit",
     "with_host_limiter",
     "with_incremental",
     "with_keep_clones",
-    "with_low_speed_limit",
-    "with_max_concurrent_analyses",
     "with_max_concurrent_clones",
-    "with_max_repo_size",
     "with_memory_budget",
     "with_netrc",
-    "with_read_timeout",
     "with_remote_head_limit",
     "with_repository_timeout",
     "with_result_store",
-    "with_ssh_command",
     "with_stuck_threshold",
     "with_token",
-    "with_work_dir",
 ]

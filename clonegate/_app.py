@@ -1,78 +1,99 @@
-"""The composition root: the adapters a use case runs when the caller gives none (ADR 0001).
+"""The composition root: every collaborator of the default use case, built in one place
+(ADR 0017).
 
-The only module that knows both the use case and the adapters. ``clonegate/__init__``
-imports it, so ``AnalyzeUseCase(...)`` clones with dulwich and analyzes with
-tree-sitter out of the box, while the use case module itself names neither.
+The only module that knows both the use case and the adapters. :func:`open_analyzer`
+declares the zygote's preloads, opens the worker pool and the result store, builds the
+VCS and the analyzer with that pool passed to them, the memory sensor, and the use case
+with those ports.
+Nothing here runs at import: no class attribute is set, no list grows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from contextlib import AbstractAsyncContextManager
-
-import trio
+import dataclasses
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from ._adapters.analysis.analyzer import TestInventoryAnalyzer
+from ._adapters.analysis.settings import AnalysisSettings
 from ._adapters.git.dulwich_vcs import DulwichVCS
+from ._adapters.git.settings import CloneSettings
 from ._adapters.memory import SystemMemorySensor
-from ._adapters.workers import open_worker_pool
-from ._domain.inventory import Analyzer
+from ._adapters.preloads import ZYGOTE_PRELOAD
+from ._adapters.workers import WorkerPool, open_worker_pool
 from ._domain.memory import MemorySensor
-from ._domain.store import AnalysisCache
-from ._domain.vcs import VCS
 from ._usecase.analyze import AnalyzeUseCase
-from ._usecase.options import UseCaseConfig
+from ._usecase.options import Option, UseCaseConfig, with_result_store
+
+if TYPE_CHECKING:  # SQLite is loaded only for a program that keeps results
+    from ._adapters.store import SQLiteStore, StoreSettings
+
+__all__ = ["compose", "open_analyzer"]
 
 
-class DefaultWiring:
-    """DulwichVCS and TestInventoryAnalyzer, in worker processes shared by a batch."""
+@asynccontextmanager
+async def open_analyzer(
+    *options: Option,
+    clone: CloneSettings | None = None,
+    analysis: AnalysisSettings | None = None,
+    store: StoreSettings | None = None,
+    memory_sensor: MemorySensor | None = None,
+) -> AsyncIterator[AnalyzeUseCase]:
+    """A use case that clones with dulwich and analyzes with tree-sitter, its worker
+    processes alive until the block ends::
 
-    def vcs(self, config: UseCaseConfig) -> VCS:
-        keep = config.keep_clones
-        return DulwichVCS(
-            depth=config.clone_depth,
-            checkout=keep,
-            connect_timeout=config.connect_timeout,
-            read_timeout=config.read_timeout,
-            work_dir=None if keep else config.work_dir,
-            keep_in=config.work_dir if keep else None,
-            ssh_command=config.ssh_command,
-            ca_bundle=config.ca_bundle,
-            max_repo_size=config.max_repo_size,
-            max_memory=config.clone_memory_limit,
-            low_speed_limit=config.low_speed_limit,
-            low_speed_time=config.low_speed_time,
+        shallow = CloneSettings(depth=1)
+        async with open_analyzer(with_max_concurrent_clones(4), clone=shallow) as uc:
+            report = await uc.execute("https://github.com/pallets/flask.git")
+
+    ``options``: the use case's own (``with_*``). ``clone``, ``analysis``: the
+    adapters' settings (defaults when None). With :func:`with_keep_clones` the clones
+    also get their working tree. ``store``: a result store opened for the block, where
+    every report is kept (:func:`with_result_store`) and, unless its ``cache_limit`` is
+    0, the analyzer's per-file cache. ``memory_sensor``: what a memory budget reads
+    (the system's cgroup and ``/proc`` by default). On leaving, every worker process is
+    killed and waited for, and the store closed.
+    """
+    async with (
+        open_worker_pool(preload=ZYGOTE_PRELOAD) as pool,
+        _opened(store) as kept,
+    ):
+        if kept is not None and store is not None:
+            options = (*options, with_result_store(kept))
+            if store.cache_limit:
+                analysis = dataclasses.replace(analysis or AnalysisSettings(), cache=kept)
+        yield compose(
+            *options, pool=pool, clone=clone, analysis=analysis, memory_sensor=memory_sensor
         )
 
-    def analyzer(self, config: UseCaseConfig) -> Analyzer:
-        cache = config.analysis_cache
-        if cache is not None and config.refresh_cache:
-            cache = _Refreshing(cache)
-        return TestInventoryAnalyzer(
-            processes=config.max_concurrent_analyses,
-            cache=cache,
-            max_memory=config.analysis_memory_limit,
-        )
 
-    def batch_scope(self) -> AbstractAsyncContextManager[object]:
-        return open_worker_pool()
+@asynccontextmanager
+async def _opened(settings: StoreSettings | None) -> AsyncIterator[SQLiteStore | None]:
+    """The store of ``settings``, open for the block; None without settings."""
+    if settings is None:
+        yield None
+        return
+    from ._adapters.store import open_store
 
-    def memory_sensor(self) -> MemorySensor:
-        return SystemMemorySensor()
+    async with open_store(settings.path, cache_limit=max(settings.cache_limit, 1)) as store:
+        yield store
 
 
-class _Refreshing:
-    """A cache that is written and never read: every file is parsed again (``--force``)."""
-
-    def __init__(self, cache: AnalysisCache) -> None:
-        self._cache = cache
-
-    async def lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
-        await trio.lowlevel.checkpoint()
-        return {}
-
-    async def keep(self, entries: Mapping[bytes, bytes]) -> None:
-        await self._cache.keep(entries)
-
-
-AnalyzeUseCase.wiring = DefaultWiring()
+def compose(
+    *options: Option,
+    pool: WorkerPool | None,
+    clone: CloneSettings | None = None,
+    analysis: AnalysisSettings | None = None,
+    memory_sensor: MemorySensor | None = None,
+) -> AnalyzeUseCase:
+    """The use case :func:`open_analyzer` yields, its adapters' jobs in ``pool`` (None:
+    the ``trio.run``'s own pool, for a caller outside any block: tests, benchmarks)."""
+    config = UseCaseConfig.of(options)
+    clone = clone if clone is not None else CloneSettings()
+    if config.keep_clones:  # a kept clone is for the user to open: with its files
+        clone = dataclasses.replace(clone, checkout=True)
+    vcs = DulwichVCS(clone, pool=pool)
+    analyzer = TestInventoryAnalyzer(analysis, pool=pool)
+    sensor = memory_sensor if memory_sensor is not None else SystemMemorySensor()
+    return AnalyzeUseCase(*options, vcs=vcs, analyzer=analyzer, memory_sensor=sensor)

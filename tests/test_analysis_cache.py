@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import AnalysisReport, AnalyzerStatistics, ClonedSource, TestInventoryAnalyzer
+from clonegate import (
+    AnalysisReport,
+    AnalysisSettings,
+    AnalyzerStatistics,
+    ClonedSource,
+    TestInventoryAnalyzer,
+)
 from clonegate._adapters.analysis import analyzer as analyzer_module
 from clonegate._adapters.analysis.cache_keys import (
     UndecodableValue,
@@ -34,7 +40,6 @@ from clonegate._domain.inventory import (
     TestFile,
     TestStatus,
     TestSuite,
-    VersionedAnalyzer,
 )
 from clonegate._domain.store import StoreError
 
@@ -160,7 +165,7 @@ class FailingCache(MemoryCache):
 async def _analyze(
     source: ClonedSource, cache: MemoryCache | None = None
 ) -> tuple[AnalysisReport, AnalyzerStatistics]:
-    analyzer = TestInventoryAnalyzer(processes=2, cache=cache)
+    analyzer = TestInventoryAnalyzer(AnalysisSettings(processes=2, cache=cache))
     report = await analyzer.analyze(source)
     return report, analyzer.statistics()
 
@@ -214,8 +219,7 @@ async def test_a_version_bump_misses_everything(
     cache = MemoryCache()
     await _analyze(forks["a"], cache)
     monkeypatch.setattr(analyzer_module, "ANALYZER_VERSION", "clonegate-analyzer/bumped")
-    analyzer = TestInventoryAnalyzer(processes=2, cache=cache)
-    assert isinstance(analyzer, VersionedAnalyzer)
+    analyzer = TestInventoryAnalyzer(AnalysisSettings(processes=2, cache=cache))
     assert analyzer.version == "clonegate-analyzer/bumped"
     report = await analyzer.analyze(forks["a"])
     assert analyzer.statistics() == AnalyzerStatistics(CANDIDATES, 0, CANDIDATES, CANDIDATES)
@@ -400,9 +404,9 @@ async def test_a_fully_cached_repository_starts_no_scan_worker(
     jobs: list[str] = []
     real = analyzer_module.run_in_worker  # type: ignore[attr-defined]
 
-    async def counted(function: object, *args: object, **options: object) -> object:
+    async def counted(pool: object, function: object, *args: object, **options: object) -> object:
         jobs.append(getattr(function, "__name__", ""))
-        return await real(function, *args, **options)  # type: ignore[arg-type]
+        return await real(pool, function, *args, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(analyzer_module, "run_in_worker", counted)
     report, stats = await _analyze(forks["a"], cache)

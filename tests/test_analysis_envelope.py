@@ -18,21 +18,19 @@ import trio.testing
 from trio.testing import wait_all_tasks_blocked
 
 from clonegate import (
-    AnalyzeUseCase,
+    AnalysisSettings,
     Event,
     EventKind,
     RepositoryReport,
     RepositoryStatus,
     TestInventoryAnalyzer,
     open_worker_pool,
-    with_analysis_memory_limit,
     with_analysis_time_limit,
     with_event_hook,
-    with_max_concurrent_analyses,
     with_max_concurrent_clones,
     with_repository_timeout,
 )
-from clonegate._adapters.workers import current_pool
+from clonegate._app import compose
 from clonegate._domain.inventory import ScanError
 
 from .processes import pid_alive
@@ -91,16 +89,6 @@ async def test_a_plain_repository_beside_two_hostile_ones_finishes_ok_in_real_wo
         if event.kind is EventKind.ANALYZING and event.url == plain:
             plain_analyzing.set()
 
-    uc = AnalyzeUseCase(
-        with_max_concurrent_clones(3),
-        with_max_concurrent_analyses(2),
-        with_repository_timeout(100),
-        with_analysis_time_limit(60),
-        with_event_hook(record),
-    )
-    assert isinstance(uc._analyzer, TestInventoryAnalyzer)
-    cpus = uc._analyzer._limiter
-    assert cpus is not None
     reports: dict[str, RepositoryReport] = {}
 
     async def run(url: str) -> None:
@@ -110,6 +98,17 @@ async def test_a_plain_repository_beside_two_hostile_ones_finishes_ok_in_real_wo
     async with trio.open_nursery() as nursery:
         await nursery.start(gate.serve)
         async with open_worker_pool(init=gate.init_for_marked_listings) as pool:
+            uc = compose(
+                with_max_concurrent_clones(3),
+                with_repository_timeout(100),
+                with_analysis_time_limit(60),
+                with_event_hook(record),
+                analysis=AnalysisSettings(processes=2),
+                pool=pool,
+            )
+            assert isinstance(uc._analyzer, TestInventoryAnalyzer)
+            cpus = uc._analyzer._limiter
+            assert cpus is not None
             async with trio.open_nursery() as inner:
                 for url in hostile:
                     inner.start_soon(run, url)
@@ -152,12 +151,12 @@ def _out_of_memory(report: RepositoryReport, path: str) -> bool:
 async def test_an_analysis_past_its_memory_cap_fails_alone_and_the_pool_serves_the_next(
     served: GitDaemon, language: str
 ) -> None:
-    uc = AnalyzeUseCase(with_analysis_memory_limit(CAP), with_max_concurrent_analyses(1))
-    async with uc.session():
+    async with open_worker_pool() as pool:
+        uc = compose(analysis=AnalysisSettings(max_memory=CAP, processes=1), pool=pool)
         big = await uc.execute(served.url(f"big-{language}"))
-        after_big = current_pool().statistics()
+        after_big = pool.statistics()
         plain = await uc.execute(served.url("plain"))
-        after_plain = current_pool().statistics()
+        after_plain = pool.statistics()
     # The same pool (its zygote) analyzed the next repository.
     assert after_plain.zygote_pid == after_big.zygote_pid is not None
     path, _ = BIG_FILES[language]
@@ -215,13 +214,14 @@ async def _scan_in_a_served_worker(
     listing = scan.list_commit(bare, commit)
     async with open_worker_pool() as pool:
         part = await run_in_worker(
+            pool,
             scan.scan_part,
             *(bare, listing.candidates, listing.scopes, True),
             memory_allowance=allowance,
             reuse="analysis",
         )
         started = pool.statistics().workers_started
-        await run_in_worker(scan.list_commit, bare, commit, reuse="analysis")
+        await run_in_worker(pool, scan.list_commit, bare, commit, reuse="analysis")
         replaced = pool.statistics().workers_started > started
     values = dict(zip((p for p, _ in listing.candidates), part.values, strict=True))
     assert values["tests/test_ok.py"] is not None  # the rest of the part was scanned

@@ -15,6 +15,7 @@ import pytest
 
 from clonegate import (
     ANALYZER_VERSION,
+    CloneSettings,
     DulwichVCS,
     Inventory,
     TestCase,
@@ -263,7 +264,7 @@ async def test_analyzer_end_to_end_in_a_worker(
     root, head = fixture_repo
     with git_daemon(root) as daemon:
         for checkout in (False, True):
-            source = await DulwichVCS(checkout=checkout, work_dir=tmp_path).clone(
+            source = await DulwichVCS(CloneSettings(checkout=checkout, work_dir=tmp_path)).clone(
                 daemon.url("inventory")
             )
             try:

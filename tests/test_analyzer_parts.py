@@ -10,7 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer
+from clonegate import ClonedSource, CloneSettings, DulwichVCS, TestInventoryAnalyzer
 from clonegate._adapters.analysis.analyzer import _all, split
 from clonegate._adapters.analysis.results import MIN_FILES_PER_PART, PartResult, ScanResult
 from clonegate._adapters.analysis.scan import list_commit, list_or_scan, scan_commit, scan_part
@@ -94,21 +94,23 @@ async def test_a_small_repository_is_one_job_and_a_large_one_is_split(
     jobs: list[str] = []
     real = analyzer_module.run_in_worker  # type: ignore[attr-defined]
 
-    async def counted(function: Callable[..., object], *args: object, **options: str) -> object:
+    async def counted(
+        pool: object, function: Callable[..., object], *args: object, **options: str
+    ) -> object:
         jobs.append(function.__name__)
-        return await real(function, *args, **options)  # type: ignore[arg-type]
+        return await real(pool, function, *args, **options)  # type: ignore[arg-type]
 
     monkeypatch.setattr(analyzer_module, "run_in_worker", counted)
     cpus = default_worker_limiter()
     cpus.total_tokens = 2
     source = await _clone(suite_daemon, tmp_path)
     try:
-        async with open_worker_pool():
-            large = await TestInventoryAnalyzer().analyze(source)
+        async with open_worker_pool() as pool:
+            large = await TestInventoryAnalyzer(pool=pool).analyze(source)
             assert jobs == ["list_or_scan", "scan_part", "scan_part"]
             jobs.clear()
             cpus.total_tokens = 1  # one part: listed and scanned in one job
-            single = await TestInventoryAnalyzer().analyze(source)
+            single = await TestInventoryAnalyzer(pool=pool).analyze(source)
             assert jobs == ["list_or_scan"]
     finally:
         await source.aclose()
@@ -117,7 +119,7 @@ async def test_a_small_repository_is_one_job_and_a_large_one_is_split(
 
 
 async def _clone(daemon: GitDaemon, work: Path) -> ClonedSource:
-    return await DulwichVCS(work_dir=work).clone(daemon.url("suite"))
+    return await DulwichVCS(CloneSettings(work_dir=work)).clone(daemon.url("suite"))
 
 
 async def test_one_analysis_uses_every_cpu_and_gives_the_single_process_report(
@@ -126,16 +128,15 @@ async def test_one_analysis_uses_every_cpu_and_gives_the_single_process_report(
     cpus = default_worker_limiter()
     cpus.total_tokens = 2  # as on the two-core machines CI runs on, whatever this one has
     source = await _clone(suite_daemon, tmp_path)
-    analyzer = TestInventoryAnalyzer()
     gate = WorkerGate()
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(gate.serve)
-            async with open_worker_pool(init=gate.init), trio.open_nursery() as inner:
+            async with open_worker_pool(init=gate.init) as pool, trio.open_nursery() as inner:
                 reports = []
 
                 async def analyze() -> None:
-                    reports.append(await analyzer.analyze(source))
+                    reports.append(await TestInventoryAnalyzer(pool=pool).analyze(source))
 
                 inner.start_soon(analyze)
                 # Both parts are inside workers at the same time, in two processes.
@@ -144,7 +145,7 @@ async def test_one_analysis_uses_every_cpu_and_gives_the_single_process_report(
                 await gate.open()
             nursery.cancel_scope.cancel()
         cpus.total_tokens = 1  # one part, in the default (ungated) workers
-        single_report = await analyzer.analyze(source)
+        single_report = await TestInventoryAnalyzer().analyze(source)
     finally:
         await source.aclose()
     (split_report,) = reports
@@ -167,10 +168,10 @@ async def test_analyses_at_once_share_the_cpus(suite_daemon: GitDaemon, tmp_path
         async with trio.open_nursery() as nursery:
             await nursery.start(gate.serve)
             # A fresh pool: new workers are ours.
-            async with open_worker_pool(init=gate.init), trio.open_nursery() as inner:
+            async with open_worker_pool(init=gate.init) as pool, trio.open_nursery() as inner:
 
                 async def analyze() -> None:
-                    reports.append(await TestInventoryAnalyzer().analyze(source))
+                    reports.append(await TestInventoryAnalyzer(pool=pool).analyze(source))
 
                 for _ in range(3):
                     inner.start_soon(analyze)
@@ -205,7 +206,7 @@ async def test_cancelling_an_analysis_kills_every_part(
     try:
         async with trio.open_nursery() as nursery:
             await nursery.start(gate.serve)
-            async with open_worker_pool(init=gate.init), trio.open_nursery() as inner:
+            async with open_worker_pool(init=gate.init) as pool, trio.open_nursery() as inner:
                 with trio.CancelScope() as scope:
 
                     async def cancel_when_both_parts_run() -> None:
@@ -213,7 +214,7 @@ async def test_cancelling_an_analysis_kills_every_part(
                         scope.cancel()
 
                     inner.start_soon(cancel_when_both_parts_run)
-                    await TestInventoryAnalyzer().analyze(source)
+                    await TestInventoryAnalyzer(pool=pool).analyze(source)
                 # Checked inside the pool's scope: leaving it would stop its workers anyway.
                 assert scope.cancelled_caught
                 busy = set(gate.checked_in)

@@ -4,7 +4,7 @@ synthetic readings, and the gate's accounting through the use case with a fake V
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,11 +17,14 @@ from clonegate import (
     AnalyzeUseCase,
     Batch,
     ClonedSource,
+    CloneSettings,
+    Credential,
     DulwichVCS,
     Event,
     EventKind,
     MemoryReading,
     PressureController,
+    RemoteHead,
     TooLargeError,
     WeightedSemaphore,
     open_store,
@@ -213,6 +216,11 @@ class PeakVCS:
     """A clone per URL that waits for the test's go-ahead, then reports ``peaks[url]``
     (bytes) as its peak memory; a peak above ``cap`` fails ``too_large`` like the worker."""
 
+    # The VCS port's figures (ADR 0017): a shallow clone, the default cap, no forecasts.
+    depth: int | None = 1
+    max_memory = 1 << 30
+    opening_memory: int | None = None
+
     def __init__(self, tmp: Path, peaks: dict[str, int], cap: int) -> None:
         self.tmp, self.peaks, self.cap = tmp, peaks, cap
         self.go: dict[str, trio.Event] = {u: trio.Event() for u in peaks}
@@ -226,6 +234,7 @@ class PeakVCS:
         *,
         credential: object = None,
         on_ready: Callable[[], object] | None = None,
+        on_memory: Callable[[int], Awaitable[object]] | None = None,
     ) -> ClonedSource:
         self.running.add(url)
         self.entered[url].set()
@@ -251,6 +260,9 @@ class PeakVCS:
             peak_memory=self.peaks[url],
             remove=discard,
         )
+
+    async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
+        raise NotImplementedError(f"{type(self).__name__} lists no remote HEAD")
 
 
 async def test_the_budget_admits_by_learned_estimates_and_never_overcommits(
@@ -394,7 +406,9 @@ def test_budget_option_values() -> None:
         with_memory_budget("auto"), vcs=vcs, analyzer=analyzer, memory_sensor=sensor
     )
     assert uc.clone_gate_statistics().memory_budget == 3072  # 3/4 of what is available
-    uc = AnalyzeUseCase(with_memory_budget("1.5G"), vcs=vcs, analyzer=analyzer)
+    uc = AnalyzeUseCase(
+        with_memory_budget("1.5G"), vcs=vcs, analyzer=analyzer, memory_sensor=sensor
+    )
     assert uc.clone_gate_statistics().memory_budget == 1536
     assert AnalyzeUseCase(vcs=vcs, analyzer=analyzer).clone_gate_statistics().memory_size is None
 
@@ -406,7 +420,9 @@ async def test_a_real_clone_reports_its_own_peak_memory(daemon: GitDaemon, tmp_p
     """The peak the budget learns from is the clone's own: above the zygote's pages
     the worker shares, far below the worker's whole resident size."""
     async with open_worker_pool() as pool:
-        source = await DulwichVCS(work_dir=tmp_path).clone(daemon.url("basic"))
+        source = await DulwichVCS(CloneSettings(work_dir=tmp_path), pool=pool).clone(
+            daemon.url("basic")
+        )
         await source.aclose()
         # The clone's worker serves the next clone: alive, idle, its high-water mark
         # that of the clone (reset when the job began).

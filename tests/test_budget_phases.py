@@ -22,10 +22,12 @@ import trio.testing
 from clonegate import (
     AnalyzeUseCase,
     ClonedSource,
+    CloneSettings,
+    Credential,
     DulwichVCS,
-    MemoryForecasts,
     MemoryReading,
     PressureController,
+    RemoteHead,
     WeightedSemaphore,
     with_clone_timeout,
     with_max_concurrent_clones,
@@ -235,6 +237,10 @@ def test_the_opening_figure_is_used_until_something_is_learned() -> None:
 class ForecastingVCS:
     """Each clone asks for ``need`` bytes once it is ready, then takes ``seconds``."""
 
+    # The VCS port's figures (ADR 0017): a shallow clone, the default cap, forecasts.
+    depth: int | None = 1
+    max_memory = 1 << 30
+
     opening_memory = 8 * MiB
 
     def __init__(self, tmp: Path, need: int, seconds: dict[str, float]) -> None:
@@ -258,6 +264,9 @@ class ForecastingVCS:
         path.mkdir()
         return ClonedSource(url, path, "main", "a" * 40, WHEN, 1, False, path, remove=discard)
 
+    async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
+        raise NotImplementedError(f"{type(self).__name__} lists no remote HEAD")
+
 
 class Calm:
     def read(self) -> MemoryReading:
@@ -271,7 +280,6 @@ async def test_the_clone_timeout_stops_while_a_clone_waits_for_memory(
     # Each needs the whole budget: one at a time, each waiting 50 s or more for it,
     # under a clone timeout of 60 s. The last takes 61 s once it has its memory.
     vcs = ForecastingVCS(tmp_path, 100 * MiB, dict(zip(urls, [50.0, 50.0, 61.0], strict=True)))
-    assert isinstance(vcs, MemoryForecasts)
     uc = AnalyzeUseCase(
         with_max_concurrent_clones(3),
         with_memory_budget("100M"),
@@ -289,8 +297,7 @@ async def test_the_clone_timeout_stops_while_a_clone_waits_for_memory(
 
 
 def test_dulwich_forecasts_its_memory() -> None:
-    assert isinstance(DulwichVCS(), MemoryForecasts)
-    assert DulwichVCS.opening_memory == pack_forecast.FIRST_PASS_BASE
+    assert DulwichVCS().opening_memory == pack_forecast.FIRST_PASS_BASE
 
 
 # The pack's forecast -------------------------------------------------------------------
@@ -385,8 +392,8 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
         await trio.lowlevel.checkpoint()
 
     with git_daemon(served) as daemon:
-        async with open_worker_pool():
-            vcs = DulwichVCS(depth=None, work_dir=tmp_path)
+        async with open_worker_pool() as pool:
+            vcs = DulwichVCS(CloneSettings(depth=None, work_dir=tmp_path), pool=pool)
             source = await vcs.clone(daemon.url("history"), on_memory=on_memory)
             await source.aclose()
             plain = await vcs.clone(daemon.url("history"))

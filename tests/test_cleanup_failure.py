@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 import clonegate._adapters.clones
-from clonegate import DulwichVCS, RepositoryNotFoundError
+from clonegate import CloneSettings, DulwichVCS, RepositoryNotFoundError
 
 from .servers import GitDaemon
 
@@ -60,7 +60,7 @@ async def test_a_kept_clone_whose_clean_up_fails_raises_its_own_error(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     keep = tmp_path / "keep"
-    vcs = DulwichVCS(checkout=True, keep_in=keep)
+    vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=keep))
     with caplog.at_level(logging.WARNING), pytest.raises(RepositoryNotFoundError):
         await vcs.clone(daemon.url("missing"), on_ready=descriptors.take_all)
     descriptors.give_back()
@@ -86,7 +86,7 @@ async def test_a_private_clone_whose_clean_up_fails_raises_its_own_error(
     monkeypatch.setattr(clonegate._adapters.clones, "remove_tree", cannot_remove)
     work = tmp_path / "work"
     work.mkdir()
-    vcs = DulwichVCS(work_dir=work)
+    vcs = DulwichVCS(CloneSettings(work_dir=work))
     with caplog.at_level(logging.WARNING), pytest.raises(RepositoryNotFoundError):
         await vcs.clone(daemon.url("missing"))
     (warning,) = _warnings(caplog)

@@ -19,6 +19,7 @@ from clonegate import (
     AuthenticationError,
     CloneCancelledError,
     ClonedSource,
+    CloneSettings,
     CloneTimeoutError,
     Credential,
     DulwichVCS,
@@ -78,7 +79,7 @@ async def test_shallow_single_branch_clone(
     work_dir: Path,
 ) -> None:
     url = (daemon if transport == "git" else http_server).url("basic")
-    source = await DulwichVCS(work_dir=work_dir).clone(url)
+    source = await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(url)
     try:
         _assert_shallow_single_branch(source, repos["basic"])
         assert source.url == url
@@ -101,7 +102,7 @@ async def test_shallow_single_branch_clone(
 async def test_the_remote_heads_branch_is_followed(
     daemon: GitDaemon, repos: dict[str, FixtureRepo], work_dir: Path
 ) -> None:
-    source = await DulwichVCS(work_dir=work_dir).clone(daemon.url("trunk"))
+    source = await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(daemon.url("trunk"))
     try:
         _assert_shallow_single_branch(source, repos["trunk"])
     finally:
@@ -111,7 +112,7 @@ async def test_the_remote_heads_branch_is_followed(
 async def test_full_depth_and_checkout(
     daemon: GitDaemon, repos: dict[str, FixtureRepo], work_dir: Path
 ) -> None:
-    vcs = DulwichVCS(depth=None, checkout=True, work_dir=work_dir)
+    vcs = DulwichVCS(CloneSettings(depth=None, checkout=True, work_dir=work_dir))
     source = await vcs.clone(daemon.url("trunk"))
     try:
         assert source.has_worktree
@@ -144,8 +145,10 @@ async def test_local_paths_only_when_allowed(
     local = str(repo_root / "basic.git")
     for url in (local, f"file://{local}"):
         with pytest.raises(InvalidURLError, match="not allowed"):
-            await DulwichVCS(work_dir=work_dir).clone(url)
-    source = await DulwichVCS(allow_local=True, work_dir=work_dir).clone(f"file://{local}")
+            await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(url)
+    source = await DulwichVCS(CloneSettings(work_dir=work_dir), allow_local=True).clone(
+        f"file://{local}"
+    )
     try:
         assert source.commit == repos["basic"].head
         assert source.branch == "main"
@@ -155,7 +158,7 @@ async def test_local_paths_only_when_allowed(
 
 async def test_empty_repository(daemon: GitDaemon, work_dir: Path) -> None:
     with pytest.raises(EmptyRepositoryError, match="no commits") as caught:
-        await DulwichVCS(work_dir=work_dir).clone(daemon.url("empty"))
+        await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(daemon.url("empty"))
     assert caught.value.kind is ErrorKind.EMPTY
     assert list(work_dir.iterdir()) == []
 
@@ -166,7 +169,7 @@ async def test_missing_repository(
 ) -> None:
     url = (daemon if transport == "git" else http_server).url("no-such-repo")
     with pytest.raises(RepositoryNotFoundError) as caught:
-        await DulwichVCS(work_dir=work_dir).clone(url)
+        await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(url)
     assert str(caught.value).startswith(f"{url}: repository not found")
     assert list(work_dir.iterdir()) == []
 
@@ -178,7 +181,7 @@ async def test_connection_refused(scheme: str, work_dir: Path) -> None:
         server_program("ssh", "openssh-client")
     url = f"{scheme}://127.0.0.1:{free_port()}/x.git"
     with pytest.raises(TransportError, match="connection refused"):
-        await DulwichVCS(work_dir=work_dir).clone(url)
+        await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(url)
     assert list(work_dir.iterdir()) == []
 
 
@@ -188,7 +191,9 @@ async def test_unknown_host(scheme: str, work_dir: Path) -> None:
     if scheme == "ssh":
         server_program("ssh", "openssh-client")
     with pytest.raises(TransportError, match="unknown host"):
-        await DulwichVCS(work_dir=work_dir).clone(f"{scheme}://no-such-host.invalid/x.git")
+        await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(
+            f"{scheme}://no-such-host.invalid/x.git"
+        )
     assert list(work_dir.iterdir()) == []
 
 
@@ -201,7 +206,7 @@ async def test_silent_server_times_out(scheme: str, work_dir: Path) -> None:
         trio.fail_after(60),
         pytest.raises(CloneTimeoutError, match="1 s read timeout"),
     ):
-        await DulwichVCS(read_timeout=1, work_dir=work_dir).clone(
+        await DulwichVCS(CloneSettings(read_timeout=1, work_dir=work_dir)).clone(
             f"{scheme}://127.0.0.1:{port}/x.git"
         )
     assert list(work_dir.iterdir()) == []
@@ -210,7 +215,7 @@ async def test_silent_server_times_out(scheme: str, work_dir: Path) -> None:
 @pytest.mark.parametrize("scheme", ["git", "http"])
 async def test_garbage_server(scheme: str, work_dir: Path) -> None:
     with raw_tcp_server(answer_garbage) as port, pytest.raises(ProtocolError) as caught:
-        await DulwichVCS(read_timeout=5, work_dir=work_dir).clone(
+        await DulwichVCS(CloneSettings(read_timeout=5, work_dir=work_dir)).clone(
             f"{scheme}://127.0.0.1:{port}/x.git"
         )
     assert caught.value.kind is ErrorKind.PROTOCOL
@@ -228,7 +233,7 @@ async def test_authentication(
 ) -> None:
     caplog.set_level(logging.DEBUG)
     server, ca_bundle = https_server
-    vcs = DulwichVCS(work_dir=work_dir, ca_bundle=ca_bundle)
+    vcs = DulwichVCS(CloneSettings(work_dir=work_dir, ca_bundle=ca_bundle))
     url = server.url("basic", private=True)
     host = f"127.0.0.1:{server.port}"
     token = Credential.token(TOKEN, host)
@@ -282,7 +287,7 @@ async def test_authentication(
 )
 async def test_secrets_in_invalid_urls_are_not_shown(url: str, work_dir: Path) -> None:
     with pytest.raises(InvalidURLError) as caught:
-        await DulwichVCS(work_dir=work_dir).clone(url)
+        await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(url)
     assert "s3cr3t" not in str(caught.value)
 
 
@@ -309,7 +314,9 @@ async def test_server_killed_mid_clone(
             with pytest.raises(
                 TransportError, match="connection broke during the transfer"
             ) as caught:
-                await DulwichVCS(work_dir=work_dir).clone(f"git://127.0.0.1:{proxy.port}/big.git")
+                await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(
+                    f"git://127.0.0.1:{proxy.port}/big.git"
+                )
             nursery.cancel_scope.cancel()
     assert proxy.forwarded < BIG_BLOB_BYTES  # really mid-transfer
     assert caught.value.kind is ErrorKind.TRANSPORT
@@ -328,7 +335,7 @@ async def test_on_ready_comes_after_the_worker_starts_and_before_the_clone(
         def ready() -> None:
             at_ready.append((worker_pids(), proxy.connections, pool.statistics().workers_started))
 
-        source = await DulwichVCS(work_dir=work_dir).clone(
+        source = await DulwichVCS(CloneSettings(work_dir=work_dir), pool=pool).clone(
             f"git://127.0.0.1:{proxy.port}/basic.git", on_ready=ready
         )
         started = pool.statistics().workers_started
@@ -348,8 +355,8 @@ async def test_clones_share_a_worker_until_one_fails(
 ) -> None:
     # A fork and its teardown cost more CPU than a small clone (ADR 0003): clone after
     # clone runs in one served worker, which ends after a failed one.
-    vcs = DulwichVCS(work_dir=work_dir)
     async with open_worker_pool() as pool:
+        vcs = DulwichVCS(CloneSettings(work_dir=work_dir), pool=pool)
         for name in ("basic", "trunk", "basic"):
             source = await vcs.clone(daemon.url(name))
             assert source.commit == repos[name].head
@@ -370,7 +377,7 @@ async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
 ) -> None:
     proxy = ThrottlingProxy(daemon.port)
     busy: set[int] = set()
-    async with open_worker_pool(), trio.open_nursery() as nursery:
+    async with open_worker_pool() as pool, trio.open_nursery() as nursery:
         await nursery.start(proxy.serve)
         with trio.fail_after(60), trio.CancelScope() as scope:
 
@@ -381,7 +388,9 @@ async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
                 scope.cancel()
 
             nursery.start_soon(cancel_when_transferring)
-            await DulwichVCS(work_dir=work_dir).clone(f"git://127.0.0.1:{proxy.port}/big.git")
+            await DulwichVCS(CloneSettings(work_dir=work_dir), pool=pool).clone(
+                f"git://127.0.0.1:{proxy.port}/big.git"
+            )
         forwarded_at_return = proxy.forwarded
         nursery.cancel_scope.cancel()
     assert scope.cancelled_caught
@@ -395,7 +404,7 @@ async def test_cancellation_mid_transfer_kills_the_worker_and_cleans_up(
 
 async def test_worker_killed_from_outside(daemon: GitDaemon, work_dir: Path) -> None:
     proxy = ThrottlingProxy(daemon.port)
-    async with open_worker_pool(), trio.open_nursery() as nursery:
+    async with open_worker_pool() as pool, trio.open_nursery() as nursery:
         await nursery.start(proxy.serve)
 
         async def kill_the_busy_worker() -> None:
@@ -405,14 +414,16 @@ async def test_worker_killed_from_outside(daemon: GitDaemon, work_dir: Path) -> 
 
         nursery.start_soon(kill_the_busy_worker)
         with pytest.raises(CloneCancelledError, match="worker process died"):
-            await DulwichVCS(work_dir=work_dir).clone(f"git://127.0.0.1:{proxy.port}/big.git")
+            await DulwichVCS(CloneSettings(work_dir=work_dir), pool=pool).clone(
+                f"git://127.0.0.1:{proxy.port}/big.git"
+            )
         nursery.cancel_scope.cancel()
     assert list(work_dir.iterdir()) == []
 
 
 async def test_unusable_work_dir(daemon: GitDaemon, tmp_path: Path) -> None:
     with pytest.raises(StorageError, match="cannot create a work directory"):
-        await DulwichVCS(work_dir=tmp_path / "missing").clone(daemon.url("basic"))
+        await DulwichVCS(CloneSettings(work_dir=tmp_path / "missing")).clone(daemon.url("basic"))
     with pytest.raises(StorageError, match="no such directory"):
         await DulwichVCS().clone(daemon.url("basic"), tmp_path / "missing" / "here")
 
@@ -430,14 +441,14 @@ async def test_unusable_work_dir(daemon: GitDaemon, tmp_path: Path) -> None:
 )
 async def test_invalid_urls_fail_before_any_work(url: str, reason: str, work_dir: Path) -> None:
     with pytest.raises(InvalidURLError, match=reason):
-        await DulwichVCS(work_dir=work_dir).clone(url)
+        await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(url)
     assert list(work_dir.iterdir()) == []
 
 
 def test_options_are_validated() -> None:
     for bad in ({"depth": 0}, {"depth": True}, {"read_timeout": 0}, {"connect_timeout": -1}):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            DulwichVCS(**bad)
+            CloneSettings(**bad)
 
 
 async def test_https_with_a_private_ca(
@@ -447,9 +458,11 @@ async def test_https_with_a_private_ca(
     url = server.url("basic", private=True)
     token = Credential.token(TOKEN, f"127.0.0.1:{server.port}")
     with pytest.raises(TransportError, match=r"certificate verification failed") as refused:
-        await DulwichVCS(work_dir=work_dir).clone(url, credential=token)
+        await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(url, credential=token)
     assert "--ca-bundle FILE" in refused.value.reason  # what to do about it (issue 38)
-    source = await DulwichVCS(ca_bundle=ca_bundle, work_dir=work_dir).clone(url, credential=token)
+    source = await DulwichVCS(CloneSettings(ca_bundle=ca_bundle, work_dir=work_dir)).clone(
+        url, credential=token
+    )
     try:
         _assert_shallow_single_branch(source, repos["basic"])
         assert TOKEN not in (source.path / "config").read_text()
@@ -461,7 +474,7 @@ async def test_https_with_a_private_ca(
 async def test_ssh(
     sshd: SshServer, repo_root: Path, repos: dict[str, FixtureRepo], work_dir: Path
 ) -> None:
-    vcs = DulwichVCS(ssh_command=sshd.ssh_command, work_dir=work_dir)
+    vcs = DulwichVCS(CloneSettings(ssh_command=sshd.ssh_command, work_dir=work_dir))
     source = await vcs.clone(sshd.url(repo_root, "trunk"))
     try:
         _assert_shallow_single_branch(source, repos["trunk"])
@@ -471,13 +484,18 @@ async def test_ssh(
         await vcs.clone(sshd.url(repo_root, "no-such-repo"))
     # No key the server accepts, and BatchMode: a clear failure, never a prompt.
     stranger = DulwichVCS(
-        ssh_command=sshd.ssh_command.replace("client_ed25519", "no-such-key"), work_dir=work_dir
+        CloneSettings(
+            ssh_command=sshd.ssh_command.replace("client_ed25519", "no-such-key"), work_dir=work_dir
+        )
     )
     with pytest.raises(AuthenticationError, match="permission denied"):
         await stranger.clone(sshd.url(repo_root, "trunk"))
     # An unknown host key is refused, not accepted blindly.
     trusting_nobody = DulwichVCS(
-        ssh_command=sshd.ssh_command.replace("known_hosts", "empty_known_hosts"), work_dir=work_dir
+        CloneSettings(
+            ssh_command=sshd.ssh_command.replace("known_hosts", "empty_known_hosts"),
+            work_dir=work_dir,
+        )
     )
     with pytest.raises(TransportError, match="host key verification failed"):
         await trusting_nobody.clone(sshd.url(repo_root, "trunk"))
@@ -493,7 +511,7 @@ async def test_cancelling_an_ssh_clone_kills_the_ssh_process(
     fake_ssh = tmp_path / "fake-ssh"
     fake_ssh.write_text(f"#!/bin/sh\necho $$ > {fifo}\nexec sleep 300\n")
     fake_ssh.chmod(0o755)
-    vcs = DulwichVCS(ssh_command=str(fake_ssh), work_dir=work_dir)
+    vcs = DulwichVCS(CloneSettings(ssh_command=str(fake_ssh), work_dir=work_dir))
     async with trio.open_nursery() as nursery:
         nursery.start_soon(vcs.clone, "ssh://git@127.0.0.1/repo.git")
         pid = int(await trio.to_thread.run_sync(fifo.read_text))

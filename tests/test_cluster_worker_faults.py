@@ -21,7 +21,7 @@ import trio
 from coredis.response.types import StreamPendingExt
 
 from clonegate import (
-    AnalyzeUseCase,
+    CloneSettings,
     ClusterWorker,
     LeaseLostError,
     LimiterUnavailableError,
@@ -31,10 +31,10 @@ from clonegate import (
     open_redis,
     with_global_limiter,
     with_max_concurrent_clones,
-    with_work_dir,
 )
 from clonegate._adapters.redis.connection import Redis
 from clonegate._adapters.redis.queue import DEAD, GROUP, JOBS
+from clonegate._app import compose
 
 from .proxy import ThrottlingProxy
 from .redis_server import RedisServer, redis_server
@@ -125,10 +125,11 @@ async def test_infrastructure_errors_put_jobs_back_and_are_never_reported(
             await queue.submit([daemon.url(name) for name in names], run="r")
             workers = []
             for limit in (unreachable, lost):
-                use_case = AnalyzeUseCase(
+                use_case = compose(
                     with_max_concurrent_clones(2),
                     with_global_limiter(limit),
-                    with_work_dir(work),
+                    clone=CloneSettings(work_dir=work),
+                    pool=None,
                 )
                 workers.append(ClusterWorker(queue, use_case))
                 await workers[-1].run(exit_when_done=True)
@@ -173,7 +174,8 @@ async def test_jobs_wait_out_a_limit_whose_redis_is_down(
             await queue.submit([daemon.url(name) for name in names], run="r")
             limit_server.stop()
             worker = ClusterWorker(
-                queue, AnalyzeUseCase(with_max_concurrent_clones(2), with_global_limiter(semaphore))
+                queue,
+                compose(with_max_concurrent_clones(2), with_global_limiter(semaphore), pool=None),
             )
             nursery.start_soon(worker.run)
             while worker.totals.retried < 2 * len(names):  # noqa: ASYNC110 (no event)
@@ -201,7 +203,7 @@ async def test_status_shows_a_job_waiting_to_retry_with_its_reason_redacted(
             # A backoff of an hour: the job stays put back, visibly, never failed.
             queue = RedisWorkQueue(redis, consumer="w", retry_delay=(3600.0, 3600.0))
             await queue.submit([daemon.url(name)], run="r")
-            use_case = AnalyzeUseCase(with_global_limiter(_FailingLimit(1)))
+            use_case = compose(with_global_limiter(_FailingLimit(1)), pool=None)
             worker = ClusterWorker(queue, use_case)
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(worker.run)
@@ -252,7 +254,7 @@ async def test_a_clone_taken_over_by_another_worker_is_stopped_and_writes_nothin
             await queue.submit([f"git://127.0.0.1:{proxy.port}/{name}.git"], run="r")
             work = tmp_path / "work"
             work.mkdir()
-            worker = ClusterWorker(queue, AnalyzeUseCase(with_work_dir(work)))
+            worker = ClusterWorker(queue, compose(clone=CloneSettings(work_dir=work), pool=None))
             nursery.start_soon(worker.run)
             # Polling what the proxy and the clone's directory show, which have no events.
             while not (proxy.connections and any(work.iterdir())):  # noqa: ASYNC110
@@ -292,7 +294,7 @@ async def test_a_reclaimed_job_runs_alone_on_its_worker(
             await redis.xclaim(JOBS, GROUP, "dead", 0, [job.id], idle=3_600_000, justid=True)
             await dead.submit([daemon.url(fresh)], run="r")
             queue = RedisWorkQueue(redis, consumer="w")
-            worker = ClusterWorker(queue, AnalyzeUseCase(with_max_concurrent_clones(4)))
+            worker = ClusterWorker(queue, compose(with_max_concurrent_clones(4), pool=None))
             nursery.start_soon(worker.run)
             while not proxy.connections:  # noqa: ASYNC110 (the proxy's record)
                 await trio.sleep(0.01)

@@ -70,11 +70,13 @@ def test_jobs_are_capped_to_the_open_file_limit(many: GitDaemon, tmpdir_env: Pat
 # The library has no cap of its own: this is the pool and the clean-up meeting EMFILE.
 _LIBRARY_RUN = """
 import json, sys, trio
-from clonegate import AnalyzeUseCase, with_max_concurrent_clones
+from clonegate import open_analyzer, with_max_concurrent_clones
 
 async def main():
-    uc = AnalyzeUseCase(with_max_concurrent_clones(16))
-    async with uc.analyze_many(sys.argv[1:]) as batch:
+    async with (
+        open_analyzer(with_max_concurrent_clones(16)) as uc,
+        uc.analyze_many(sys.argv[1:]) as batch,
+    ):
         async for r in batch:
             kind = r.error.kind if r.error else None
             print(json.dumps([r.index, str(r.status), kind]), flush=True)
@@ -111,7 +113,7 @@ async def test_a_zygote_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
     """EMFILE in the zygote (socketpair, pidfd_open) was read as "the parent is gone":
     the zygote exited and the pool waited forever for the fork."""
     async with open_worker_pool() as pool:
-        first = await run_in_worker(worker_jobs.pid)  # the zygote is up
+        first = await run_in_worker(pool, worker_jobs.pid)  # the zygote is up
         zygote = pool.statistics().zygote_pid
         assert zygote is not None
         limits = resource.prlimit(zygote, resource.RLIMIT_NOFILE)
@@ -120,10 +122,10 @@ async def test_a_zygote_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
         resource.prlimit(zygote, resource.RLIMIT_NOFILE, (lowest_free, limits[1]))
         try:
             with trio.fail_after(60), pytest.raises(OSError, match="Too many open files"):
-                await run_in_worker(worker_jobs.pid)  # no job runs: none to wait for
+                await run_in_worker(pool, worker_jobs.pid)  # no job runs: none to wait for
         finally:
             resource.prlimit(zygote, resource.RLIMIT_NOFILE, limits)
-        second = await run_in_worker(worker_jobs.pid)  # the same zygote forks again
+        second = await run_in_worker(pool, worker_jobs.pid)  # the same zygote forks again
         assert pool.statistics().zygote_pid == zygote
     assert first != second
 
@@ -131,8 +133,8 @@ async def test_a_zygote_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
 async def test_a_parent_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
     """With no descriptor free here, the kernel drops the two a fork's answer carries:
     the fork fails with EMFILE, never waits for them."""
-    async with open_worker_pool():
-        await run_in_worker(worker_jobs.pid)
+    async with open_worker_pool() as pool:
+        await run_in_worker(pool, worker_jobs.pid)
         soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
         taken: list[int] = []
         try:
@@ -140,9 +142,9 @@ async def test_a_parent_out_of_descriptors_fails_the_fork_and_goes_on() -> None:
                 while True:  # every descriptor left
                     taken.append(os.open(os.devnull, os.O_RDONLY))
             with trio.fail_after(60), pytest.raises(OSError, match="Too many open files"):
-                await run_in_worker(worker_jobs.pid)
+                await run_in_worker(pool, worker_jobs.pid)
         finally:
             for fd in taken:
                 os.close(fd)
             resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
-        assert await run_in_worker(worker_jobs.pid) != os.getpid()
+        assert await run_in_worker(pool, worker_jobs.pid) != os.getpid()

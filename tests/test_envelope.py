@@ -15,22 +15,16 @@ from pathlib import Path
 import trio
 
 from clonegate import (
-    AnalyzeUseCase,
+    CloneSettings,
     RepositoryReport,
-    with_ca_bundle,
-    with_clone_depth,
-    with_clone_memory_limit,
-    with_low_speed_limit,
     with_max_concurrent_clones,
-    with_max_repo_size,
-    with_read_timeout,
-    with_ssh_command,
-    with_work_dir,
 )
 from clonegate._adapters.workers import open_worker_pool
+from clonegate._app import compose
 
 from .envelope_servers import Counter, envelope_breaker, trickle_command, trickling_https
 from .hostile_servers import tls_contexts
+from .processes import worker_pids
 from .servers import GitDaemon, git_daemon, ssh_server
 
 MiB = 1 << 20
@@ -84,18 +78,23 @@ async def test_each_limit_fails_its_repository_and_the_batch_goes_on(
             zeros.url("zeros"),
             daemon.url("basic"),
         ]
-        use_case = AnalyzeUseCase(
-            with_max_concurrent_clones(5),
-            with_clone_depth(None),
-            with_work_dir(work),
-            with_read_timeout(120),  # far beyond what the envelope allows the trickle
-            with_low_speed_limit(1000, 1.0),
-            with_max_repo_size(REPO_LIMIT),
-            with_clone_memory_limit(MEMORY_CAP),
-        )
-        async with open_worker_pool() as pool, use_case.analyze_many(urls) as batch:
-            reports: dict[int, RepositoryReport] = {r.index: r async for r in batch}
-            stats = pool.statistics()
+        async with open_worker_pool() as pool:
+            use_case = compose(
+                with_max_concurrent_clones(5),
+                clone=CloneSettings(
+                    depth=None,
+                    work_dir=work,
+                    read_timeout=120,
+                    low_speed_limit=1000,
+                    low_speed_time=1.0,
+                    max_repo_size=REPO_LIMIT,
+                    max_memory=MEMORY_CAP,
+                ),
+                pool=pool,
+            )
+            async with use_case.analyze_many(urls) as batch:
+                reports: dict[int, RepositoryReport] = {r.index: r async for r in batch}
+        stats = pool.statistics()  # the pool the clones ran in, closed
     kinds = {i: r.error.kind if r.error else "ok" for i, r in reports.items()}
     assert kinds == {0: "too_slow", 1: "too_large", 2: "too_large", 3: "too_large", 4: "ok"}
     messages = {i: r.error.message for i, r in reports.items() if r.error}
@@ -108,7 +107,7 @@ async def test_each_limit_fails_its_repository_and_the_batch_goes_on(
     # The servers were stopped near the limits, not at a timeout or a full disk.
     assert sent["endless_pack"].sent < 64 * MiB
     assert sent["refs"].sent < 512 * MiB
-    assert stats.workers_running == frozenset()
+    assert worker_pids() == set()  # every worker ended with its pool
     assert stats.largest_peak_rss_bytes < WORKER_BASE + MEMORY_CAP
     await trio.lowlevel.checkpoint()
     assert list(work.iterdir()) == []
@@ -134,17 +133,21 @@ async def test_a_trickle_is_stopped_on_ssh_and_https_too(daemon: GitDaemon, tmp_
             f"https://127.0.0.1:{https_port}/trickle.git",
             daemon.url("basic"),
         ]
-        use_case = AnalyzeUseCase(
-            with_max_concurrent_clones(3),
-            with_work_dir(work),
-            with_ssh_command(sshd.ssh_command),
-            with_ca_bundle(ca_file),
-            with_read_timeout(120),  # far beyond what the envelope allows a trickle
-            with_low_speed_limit(1000, 2.0),
-        )
-        async with open_worker_pool() as pool, use_case.analyze_many(urls) as batch:
-            reports: dict[int, RepositoryReport] = {r.index: r async for r in batch}
-            stats = pool.statistics()
+        async with open_worker_pool() as pool:
+            use_case = compose(
+                with_max_concurrent_clones(3),
+                clone=CloneSettings(
+                    work_dir=work,
+                    ssh_command=sshd.ssh_command,
+                    ca_bundle=ca_file,
+                    read_timeout=120,
+                    low_speed_limit=1000,
+                    low_speed_time=2.0,
+                ),
+                pool=pool,
+            )
+            async with use_case.analyze_many(urls) as batch:
+                reports: dict[int, RepositoryReport] = {r.index: r async for r in batch}
     kinds = {i: r.error.kind if r.error else "ok" for i, r in reports.items()}
     assert kinds == {0: "too_slow", 1: "too_slow", 2: "ok"}
     for index in (0, 1):
@@ -153,6 +156,6 @@ async def test_a_trickle_is_stopped_on_ssh_and_https_too(daemon: GitDaemon, tmp_
         assert received, message
         # Counted: the servers sent 500 bytes a second; nothing counted would say 0.
         assert int(received[1]) > 0, message
-    assert stats.workers_running == frozenset()
+    assert worker_pids() == set()  # every worker ended with its pool
     await trio.lowlevel.checkpoint()
     assert list(work.iterdir()) == []

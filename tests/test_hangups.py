@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import CloneError, DulwichVCS, ErrorKind
+from clonegate import CloneError, CloneSettings, DulwichVCS, ErrorKind
 from clonegate._adapters.git.worker_errors import classify
 
 from .servers import FixtureRepo, git_daemon, raw_tcp_server, read_request_head
@@ -121,7 +121,7 @@ async def test_a_git_daemon_that_stops_mid_answer(
     op: str, repo_root: Path, repos: dict[str, FixtureRepo], work_dir: Path
 ) -> None:
     advertisement = _advertisement(repo_root)
-    vcs = DulwichVCS(read_timeout=10, work_dir=work_dir)
+    vcs = DulwichVCS(CloneSettings(read_timeout=10, work_dir=work_dir))
     seen, expected = {}, {}
     for where, (cut, between_lines) in _cuts(advertisement).items():
         with raw_tcp_server(_git_cut(advertisement[:cut])) as port:
@@ -153,7 +153,7 @@ async def test_a_full_git_daemon_is_no_missing_repository(
         request = b"git-upload-pack /basic.git\0host=127.0.0.1\0"
         holder.sendall(b"%04x" % (len(request) + 4) + request)
         assert holder.recv(65536)
-        vcs = DulwichVCS(read_timeout=10, work_dir=work_dir)
+        vcs = DulwichVCS(CloneSettings(read_timeout=10, work_dir=work_dir))
         outcome = await _outcome(vcs, op, full.url("basic"))
     # It closes with the request unread, which resets the connection, unless the
     # request had not arrived yet.
@@ -168,7 +168,7 @@ async def test_an_http_server_that_stops_mid_answer(
     op: str, repo_root: Path, repos: dict[str, FixtureRepo], work_dir: Path
 ) -> None:
     body = b"001e# service=git-upload-pack\n0000" + _advertisement(repo_root)
-    vcs = DulwichVCS(read_timeout=10, work_dir=work_dir)
+    vcs = DulwichVCS(CloneSettings(read_timeout=10, work_dir=work_dir))
     cuts = {where: (cut + 34, between) for where, (cut, between) in _cuts(body[34:]).items()}
     seen = {}
     for where, (cut, _between_lines) in cuts.items():

@@ -14,15 +14,14 @@ from pathlib import Path
 import pytest
 
 from clonegate import (
-    AnalyzeUseCase,
+    CloneSettings,
+    Option,
     RepositoryReport,
-    with_ca_bundle,
     with_max_concurrent_clones,
     with_netrc,
-    with_ssh_command,
     with_token,
-    with_work_dir,
 )
+from clonegate._app import compose
 
 from .hostile_servers import EXPECTED, RecordingServer, recording_https, tls_contexts
 from .servers import TOKEN, FixtureRepo, GitDaemon, SshServer, http_git_server
@@ -41,15 +40,11 @@ def two_hosts(
 
 
 async def run(
-    urls: list[str], ca_file: Path, work_dir: Path, *options: object
+    urls: list[str], ca_file: Path, work_dir: Path, *options: Option, ssh_command: str = "ssh"
 ) -> dict[str, RepositoryReport]:
     work_dir.mkdir(exist_ok=True)
-    use_case = AnalyzeUseCase(
-        with_ca_bundle(ca_file),
-        with_work_dir(work_dir),
-        with_max_concurrent_clones(1),  # one at a time: each server's log is in order
-        *options,  # type: ignore[arg-type]
-    )
+    settings = CloneSettings(ca_bundle=ca_file, work_dir=work_dir, ssh_command=ssh_command)
+    use_case = compose(with_max_concurrent_clones(1), *options, clone=settings, pool=None)
     async with use_case.analyze_many(urls) as batch:
         return {report.url: report async for report in batch}
 
@@ -224,7 +219,7 @@ async def test_ipv6_literals_on_every_transport(
             ca_file,
             tmp_path / "work",
             with_token(TOKEN, f"[::1]:{v6.port}"),
-            with_ssh_command(sshd.ssh_command),
+            ssh_command=sshd.ssh_command,
         )
     assert {url: r.status for url, r in reports.items()} == dict.fromkeys(urls, "ok")
     assert EXPECTED in v6.sent_to(f"[::1]:{v6.port}")

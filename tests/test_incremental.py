@@ -17,7 +17,6 @@ import trio
 
 import clonegate._adapters.analysis.analyzer as analyzer_module
 from clonegate import (
-    AnalyzeUseCase,
     RepositoryReport,
     RepositoryStatus,
     SQLiteStore,
@@ -26,6 +25,7 @@ from clonegate import (
     with_max_concurrent_clones,
     with_result_store,
 )
+from clonegate._app import compose
 
 from .proxy import ThrottlingProxy
 from .servers import GitDaemon, git, git_daemon, make_repo
@@ -64,7 +64,7 @@ async def _run(store: SQLiteStore, urls: list[str], *, incremental: bool) -> lis
     options = [with_max_concurrent_clones(2), with_result_store(store)]
     if incremental:
         options.append(with_incremental())
-    async with AnalyzeUseCase(*options).analyze_many(urls) as batch:
+    async with compose(*options, pool=None).analyze_many(urls) as batch:
         reports = [report async for report in batch]
     return sorted(reports, key=lambda r: r.index)
 

@@ -10,7 +10,7 @@ import pytest
 import trio
 
 from clonegate import (
-    AnalyzeUseCase,
+    CloneSettings,
     DulwichVCS,
     LeaseLostError,
     RepositoryNotFoundError,
@@ -18,8 +18,9 @@ from clonegate import (
     TransportError,
     parse_repo_url,
     with_global_limiter,
-    with_work_dir,
+    with_keep_clones,
 )
+from clonegate._app import compose
 
 from .servers import FixtureRepo, GitDaemon, git, git_daemon, make_repo
 
@@ -47,7 +48,7 @@ async def test_a_kept_clone_lives_at_host_and_path_and_is_updated_in_place(
 ) -> None:
     daemon, repo, root = served
     keep = tmp_path / "keep"
-    vcs = DulwichVCS(checkout=True, keep_in=keep)
+    vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=keep))
     first = await vcs.clone(daemon.url("moving"))
     place = keep / f"127.0.0.1_{daemon.port}" / "moving"
     assert first.path == place
@@ -77,7 +78,7 @@ async def test_a_bare_kept_clone_is_updated_in_place_too(
     served: tuple[GitDaemon, FixtureRepo, Path], tmp_path: Path
 ) -> None:
     daemon, _, root = served
-    vcs = DulwichVCS(keep_in=tmp_path / "keep")  # no working tree
+    vcs = DulwichVCS(CloneSettings(keep_in=tmp_path / "keep"))  # no working tree
     first = await vcs.clone(daemon.url("moving"))
     inode = first.path.stat().st_ino
     new_head = push_commit_removing(root, "file1.txt")
@@ -87,7 +88,9 @@ async def test_a_bare_kept_clone_is_updated_in_place_too(
     assert git("-C", str(second.path), "rev-parse", "HEAD") == new_head
     # A kept clone with a working tree is something else: refused, left as it is.
     with pytest.raises(StorageError, match="not one with a working tree"):
-        await DulwichVCS(checkout=True, keep_in=tmp_path / "keep").clone(daemon.url("moving"))
+        await DulwichVCS(CloneSettings(checkout=True, keep_in=tmp_path / "keep")).clone(
+            daemon.url("moving")
+        )
     assert git("-C", str(second.path), "rev-parse", "HEAD") == new_head
 
 
@@ -97,7 +100,7 @@ async def test_anything_else_at_the_place_is_refused_and_left_alone(
     daemon, _, root = served
     keep = tmp_path / "keep"
     place = keep / f"127.0.0.1_{daemon.port}" / "moving"
-    vcs = DulwichVCS(checkout=True, keep_in=keep)
+    vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=keep))
 
     place.mkdir(parents=True)
     (place / "notes.txt").write_text("mine")
@@ -120,7 +123,7 @@ async def test_a_failed_update_keeps_the_old_clone_and_a_failed_clone_leaves_not
 ) -> None:
     daemon, repo, _ = served
     keep = tmp_path / "keep"
-    vcs = DulwichVCS(checkout=True, keep_in=keep, read_timeout=5)
+    vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=keep, read_timeout=5))
     kept = await vcs.clone(daemon.url("moving"))
 
     with pytest.raises(RepositoryNotFoundError):
@@ -173,10 +176,9 @@ async def test_a_failure_after_the_clone_removes_only_a_private_clone(
     daemon, _repo, _root = served
     work = tmp_path / "work"
     work.mkdir()
-    uc = AnalyzeUseCase(
-        with_work_dir(work, keep_clones=keep_clones),
-        with_global_limiter(_LeaseLostOnRelease()),
-    )
+    keep = (with_keep_clones(),) if keep_clones else ()
+    settings = CloneSettings(keep_in=work) if keep_clones else CloneSettings(work_dir=work)
+    uc = compose(*keep, with_global_limiter(_LeaseLostOnRelease()), clone=settings, pool=None)
     async with uc.analyze_many([daemon.url("moving")]) as batch:
         (report,) = [report async for report in batch]
     assert report.error is not None

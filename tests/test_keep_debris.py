@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from clonegate import DulwichVCS
+from clonegate import CloneSettings, DulwichVCS
 from clonegate._adapters.git.kept_debris import staging_prefix
 from clonegate._adapters.git.kept_place import KeptPlace, open_parent
 
@@ -92,7 +92,9 @@ async def test_a_later_run_removes_the_staging_directories_of_ended_runs_only(
     link.symlink_to(scene.victim, target_is_directory=True)
     before = snapshot(scene.victim)
 
-    await DulwichVCS(checkout=True, keep_in=scene.keep).clone(scene.daemon.url("org/team/repo"))
+    await DulwichVCS(CloneSettings(checkout=True, keep_in=scene.keep)).clone(
+        scene.daemon.url("org/team/repo")
+    )
 
     assert [path for path in stale if os.path.lexists(path)] == []
     assert [path for path in kept if not path.is_dir()] == []
@@ -136,7 +138,7 @@ async def test_closing_a_kept_clone_removes_it_and_follows_no_symbolic_link(
     keep_scene: Scene,
 ) -> None:
     scene = keep_scene
-    vcs = DulwichVCS(checkout=True, keep_in=scene.keep)
+    vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=scene.keep))
     url = scene.daemon.url("org/team/repo")
     first = await vcs.clone(url)
     await first.aclose()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import DulwichVCS, ErrorKind, InvalidRepositoryError, StorageError
+from clonegate import CloneSettings, DulwichVCS, ErrorKind, InvalidRepositoryError, StorageError
 from clonegate._adapters.git.worker_errors import classify
 
 from .servers import GitDaemon, fast_import, git, git_daemon, make_repo
@@ -73,7 +73,9 @@ async def test_a_symlink_at_any_directory_of_the_kept_path_is_refused(
     planted.symlink_to(scene.victim, target_is_directory=True)
 
     with pytest.raises(StorageError, match="is a symbolic link") as refused:
-        await DulwichVCS(checkout=True, keep_in=scene.keep).clone(scene.daemon.url("org/team/repo"))
+        await DulwichVCS(CloneSettings(checkout=True, keep_in=scene.keep)).clone(
+            scene.daemon.url("org/team/repo")
+        )
 
     assert str(planted) in refused.value.reason
     assert "\n" not in str(refused.value)
@@ -97,7 +99,7 @@ async def test_a_symlink_at_the_place_itself_is_not_updated_through(scene: Scene
     before = snapshot(scene.victim)
 
     with pytest.raises(StorageError, match="is a symbolic link"):
-        await DulwichVCS(checkout=True, keep_in=scene.keep).clone(url)
+        await DulwichVCS(CloneSettings(checkout=True, keep_in=scene.keep)).clone(url)
 
     assert snapshot(scene.victim) == before  # not fetched into, not reset
     assert staging_left(scene.keep) == []
@@ -117,7 +119,7 @@ async def test_a_path_swapped_for_a_symlink_during_the_clone_is_not_followed(
         (scene.victim / staging).mkdir()
 
     with pytest.raises(StorageError, match="is a symbolic link"):
-        await DulwichVCS(checkout=True, keep_in=scene.keep).clone(
+        await DulwichVCS(CloneSettings(checkout=True, keep_in=scene.keep)).clone(
             scene.daemon.url("org/team/repo"), on_ready=swap
         )
 
@@ -189,7 +191,9 @@ async def test_a_tree_the_checkout_cannot_write_gets_its_real_kind(
 ) -> None:
     one_file_tree(scene.served / "hostile.git", path)
     with pytest.raises(error) as failed:
-        await DulwichVCS(checkout=True, keep_in=scene.keep).clone(scene.daemon.url("hostile"))
+        await DulwichVCS(CloneSettings(checkout=True, keep_in=scene.keep)).clone(
+            scene.daemon.url("hostile")
+        )
     assert str(failed.value).endswith(message)
     assert "\n" not in str(failed.value)
     assert not (scene.host / "hostile").exists()

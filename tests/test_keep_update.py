@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import DulwichVCS, InvalidRepositoryError, StorageError, TooLargeError
+from clonegate import CloneSettings, DulwichVCS, InvalidRepositoryError, StorageError, TooLargeError
 
 from .servers import GIT_ENV, fast_import, git, git_daemon, make_repo
 from .test_keep_escape import snapshot
@@ -76,7 +76,7 @@ async def test_a_link_a_kept_clone_committed_is_not_written_through_by_its_updat
     before = ("40000", "d", tree(bare, ("100644", "x", put(bare, "blob", b"x\n"))))
     start = commit(bare, tree(bare, link if first == "link" else before))
     with git_daemon(served) as daemon:
-        vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
+        vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=tmp_path / "keep"))
         kept = await vcs.clone(daemon.url("r"))
         assert (kept.path / "d").is_symlink() == (first == "link")
         directory = ("40000", "d", tree(bare, ("100644", "y", put(bare, "blob", b"evil\n"))))
@@ -109,7 +109,7 @@ async def test_a_branch_name_dulwich_cannot_read_back_is_kept_and_updated(
     served = tmp_path / "served"
     repo = make_repo(served, "r", branch=branch, other_branches=())
     with git_daemon(served) as daemon:
-        vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
+        vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=tmp_path / "keep"))
         kept = await vcs.clone(daemon.url("r"))
         again = await vcs.clone(daemon.url("r"))
 
@@ -126,7 +126,7 @@ async def test_a_kept_clone_whose_config_cannot_be_read_is_a_storage_error(
     served = tmp_path / "served"
     make_repo(served, "r", other_branches=())
     with git_daemon(served) as daemon:
-        vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
+        vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=tmp_path / "keep"))
         kept = await vcs.clone(daemon.url("r"))
         config = kept.path / ".git" / "config"
         config.write_text(config.read_text() + '[branch "x\\"#"]\n\tremote = origin\n')
@@ -142,10 +142,12 @@ async def test_no_clone_is_kept_inside_a_bare_kept_clone(tmp_path: Path) -> None
     make_repo(served, "nest/a/refs/heads/x", other_branches=())
     keep = tmp_path / "keep"
     with git_daemon(served) as daemon:
-        bare = await DulwichVCS(keep_in=keep).clone(daemon.url("nest/a"))
+        bare = await DulwichVCS(CloneSettings(keep_in=keep)).clone(daemon.url("nest/a"))
         refs = git("-C", str(bare.path), "for-each-ref")
         with pytest.raises(StorageError, match="is another kept clone's bare repository"):
-            await DulwichVCS(checkout=True, keep_in=keep).clone(daemon.url("nest/a/refs/heads/x"))
+            await DulwichVCS(CloneSettings(checkout=True, keep_in=keep)).clone(
+                daemon.url("nest/a/refs/heads/x")
+            )
 
     assert not (bare.path / "refs" / "heads" / "x").exists()
     assert git("-C", str(bare.path), "for-each-ref") == refs
@@ -162,7 +164,7 @@ async def test_a_keep_directory_that_cannot_be_one_is_named_in_the_error(
     else:
         keep.symlink_to(tmp_path / "nowhere")
     with git_daemon(served) as daemon, pytest.raises(StorageError) as refused:
-        await DulwichVCS(checkout=True, keep_in=keep).clone(daemon.url("org/r"))
+        await DulwichVCS(CloneSettings(checkout=True, keep_in=keep)).clone(daemon.url("org/r"))
     assert refused.value.reason == f"the keep directory {keep} cannot be used: File exists"
 
 
@@ -175,7 +177,7 @@ async def test_a_head_branch_renamed_over_the_recorded_one_still_updates(
     served = tmp_path / "served"
     make_repo(served, "r", branch=before, other_branches=())
     with git_daemon(served) as daemon:
-        vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep")
+        vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=tmp_path / "keep"))
         kept = await vcs.clone(daemon.url("r"))
         git("-C", str(served / "r.git"), "branch", "-m", before, after)
         again = await vcs.clone(daemon.url("r"))
@@ -204,7 +206,7 @@ async def test_a_checkout_past_the_size_limit_is_refused_before_any_file_is_writ
     git("init", "-q", "--bare", "-b", "main", str(bare))
     first = commit(bare, tree(bare, ("100644", "readme", put(bare, "blob", b"small\n"))))
     keep = tmp_path / "keep"
-    vcs = DulwichVCS(checkout=True, keep_in=keep, max_repo_size=8 << 20)
+    vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=keep, max_repo_size=8 << 20))
     with git_daemon(served) as daemon:
         if when == "update":
             kept = await vcs.clone(daemon.url("r"))
@@ -230,7 +232,7 @@ async def test_a_relative_keep_directory_is_the_callers_at_each_clone(
     (tmp_path / "then").mkdir()
     monkeypatch.chdir(tmp_path / "first")
     with git_daemon(served) as daemon:
-        vcs = DulwichVCS(checkout=True, keep_in=Path("keep"))
+        vcs = DulwichVCS(CloneSettings(checkout=True, keep_in=Path("keep")))
         await vcs.clone(daemon.url("org/a"))  # starts the pool here
         monkeypatch.chdir(tmp_path / "then")
         kept = await vcs.clone(daemon.url("org/b"))
@@ -252,7 +254,9 @@ async def test_a_tree_of_many_empty_files_counts_against_the_size_limit(tmp_path
         b"blob\nmark :1\ndata 0\n\ncommit refs/heads/main\n"
         b"committer t <t@t> 1700000000 +0000\ndata 2\nc\n" + paths + b"\n",
     )
-    vcs = DulwichVCS(checkout=True, keep_in=tmp_path / "keep", max_repo_size=1_000_000)
+    vcs = DulwichVCS(
+        CloneSettings(checkout=True, keep_in=tmp_path / "keep", max_repo_size=1_000_000)
+    )
     with git_daemon(served) as daemon, pytest.raises(TooLargeError) as refused:
         await vcs.clone(daemon.url("r"))
     assert "would take more than 976.56 KiB on disk once checked out" in str(refused.value)

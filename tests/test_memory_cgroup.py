@@ -21,17 +21,17 @@ from typing import Any
 import pytest
 
 from clonegate import (
-    AnalyzeUseCase,
     CloneGateStatistics,
+    CloneSettings,
     DulwichVCS,
     Event,
     EventKind,
     MemoryReading,
-    with_clone_depth,
     with_event_hook,
     with_max_concurrent_clones,
     with_memory_budget,
 )
+from clonegate._app import compose
 
 from .cgroup import MemoryCgroup, cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
 from .servers import git_daemon
@@ -130,12 +130,13 @@ async def test_the_gate_never_admits_beyond_the_budget_in_a_real_batch(
     (the use case logs what a hook raises, so the hook only records)."""
     monkeypatch.setenv("TMPDIR", str(tmp_path))
     seen: list[tuple[Event, CloneGateStatistics]] = []
-    use_case = AnalyzeUseCase(
+    use_case = compose(
         with_max_concurrent_clones(4),
-        with_clone_depth(None),
         with_memory_budget("500M"),
         with_event_hook(lambda e: seen.append((e, use_case.clone_gate_statistics()))),
         memory_sensor=CalmSensor(),
+        clone=CloneSettings(depth=None),
+        pool=None,
     )
     async with use_case.analyze_many(heavy_urls) as batch:
         reports = [report async for report in batch]

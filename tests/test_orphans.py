@@ -26,13 +26,15 @@ from .processes import descendant_pids
 
 SCRIPT = """
 import sys, trio
-from clonegate import AnalyzeUseCase, with_max_concurrent_clones, with_ssh_command, with_work_dir
+from pathlib import Path
+from clonegate import CloneSettings, open_analyzer, with_max_concurrent_clones
 
 async def main():
-    use_case = AnalyzeUseCase(
-        with_max_concurrent_clones(2), with_ssh_command(sys.argv[1]), with_work_dir(sys.argv[2])
-    )
-    async with use_case.analyze_many(sys.argv[3:]) as batch:
+    clone = CloneSettings(ssh_command=sys.argv[1], work_dir=Path(sys.argv[2]))
+    async with (
+        open_analyzer(with_max_concurrent_clones(2), clone=clone) as use_case,
+        use_case.analyze_many(sys.argv[3:]) as batch,
+    ):
         async for report in batch:
             print(report)
 

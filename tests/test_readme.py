@@ -30,7 +30,7 @@ def python_blocks() -> list[tuple[str, str]]:
 # What each example prints when its URL is the served repository below. Every block
 # needs an entry: a new example cannot go untested.
 EXPECTED = {
-    "`AnalyzeUseCase`": "{url} ok 2 tests",
+    "`open_analyzer`": "{url} ok 2 tests",
     "`WeightedSemaphore`": "size=1024",
     "`DulwichVCS`": "{url} main ",
     "`TestInventoryAnalyzer`": "tests/test_calc.py pytest 2",
@@ -84,7 +84,7 @@ def test_the_readme_example_runs_as_written(
 def test_an_unguarded_script_runs_once(served: str, tmp_path: Path) -> None:
     """The use case example has no main guard: worker processes never import it, so its
     top level runs once, in its own process: one report per URL, one summary."""
-    (code,) = [code for heading, code in python_blocks() if heading.startswith("`AnalyzeUseCase`")]
+    (code,) = [code for heading, code in python_blocks() if heading.startswith("`open_analyzer`")]
     assert "__main__" not in code
     missing = served.rsplit("/", 1)[0] + "/missing.git"
     result = run_as_script(code, tmp_path, served, missing)

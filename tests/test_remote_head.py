@@ -23,6 +23,7 @@ import trio.testing
 from clonegate import (
     AuthenticationError,
     CloneCancelledError,
+    CloneSettings,
     CloneTimeoutError,
     Credential,
     DulwichVCS,
@@ -35,7 +36,7 @@ from clonegate import (
     TooSlowError,
 )
 from clonegate._adapters.workers import open_worker_pool
-from clonegate._domain.vcs import RemoteHead, RemoteHeads
+from clonegate._domain.vcs import VCS, RemoteHead
 
 from .envelope_servers import Counter, envelope_breaker
 from .hostile_servers import (
@@ -160,7 +161,7 @@ async def test_the_head_of_each_transport(
         "file": f"file://{local}",
         "path": local,
     }[transport]
-    vcs: RemoteHeads = DulwichVCS(allow_local=True, ca_bundle=ca_bundle, work_dir=work_dir)
+    vcs: VCS = DulwichVCS(CloneSettings(ca_bundle=ca_bundle, work_dir=work_dir), allow_local=True)
     head = await vcs.remote_head(url)
     # "trunk" is a repository whose default branch is not main.
     assert head == RemoteHead(branch=repos[name].branch, commit=served_head(repo_root, name))
@@ -168,7 +169,7 @@ async def test_the_head_of_each_transport(
 
 
 async def test_over_ssh(sshd: SshServer, repo_root: Path, repos: dict[str, FixtureRepo]) -> None:
-    vcs = DulwichVCS(ssh_command=sshd.ssh_command)
+    vcs = DulwichVCS(CloneSettings(ssh_command=sshd.ssh_command))
     head = await vcs.remote_head(sshd.url(repo_root, "trunk"))
     assert head == RemoteHead(branch="trunk", commit=served_head(repo_root, "trunk"))
     with pytest.raises(RepositoryNotFoundError):
@@ -220,7 +221,7 @@ async def test_no_pack_is_asked_for_or_sent_over_git(
     daemon: GitDaemon, repos: dict[str, FixtureRepo], work_dir: Path
 ) -> None:
     listing, cloning = RecordingRelay(daemon.port), RecordingRelay(daemon.port)
-    vcs = DulwichVCS(work_dir=work_dir)
+    vcs = DulwichVCS(CloneSettings(work_dir=work_dir))
     async with trio.open_nursery() as nursery:
         await nursery.start(listing.serve)
         await nursery.start(cloning.serve)
@@ -252,7 +253,7 @@ async def test_no_pack_is_asked_for_over_https(
     repo_root: Path, repos: dict[str, FixtureRepo], tmp_path: Path, work_dir: Path
 ) -> None:
     context, ca_file = tls_contexts(tmp_path / "tls")
-    vcs = DulwichVCS(ca_bundle=ca_file, work_dir=work_dir)
+    vcs = DulwichVCS(CloneSettings(ca_bundle=ca_file, work_dir=work_dir))
     with recording_https(repo_root, context) as server:
         head = await vcs.remote_head(server.url("/trunk.git"))
         listed = [r.path for r in server.requests]
@@ -304,8 +305,8 @@ async def test_listings_share_a_worker_until_one_fails(
 ) -> None:
     # A listing is ~4 ms of work and a fresh worker ~10 ms of CPU: many listings run in
     # one served worker, which ends after a failed one (ADR 0016).
-    vcs = DulwichVCS()
     async with open_worker_pool() as pool:
+        vcs = DulwichVCS(pool=pool)
         for _ in range(10):
             head = await vcs.remote_head(daemon.url("basic"))
             assert head.commit == served_head(repo_root, "basic")
@@ -330,7 +331,7 @@ async def test_credentials_follow_the_clones_rules(
     repo_root: Path, repos: dict[str, FixtureRepo], tmp_path: Path
 ) -> None:
     context, ca_file = tls_contexts(tmp_path / "tls")
-    vcs = DulwichVCS(ca_bundle=ca_file)
+    vcs = DulwichVCS(CloneSettings(ca_bundle=ca_file))
     with recording_https(repo_root, context) as server:
         url = server.url("/private/basic.git")
         host = f"127.0.0.1:{server.port}"
@@ -381,7 +382,9 @@ async def test_too_many_refs_are_refused(work_dir: Path) -> None:
         envelope_breaker("refs", counter) as port,
         pytest.raises(TooLargeError, match="list of refs passed 200064 lines") as caught,
     ):
-        await DulwichVCS(work_dir=work_dir).remote_head(f"git://127.0.0.1:{port}/refs.git")
+        await DulwichVCS(CloneSettings(work_dir=work_dir)).remote_head(
+            f"git://127.0.0.1:{port}/refs.git"
+        )
     assert caught.value.kind is ErrorKind.TOO_LARGE
     assert counter.sent < 512 * MiB  # stopped near the limit, not at the end of the list
 
@@ -400,7 +403,7 @@ async def test_too_many_refs_in_a_local_repository_are_counted(tmp_path: Path) -
 
 async def test_a_trickle_is_too_slow(work_dir: Path) -> None:
     counter = Counter()
-    vcs = DulwichVCS(low_speed_limit=1000, low_speed_time=1.0, work_dir=work_dir)
+    vcs = DulwichVCS(CloneSettings(low_speed_limit=1000, low_speed_time=1.0, work_dir=work_dir))
     with (
         envelope_breaker("trickle", counter) as port,
         pytest.raises(TooSlowError, match="less than 1000 bytes/s") as caught,
@@ -418,7 +421,9 @@ async def test_a_silent_server_times_out(scheme: str) -> None:
         trio.fail_after(60),
         pytest.raises(CloneTimeoutError, match="1 s read timeout"),
     ):
-        await DulwichVCS(read_timeout=1).remote_head(f"{scheme}://127.0.0.1:{port}/x.git")
+        await DulwichVCS(CloneSettings(read_timeout=1)).remote_head(
+            f"{scheme}://127.0.0.1:{port}/x.git"
+        )
 
 
 # --- cancellation and killed workers -------------------------------------------------
@@ -436,7 +441,7 @@ async def test_cancellation_mid_listing_kills_the_worker(work_dir: Path) -> None
                     scope.cancel()
 
                 nursery.start_soon(cancel_when_listing)
-                await DulwichVCS(work_dir=work_dir).remote_head(url)
+                await DulwichVCS(CloneSettings(work_dir=work_dir), pool=pool).remote_head(url)
             # The pool learns of the exit from its zygote: wait for that message.
             while pool.statistics().workers_running:
                 await trio.testing.wait_all_tasks_blocked()
@@ -454,7 +459,7 @@ async def test_cancellation_mid_listing_kills_the_worker(work_dir: Path) -> None
 
 async def test_a_worker_killed_from_outside_is_reported(work_dir: Path) -> None:
     with stalled_listing() as (server, url), trio.fail_after(60):
-        async with open_worker_pool(), trio.open_nursery() as nursery:
+        async with open_worker_pool() as pool, trio.open_nursery() as nursery:
 
             async def kill_when_listing() -> None:
                 await server.listing.wait()
@@ -463,5 +468,5 @@ async def test_a_worker_killed_from_outside_is_reported(work_dir: Path) -> None:
 
             nursery.start_soon(kill_when_listing)
             with pytest.raises(CloneCancelledError, match="ref listing's worker process died"):
-                await DulwichVCS(work_dir=work_dir).remote_head(url)
+                await DulwichVCS(CloneSettings(work_dir=work_dir), pool=pool).remote_head(url)
     assert list(work_dir.iterdir()) == []

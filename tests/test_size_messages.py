@@ -7,7 +7,7 @@ import errno
 
 import pytest
 
-from clonegate import DulwichVCS, ErrorKind, TooLargeError
+from clonegate import CloneSettings, DulwichVCS, ErrorKind, TooLargeError
 from clonegate._adapters.git.worker_errors import classify
 from clonegate._domain.sizes import format_size
 
@@ -52,7 +52,7 @@ def test_a_limit_under_1_mib_is_not_shown_as_0_mib(raised: BaseException, reason
 
 
 async def test_a_clone_past_a_small_size_limit_names_it_in_kib(daemon: GitDaemon) -> None:
-    vcs = DulwichVCS(max_repo_size=512 << 10)
+    vcs = DulwichVCS(CloneSettings(max_repo_size=512 << 10))
     with pytest.raises(TooLargeError) as refused:
         await vcs.clone(daemon.url("big"))
     assert "more than 512 KiB of pack data" in str(refused.value)

@@ -23,7 +23,6 @@ from clonegate import (
     RefInfo,
     RepositoryReport,
     RepositoryStatus,
-    ReusableReports,
     ScanError,
     StoredResult,
     StoreError,
@@ -117,7 +116,6 @@ async def test_the_reusable_report_is_the_last_results_in_one_read(tmp_path: Pat
         await store.save(newer, KEY, report())
         # A reused report is not a result of its own: the last result stays newer's.
         await store.save(await store.begin_run({}), KEY, replace(report(), reused=True))
-        assert isinstance(store, ReusableReports)
         assert await store.last_result(KEY) == StoredResult(newer, "a" * 40, "v-test")
         assert await store.reusable(KEY, "a" * 40, "v-test") == report()
         assert await store.reusable(KEY, "b" * 40, "v-test") is None  # not the last one

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -14,18 +15,21 @@ import trio
 import trio.testing
 from trio.testing import wait_all_tasks_blocked
 
+import clonegate
 from clonegate import (
     ANALYZER_VERSION,
     AnalysisReport,
+    AnalysisSettings,
     AnalyzeUseCase,
     ClonedSource,
+    CloneSettings,
     Credential,
     DulwichVCS,
     Event,
     EventKind,
     Inventory,
     MemoryReading,
-    Option,
+    RemoteHead,
     ReportError,
     RepositoryFacts,
     RepositoryNotFoundError,
@@ -35,24 +39,19 @@ from clonegate import (
     TestFile,
     TestInventoryAnalyzer,
     UseCaseConfig,
+    open_analyzer,
     with_analysis_timeout,
-    with_ca_bundle,
-    with_clone_depth,
     with_clone_timeout,
     with_clone_weight,
-    with_connect_timeout,
     with_event_hook,
     with_keep_clones,
-    with_max_concurrent_analyses,
     with_max_concurrent_clones,
     with_memory_budget,
-    with_read_timeout,
-    with_ssh_command,
     with_stuck_threshold,
     with_token,
-    with_work_dir,
 )
 from clonegate._adapters.clones import discard
+from clonegate._app import compose
 from clonegate._usecase.duplicates import DuplicateIndex, repository_key
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
@@ -64,6 +63,11 @@ def url(i: int) -> str:
 
 class FakeVCS:
     """Counts clones in flight; each clone waits for its URL's event if ``blocking``."""
+
+    # The VCS port's figures (ADR 0017): a shallow clone, the default cap, no forecasts.
+    depth: int | None = 1
+    max_memory = 1 << 30
+    opening_memory: int | None = None
 
     def __init__(
         self,
@@ -95,6 +99,7 @@ class FakeVCS:
         *,
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
+        on_memory: Callable[[int], Awaitable[object]] | None = None,
     ) -> ClonedSource:
         self.calls.append(url)
         self.credentials.append(credential)
@@ -121,8 +126,14 @@ class FakeVCS:
         finally:
             self.in_flight -= 1
 
+    async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
+        raise NotImplementedError(f"{type(self).__name__} lists no remote HEAD")
+
 
 class FakeAnalyzer:
+    version: str | None = None  # states none: an incremental run refuses it
+    processes: int | None = None
+
     def __init__(self, *, blocking: bool = False) -> None:
         self.blocking = blocking
         self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
@@ -233,46 +244,70 @@ async def test_analyses_run_outside_the_clone_limit_with_no_limit_of_the_use_cas
     assert len(reports) == 3
 
 
+def test_the_use_case_builds_no_adapter_of_its_own(tmp_path: Path) -> None:
+    # Its ports are arguments (ADR 0017): none is found in a class attribute.
+    with pytest.raises(TypeError, match="vcs"):
+        AnalyzeUseCase(with_max_concurrent_clones(1))  # type: ignore[call-arg]
+    with pytest.raises(ValueError, match="memory_sensor"):
+        AnalyzeUseCase(with_memory_budget("1G"), vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
+    assert not hasattr(AnalyzeUseCase, "wiring")
+
+
 @pytest.mark.parametrize(
-    ("option", "adapter"),
+    "name",
     [
-        (with_clone_depth(None), "vcs"),
-        (with_work_dir(Path("/tmp")), "vcs"),
-        (with_read_timeout(5), "vcs"),
-        (with_connect_timeout(5), "vcs"),
-        (with_ssh_command("ssh -i key"), "vcs"),
-        (with_ca_bundle(Path("ca.pem")), "vcs"),
-        (with_max_concurrent_analyses(1), "analyzer"),
+        "with_clone_depth",
+        "with_work_dir",
+        "with_read_timeout",
+        "with_connect_timeout",
+        "with_ssh_command",
+        "with_ca_bundle",
+        "with_max_repo_size",
+        "with_clone_memory_limit",
+        "with_low_speed_limit",
+        "with_max_concurrent_analyses",
+        "with_analysis_memory_limit",
+        "with_analysis_cache",
     ],
 )
-def test_options_of_a_default_adapter_are_refused_next_to_your_own(
-    tmp_path: Path, option: Option, adapter: str
-) -> None:
-    adapters: dict[str, Any] = {"vcs": FakeVCS(tmp_path), "analyzer": FakeAnalyzer()}
-    with pytest.raises(ValueError, match=f"configure the default {adapter}, and {adapter}="):
-        AnalyzeUseCase(option, **adapters)
-    del adapters[adapter]  # the default one takes the option
-    AnalyzeUseCase(option, **adapters)
+def test_no_option_configures_an_adapter(name: str) -> None:
+    # Those are the adapters' settings now (CHANGELOG: CloneSettings, AnalysisSettings).
+    assert not hasattr(clonegate, name)
+    assert name not in clonegate.__all__
 
 
-def test_the_default_adapters_are_built_from_the_options(tmp_path: Path) -> None:
-    uc = AnalyzeUseCase(
-        with_clone_depth(None),
-        with_read_timeout(7),
-        with_connect_timeout(3),
-        with_ssh_command("ssh -i key"),
-        with_ca_bundle(tmp_path / "ca.pem"),
-        with_work_dir(tmp_path, keep_clones=True),
-        with_max_concurrent_analyses(3),
-    )
-    vcs, analyzer = uc._vcs, uc._analyzer
-    assert isinstance(vcs, DulwichVCS)
-    assert isinstance(analyzer, TestInventoryAnalyzer)
-    assert (vcs._depth, vcs._read_timeout, vcs._connect_timeout) == (None, 7, 3)
-    assert (vcs._ssh_command, vcs._ca_bundle) == ("ssh -i key", tmp_path / "ca.pem")
-    assert (vcs._checkout, vcs._keep_in, vcs._work_dir) == (True, tmp_path, None)
-    assert analyzer._limiter is not None
-    assert analyzer._limiter.total_tokens == 3
+@pytest.mark.parametrize(
+    ("settings", "field", "bad"),
+    [
+        (CloneSettings, "depth", 0),
+        (CloneSettings, "read_timeout", 0),
+        (CloneSettings, "connect_timeout", -1),
+        (CloneSettings, "max_repo_size", 0),
+        (CloneSettings, "max_memory", 0.5),
+        (CloneSettings, "low_speed_limit", 0),
+        (CloneSettings, "low_speed_time", 0),
+        (CloneSettings, "ssh_command", " "),
+        (AnalysisSettings, "processes", 0),
+        (AnalysisSettings, "max_memory", 0),
+    ],
+)
+def test_settings_refuse_bad_values_when_made(settings: Any, field: str, bad: object) -> None:
+    with pytest.raises(ValueError, match=field):
+        settings(**{field: bad})
+
+
+async def test_open_analyzer_builds_every_collaborator_around_one_pool() -> None:
+    clone, analysis = CloneSettings(depth=None, read_timeout=7), AnalysisSettings(processes=3)
+    async with open_analyzer(with_keep_clones(), clone=clone, analysis=analysis) as uc:
+        vcs, analyzer = uc._vcs, uc._analyzer
+        assert isinstance(vcs, DulwichVCS)
+        assert isinstance(analyzer, TestInventoryAnalyzer)
+        # The pool it opened, passed to both: not the run's, found by no lookup.
+        assert vcs._pool is analyzer._pool is not None
+        # A kept clone gets its files; the rest is the settings as given.
+        assert vcs.settings == dataclasses.replace(clone, checkout=True)
+        assert analyzer.settings == analysis
+        assert uc._controller is None  # no budget, no controller
 
 
 async def test_deadline_while_queued_never_calls_the_vcs(
@@ -675,14 +710,9 @@ def _hook(event: Event) -> None:
         (with_max_concurrent_clones, -1, 5, "max_concurrent_clones"),
         (with_max_concurrent_clones, True, 5, "max_concurrent_clones"),
         (with_max_concurrent_clones, "2", 5, "max_concurrent_clones"),
-        (with_max_concurrent_analyses, 0, 3, "max_concurrent_analyses"),
-        (with_read_timeout, 0, 9, "read_timeout"),
-        (with_connect_timeout, -1, 9, "connect_timeout"),
-        (with_ssh_command, " ", "ssh -p 2222", "ssh_command"),
         (with_analysis_timeout, 0, 7.5, "analysis_timeout"),
         (with_analysis_timeout, -5, 7.5, "analysis_timeout"),
         (with_clone_timeout, 0, 4, "clone_timeout"),
-        (with_clone_depth, 0, 10, "clone_depth"),
         (with_stuck_threshold, 0, 12, "stuck_threshold"),
         (with_clone_weight, 3, len, "clone_weight"),
         (with_event_hook, None, _hook, "event_hook"),
@@ -702,24 +732,34 @@ def test_options_refuse_bad_values_and_apply_good_ones(
 
 
 def test_defaults() -> None:
-    uc = AnalyzeUseCase()  # no option at all: every value below is the default
-    config = uc.config
+    uc = compose(pool=None)  # no option at all: every value below is the default
+    config, vcs, analyzer = uc.config, uc._vcs, uc._analyzer
+    assert isinstance(vcs, DulwichVCS)
+    assert isinstance(analyzer, TestInventoryAnalyzer)
     assert config.max_concurrent_clones == 2  # seed 004's default
     assert config.analysis_timeout == 15 * 60
     assert config.clone_timeout is None  # only the repository timeout applies
-    assert config.clone_depth == 1
-    assert (config.work_dir, config.keep_clones) == (None, False)
+    assert vcs.depth == 1
+    assert (vcs.settings.work_dir, vcs.settings.keep_in, config.keep_clones) == (None, None, False)
     assert config.credentials == ()
-    assert config.max_concurrent_analyses is None  # one analysis process per CPU
-    assert (config.read_timeout, config.connect_timeout) == (120, 30)
+    assert analyzer.processes is None  # one analysis process per CPU
+    assert (vcs.settings.read_timeout, vcs.settings.connect_timeout) == (120, 30)
     assert config.clone_weight("https://x/y.git") == 1
     assert uc.clone_gate_statistics().size == 2
 
 
 def test_options_override_the_defaults() -> None:
-    uc = AnalyzeUseCase(with_work_dir(Path("/tmp"), keep_clones=True), with_clone_depth(None))
-    assert (uc.config.work_dir, uc.config.keep_clones) == (Path("/tmp"), True)
-    assert uc.config.clone_depth is None
+    uc = compose(
+        with_keep_clones(), clone=CloneSettings(keep_in=Path("/tmp"), depth=None), pool=None
+    )
+    vcs = uc._vcs
+    assert isinstance(vcs, DulwichVCS)
+    assert (vcs.settings.keep_in, vcs.settings.checkout, uc.config.keep_clones) == (
+        Path("/tmp"),
+        True,
+        True,
+    )
+    assert vcs.depth is None
 
 
 def test_logging_is_quiet_by_default() -> None:
@@ -737,6 +777,7 @@ async def test_one_repository_breaking_a_contract_fails_only_itself(
             *,
             credential: Credential | None = None,
             on_ready: Callable[[], object] | None = None,
+            on_memory: Callable[[int], Awaitable[object]] | None = None,
         ) -> ClonedSource:
             if url == url_of(1):
                 raise KeyError("not a CloneError")

@@ -7,10 +7,10 @@ from pathlib import Path
 import trio
 
 from clonegate import (
-    AnalyzeUseCase,
+    CloneSettings,
     RepositoryStatus,
+    open_analyzer,
     with_max_concurrent_clones,
-    with_work_dir,
 )
 
 from .processes import descendant_pids
@@ -37,8 +37,11 @@ async def test_batch_against_a_loopback_git_daemon(
             daemon.url("empty"),
             "not a url",
         ]
-        uc = AnalyzeUseCase(with_max_concurrent_clones(2), with_work_dir(work))
-        async with uc.analyze_many(urls) as batch:
+        clone = CloneSettings(work_dir=work)
+        async with (
+            open_analyzer(with_max_concurrent_clones(2), clone=clone) as uc,
+            uc.analyze_many(urls) as batch,
+        ):
             reports = {r.index: r async for r in batch}
             summary = batch.summary
     assert reports[0].status is RepositoryStatus.OK
@@ -67,7 +70,8 @@ async def test_batch_against_a_loopback_git_daemon(
     assert invalid is not None
     assert invalid.kind == "invalid_url"
     assert (summary.repositories, summary.ok, summary.failed, summary.duplicates) == (7, 4, 3, 1)
-    # Nothing left behind: no clone directory, and the batch's worker processes are gone.
+    # Nothing left behind: no clone directory, and the composition's worker processes
+    # are gone with its block.
     assert list(work.iterdir()) == []
     await trio.lowlevel.checkpoint()
     assert descendant_pids() <= idle_before  # the zygote and every worker are gone

@@ -14,13 +14,15 @@ from clonegate import (
     ANALYZER_VERSION,
     AnalyzeUseCase,
     RemoteHead,
-    ReportStore,
     RepositoryReport,
     RepositoryStatus,
-    ReusableReports,
-    StoredResult,
+    SQLiteStore,
     StoreError,
+    StoreSettings,
+    TestInventoryAnalyzer,
+    open_analyzer,
     open_store,
+    open_store_reader,
     with_incremental,
     with_keep_clones,
     with_result_store,
@@ -72,11 +74,13 @@ class BrokenStore:
         if self.finish_fails:
             raise StoreError("the result store x.db: database or disk is full")
 
-    async def last_result(self, key: str) -> StoredResult | None:
+    async def reusable(
+        self, key: str, commit: str, analyzer_version: str
+    ) -> RepositoryReport | None:
         await trio.lowlevel.checkpoint()
         return None
 
-    async def load(self, run_id: int, key: str) -> RepositoryReport | None:
+    async def clone_memory(self, key: str, depth: int | None) -> int | None:
         await trio.lowlevel.checkpoint()
         return None
 
@@ -127,24 +131,12 @@ async def test_execute_outside_a_session_is_a_run_of_its_own(tmp_path: Path) -> 
     assert [r.summary["repositories"] if r.summary else None for r in runs] == [2, 1]
 
 
-class PlainStore:
-    """A store with the ReportStore methods only (SQLiteStore's, delegated): no
-    ``reusable``, so an incremental run asks ``last_result`` then ``load``."""
-
-    def __init__(self, inner: ReportStore) -> None:
-        self.begin_run, self.save, self.finish_run = inner.begin_run, inner.save, inner.finish_run
-        self.last_result, self.load = inner.last_result, inner.load
-
-
-@pytest.mark.parametrize("plain", [False, True], ids=["one read", "two reads"])
 async def test_incremental_reuses_only_a_result_of_the_same_commit_and_version(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plain: bool
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     vcs = ListingVCS(tmp_path)
     analyzer = VersionedAnalyzer()
-    async with open_store(tmp_path / "s.db") as sqlite_store:
-        store: ReportStore = PlainStore(sqlite_store) if plain else sqlite_store
-        assert isinstance(store, ReusableReports) is not plain
+    async with open_store(tmp_path / "s.db") as store:
         uc = AnalyzeUseCase(
             with_result_store(store), with_incremental(), with_keep_clones(),
             vcs=vcs, analyzer=analyzer,
@@ -162,19 +154,44 @@ async def test_incremental_reuses_only_a_result_of_the_same_commit_and_version(
     assert vcs.listed == [url(0)] * 3
 
 
-def test_incremental_needs_a_store_a_listing_vcs_and_a_versioned_analyzer(
+def test_incremental_needs_a_store_and_a_versioned_analyzer(
     tmp_path: Path,
 ) -> None:
     with pytest.raises(ValueError, match="needs a result store"):
         AnalyzeUseCase(with_incremental(), vcs=ListingVCS(tmp_path), analyzer=VersionedAnalyzer())
     store = BrokenStore(good=0)
-    with pytest.raises(ValueError, match="list a remote's HEAD"):
-        AnalyzeUseCase(
-            with_result_store(store), with_incremental(),
-            vcs=FakeVCS(tmp_path), analyzer=VersionedAnalyzer(),
-        )  # fmt: skip
     with pytest.raises(ValueError, match="states its version"):
         AnalyzeUseCase(
             with_result_store(store), with_incremental(),
             vcs=ListingVCS(tmp_path), analyzer=FakeAnalyzer(),
         )  # fmt: skip
+
+
+async def test_a_vcs_that_cannot_list_fails_an_incremental_run_plainly(tmp_path: Path) -> None:
+    # The capability is part of the VCS port (ADR 0017): a VCS without it says so when
+    # asked, and that programming error is not turned into a repository's report.
+    uc = AnalyzeUseCase(
+        with_result_store(BrokenStore(good=1)), with_incremental(),
+        vcs=FakeVCS(tmp_path), analyzer=VersionedAnalyzer(),
+    )  # fmt: skip
+    with pytest.raises(NotImplementedError, match="FakeVCS lists no remote HEAD"):
+        await uc.execute(url(0))
+
+
+async def test_open_analyzer_opens_the_store_and_gives_it_to_the_use_case_and_analyzer(
+    tmp_path: Path,
+) -> None:
+    settings = StoreSettings(tmp_path / "results.db", cache_limit=1 << 20)
+    async with open_analyzer(store=settings) as uc:
+        store = uc.config.result_store
+        assert isinstance(store, SQLiteStore)  # every report is kept there
+        analyzer = uc._analyzer
+        assert isinstance(analyzer, TestInventoryAnalyzer)
+        assert analyzer.settings.cache is store  # and the per-file cache too
+        run = await store.begin_run({})
+        await store.finish_run(run)
+    async with open_store_reader(settings.path) as reader:
+        assert [info.id for info in await reader.runs()] == [run]
+    async with open_analyzer(store=StoreSettings(tmp_path / "plain.db", cache_limit=0)) as uc:
+        assert isinstance(uc._analyzer, TestInventoryAnalyzer)
+        assert uc._analyzer.settings.cache is None  # 0: no analysis cache

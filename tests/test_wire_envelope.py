@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import CloneError, DulwichVCS, ErrorKind
+from clonegate import CloneError, CloneSettings, DulwichVCS, ErrorKind
 
 from .wire_servers import (
     MiB,
@@ -69,7 +69,7 @@ def _vcs(work_dir: Path, **options: object) -> DulwichVCS:
         "low_speed_time": 1.0,
         "work_dir": work_dir,
     }
-    return DulwichVCS(**(settings | options))  # type: ignore[arg-type]
+    return DulwichVCS(CloneSettings(**(settings | options)))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("transport", ["git", "http"])
@@ -213,7 +213,7 @@ async def test_a_silent_handshake_is_a_read_timeout(scheme: str, op: str, work_d
         pytest.skip("no ssh client")
     record = Record()
     with silent_server(record) as port:
-        vcs = DulwichVCS(read_timeout=1, work_dir=work_dir)
+        vcs = DulwichVCS(CloneSettings(read_timeout=1, work_dir=work_dir))
         with trio.fail_after(120):  # a safety net: the assertions are below
             kind, reason = await _outcome(vcs, op, f"{scheme}://127.0.0.1:{port}/silent.git")
         # The worker that waited is gone, and its connection with it.
@@ -235,7 +235,7 @@ async def test_a_silent_proxy_is_a_read_timeout(
     with silent_server(record) as port:
         monkeypatch.setenv("HTTPS_PROXY", f"http://127.0.0.1:{port}")  # read by the worker
         monkeypatch.setenv("NO_PROXY", "")
-        vcs = DulwichVCS(read_timeout=1, work_dir=work_dir)
+        vcs = DulwichVCS(CloneSettings(read_timeout=1, work_dir=work_dir))
         with trio.fail_after(120):  # a safety net: the assertions are below
             kind, reason = await _outcome(vcs, "clone", "https://git.example/x.git")
         closed = await _ended(record)

@@ -17,6 +17,7 @@ from trio.testing import wait_all_tasks_blocked
 from clonegate import (
     AnalysisError,
     AnalysisReport,
+    AnalysisSettings,
     AnalyzeUseCase,
     ClonedSource,
     Event,
@@ -26,7 +27,6 @@ from clonegate import (
     RepositoryStatus,
     TestInventoryAnalyzer,
     UseCaseConfig,
-    with_analysis_memory_limit,
     with_analysis_time_limit,
     with_analysis_timeout,
     with_event_hook,
@@ -35,6 +35,7 @@ from clonegate import (
     with_max_concurrent_clones,
     with_repository_timeout,
 )
+from clonegate._app import compose
 from clonegate._domain.work_clock import WorkClock, holding_slot, waiting_for_slot
 
 from .test_usecase import FakeAnalyzer, FakeVCS, collect, url
@@ -273,7 +274,6 @@ async def test_a_bug_in_an_analyzer_is_one_line_with_its_traceback_only_when_ver
         (with_repository_timeout, 0, 7.5, "repository_timeout"),
         (with_analysis_timeout, -5, 7.5, "repository_timeout"),  # Go's name, same meaning
         (with_analysis_time_limit, 0, 9.0, "analysis_time_limit"),
-        (with_analysis_memory_limit, 0, 64 << 20, "analysis_memory_limit"),
     ],
 )
 def test_the_limits_refuse_bad_values_and_apply_good_ones(
@@ -287,34 +287,33 @@ def test_the_limits_refuse_bad_values_and_apply_good_ones(
 
 
 def test_the_defaults_bound_an_analysis_well_under_its_repository() -> None:
-    config = AnalyzeUseCase().config
+    uc = compose(pool=None)
+    config = uc.config
     assert (config.repository_timeout, config.analysis_time_limit) == (15 * 60, 2 * 60)
-    assert config.analysis_memory_limit == 1 << 30
+    assert isinstance(uc._analyzer, TestInventoryAnalyzer)
+    assert uc._analyzer.settings.max_memory == 1 << 30
 
 
 def test_the_memory_cap_configures_the_default_analyzer_only(tmp_path: Path) -> None:
-    uc = AnalyzeUseCase(with_analysis_memory_limit(64 << 20))
+    uc = compose(analysis=AnalysisSettings(max_memory=64 << 20), pool=None)
     assert isinstance(uc._analyzer, TestInventoryAnalyzer)
     assert uc._analyzer._max_memory == 64 << 20
-    with pytest.raises(ValueError, match="with_analysis_memory_limit"):
-        AnalyzeUseCase(with_analysis_memory_limit(64 << 20), analyzer=FakeAnalyzer())
     # The time limit is the use case's own: it applies to any analyzer.
     AnalyzeUseCase(with_analysis_time_limit(5), vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
 
 
 def test_the_command_line_defaults_are_the_librarys() -> None:
-    # Written twice (the CLI declares its options' defaults, as for every clone
-    # option): this keeps the two from drifting apart.
+    # Read from the library (ADR 0017); tests/test_cli_settings.py checks every option.
     import dataclasses
 
     from clonegate import parse_size
-    from clonegate_cli._clone_options import CloneSettings
+    from clonegate_cli._clone_options import CloneFlags
 
-    cli = {f.name: f.default for f in dataclasses.fields(CloneSettings)}
+    cli = {f.name: f.default for f in dataclasses.fields(CloneFlags)}
     config = UseCaseConfig()
     assert cli["timeout"] == config.repository_timeout
     assert cli["analysis_timeout"] == config.analysis_time_limit
-    assert parse_size(str(cli["analysis_memory"])) == config.analysis_memory_limit
+    assert parse_size(str(cli["analysis_memory"])) == AnalysisSettings().max_memory
 
 
 class _Granting:

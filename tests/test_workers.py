@@ -12,8 +12,8 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate._adapters.preloads import DEFAULT_MODULES
-from clonegate._adapters.workers import WorkerDied, open_worker_pool, run_in_worker, spawn
+from clonegate._adapters.preloads import ZYGOTE_PRELOAD
+from clonegate._adapters.workers import WorkerDied, open_worker_pool, run_in_worker, run_pool, spawn
 
 from . import worker_jobs
 from .processes import pid_alive
@@ -28,8 +28,8 @@ def defined_in_main() -> None:
 
 async def test_each_job_gets_a_fresh_worker_that_ends_with_it() -> None:
     async with open_worker_pool() as pool:
-        first = await run_in_worker(worker_jobs.pid)
-        second = await run_in_worker(worker_jobs.pid)
+        first = await run_in_worker(pool, worker_jobs.pid)
+        second = await run_in_worker(pool, worker_jobs.pid)
         stats = pool.statistics()
     assert first != second
     assert first != os.getpid()
@@ -39,53 +39,53 @@ async def test_each_job_gets_a_fresh_worker_that_ends_with_it() -> None:
 
 
 async def test_a_jobs_exception_is_raised_in_the_caller() -> None:
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         with pytest.raises(ValueError, match="no good"):
-            await run_in_worker(worker_jobs.fail, "no good")
+            await run_in_worker(pool, worker_jobs.fail, "no good")
 
 
 async def test_a_worker_that_dies_is_reported_with_its_signal() -> None:
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         with pytest.raises(WorkerDied, match="killed by signal 9") as caught:
-            await run_in_worker(worker_jobs.die)
+            await run_in_worker(pool, worker_jobs.die)
     assert caught.value.signal == 9
     assert not caught.value.out_of_memory  # SIGKILL, but not from the OOM killer
 
 
 async def test_workers_are_the_oom_killers_first_choice() -> None:
     """When memory runs out, a job goes, never the parent with every result (ADR 0014)."""
-    async with open_worker_pool():
-        assert await run_in_worker(worker_jobs.oom_score_adj) == "1000"
+    async with open_worker_pool() as pool:
+        assert await run_in_worker(pool, worker_jobs.oom_score_adj) == "1000"
     assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"
 
 
 async def test_the_memory_allowance_is_a_hard_cap() -> None:
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         with pytest.raises(MemoryError):
-            await run_in_worker(worker_jobs.allocate, 512 * MiB, memory_allowance=128 * MiB)
-        assert await run_in_worker(worker_jobs.allocate, 64 * MiB, memory_allowance=128 * MiB)
+            await run_in_worker(pool, worker_jobs.allocate, 512 * MiB, memory_allowance=128 * MiB)
+        assert await run_in_worker(pool, worker_jobs.allocate, 64 * MiB, memory_allowance=128 * MiB)
 
 
 async def test_a_reply_cannot_make_the_parent_run_code() -> None:
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         with pytest.raises(Exception, match=r"refused: posix\.system"):
-            await run_in_worker(worker_jobs.hostile_reply)
+            await run_in_worker(pool, worker_jobs.hostile_reply)
 
 
 async def test_a_job_from_main_is_refused_with_a_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     # As in a script run directly: the function lives in __main__.
     monkeypatch.setattr(defined_in_main, "__module__", "__main__")
     monkeypatch.setattr(sys.modules["__main__"], "defined_in_main", defined_in_main, raising=False)
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         with pytest.raises(RuntimeError, match="never import the program's __main__"):
-            await run_in_worker(defined_in_main)
+            await run_in_worker(pool, defined_in_main)
 
 
 async def test_cancelling_a_job_kills_its_worker_before_returning() -> None:
     async with open_worker_pool() as pool:
         with trio.CancelScope() as scope:
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(run_in_worker, worker_jobs.sleep_forever)
+                nursery.start_soon(run_in_worker, pool, worker_jobs.sleep_forever)
                 while not pool.statistics().workers_running:
                     await trio.testing.wait_all_tasks_blocked()
                 (busy,) = pool.statistics().workers_running
@@ -94,14 +94,14 @@ async def test_cancelling_a_job_kills_its_worker_before_returning() -> None:
 
 
 async def test_without_a_scope_the_run_has_its_own_pool() -> None:
-    assert await run_in_worker(worker_jobs.pid) != os.getpid()
+    assert await run_in_worker(run_pool(), worker_jobs.pid) != os.getpid()
 
 
 async def test_the_zygote_never_imports_trio() -> None:
     """The zygote's imports are the jobs' (dulwich, grammars); trio is the parent's."""
-    async with open_worker_pool(preload=DEFAULT_MODULES):
-        assert await run_in_worker(worker_jobs.has_imported, "dulwich.client")
-        assert not await run_in_worker(worker_jobs.has_imported, "trio")
+    async with open_worker_pool(preload=ZYGOTE_PRELOAD) as pool:
+        assert await run_in_worker(pool, worker_jobs.has_imported, "dulwich.client")
+        assert not await run_in_worker(pool, worker_jobs.has_imported, "trio")
 
 
 async def test_a_prestarted_zygote_serves_the_first_pool_it_covers(
@@ -111,9 +111,9 @@ async def test_a_prestarted_zygote_serves_the_first_pool_it_covers(
     spawn.prestart(["tests.worker_jobs", "json"], os.environ)
     (early,) = spawn._prestarted
     async with open_worker_pool(preload=["json"]) as first:
-        assert await run_in_worker(worker_jobs.parent_pid) == early.process.pid
+        assert await run_in_worker(first, worker_jobs.parent_pid) == early.process.pid
     async with open_worker_pool(preload=["json"]) as second:
-        assert await run_in_worker(worker_jobs.parent_pid) != early.process.pid
+        assert await run_in_worker(second, worker_jobs.parent_pid) != early.process.pid
     assert first.statistics().zygote_pid == early.process.pid
     assert second.statistics().zygote_pid not in (None, early.process.pid)
     assert early.process.returncode == 0  # stopped and reaped with its pool
@@ -149,8 +149,9 @@ async def test_a_clone_and_a_scan_import_nothing_the_zygote_has_not(
     import clonegate._adapters.analysis.analyzer
     import clonegate._adapters.git.dulwich_vcs  # noqa: F401  (each adds its preload)
 
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         imported = await run_in_worker(
+            pool,
             worker_jobs.modules_a_clone_and_a_scan_import,
             daemon.url("basic"),
             str(tmp_path / "clone"),
@@ -211,9 +212,9 @@ def test_every_grammar_the_parsers_import_is_in_the_zygotes_preload() -> None:
 async def test_a_reply_too_large_to_pickle_under_the_allowance_is_a_memory_error() -> None:
     # The value fits, its pickle (a second copy) does not: the job ran out of memory,
     # which its caller must be able to tell from any other failure (issue 38).
-    async with open_worker_pool():
+    async with open_worker_pool() as pool:
         with pytest.raises(MemoryError, match="MemoryError"):
-            await run_in_worker(worker_jobs.bytes_of, 80 * MiB, memory_allowance=128 * MiB)
+            await run_in_worker(pool, worker_jobs.bytes_of, 80 * MiB, memory_allowance=128 * MiB)
 
 
 @pytest.mark.parametrize(

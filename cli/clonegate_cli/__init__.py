@@ -51,11 +51,11 @@ def _main(arguments: list[str]) -> None:
             sys.stdout.flush()  # here, where a failure is caught, not at exit
         return
     if arguments[:1] and arguments[0] in _CLONING_COMMANDS and "--help" not in arguments:
-        from clonegate._adapters.preloads import DEFAULT_MODULES
+        from clonegate._adapters.preloads import ZYGOTE_PRELOAD
         from clonegate._adapters.workers.spawn import prestart
 
         environment = {k: v for k, v in os.environ.items() if k not in _SECRET_VARIABLES}
-        prestart(DEFAULT_MODULES, environment)
+        prestart(ZYGOTE_PRELOAD, environment)
     from .app import main as run_app
 
     try:

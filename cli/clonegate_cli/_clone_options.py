@@ -1,9 +1,12 @@
 """The clone options of `analyze` and `worker`, declared once (issue 17).
 
-Each field of :class:`CloneSettings` is one command-line option: its type, flags,
+Each field of :class:`CloneFlags` is one command-line option: its type, flags,
 help and default. A command takes all of them by declaring one keyword-only
-parameter of type ``CloneSettings`` and the decorator :func:`clone_options`, so an
+parameter of type ``CloneFlags`` and the decorator :func:`clone_options`, so an
 option added here reaches every such command, with its checks and its messages.
+The defaults and help of what the adapters do are read from the library's settings
+types (``clonegate.CloneSettings``, ``AnalysisSettings``) and the use case's
+(``UseCaseConfig``): written there once (ADR 0017; tests/test_cli_settings.py checks).
 """
 
 from __future__ import annotations
@@ -18,31 +21,26 @@ from typing import Annotated, Any
 
 import typer
 
+import clonegate
 from clonegate import (
+    AnalysisSettings,
     Option,
+    UseCaseConfig,
     parse_size,
-    with_analysis_memory_limit,
     with_analysis_time_limit,
-    with_ca_bundle,
-    with_clone_depth,
-    with_clone_memory_limit,
     with_clone_timeout,
-    with_connect_timeout,
-    with_low_speed_limit,
     with_max_concurrent_clones,
-    with_max_repo_size,
     with_memory_budget,
-    with_read_timeout,
     with_repository_timeout,
-    with_ssh_command,
 )
 
 from ._descriptors import PER_CLONE, clones_within_open_file_limit
 from ._input import credential_options
 from ._run import usage_error
+from ._setup import Setup, help_of, size_text
 
 __all__ = [
-    "CloneSettings",
+    "CloneFlags",
     "QuietOption",
     "VerboseOption",
     "check_verbosity",
@@ -51,6 +49,13 @@ __all__ = [
 ]
 
 MiB = 1 << 20
+_CLONE, _ANALYSIS, _USE_CASE = clonegate.CloneSettings(), AnalysisSettings(), UseCaseConfig()
+
+
+def _clone_help(name: str) -> str:
+    return help_of(clonegate.CloneSettings, name)
+
+
 VerboseOption = Annotated[
     bool, typer.Option("-v", "--verbose", help="Log each step of each repository.")
 ]
@@ -60,7 +65,7 @@ QuietOption = Annotated[
 
 
 @dataclasses.dataclass(frozen=True)
-class CloneSettings:
+class CloneFlags:
     """How to clone and analyze each repository, as given on the command line."""
 
     jobs: Annotated[
@@ -72,7 +77,7 @@ class CloneSettings:
             help="Clones at once (at least 1).",
             metavar="N",
         ),
-    ] = 2
+    ] = _USE_CASE.max_concurrent_clones
     timeout: Annotated[
         float,
         typer.Option(
@@ -80,7 +85,7 @@ class CloneSettings:
             help="Seconds per repository: wait, clone and analysis (not a wait for a CPU).",
             metavar="SECONDS",
         ),
-    ] = 15 * 60.0
+    ] = _USE_CASE.repository_timeout
     analysis_timeout: Annotated[
         float,
         typer.Option(
@@ -88,7 +93,7 @@ class CloneSettings:
             help="Seconds one repository's analysis may run, its wait for a CPU not counted.",
             metavar="SECONDS",
         ),
-    ] = 2 * 60.0
+    ] = _USE_CASE.analysis_time_limit
     clone_timeout: Annotated[
         float | None,
         typer.Option(
@@ -99,34 +104,24 @@ class CloneSettings:
     ] = None
     read_timeout: Annotated[
         float,
-        typer.Option(
-            min=0.001, help="Seconds without data before a clone fails.", metavar="SECONDS"
-        ),
-    ] = 120.0
+        typer.Option(min=0.001, help=_clone_help("read_timeout"), metavar="SECONDS"),
+    ] = _CLONE.read_timeout
     connect_timeout: Annotated[
         float,
-        typer.Option(min=0.001, help="Seconds to connect (https, ssh).", metavar="SECONDS"),
-    ] = 30.0
-    depth: Annotated[
-        int, typer.Option(min=0, help="Commits of history; 0 for all.", metavar="N")
-    ] = 1
+        typer.Option(min=0.001, help=_clone_help("connect_timeout"), metavar="SECONDS"),
+    ] = _CLONE.connect_timeout
+    depth: Annotated[int, typer.Option(min=0, help=_clone_help("depth"), metavar="N")] = (
+        _CLONE.depth or 0
+    )
     max_repo_size: Annotated[
-        str,
-        typer.Option(
-            help="Most one clone may receive and write, e.g. 500M (K, M, G: binary units).",
-            metavar="SIZE",
-        ),
-    ] = "2G"
-    clone_memory: Annotated[
-        str,
-        typer.Option(help="Memory one clone may use, on top of its worker's.", metavar="SIZE"),
-    ] = "1G"
+        str, typer.Option(help=_clone_help("max_repo_size"), metavar="SIZE")
+    ] = size_text(_CLONE.max_repo_size)
+    clone_memory: Annotated[str, typer.Option(help=_clone_help("max_memory"), metavar="SIZE")] = (
+        size_text(_CLONE.max_memory)
+    )
     analysis_memory: Annotated[
-        str,
-        typer.Option(
-            help="Memory one analysis process may use, on top of its start.", metavar="SIZE"
-        ),
-    ] = "1G"
+        str, typer.Option(help=help_of(AnalysisSettings, "max_memory"), metavar="SIZE")
+    ] = size_text(_ANALYSIS.max_memory)
     memory_budget: Annotated[
         str | None,
         typer.Option(
@@ -137,18 +132,12 @@ class CloneSettings:
         ),
     ] = None
     low_speed_limit: Annotated[
-        int,
-        typer.Option(
-            min=1,
-            help="A clone receiving less than this many bytes/s of refs or pack data "
-            "(progress messages aside) over --low-speed-time fails.",
-            metavar="BYTES",
-        ),
-    ] = 1000
+        int, typer.Option(min=1, help=_clone_help("low_speed_limit"), metavar="BYTES")
+    ] = _CLONE.low_speed_limit
     low_speed_time: Annotated[
         float,
-        typer.Option(min=0.001, help="The window of --low-speed-limit.", metavar="SECONDS"),
-    ] = 30.0
+        typer.Option(min=0.001, help=_clone_help("low_speed_time"), metavar="SECONDS"),
+    ] = _CLONE.low_speed_time
     token: Annotated[
         str | None,
         typer.Option(
@@ -183,20 +172,26 @@ class CloneSettings:
         str | None,
         typer.Option(
             envvar="CLONEGATE_SSH_COMMAND",
-            help="The ssh program and its options, e.g. 'ssh -i KEY' [default: ssh].",
+            help=f"{_clone_help('ssh_command')} [default: {_CLONE.ssh_command}]",
             metavar="COMMAND",
         ),
     ] = None
     ca_bundle: Annotated[
-        Path | None,
-        typer.Option(
-            help="PEM file of certificate authorities to trust for https.", metavar="FILE"
-        ),
-    ] = None
+        Path | None, typer.Option(help=_clone_help("ca_bundle"), metavar="FILE")
+    ] = _CLONE.ca_bundle
 
-    def options(self, ctx: typer.Context) -> list[Option]:
-        """The library's options for these settings; a usage error (exit 2) for a bad
-        value, naming its option (or the variable it came from)."""
+    def setup(self, ctx: typer.Context) -> Setup:
+        """The library's options and settings for these flags; a usage error (exit 2) for
+        a bad value, naming its option (or the variable it came from)."""
+        try:
+            return Setup(self._options(ctx), self._clone(), self._analysis())
+        except OSError as exc:
+            raise usage_error(f"--netrc {self.netrc}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise usage_error(str(exc)) from None
+
+    def _options(self, ctx: typer.Context) -> tuple[Option, ...]:
+        """The use case's own options."""
         if self.jobs < 1:
             named = _source(ctx, "jobs", "-j/--max-concurrent-clones")
             raise usage_error(f"{named} must be at least 1, got {self.jobs}")
@@ -212,40 +207,35 @@ class CloneSettings:
             with_max_concurrent_clones(jobs),
             with_repository_timeout(self.timeout),
             with_analysis_time_limit(self.analysis_timeout),
-            with_clone_depth(self.depth or None),
-            with_read_timeout(self.read_timeout),
-            with_connect_timeout(self.connect_timeout),
         ]
         if self.clone_timeout is not None:
             options.append(with_clone_timeout(self.clone_timeout))
-        try:
-            options.append(
-                with_max_repo_size(parse_size_option("--max-repo-size", self.max_repo_size))
-            )
-            options.append(
-                with_clone_memory_limit(parse_size_option("--clone-memory", self.clone_memory))
-            )
-            options.append(
-                with_analysis_memory_limit(
-                    parse_size_option("--analysis-memory", self.analysis_memory)
-                )
-            )
-            if self.memory_budget is not None:
-                named = _source(ctx, "memory_budget", "--memory-budget")
-                options.append(with_memory_budget(_budget(named, self.memory_budget)))
-            options.append(with_low_speed_limit(self.low_speed_limit, self.low_speed_time))
-            options += credential_options(self.token, self.token_host, self.netrc)
-            if self.ssh_command is not None:
-                options.append(with_ssh_command(self.ssh_command))
-        except OSError as exc:
-            raise usage_error(f"--netrc {self.netrc}: {exc.strerror}") from None
-        except ValueError as exc:
-            raise usage_error(str(exc)) from None
-        if self.ca_bundle is not None:
-            if not self.ca_bundle.is_file():
-                raise usage_error(f"--ca-bundle {self.ca_bundle}: no such file")
-            options.append(with_ca_bundle(self.ca_bundle))
-        return options
+        if self.memory_budget is not None:
+            named = _source(ctx, "memory_budget", "--memory-budget")
+            options.append(with_memory_budget(_budget(named, self.memory_budget)))
+        options += credential_options(self.token, self.token_host, self.netrc)
+        return tuple(options)
+
+    def _clone(self) -> clonegate.CloneSettings:
+        """The clone adapter's settings."""
+        if self.ca_bundle is not None and not self.ca_bundle.is_file():
+            raise usage_error(f"--ca-bundle {self.ca_bundle}: no such file")
+        return clonegate.CloneSettings(
+            depth=self.depth or None,
+            read_timeout=self.read_timeout,
+            connect_timeout=self.connect_timeout,
+            max_repo_size=parse_size_option("--max-repo-size", self.max_repo_size),
+            max_memory=parse_size_option("--clone-memory", self.clone_memory),
+            low_speed_limit=self.low_speed_limit,
+            low_speed_time=self.low_speed_time,
+            ssh_command=self.ssh_command if self.ssh_command is not None else _CLONE.ssh_command,
+            ca_bundle=self.ca_bundle,
+        )
+
+    def _analysis(self) -> AnalysisSettings:
+        """The analysis adapter's settings."""
+        memory = parse_size_option("--analysis-memory", self.analysis_memory)
+        return AnalysisSettings(max_memory=memory)
 
 
 def check_verbosity(verbose: bool, quiet: bool) -> None:
@@ -294,8 +284,8 @@ def _budget(named: str, text: str) -> int | str:
     return size
 
 
-_FIELDS = dataclasses.fields(CloneSettings)
-_HINTS = typing.get_type_hints(CloneSettings, include_extras=True)
+_FIELDS = dataclasses.fields(CloneFlags)
+_HINTS = typing.get_type_hints(CloneFlags, include_extras=True)
 # What Typer reads from a command's signature: one parameter per field, keyword-only
 # like the parameter it replaces (Typer passes every value by name).
 _PARAMETERS = [
@@ -307,20 +297,20 @@ _PARAMETERS = [
 
 
 def clone_options(command: Callable[..., None]) -> Callable[..., None]:
-    """``command`` with the clone options where its keyword-only ``CloneSettings``
+    """``command`` with the clone options where its keyword-only ``CloneFlags``
     parameter was: Typer lists them there, and ``command`` receives their values as
-    one :class:`CloneSettings` in that parameter."""
+    one :class:`CloneFlags` in that parameter."""
     signature = inspect.signature(command, eval_str=True)
-    (slot,) = (p for p in signature.parameters.values() if p.annotation is CloneSettings)
+    (slot,) = (p for p in signature.parameters.values() if p.annotation is CloneFlags)
     if slot.kind is not inspect.Parameter.KEYWORD_ONLY:
-        raise TypeError(f"{command.__name__}: the CloneSettings parameter must be keyword-only")
+        raise TypeError(f"{command.__name__}: the CloneFlags parameter must be keyword-only")
     parameters: list[inspect.Parameter] = []
     for parameter in signature.parameters.values():
         parameters += _PARAMETERS if parameter is slot else [parameter]
 
     @functools.wraps(command)
     def with_settings(**values: Any) -> None:
-        settings = CloneSettings(**{f.name: values.pop(f.name) for f in _FIELDS})
+        settings = CloneFlags(**{f.name: values.pop(f.name) for f in _FIELDS})
         command(**values, **{slot.name: settings})
 
     # inspect.signature, which Typer calls, returns this instead of following __wrapped__.

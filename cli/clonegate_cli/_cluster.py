@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import sys
 from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
@@ -14,13 +15,12 @@ import typer
 # registers these commands too, and its first result must not wait for coredis.
 import clonegate
 from clonegate import (
-    AnalyzeUseCase,
     RepositoryReport,
     visible,
 )
 
 from ._clone_options import (
-    CloneSettings,
+    CloneFlags,
     QuietOption,
     VerboseOption,
     check_verbosity,
@@ -45,13 +45,15 @@ from ._run import (
     results_stdout,
     usage_error,
 )
+from ._setup import help_of
 from ._store_options import (
+    CACHE_SIZE,
     CacheSizeOption,
     DbOption,
     ForceOption,
     IncrementalOption,
-    StoreSettings,
-    store_options,
+    StoreFlags,
+    with_store,
 )
 
 if TYPE_CHECKING:
@@ -62,15 +64,20 @@ __all__ = ["register"]
 
 GLOBAL_LIMIT = "clones"  # the cluster limit's semaphore; per-host ones are "host:HOST"
 
+_LEASE_HELP = help_of(clonegate.ClusterSettings, "lease")
 LeaseOption = Annotated[
     float,
     typer.Option(
         min=0.1,
-        help="Seconds a cluster permit lasts without a heartbeat, if Redis holds no lease "
-        "yet (as --cluster-limit).",
+        help=f"{_LEASE_HELP[:-1]}, if Redis holds no lease yet (as --cluster-limit).",
         metavar="S",
     ),
 ]
+_CLUSTER = clonegate.ClusterSettings()
+# The use case's cluster worker's own default (its keyword, checked by a test).
+_MAX_DELIVERIES: int = (
+    inspect.signature(clonegate.ClusterWorker).parameters["max_deliveries"].default
+)
 
 
 def submit(
@@ -142,13 +149,11 @@ def worker(
             metavar="K",
         ),
     ] = None,
-    lease: LeaseOption = 30.0,
+    lease: LeaseOption = _CLUSTER.lease,
     claim_idle: Annotated[
         float,
-        typer.Option(
-            min=0.1, help="Seconds before a dead worker's job is taken over.", metavar="S"
-        ),
-    ] = 60.0,
+        typer.Option(min=0.1, help=help_of(clonegate.ClusterSettings, "claim_idle"), metavar="S"),
+    ] = _CLUSTER.claim_idle,
     max_deliveries: Annotated[
         int,
         typer.Option(
@@ -157,16 +162,16 @@ def worker(
             "must have run it alone).",
             metavar="N",
         ),
-    ] = 3,
+    ] = _MAX_DELIVERIES,
     exit_when_done: Annotated[
         bool, typer.Option(help="Exit once no job is queued or running anywhere.")
     ] = False,
     db: DbOption = None,
     incremental: IncrementalOption = False,
     force: ForceOption = False,
-    cache_size: CacheSizeOption = "256M",
+    cache_size: CacheSizeOption = CACHE_SIZE,
     *,
-    clone: CloneSettings,
+    clone: CloneFlags,
     verbose: VerboseOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -177,10 +182,10 @@ def worker(
     (one run per worker session): --incremental reuses what this worker found before.
     """
     url = connect(redis, redis_password_file)
-    options = clone.options(ctx)
+    setup = clone.setup(ctx)
     check_verbosity(verbose, quiet)
     try:
-        store = StoreSettings.of(db, incremental, force, cache_size)
+        store = StoreFlags.of(db, incremental, force, cache_size)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
     configure_logging(verbose, quiet)  # escaped: messages quote what servers sent
@@ -192,8 +197,9 @@ def worker(
     async def main(client: Redis[str]) -> int:
         # One patience for the client: an outage is one story, whoever meets it.
         patience = clonegate.Patience(redis_patience)
-        async with store_options(store) as stored, trio.open_nursery() as nursery:
-            limits = [*options, *stored]
+        stored = with_store(store, setup)
+        async with trio.open_nursery() as nursery:
+            limits: list[clonegate.Option] = []
             semaphore = partial(
                 clonegate.RedisSemaphore, client, lease=lease, nursery=nursery, patience=patience
             )
@@ -205,10 +211,10 @@ def worker(
                     clonegate.with_host_limiter(lambda h: semaphore(f"host:{h}", limit_of))
                 )
             queue = clonegate.RedisWorkQueue(client, claim_idle=claim_idle, patience=patience)
-            use_case = AnalyzeUseCase(*limits)
-            work = clonegate.ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
-            say(f"worker {queue.consumer}: waiting for jobs")
-            totals = await work.run(exit_when_done=exit_when_done)
+            async with stored.open(*limits) as use_case:
+                work = clonegate.ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
+                say(f"worker {queue.consumer}: waiting for jobs")
+                totals = await work.run(exit_when_done=exit_when_done)
             say(
                 f"worker {queue.consumer}: {totals.reported} reports written, "
                 f"{totals.superseded} already reported, {totals.dead_lettered} dead-lettered, "

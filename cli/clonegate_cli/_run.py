@@ -18,9 +18,7 @@ import trio
 import typer
 
 from clonegate import (
-    AnalyzeUseCase,
     BatchSummary,
-    Option,
     RepositoryReport,
     StoreError,
     visible,
@@ -29,8 +27,9 @@ from clonegate import (
 
 from ._output import json_document, jsonl_line, summary_line, table_text
 from ._progress import Progress, stderr_is_terminal
+from ._setup import Setup
 from ._stderr import Diagnostics
-from ._store_options import StoreSettings, store_options
+from ._store_options import StoreFlags, with_store
 from ._writer import OutputError, ResultsWriter
 
 __all__ = [
@@ -81,12 +80,12 @@ def usage_error(message: str) -> typer.Exit:
 
 def run_batch(
     urls: list[str],
-    options: list[Option],
+    setup: Setup,
     output_format: Format | None,
     output: Path | None,
     verbose: bool,
     quiet: bool,
-    store: StoreSettings | None = None,
+    store: StoreFlags | None = None,
 ) -> int:
     stderr = Diagnostics()
     configure_logging(verbose, quiet, stderr)
@@ -95,7 +94,7 @@ def run_batch(
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         terminal = stderr_is_terminal()
         progress = Progress(terminal, live=terminal and not quiet, verbose=verbose, stderr=stderr)
-        run = _Run(urls, options, fmt, stream, progress, quiet, store)
+        run = _Run(urls, setup, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
         except BaseException as exc:
@@ -149,12 +148,12 @@ class _Run:
     """One batch from the command line: results written as they come, or at the end."""
 
     urls: list[str]
-    options: list[Option]
+    setup: Setup
     fmt: Format
     stream: TextIO
     progress: Progress
     quiet: bool
-    store: StoreSettings | None = None
+    store: StoreFlags | None = None
     reports: list[RepositoryReport] = field(default_factory=list)
     stopped_by: signal.Signals | None = None  # the signal that stopped the batch
     _document_queued: bool = False  # the table or JSON document is in the writer's hands
@@ -165,8 +164,7 @@ class _Run:
         async with trio.open_nursery() as diagnostics:
             if stderr is not None:
                 diagnostics.start_soon(stderr.run)
-            async with store_options(self.store) as options:
-                code = await self._batch([*self.options, *options])
+            code = await self._batch(with_store(self.store, self.setup))
             if stderr is not None:
                 # After a signal, within the results' bound: a stderr nobody reads
                 # cannot hold the exit either.
@@ -176,13 +174,15 @@ class _Run:
             diagnostics.cancel_scope.cancel()
         return code
 
-    async def _batch(self, options: list[Option]) -> int:
-        uc = AnalyzeUseCase(*options, with_event_hook(self.progress.on_event))
+    async def _batch(self, setup: Setup) -> int:
         summary = BatchSummary()  # if a signal comes before the batch has begun
         # Output goes through a task of its own: a reader who stops reading holds that
         # task, never the event loop, so a signal is always received (issue 38).
         writer = ResultsWriter(self.stream)
-        async with trio.open_nursery() as nursery:
+        async with (
+            setup.open(with_event_hook(self.progress.on_event)) as uc,
+            trio.open_nursery() as nursery,
+        ):
             nursery.start_soon(self._on_signal, nursery.cancel_scope.cancel)
             if self.progress.live:
                 nursery.start_soon(self.progress.run, uc)

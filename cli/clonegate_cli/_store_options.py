@@ -2,24 +2,25 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-import clonegate  # open_store through its lazy attribute: SQLite only with --db
-from clonegate import Option, with_analysis_cache, with_incremental, with_result_store
+from clonegate import StoreSettings, with_incremental
+
+from ._setup import Setup, default_of, help_of, size_text
 
 __all__ = [
+    "CACHE_SIZE",
     "CacheSizeOption",
     "DbOption",
     "ForceOption",
     "IncrementalOption",
-    "StoreSettings",
-    "store_options",
+    "StoreFlags",
+    "with_store",
 ]
 
 DbOption = Annotated[
@@ -44,29 +45,26 @@ ForceOption = Annotated[
     bool,
     typer.Option(help="With --db: clone and parse everything again (no reuse, no cached files)."),
 ]
+_CACHE_HELP = help_of(StoreSettings, "cache_limit")
 CacheSizeOption = Annotated[
     str,
-    typer.Option(
-        help="With --db: most the per-file analysis cache may hold (least recently "
-        "used evicted first).",
-        metavar="SIZE",
-    ),
+    typer.Option(help=f"With --db: {_CACHE_HELP[0].lower()}{_CACHE_HELP[1:]}", metavar="SIZE"),
 ]
+CACHE_SIZE = size_text(default_of(StoreSettings, "cache_limit"))  # --cache-size's
 
 
 @dataclass(frozen=True)
-class StoreSettings:
+class StoreFlags:
     """``--db`` and what goes with it."""
 
-    path: Path
-    cache_limit: int  # bytes; 0: no analysis cache
+    store: StoreSettings
     incremental: bool
     force: bool
 
     @classmethod
     def of(
         cls, db: Path | None, incremental: bool, force: bool, cache_size: str
-    ) -> StoreSettings | None:
+    ) -> StoreFlags | None:
         """The settings the options ask for; None without ``--db``. Raises
         ``ValueError`` with the message for the user if they do not go together."""
         if db is None:
@@ -78,19 +76,16 @@ class StoreSettings:
         from ._clone_options import parse_size_option
 
         limit = parse_size_option("--cache-size", cache_size) if cache_size.strip() != "0" else 0
-        return cls(db, limit, incremental and not force, force)
+        return cls(StoreSettings(db, limit), incremental and not force, force)
 
 
-@asynccontextmanager
-async def store_options(settings: StoreSettings | None) -> AsyncIterator[list[Option]]:
-    """The use case's options for ``settings``, with the store open while they are used."""
-    if settings is None:
-        yield []
-        return
-    async with clonegate.open_store(settings.path, cache_limit=max(settings.cache_limit, 1)) as db:
-        options = [with_result_store(db)]
-        if settings.cache_limit:
-            options.append(with_analysis_cache(db, refresh=settings.force))
-        if settings.incremental:
-            options.append(with_incremental())
-        yield options
+def with_store(flags: StoreFlags | None, setup: Setup) -> Setup:
+    """``setup`` with the store of ``flags`` (results, cache, reuse), which the
+    composition opens for the run."""
+    if flags is None:
+        return setup
+    setup = dataclasses.replace(setup, store=flags.store)
+    if flags.force:  # the cache is written, never read
+        refreshing = dataclasses.replace(setup.analysis, refresh_cache=True)
+        setup = dataclasses.replace(setup, analysis=refreshing)
+    return setup.adding(with_incremental()) if flags.incremental else setup

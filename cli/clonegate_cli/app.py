@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import sys
 import tempfile
 from pathlib import Path
@@ -11,11 +12,11 @@ from typing import Annotated
 import typer
 
 import clonegate
-from clonegate import RepositoryStatus, with_max_concurrent_clones, with_work_dir
+from clonegate import RepositoryStatus, with_keep_clones, with_max_concurrent_clones
 
 from . import _cluster, _demo, _store
 from ._clone_options import (
-    CloneSettings,
+    CloneFlags,
     QuietOption,
     VerboseOption,
     check_verbosity,
@@ -23,12 +24,14 @@ from ._clone_options import (
 )
 from ._input import read_urls
 from ._run import Format, run_batch, usage_error
+from ._setup import Setup
 from ._store_options import (
+    CACHE_SIZE,
     CacheSizeOption,
     DbOption,
     ForceOption,
     IncrementalOption,
-    StoreSettings,
+    StoreFlags,
 )
 
 app = typer.Typer(
@@ -100,7 +103,7 @@ def analyze(
         ),
     ] = None,
     *,
-    clone: CloneSettings,
+    clone: CloneFlags,
     output_format: FormatOption = None,
     output: Annotated[
         Path | None,
@@ -119,7 +122,7 @@ def analyze(
     db: DbOption = None,
     incremental: IncrementalOption = False,
     force: ForceOption = False,
-    cache_size: CacheSizeOption = "256M",
+    cache_size: CacheSizeOption = CACHE_SIZE,
     verbose: VerboseOption = False,
     quiet: QuietOption = False,
 ) -> None:
@@ -127,7 +130,7 @@ def analyze(
 
     Each URL is https://, http://, git://, ssh:// or user@host:path.
     """
-    options = clone.options(ctx)
+    setup = clone.setup(ctx)
     check_verbosity(verbose, quiet)
     lines = read_urls(urls or [], from_file)
     if keep is not None:
@@ -135,12 +138,13 @@ def analyze(
             keep.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise usage_error(f"--keep {keep}: {exc.strerror}") from None
-        options.append(with_work_dir(keep.resolve(), keep_clones=True))
+        kept = dataclasses.replace(setup.clone, keep_in=keep.resolve())
+        setup = dataclasses.replace(setup, clone=kept).adding(with_keep_clones())
     try:
-        store = StoreSettings.of(db, incremental, force, cache_size)
+        store = StoreFlags.of(db, incremental, force, cache_size)
     except ValueError as exc:
         raise usage_error(str(exc)) from None
-    raise typer.Exit(run_batch(lines, options, output_format, output, verbose, quiet, store))
+    raise typer.Exit(run_batch(lines, setup, output_format, output, verbose, quiet, store))
 
 
 @app.command()
@@ -173,9 +177,8 @@ def demo(
                     "(in this process); clone limit 2",
                     markup=False,
                 )
-            code = run_batch(
-                urls, [with_max_concurrent_clones(2)], output_format, None, False, quiet
-            )
+            setup = Setup((with_max_concurrent_clones(2),))
+            code = run_batch(urls, setup, output_format, None, False, quiet)
     raise typer.Exit(code)
 
 

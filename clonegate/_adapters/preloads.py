@@ -49,5 +49,7 @@ SCAN_MODULES = (
     "dulwich.object_store",
     "dulwich.objects",
 )
-# Everything the default wiring's jobs need (``clonegate._app``): both adapters.
-DEFAULT_MODULES = SCAN_MODULES + CLONE_MODULES
+# The one declared list: what every zygote imports (both adapters' jobs). Not grown by
+# imports: a zygote started by the command line before it imports anything (ADR 0003)
+# and one started by a pool preload the same modules, so the first can be adopted.
+ZYGOTE_PRELOAD = SCAN_MODULES + CLONE_MODULES

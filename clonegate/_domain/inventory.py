@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from .vcs import ClonedSource
@@ -24,7 +24,6 @@ __all__ = [
     "TestFile",
     "TestStatus",
     "TestSuite",
-    "VersionedAnalyzer",
 ]
 
 
@@ -193,13 +192,17 @@ class Analyzer(Protocol):
     so that it does not count against the repository's limits.
     """
 
-    async def analyze(self, source: ClonedSource) -> AnalysisReport: ...
-
-
-@runtime_checkable
-class VersionedAnalyzer(Analyzer, Protocol):
-    """An analyzer that says, before analyzing, which version its reports will carry:
-    an incremental run reuses a stored result only if it was made by this version."""
+    @property
+    def version(self) -> str | None:
+        """The version its reports will carry, known before analyzing: an incremental
+        run reuses a stored result only if this version made it. None: it states none
+        (an incremental run refuses such an analyzer)."""
+        ...
 
     @property
-    def version(self) -> str: ...
+    def processes(self) -> int | None:
+        """How many analyses it runs at once; None: one per CPU. A batch keeps about
+        twice the clones and analyses at once in flight, not more."""
+        ...
+
+    async def analyze(self, source: ClonedSource) -> AnalysisReport: ...

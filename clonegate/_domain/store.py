@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from .reports import RepositoryReport
 
 __all__ = [
     "AnalysisCache",
-    "CloneMemoryHistory",
     "DamagedRow",
     "DamagedRowError",
     "ReportStore",
-    "ReusableReports",
     "StoreError",
     "StoredResult",
 ]
@@ -67,7 +65,10 @@ class StoredResult:
 
 
 class ReportStore(Protocol):
-    """Where a run's reports are kept, one per input line, with the run itself."""
+    """Where a run's reports are kept, one per input line, with the run itself; and what
+    a run asks of earlier ones: a result to reuse, a clone's memory (ADR 0016, ADR
+    0014). Those two were optional protocols until ADR 0017; a store with nothing to
+    say answers None."""
 
     async def begin_run(self, options: Mapping[str, object]) -> int:
         """Record a new run (its start and the options that shape its results); its id."""
@@ -82,43 +83,21 @@ class ReportStore(Protocol):
         """Record the run's end and its summary, counted from the reports saved."""
         ...
 
-    async def last_result(self, key: str) -> StoredResult | None:
-        """The newest successful, not reused, result for ``key``; None if none."""
-        ...
-
-    async def load(self, run_id: int, key: str) -> RepositoryReport | None:
-        """The report run ``run_id`` kept for ``key``, inventory included. Raises
-        :class:`DamagedRowError` if it cannot be read back: the use case then runs
-        the repository again."""
-        ...
-
-
-@runtime_checkable
-class ReusableReports(Protocol):
-    """The question an incremental run asks of each repository, in one read. A store
-    may offer it; without it the use case asks :meth:`ReportStore.last_result`, then
-    :meth:`ReportStore.load` (SQLiteStore reads in a thread, and each hop there and
-    back costs the parent ~0.15 ms of CPU: one read fewer took 18% off the parent's CPU
-    per repository of an incremental re-run)."""
-
     async def reusable(
         self, key: str, commit: str, analyzer_version: str
     ) -> RepositoryReport | None:
-        """The report ``last_result(key)`` names, inventory included, if it was made at
-        ``commit`` by ``analyzer_version``; None otherwise. Raises
-        :class:`DamagedRowError` as :meth:`ReportStore.load` does."""
+        """The newest successful, not reused, report kept for ``key``, inventory
+        included, if it was made at ``commit`` by ``analyzer_version``; None otherwise.
+        Raises :class:`DamagedRowError` if it cannot be read back: the use case then
+        runs the repository again. The question an incremental run asks of each
+        repository, in one read (SQLiteStore reads in a thread, and each hop there and
+        back costs the parent ~0.15 ms of CPU)."""
         ...
-
-
-@runtime_checkable
-class CloneMemoryHistory(Protocol):
-    """What earlier clones of a repository used: where a memory budget starts from
-    (ADR 0014) before this run has measured anything. A store may offer it; the use
-    case asks for it only with a memory budget."""
 
     async def clone_memory(self, key: str, depth: int | None) -> int | None:
         """The most memory (bytes) the newest stored clone of ``key`` made at ``depth``
-        (None: full history) used; None if no such clone was measured."""
+        (None: full history) used; None if no such clone was measured: where a memory
+        budget starts from (ADR 0014). Asked only with a memory budget."""
         ...
 
 

@@ -6,11 +6,11 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 from .credentials import Credential
 
-__all__ = ["VCS", "ClonedSource", "MemoryForecasts", "RemoteHead", "RemoteHeads", "Remove"]
+__all__ = ["VCS", "ClonedSource", "RemoteHead", "Remove"]
 
 # Removes a directory and all under it, shielded from cancellation, never abandoned.
 Remove = Callable[[Path], Awaitable[None]]
@@ -63,8 +63,38 @@ class ClonedSource:
         await self.remove(self.owned_root if self.owned_root is not None else self.path)
 
 
+@dataclass(frozen=True, slots=True)
+class RemoteHead:
+    """What a remote's HEAD points at, as its ref listing says: no pack transferred."""
+
+    branch: str  # e.g. ``main``; empty if the server does not say
+    commit: str  # full hex sha
+
+
 class VCS(Protocol):
-    """Clones one repository. Adapters hold no limit of their own (ADR 0003)."""
+    """Clones one repository, and lists a remote's HEAD. Adapters hold no limit of their
+    own (ADR 0003). What used to be optional capabilities (memory forecasts, remote
+    heads) are members here (ADR 0017): an adapter without one says so (``None``, or
+    :exc:`NotImplementedError`), and the use case never probes with ``isinstance``.
+    """
+
+    @property
+    def depth(self) -> int | None:
+        """Commits of history per clone (None: the whole branch); recorded with a run,
+        and what a clone's stored memory figure is kept by (ADR 0014)."""
+        ...
+
+    @property
+    def max_memory(self) -> int:
+        """Bytes one clone may use at most: what a memory budget reserves for a clone
+        before any clone has said what it needs (ADR 0014)."""
+        ...
+
+    @property
+    def opening_memory(self) -> int | None:
+        """Bytes a clone uses before it first awaits ``on_memory``; None for a VCS whose
+        clones say nothing of their memory (``on_memory`` is then never given)."""
+        ...
 
     async def clone(
         self,
@@ -73,6 +103,7 @@ class VCS(Protocol):
         *,
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
+        on_memory: Callable[[int], Awaitable[object]] | None = None,
     ) -> ClonedSource:
         """Clone ``url``'s default branch into ``destination`` (a new private directory if None).
 
@@ -86,59 +117,23 @@ class VCS(Protocol):
         set-up never counts against it, and reports the set-up time on its own
         (``Timings.setup``).
 
+        ``on_memory`` (given only when :attr:`opening_memory` is not None, under a
+        memory budget): awaited, from the calling task, with the bytes the clone will
+        use in all from then on, before it uses them. It returns once they are
+        reserved (or at once, if they were); the clone timeout does not run while it
+        waits.
+
         Raises a :class:`clonegate.CloneError` subclass on failure, or
         :exc:`trio.Cancelled` when the caller's scope is cancelled; in both cases
         nothing is left on disk and no process is left running when it returns.
         """
         ...
 
-
-@runtime_checkable
-class MemoryForecasts(Protocol):
-    """A VCS whose clone says how much memory it needs before it needs it (ADR 0014).
-
-    With a memory budget, the use case then reserves only a clone's opening figure
-    when it admits it, and the rest when the clone asks: a repository of small files
-    and one with a large delta say so once their pack is on disk, before the passes
-    that use the memory, and a batch needs no guess that makes its first clone run
-    alone.
-    """
-
-    # Bytes a clone uses before it first awaits ``on_memory``: what the use case
-    # reserves for a clone when nothing was learned yet.
-    opening_memory: int
-
-    async def clone(
-        self,
-        url: str,
-        destination: Path | None = None,
-        *,
-        credential: Credential | None = None,
-        on_ready: Callable[[], object] | None = None,
-        on_memory: Callable[[int], Awaitable[object]] | None = None,
-    ) -> ClonedSource:
-        """As :meth:`VCS.clone`; and ``on_memory``, when given, must be awaited, from
-        the calling task, with the bytes the clone will use in all from then on, before
-        it uses them. It returns once they are reserved (or at once, if they were);
-        the clone timeout does not run while it waits."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class RemoteHead:
-    """What a remote's HEAD points at, as its ref listing says: no pack transferred."""
-
-    branch: str  # e.g. ``main``; empty if the server does not say
-    commit: str  # full hex sha
-
-
-@runtime_checkable
-class RemoteHeads(Protocol):
-    """A VCS that can ask a remote for its HEAD without cloning (an incremental run)."""
-
     async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
         """The remote HEAD of ``url``: one ref listing, under the clone's own timeouts,
-        credential rules and envelope (a server advertising too many refs is refused).
+        credential rules and envelope (a server advertising too many refs is refused);
+        an incremental run asks it. A VCS that cannot list raises
+        :exc:`NotImplementedError` (an incremental run then refuses it when made).
 
         Raises the :class:`clonegate.CloneError` subclass a clone would (``not_found``,
         ``empty`` for a HEAD-less repository, ``auth``, ...); on cancellation nothing

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager, nullcontext
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from contextlib import asynccontextmanager
 from functools import partial
-from typing import ClassVar, final
+from typing import final
 
 import trio
 
@@ -20,7 +20,7 @@ from .._domain.memory import MemorySensor
 from .._domain.reports import AnalysisTotals, RefInfo, RepositoryReport, RepositoryStatus
 from .._domain.store import StoreError
 from .._domain.urls import parse_repo_url, redact, shown_url
-from .._domain.vcs import VCS, ClonedSource, MemoryForecasts
+from .._domain.vcs import VCS, ClonedSource
 from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
@@ -31,9 +31,8 @@ from .incremental import Recorder, Reuse, first_store_error, key_of, stored_peak
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
 from .stopwatch import Stopwatch
-from .wiring import Wiring
 
-__all__ = ["AnalyzeUseCase", "Wiring"]
+__all__ = ["AnalyzeUseCase"]
 
 logger = logging.getLogger("clonegate")
 _OUT_OF_MEMORY = frozenset({ErrorKind.TOO_LARGE, ErrorKind.OUT_OF_MEMORY})
@@ -46,77 +45,52 @@ class AnalyzeUseCase:
     The limit is a :class:`WeightedSemaphore` owned here, in the use case, and it
     guards the clone only: a repository waits for a slot in FIFO order, clones, gives
     the slot back, and only then is analyzed, outside the limit (the analyzer bounds
-    its own processes). Configure it with options::
+    its own processes). Configure it with its own options, and give it its ports::
 
-        uc = AnalyzeUseCase(with_max_concurrent_clones(4), with_repository_timeout(15 * 60))
         uc = AnalyzeUseCase(with_max_concurrent_clones(1), vcs=fake_vcs, analyzer=fake)
 
-    ``vcs`` and ``analyzer`` default to :class:`DulwichVCS` and
-    :class:`TestInventoryAnalyzer`, built from the options by the composition root
-    (:attr:`wiring`): the use case itself knows only the ports. Options that only
-    configure those defaults (``with_clone_depth``, ``with_work_dir``,
-    ``with_read_timeout``, ``with_max_concurrent_analyses``, ...) raise
-    :exc:`ValueError` next to a ``vcs=`` or ``analyzer=`` of your own, which would
-    silently ignore them.
+    It builds no collaborator: :func:`clonegate.open_analyzer` composes the default
+    adapters (ADR 0017); how they clone and analyze is their settings, not options
+    here. ``memory_sensor`` is what a memory budget reads (required with one).
     """
-
-    # Set by clonegate._app, the composition root: the use case names no adapter.
-    wiring: ClassVar[Wiring | None] = None
 
     def __init__(
         self,
         *options: Option,
-        vcs: VCS | None = None,
-        analyzer: Analyzer | None = None,
+        vcs: VCS,
+        analyzer: Analyzer,
         memory_sensor: MemorySensor | None = None,
     ) -> None:
-        config, wiring = UseCaseConfig(), type(self).wiring
-        for option in options:
-            config = option(config)
-        self.config = config
-        for given, own, name in (
-            (config.vcs_options, vcs, "vcs"),
-            (config.analyzer_options, analyzer, "analyzer"),
-        ):
-            if given and own is not None:
-                raise ValueError(
-                    f"{', '.join(sorted(given))} configure the default {name}, and {name}= "
-                    f"replaces it: configure your {name} itself instead"
-                )
-        if vcs is None or analyzer is None:
-            if wiring is None:
-                raise TypeError("no vcs= or analyzer= given, and no default adapters are wired")
-            vcs = vcs if vcs is not None else wiring.vcs(config)
-            analyzer = analyzer if analyzer is not None else wiring.analyzer(config)
-        self._vcs: VCS = vcs
-        self._analyzer: Analyzer = analyzer
-        sensor = memory_sensor
-        if config.memory_budget is not None and sensor is None:
-            if wiring is None:
-                raise TypeError("a memory budget needs a memory_sensor= or the default wiring")
-            sensor = wiring.memory_sensor()
-        opening = vcs.opening_memory if isinstance(vcs, MemoryForecasts) else None
-        estimates = MemoryEstimates.for_budget(config, sensor, opening)
+        self.config = config = UseCaseConfig.of(options)
+        self._vcs, self._analyzer = vcs, analyzer
+        if config.memory_budget is not None and memory_sensor is None:
+            raise ValueError("a memory budget needs a memory_sensor= (open_analyzer gives one)")
+        opening = vcs.opening_memory
+        estimates = MemoryEstimates.for_budget(config, memory_sensor, vcs.max_memory, opening)
         store = config.result_store
         self._gate = CloneGate(
             config.max_concurrent_clones,
             estimates,
             host_limiter=config.host_limiter,
             global_limiter=config.global_limiter,
-            history=stored_peaks(store, config.clone_depth) if estimates is not None else None,
+            history=stored_peaks(store, vcs.depth) if estimates is not None else None,
         )
         # One for the use case's life: its ceiling stays the budget, whatever a run shrank.
         memory, self._controller = self._gate.memory, None
-        if memory is not None and sensor is not None:
+        if memory is not None and memory_sensor is not None:
             self._controller = PressureController(
-                memory, memory.size, sensor, self._gate.heaviest, on_decision=self._budget_changed
+                memory,
+                memory.size,
+                memory_sensor,
+                self._gate.heaviest,
+                on_decision=self._budget_changed,
             )
-        self._recorder = Recorder(store, config, self._analyzer) if store is not None else None
+        self._recorder = Recorder(store, config, vcs, analyzer) if store is not None else None
         self._reuse: Reuse | None = None
         if config.incremental:
             if store is None:
                 raise ValueError("an incremental run needs a result store (with_result_store)")
-            self._reuse = Reuse(store, self._vcs, self._analyzer, config.remote_head_limit)
+            self._reuse = Reuse(store, vcs, analyzer, config.remote_head_limit)
         self._session_run: int | None = None  # the run of the open session() block
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
@@ -146,27 +120,12 @@ class AnalyzeUseCase:
 
     @asynccontextmanager
     async def session(self) -> AsyncIterator[None]:
-        """What a batch has, for the :meth:`execute` calls inside: shared worker processes,
-        the stuck-clone watchdog (STUCK events) and the memory budget's controller (BUDGET
-        events), until the block ends. With a result store, the block is one run. An
-        exception of the block comes out as itself, not in an ExceptionGroup."""
-        wiring = type(self).wiring
-        raised: BaseException | None = None
-        # A nested session() joins the run of the block around it.
-        recorder = self._recorder if self._session_run is None else None
-        async with wiring.batch_scope() if wiring is not None else nullcontext(), self._watched():
-            if recorder is not None:
-                self._session_run = await recorder.begin()
-            try:
-                yield
-            except BaseException as exc:
-                raised = exc  # re-raised outside the nurseries, like analyze_many's
-            finally:
-                if recorder is not None and self._session_run is not None:
-                    run_id, self._session_run = self._session_run, None
-                    await recorder.finish(run_id)
-        if raised is not None:
-            raise raised
+        """What a batch has, for the :meth:`execute` calls inside: the stuck-clone
+        watchdog (STUCK events) and the memory budget's controller (BUDGET events), until
+        the block ends. With a result store, the block is one run (a nested session joins
+        it). An exception of the block comes out as itself, not in an ExceptionGroup."""
+        async with self._run(session=True):
+            yield
 
     @asynccontextmanager
     async def analyze_many(self, urls: Iterable[str]) -> AsyncIterator[Batch]:
@@ -176,25 +135,42 @@ class AnalyzeUseCase:
         so memory does not grow with the number of URLs (beyond one small entry per
         distinct repository, kept to report duplicates). One repository's failure never
         stops the others. Leaving the block early, or cancelling it, stops everything:
-        clones are killed and removed, worker processes end with the block.
+        clones are killed and removed. With a result store, the batch is one run.
         """
         send, receive = trio.open_memory_channel[RepositoryReport](0)
         state = BatchState(started=trio.current_time())
-        workers = wiring.batch_scope() if (wiring := type(self).wiring) else nullcontext()
-        raised: BaseException | None = None
-        run_id = await self._recorder.begin() if self._recorder is not None else None
+        async with self._run(session=False) as (run_id, nursery):
+            nursery.start_soon(self._feed, urls, send, state, run_id)
+            async with receive:
+                yield Batch(receive, state)
+
+    @asynccontextmanager
+    async def _run(self, *, session: bool) -> AsyncIterator[tuple[int | None, trio.Nursery]]:
+        """The one path of a batch and a session: a run begun and finished in the store,
+        the stuck-clone watchdog and the budget's controller in a nursery beside the
+        block (yielded, with the run), and the block's own exception re-raised as
+        itself, outside the nursery: the caller's error (a broken pipe, a bug in its
+        loop) must not come back as an ExceptionGroup of ours."""
+        joined = session and self._session_run is not None
+        recorder = None if joined else self._recorder
+        run_id, raised = self._session_run if joined else None, None
         try:
-            async with workers, trio.open_nursery() as nursery:
-                nursery.start_soon(self._run_batch, urls, send, state, run_id)
+            async with trio.open_nursery() as nursery:
+                if recorder is not None:
+                    run_id = await recorder.begin()
+                    if session:  # execute() calls inside save in this run
+                        self._session_run = run_id
+                threshold = self.config.stuck_threshold
+                nursery.start_soon(self._gate.watch_for_stuck, threshold, self._stuck)
+                if self._controller is not None:
+                    nursery.start_soon(self._controller.run)
                 try:
-                    async with receive:
-                        yield Batch(receive, state)
+                    yield run_id, nursery
                 except BaseException as exc:
-                    # Re-raised below, outside the nursery: the caller's own exception
-                    # (a broken pipe, a bug in its loop) must not come back as an
-                    # ExceptionGroup of ours.
                     raised = exc
                 finally:
+                    if session and not joined:
+                        self._session_run = None
                     nursery.cancel_scope.cancel()
         except BaseExceptionGroup as group:
             # The store failed: that, plainly, not a group of the batch's internals.
@@ -203,19 +179,19 @@ class AnalyzeUseCase:
                 raise
             raise first_store_error(failed) from None
         finally:
-            if self._recorder is not None and run_id is not None:
-                await self._recorder.finish(run_id)
+            if recorder is not None and run_id is not None:
+                await recorder.finish(run_id)
         if raised is not None:
             raise raised
 
-    async def _run_batch(
+    async def _feed(
         self,
         urls: Iterable[str],
         send: trio.MemorySendChannel[RepositoryReport],
         state: BatchState,
         run_id: int | None,
     ) -> None:
-        analyses = self.config.max_concurrent_analyses or os.cpu_count() or 1
+        analyses = self._analyzer.processes or os.cpu_count() or 1
         in_flight = min(1024, 2 * (self.config.max_concurrent_clones + analyses))
         recorder, save = self._recorder, None
         if recorder is not None and run_id is not None:
@@ -224,18 +200,7 @@ class AnalyzeUseCase:
                 await recorder.save(run_id, key_of(url), report)
 
         pipeline = Pipeline(self._run_one, self._done, in_flight, send, state, save)
-        async with self._watched():
-            await pipeline.feed(urls)
-
-    @asynccontextmanager
-    async def _watched(self) -> AsyncIterator[None]:
-        """The stuck-clone watchdog and the budget's controller, beside a batch or session."""
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(self._gate.watch_for_stuck, self.config.stuck_threshold, self._stuck)
-            if self._controller is not None:
-                nursery.start_soon(self._controller.run)
-            yield  # an exception of the block cancels them too, as the nursery's body
-            nursery.cancel_scope.cancel()
+        await pipeline.feed(urls)
 
     async def _run_one(
         self, index: int, url: str, *, raise_limit_errors: bool = False
@@ -273,8 +238,7 @@ class AnalyzeUseCase:
                     self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
                     try:
                         timeout = self.config.clone_timeout
-                        budget = gate.memory is not None
-                        need = partial(self._need, lease, shown, index) if budget else None
+                        need = self._forecasts_to(lease, shown, index)
                         source = await clone_timed(
                             self._vcs, url, shown, watch, credential, timeout, need
                         )
@@ -289,17 +253,7 @@ class AnalyzeUseCase:
                     watch.cloned_at = trio.current_time()
                 self._emit(EventKind.CLONED, shown, index, watch.cloned_at - watch.slot_at)
             except Exception as exc:
-                if isinstance(exc, CloneError):
-                    kind: str = exc.kind
-                    status = RepositoryStatus.of_error(exc.kind)
-                    message = str(exc)
-                elif isinstance(exc, LimitError):  # a shared limit failed this clone
-                    kind, status = exc.kind, RepositoryStatus.FAILED
-                    message = f"{shown}: {redact(str(exc))}"
-                else:  # a VCS of the user's that broke its contract: this repository only
-                    logger.exception("clone of %s failed", shown)
-                    kind, status = "clone_error", RepositoryStatus.FAILED
-                    message = _message(shown, exc)
+                kind, status, message = _clone_failure(exc, shown)
                 # Cloned, then the bookkeeping failed (a shared limit's lease lost on
                 # release): a private clone goes; a kept one is the user's and stays.
                 if source is not None and not self.config.keep_clones:
@@ -330,6 +284,15 @@ class AnalyzeUseCase:
             watch.timings(trio.current_time()),
             peak,
         )
+
+    def _forecasts_to(
+        self, lease: MemoryLease, shown: str, index: int
+    ) -> Callable[[int], Awaitable[None]] | None:
+        """Where a clone's memory forecasts go: the budget, if there is one and the VCS
+        forecasts (its ``opening_memory`` is not None)."""
+        if self._gate.memory is None or self._vcs.opening_memory is None:
+            return None
+        return partial(self._need, lease, shown, index)
 
     async def _discard(self, source: ClonedSource, shown: str) -> None:
         try:
@@ -393,6 +356,17 @@ class AnalyzeUseCase:
                 self.config.event_hook(Event(kind, url, index, elapsed, status, detail))
             except Exception:  # a broken progress display must not break a clone
                 logger.exception("the event hook failed on %s %s", kind, url)
+
+
+def _clone_failure(exc: Exception, shown: str) -> tuple[str, RepositoryStatus, str]:
+    """The kind, status and message a clone that raised ``exc`` is reported with."""
+    if isinstance(exc, CloneError):
+        return exc.kind, RepositoryStatus.of_error(exc.kind), str(exc)
+    if isinstance(exc, LimitError):  # a shared limit failed this clone
+        return exc.kind, RepositoryStatus.FAILED, f"{shown}: {redact(str(exc))}"
+    # A VCS of the user's that broke its contract: this repository only.
+    logger.exception("clone of %s failed", shown)
+    return "clone_error", RepositoryStatus.FAILED, _message(shown, exc)
 
 
 def _message(shown: str, exc: BaseException) -> str:

@@ -9,7 +9,7 @@ import trio
 
 from .._domain.credentials import Credential
 from .._domain.errors import CloneTimeoutError
-from .._domain.vcs import VCS, ClonedSource, MemoryForecasts
+from .._domain.vcs import VCS, ClonedSource
 from .stopwatch import Stopwatch
 
 __all__ = ["clone_timed"]
@@ -28,9 +28,9 @@ async def clone_timed(
 
     The clone timeout runs from the VCS's ``on_ready``: its set-up (starting a worker
     process, which takes seconds on a busy machine) is not the clone. With ``need``
-    (a memory budget) and a VCS that forecasts its memory, the clone's forecasts go
-    to ``need``; the timeout stops while a forecast waits for memory, since the clone
-    does nothing then (the repository's own deadline still runs).
+    (a memory budget, and a VCS that forecasts its memory: the caller's choice), the
+    clone's forecasts go to ``need``; the timeout stops while a forecast waits for
+    memory, since the clone does nothing then (the repository's own deadline still runs).
     """
     with trio.CancelScope() as clone_scope:
 
@@ -41,7 +41,7 @@ async def clone_timed(
             if limit is not None:
                 clone_scope.deadline = watch.ready_at + limit
 
-        if need is None or not isinstance(vcs, MemoryForecasts):
+        if need is None:
             return await vcs.clone(url, credential=credential, on_ready=ready)
 
         async def paused(nbytes: int) -> None:

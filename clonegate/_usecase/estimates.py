@@ -25,7 +25,7 @@ class MemoryEstimates:
     has finished, ``initial`` is used: the clone's hard memory cap, the one figure
     known to be enough (a clone cannot take more; it fails ``too_large`` first).
     Unless the VCS forecasts what each clone needs before it needs it
-    (``MemoryForecasts``): then ``opening``, what a clone uses before it asks, and
+    (its ``opening_memory`` is not None): then ``opening``, what a clone uses before it asks, and
     the gate reserves the rest when it does. Estimates never exceed ``ceiling`` (the
     budget), so that every clone can run.
 
@@ -53,7 +53,7 @@ class MemoryEstimates:
         if not 0.0 < quantile <= 1.0 or margin < 1.0 or window < 1:
             raise ValueError("quantile must be in (0, 1], margin >= 1 and window >= 1")
         self.initial = max(1, min(initial, ceiling))
-        # With a VCS that forecasts (MemoryForecasts), what a clone reserves before
+        # With a VCS that forecasts (an ``opening_memory``), what a clone reserves before
         # anything was learned: the rest it asks for when it knows.
         self.opening = max(1, min(opening, self.initial)) if opening is not None else None
         self.ceiling = ceiling
@@ -66,10 +66,15 @@ class MemoryEstimates:
 
     @classmethod
     def for_budget(
-        cls, config: UseCaseConfig, sensor: MemorySensor | None, opening: int | None = None
+        cls,
+        config: UseCaseConfig,
+        sensor: MemorySensor | None,
+        cap: int,
+        opening: int | None = None,
     ) -> MemoryEstimates | None:
-        """The estimates for ``config``'s memory budget; ``None`` without one.
-        ``opening``: bytes a clone reserves first, if its VCS forecasts the rest."""
+        """The estimates for ``config``'s memory budget; ``None`` without one. ``cap``:
+        the most one clone may use (its VCS's); ``opening``: bytes a clone reserves
+        first, if its VCS forecasts the rest."""
         budget = config.memory_budget
         if budget is None:
             return None
@@ -79,7 +84,7 @@ class MemoryEstimates:
             budget = int(sensor.read().available * AUTO_SHARE)
         # The cap is the one figure known to be enough for a clone (ADR 0014).
         first = -(-opening // MiB) if opening is not None else None
-        return cls(config.clone_memory_limit // MiB, budget // MiB, opening=first)
+        return cls(cap // MiB, budget // MiB, opening=first)
 
     def estimate(self, host: str | None = None, known: int | None = None) -> int:
         """MiB to reserve for the next clone from ``host`` (``None``: a host not seen yet)

@@ -12,17 +12,11 @@ import trio
 
 from .._domain.credentials import Credential
 from .._domain.errors import CloneError, InvalidURLError
-from .._domain.inventory import Analyzer, VersionedAnalyzer
+from .._domain.inventory import Analyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
-from .._domain.store import (
-    CloneMemoryHistory,
-    DamagedRowError,
-    ReportStore,
-    ReusableReports,
-    StoreError,
-)
+from .._domain.store import DamagedRowError, ReportStore, StoreError
 from .._domain.urls import parse_repo_url
-from .._domain.vcs import VCS, RemoteHeads
+from .._domain.vcs import VCS
 from .options import UseCaseConfig
 
 __all__ = ["Recorder", "Reuse", "first_store_error", "key_of", "stored_peaks"]
@@ -34,15 +28,11 @@ class Reuse:
     """Finds the stored report an incremental run can give instead of cloning."""
 
     def __init__(self, store: ReportStore, vcs: VCS, analyzer: Analyzer, limit: int) -> None:
-        if not isinstance(vcs, RemoteHeads):
-            raise ValueError("an incremental run needs a VCS that can list a remote's HEAD")
-        if not isinstance(analyzer, VersionedAnalyzer):
+        if analyzer.version is None:
             raise ValueError("an incremental run needs an analyzer that states its version")
         self._store = store
-        # One read per repository if the store offers it (ADR 0016), decided once.
-        self._reusable = store if isinstance(store, ReusableReports) else None
-        self._heads: RemoteHeads = vcs
-        self._analyzer: VersionedAnalyzer = analyzer
+        self._heads = vcs  # its remote_head, which a VCS that cannot list refuses
+        self._analyzer = analyzer  # its version read when asked: it may change (a reload)
         # Listings take no clone slot (no pack, little memory), but a thousand at once
         # would still hammer the forges and the worker pool: a small limit of their own.
         self._limiter = trio.CapacityLimiter(limit)
@@ -77,7 +67,7 @@ class Reuse:
             )
             return None
         if report is None or report.ref is None or report.ref.commit != head.commit:
-            return None  # pruned meanwhile, or not what last_result said: run it
+            return None  # pruned meanwhile, or not the commit asked for: run it
         return dataclasses.replace(
             report,
             url=shown,
@@ -91,12 +81,9 @@ class Reuse:
 
     async def _stored(self, key: str, commit: str) -> RepositoryReport | None:
         version = self._analyzer.version
-        if self._reusable is not None:
-            return await self._reusable.reusable(key, commit, version)
-        stored = await self._store.last_result(key)
-        if stored is None or stored.commit != commit or stored.analyzer_version != version:
+        if version is None:  # it stopped stating one: nothing is known to be its result
             return None
-        return await self._store.load(stored.run_id, key)
+        return await self._store.reusable(key, commit, version)
 
 
 class Recorder:
@@ -110,18 +97,17 @@ class Recorder:
     # Finishing a run is one small write; more than this means the store is stuck.
     FINISH_SECONDS = 10.0
 
-    def __init__(self, store: ReportStore, config: UseCaseConfig, analyzer: Analyzer) -> None:
+    def __init__(
+        self, store: ReportStore, config: UseCaseConfig, vcs: VCS, analyzer: Analyzer
+    ) -> None:
         self._store = store
         # What shapes the results, recorded with each run.
         self._options = {
-            "clone_depth": config.clone_depth,
+            "clone_depth": vcs.depth,
             "incremental": config.incremental,
-            "refresh_cache": config.refresh_cache,
             "max_concurrent_clones": config.max_concurrent_clones,
             "memory_budget": config.memory_budget,
-            "analyzer_version": (
-                analyzer.version if isinstance(analyzer, VersionedAnalyzer) else None
-            ),
+            "analyzer_version": analyzer.version,
         }
 
     async def begin(self) -> int:
@@ -162,9 +148,9 @@ def key_of(url: str) -> str:
 def stored_peaks(
     store: ReportStore | None, depth: int | None
 ) -> Callable[[str], Awaitable[int | None]] | None:
-    """Bytes the last clone of a repository (by key) at ``depth`` used, from a store
-    that keeps it; None for a store that does not."""
-    if not isinstance(store, CloneMemoryHistory):
+    """Bytes the last clone of a repository (by key) at ``depth`` used, from ``store``;
+    None without a store."""
+    if store is None:
         return None
     return lambda key: store.clone_memory(key, depth)
 

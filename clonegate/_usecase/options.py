@@ -3,50 +3,38 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from .._domain.checks import positive_int, positive_seconds
 from .._domain.credentials import Credential
 from .._domain.events import Event
-from .._domain.inventory import ANALYSIS_MEMORY_LIMIT, ANALYSIS_TIME_LIMIT
+from .._domain.inventory import ANALYSIS_TIME_LIMIT
 from .._domain.limits import Limiter
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
-from .._domain.store import AnalysisCache, ReportStore
+from .._domain.store import ReportStore
 
 __all__ = [
     "Option",
     "UseCaseConfig",
-    "with_analysis_cache",
     "with_analysis_timeout",
-    "with_ca_bundle",
-    "with_clone_depth",
-    "with_clone_memory_limit",
     "with_clone_timeout",
     "with_clone_weight",
-    "with_connect_timeout",
     "with_event_hook",
     "with_global_limiter",
     "with_host_limit",
     "with_host_limiter",
     "with_incremental",
     "with_keep_clones",
-    "with_low_speed_limit",
-    "with_max_concurrent_analyses",
     "with_max_concurrent_clones",
-    "with_max_repo_size",
     "with_memory_budget",
-    "with_read_timeout",
     "with_remote_head_limit",
     "with_repository_timeout",
     "with_result_store",
-    "with_ssh_command",
     "with_stuck_threshold",
     "with_token",
-    "with_work_dir",
 ]
 
 
@@ -58,11 +46,8 @@ def _one_per_clone(url: str) -> int:
 class UseCaseConfig:
     """Everything the options set; build it with the ``with_*`` functions.
 
-    The first group is the use case's own. The second configures the default
-    adapters, which the composition root builds from it (``clonegate._app``);
-    ``vcs_options`` and ``analyzer_options`` name the options of that group the
-    caller gave, so that a use case given its own ``vcs=`` or ``analyzer=`` can
-    refuse settings it would otherwise silently ignore.
+    Only the use case's own settings: how its adapters clone and analyze is theirs
+    (``CloneSettings``, ``AnalysisSettings``; ADR 0017).
     """
 
     max_concurrent_clones: int = 2
@@ -85,24 +70,14 @@ class UseCaseConfig:
     result_store: ReportStore | None = None
     incremental: bool = False
     remote_head_limit: int = 4
-    # The default VCS (DulwichVCS)
-    clone_depth: int | None = 1
-    work_dir: Path | None = None
-    connect_timeout: float = 30.0
-    read_timeout: float = 120.0
-    ssh_command: str = "ssh"
-    ca_bundle: Path | None = None
-    max_repo_size: int = 2 << 30
-    clone_memory_limit: int = 1 << 30
-    low_speed_limit: int = 1000
-    low_speed_time: float = 30.0
-    # The default analyzer (TestInventoryAnalyzer); None: one process per CPU
-    max_concurrent_analyses: int | None = None
-    analysis_memory_limit: int = ANALYSIS_MEMORY_LIMIT
-    analysis_cache: AnalysisCache | None = None
-    refresh_cache: bool = False  # write the cache, never read it
-    vcs_options: frozenset[str] = frozenset()
-    analyzer_options: frozenset[str] = frozenset()
+
+    @classmethod
+    def of(cls, options: Iterable[Option]) -> UseCaseConfig:
+        """The defaults, with ``options`` applied in order (a later one wins)."""
+        config = cls()
+        for option in options:
+            config = option(config)
+        return config
 
     @property
     def analysis_timeout(self) -> float:
@@ -112,14 +87,6 @@ class UseCaseConfig:
 
 Option = Callable[[UseCaseConfig], UseCaseConfig]
 MiB = 1 << 20
-
-
-def _for_vcs(option: str, **changes: Any) -> Option:
-    def apply(config: UseCaseConfig) -> UseCaseConfig:
-        given = config.vcs_options | {option}
-        return dataclasses.replace(config, vcs_options=given, **changes)
-
-    return apply
 
 
 def with_max_concurrent_clones(n: int) -> Option:
@@ -137,7 +104,7 @@ def with_memory_budget(budget: int | str) -> Option:
     quarters of what this process may still use when the use case is made (its cgroup's
     limit minus its working set, or ``MemAvailable``). Each clone reserves its
     expected peak, learned from the clones that finished (ADR 0014); before any has,
-    its hard memory cap (:func:`with_clone_memory_limit`). During a batch or a
+    its hard memory cap (its VCS's ``max_memory``). During a batch or a
     :meth:`~clonegate.AnalyzeUseCase.session` a controller
     shrinks what is admitted under memory pressure and grows it back, never above
     ``budget``. Combines with :func:`with_max_concurrent_clones`: at most that many
@@ -182,80 +149,6 @@ def with_clone_timeout(seconds: float) -> Option:
     return lambda config: dataclasses.replace(config, clone_timeout=value)
 
 
-def with_clone_depth(depth: int | None) -> Option:
-    """Commits of history per clone: 1 (the default) is shallow, None the whole branch."""
-    if depth is not None:
-        depth = positive_int("clone_depth", depth)
-    return _for_vcs("with_clone_depth", clone_depth=depth)
-
-
-def with_connect_timeout(seconds: float) -> Option:
-    """Seconds to establish a connection, https or ssh (default 30)."""
-    value = positive_seconds("connect_timeout", seconds)
-    return _for_vcs("with_connect_timeout", connect_timeout=value)
-
-
-def with_read_timeout(seconds: float) -> Option:
-    """Seconds without any data from the server before its clone fails (default 120);
-    on git:// it also bounds the connect."""
-    value = positive_seconds("read_timeout", seconds)
-    return _for_vcs("with_read_timeout", read_timeout=value)
-
-
-def with_ssh_command(command: str) -> Option:
-    """The ssh program and options of your own, e.g. ``ssh -i ~/.ssh/mirror_key``;
-    clonegate appends ``BatchMode=yes`` and its timeouts (default ``ssh``)."""
-    if not isinstance(command, str) or not command.strip():
-        raise ValueError("ssh_command must be a non-empty string")
-    return _for_vcs("with_ssh_command", ssh_command=command)
-
-
-def with_ca_bundle(path: Path) -> Option:
-    """A PEM file of certificate authorities to trust for https instead of the system's."""
-    return _for_vcs("with_ca_bundle", ca_bundle=Path(path))
-
-
-def with_max_repo_size(size: int) -> Option:
-    """Bytes one clone may receive, and write per file and in all (default 2 GiB).
-
-    Checked while the pack streams in: an endless pack fails ``too_large`` at the
-    limit, not when the disk is full."""
-    value = positive_int("max_repo_size", size)
-    return _for_vcs("with_max_repo_size", max_repo_size=value)
-
-
-def with_clone_memory_limit(size: int) -> Option:
-    """Bytes of memory one clone may use on top of its worker's start (default 1 GiB).
-
-    A hard cap (the worker's address-space limit): a clone that needs more fails
-    ``too_large``; the batch goes on."""
-    value = positive_int("clone_memory_limit", size)
-    return _for_vcs("with_clone_memory_limit", clone_memory_limit=value)
-
-
-def with_low_speed_limit(bytes_per_second: int, seconds: float = 30.0) -> Option:
-    """A clone that receives less than ``bytes_per_second`` on average over ``seconds``
-    fails ``too_slow`` (default 1000 bytes/s over 30 s, like git's
-    ``http.lowSpeedLimit``/``lowSpeedTime``, on every transport; unlike git, a
-    server's progress messages do not count: ADR 0003)."""
-    rate = positive_int("low_speed_limit", bytes_per_second)
-    window = positive_seconds("low_speed_time", seconds)
-    return _for_vcs("with_low_speed_limit", low_speed_limit=rate, low_speed_time=window)
-
-
-def with_max_concurrent_analyses(n: int) -> Option:
-    """At most ``n`` analysis processes at once, for all analyses together (default:
-    one per CPU). The only analysis limit: the default analyzer splits a large
-    repository over these processes, and analyses queue for them (ADR 0008)."""
-    n = positive_int("max_concurrent_analyses", n)
-
-    def apply(config: UseCaseConfig) -> UseCaseConfig:
-        given = config.analyzer_options | {"with_max_concurrent_analyses"}
-        return dataclasses.replace(config, analyzer_options=given, max_concurrent_analyses=n)
-
-    return apply
-
-
 def with_token(token: str, host: str) -> Option:
     """A token for https on ``host`` only (``github.com``, ``git.example.com:8443``).
 
@@ -274,22 +167,11 @@ def with_credentials(credentials: tuple[Credential, ...]) -> Option:
     return lambda config: dataclasses.replace(config, credentials=config.credentials + credentials)
 
 
-def with_work_dir(path: Path, *, keep_clones: bool = False) -> Option:
-    """Where the default VCS makes clones. With ``keep_clones`` (see
-    :func:`with_keep_clones`) they stay there, with a working tree, at
-    ``<path>/<host>/<repository path>``, and a later run over the same directory
-    updates each one in place (fetch, then reset to the remote HEAD) instead of
-    cloning it again."""
-    path = Path(path)
-    set_dir = _for_vcs("with_work_dir", work_dir=path)
-    return (lambda config: with_keep_clones()(set_dir(config))) if keep_clones else set_dir
-
-
 def with_keep_clones() -> Option:
     """Leave each clone on disk after its analysis; its report's ``path`` says where.
 
-    Works with any VCS. The default one then also checks out the files, into
-    temporary directories unless :func:`with_work_dir` names a place.
+    Works with any VCS. With :func:`clonegate.open_analyzer`'s, the files are checked
+    out too, into temporary directories unless ``CloneSettings.keep_in`` names a place.
     """
     return lambda config: dataclasses.replace(config, keep_clones=True)
 
@@ -371,17 +253,3 @@ def with_remote_head_limit(n: int) -> Option:
     """At most ``n`` remotes asked for their HEAD at once in an incremental run (default 4)."""
     n = positive_int("remote_head_limit", n)
     return lambda config: dataclasses.replace(config, remote_head_limit=n)
-
-
-def with_analysis_cache(cache: AnalysisCache, *, refresh: bool = False) -> Option:
-    """Look each candidate file up in ``cache`` by its content before parsing it, and
-    keep what is parsed (the default analyzer; ADR 0016). ``refresh``: parse every file
-    again and overwrite nothing stale, only add (``--force``)."""
-
-    def apply(config: UseCaseConfig) -> UseCaseConfig:
-        given = config.analyzer_options | {"with_analysis_cache"}
-        return dataclasses.replace(
-            config, analyzer_options=given, analysis_cache=cache, refresh_cache=refresh
-        )
-
-    return apply

@@ -10,10 +10,8 @@ from typing import TYPE_CHECKING, TypeVar, final
 
 import trio
 
-from ..._domain.checks import positive_int
 from ..._domain.errors import AnalysisError, ErrorKind
 from ..._domain.inventory import (
-    ANALYSIS_MEMORY_LIMIT,
     AnalysisReport,
     RepositoryFacts,
     ScanError,
@@ -23,10 +21,11 @@ from ..._domain.sizes import format_size
 from ..._domain.store import AnalysisCache
 from ..._domain.vcs import ClonedSource
 from ..._domain.work_clock import holding_slot, waiting_for_slot
-from ..preloads import SCAN_MODULES
-from ..workers import WorkerDied, add_default_preload, default_worker_limiter, run_in_worker
+from ..workers import WorkerDied, WorkerPool, default_worker_limiter, run_in_worker, run_pool
 from ..workers.wire import Named
+from .refreshing import Refreshing
 from .results import MIN_FILES_PER_PART, Part, PartResult, ScanResult, split
+from .settings import AnalysisSettings
 
 # The parsers, the grammars and the frameworks' definitions (.scan, .config,
 # .cache_keys) run in the workers; the parent loads them only for a listing it splits
@@ -45,10 +44,6 @@ __all__ = [
 ]
 
 logger = logging.getLogger("clonegate")
-
-# The workers' zygote imports the scan and the grammars' modules once (ADR 0003); each
-# served analysis worker builds the parsers and queries of the languages it meets.
-add_default_preload(SCAN_MODULES)
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
 ANALYZER_VERSION = "clonegate-analyzer/8"
@@ -109,7 +104,7 @@ class TestInventoryAnalyzer:
     analysis uncached; one whose ``keep`` fails loses those entries; either logs one
     warning on the ``clonegate`` logger and the report is made all the same.
 
-    ``max_memory``: bytes each of its worker processes may use on top of its start
+    ``settings.max_memory``: bytes each of its worker processes may use on top of its start
     (default 1 GiB), enforced as the worker's address-space limit (ADR 0003). An
     analysis that needs more, or whose worker dies, raises
     :class:`clonegate.AnalysisError` (``out_of_memory``, ``analysis_error``); the
@@ -120,20 +115,21 @@ class TestInventoryAnalyzer:
     __test__ = False  # not a pytest test class
 
     def __init__(
-        self,
-        *,
-        processes: int | None = None,
-        cache: AnalysisCache | None = None,
-        max_memory: int = ANALYSIS_MEMORY_LIMIT,
+        self, settings: AnalysisSettings | None = None, *, pool: WorkerPool | None = None
     ) -> None:
-        self._limiter = (
-            trio.CapacityLimiter(positive_int("processes", processes))
-            if processes is not None
-            else None
-        )
-        self._cache = cache
-        self._max_memory = positive_int("max_memory", max_memory)
+        self.settings = settings = settings if settings is not None else AnalysisSettings()
+        self._pool = pool  # None: the run's own, when a job first needs it
+        processes = settings.processes
+        self._limiter = trio.CapacityLimiter(processes) if processes is not None else None
+        cache = settings.cache
+        self._cache = Refreshing(cache) if cache is not None and settings.refresh_cache else cache
+        self._max_memory = settings.max_memory
         self._parsed = self._hits = self._misses = self._kept = 0
+
+    @property
+    def processes(self) -> int | None:
+        """At most this many analysis processes at once; None: one per CPU."""
+        return self.settings.processes
 
     @property
     def version(self) -> str:
@@ -146,7 +142,8 @@ class TestInventoryAnalyzer:
 
     async def analyze(self, source: ClonedSource) -> AnalysisReport:
         path = str(source.path)
-        processes = _Processes(self._limiter or default_worker_limiter(), self._max_memory)
+        limiter = self._limiter or default_worker_limiter()
+        processes = _Processes(self._pool or run_pool(), limiter, self._max_memory)
         version = ANALYZER_VERSION  # read once, so that the keys and the report agree
         if self._cache is None:
             # One job when the candidates make one part; else the listing, to split.
@@ -262,6 +259,7 @@ class _Outcomes:
 class _Processes:
     """The analysis processes: the limiter every analysis shares, and each one's cap."""
 
+    pool: WorkerPool
     cpus: trio.CapacityLimiter
     max_memory: int
 
@@ -278,7 +276,7 @@ class _Processes:
         try:
             with holding_slot():
                 return await run_in_worker(
-                    function, *args, memory_allowance=self.max_memory, reuse="analysis"
+                    self.pool, function, *args, memory_allowance=self.max_memory, reuse="analysis"
                 )
         except MemoryError:
             # Raised in the worker past its cap, sent back as the job's error; the

@@ -12,7 +12,6 @@ from typing import final
 
 import trio
 
-from ..._domain.checks import positive_int, positive_seconds
 from ..._domain.credentials import Credential
 from ..._domain.errors import (
     ERROR_TYPES,
@@ -26,8 +25,7 @@ from ..._domain.sizes import format_size
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, RemoteHead
 from ..clones import discard
-from ..preloads import CLONE_MODULES
-from ..workers import WorkerDied, add_default_preload, current_pool
+from ..workers import WorkerDied, WorkerPool, run_pool
 from . import pack_forecast
 from .clean_up import clean_up
 from .clone_worker import CloneJob, clone_in_worker
@@ -42,12 +40,9 @@ from .kept_place import (
     make_staging,
     open_parent,
 )
+from .settings import CloneSettings
 
 __all__ = ["DulwichVCS"]
-
-# Every module a clone imports is loaded by the workers' zygote, once: a worker is a
-# fork of it, and would otherwise import (and compile) them again for each clone.
-add_default_preload(CLONE_MODULES)
 
 
 @final
@@ -55,52 +50,21 @@ class DulwichVCS:
     """Clones the remote HEAD branch of a repository with dulwich, in a worker process.
 
     Args:
-      depth: commits of history to fetch; 1 (the default) is a shallow clone, ``None``
-        the full history of that one branch.
-      checkout: also write the working tree. Off by default: the analyzer reads files
-        from the object store, and checking out is half of a dulwich clone's time.
-      connect_timeout: seconds to establish a connection (HTTP, ssh).
-      read_timeout: seconds without any data before the clone fails; on git:// it
-        also bounds the connect.
+      settings: how it clones (:class:`CloneSettings`: depth, timeouts, envelope,
+        where clones go); the defaults when None.
+      pool: the worker pool its clones run in (the composition's, ADR 0017); when
+        None, the ``trio.run``'s own (:func:`~clonegate._adapters.workers.run_pool`).
       allow_local: accept ``file://`` URLs and local paths (tests, the demo).
-      work_dir: where private temporary clone directories are made (default: the
-        system's temporary directory).
-      ssh_command: the ssh program and options of your own (an identity file, a
-        known-hosts file); clonegate appends ``BatchMode=yes`` and its timeouts.
-      ca_bundle: a PEM file of certificate authorities to trust for https, instead of
-        the system's (an internal CA).
-      max_repo_size: bytes of pack data one clone may receive, and the most it may
-        write per file and in all (default 2 GiB); past it, ``too_large``.
-      max_memory: bytes of memory one clone may use on top of its worker's start
-        (default 1 GiB), enforced as the worker's address-space limit; past it,
-        ``too_large``.
-      low_speed_limit, low_speed_time: a clone that receives less than
-        ``low_speed_limit`` bytes per second on average over ``low_speed_time``
-        seconds fails ``too_slow`` (default 1000 bytes/s over 30 s), on every
-        transport.
-      keep_in: keep clones made without a ``destination`` at a stable place,
-        ``<keep_in>/<host>/<path>`` (:attr:`RepoURL.kept_path`), instead of a private
-        temporary directory. Made complete beside it, then renamed into place; when
-        that place already holds this repository's clone (its ``origin`` is this
-        URL), the clone is updated in place: the remote HEAD is fetched and the
-        working tree reset to it, local changes included. Anything else there is
-        refused with a :class:`StorageError` and left untouched, and so is a kept
-        path that runs through a symbolic link, a file, or another kept clone:
-        nothing below ``keep_in`` is reached through a link (ADR 0011). The
-        returned source's ``aclose`` removes the kept clone the same way.
 
     Each clone runs in a worker process of its own, forked from a preloaded zygote
-    (ADR 0003), in the current worker pool (``open_worker_pool``, or one that lives
-    as long as the ``trio.run``). The
-    caller's cancel scope is the overall deadline: on cancellation the worker is
-    killed, the clone's directory removed, and only then does :meth:`clone` raise
-    :exc:`trio.Cancelled`, so a limit slot held around the call is held until the
-    clone is really gone. The adapter has no concurrency limit of its own.
+    (ADR 0003), in its pool. The caller's cancel scope is the overall deadline: on
+    cancellation the worker is killed, the clone's directory removed, and only then
+    does :meth:`clone` raise :exc:`trio.Cancelled`, so a limit slot held around the
+    call is held until the clone is really gone. The adapter has no concurrency limit of its own.
 
     :meth:`remote_head` asks a remote for its HEAD without cloning (an incremental
-    run), under the same rules: the adapter implements the ``RemoteHeads`` port
-    (``clonegate._domain.vcs``), and ``MemoryForecasts``: a clone says what its pack
-    will need in memory before it indexes it (``on_memory``).
+    run), under the same rules; a clone says what its pack will need in memory before
+    it indexes it (``on_memory``): the whole ``VCS`` port (``clonegate._domain.vcs``).
     """
 
     # Before its pack is on disk a clone holds the client, its buffers and the refs
@@ -109,36 +73,30 @@ class DulwichVCS:
 
     def __init__(
         self,
+        settings: CloneSettings | None = None,
         *,
-        depth: int | None = 1,
-        checkout: bool = False,
-        connect_timeout: float = 30.0,
-        read_timeout: float = 120.0,
+        pool: WorkerPool | None = None,
         allow_local: bool = False,
-        work_dir: Path | None = None,
-        ssh_command: str = "ssh",
-        ca_bundle: Path | None = None,
-        keep_in: Path | None = None,
-        max_repo_size: int = 2 << 30,
-        max_memory: int = 1 << 30,
-        low_speed_limit: int = 1000,
-        low_speed_time: float = 30.0,
     ) -> None:
-        self._depth = positive_int("depth", depth) if depth is not None else None
-        self._checkout = checkout
-        self._connect_timeout = positive_seconds("connect_timeout", connect_timeout)
-        self._read_timeout = positive_seconds("read_timeout", read_timeout)
+        self.settings = settings = settings if settings is not None else CloneSettings()
+        self._pool = pool  # None: the run's own, when a job first needs it
         self._allow_local = allow_local
-        self._work_dir = work_dir
-        self._ssh_command = ssh_command
-        self._ca_bundle = ca_bundle
-        self._keep_in = keep_in
         self._envelope = Envelope(
-            max_repo_bytes=positive_int("max_repo_size", max_repo_size),
-            max_memory=positive_int("max_memory", max_memory),
-            low_speed_bytes_per_second=positive_int("low_speed_limit", low_speed_limit),
-            low_speed_seconds=positive_seconds("low_speed_time", low_speed_time),
+            max_repo_bytes=settings.max_repo_size,
+            max_memory=settings.max_memory,
+            low_speed_bytes_per_second=settings.low_speed_limit,
+            low_speed_seconds=settings.low_speed_time,
         )
+
+    @property
+    def depth(self) -> int | None:
+        """Commits of history per clone (None: the whole branch)."""
+        return self.settings.depth
+
+    @property
+    def max_memory(self) -> int:
+        """Bytes of memory one clone may use on top of its worker's start."""
+        return self.settings.max_memory
 
     async def clone(
         self,
@@ -163,7 +121,7 @@ class DulwichVCS:
         after a redirect to another origin. Redirects are followed on the first
         request only, up to 5 hops, never from https to http (ADR 0013).
 
-        ``on_memory`` (the ``MemoryForecasts`` port): awaited, from the calling task,
+        ``on_memory`` (the VCS port's forecasts): awaited, from the calling task,
         with the bytes the clone will use in all from then on, before each pass over
         its pack that needs them (ADR 0014); at most the adapter's ``max_memory``.
 
@@ -173,8 +131,8 @@ class DulwichVCS:
         shown = repo.redacted
         username, password = _credentials(repo, credential)
         keep = None
-        if destination is None and self._keep_in is not None:
-            keep = KeptPlace(str(self._keep_in), str(repo.kept_path))
+        if destination is None and self.settings.keep_in is not None:
+            keep = KeptPlace(str(self.settings.keep_in), str(repo.kept_path))
         owned_root, target, keep = await trio.to_thread.run_sync(
             self._make_target, repo, destination, keep
         )
@@ -192,7 +150,7 @@ class DulwichVCS:
                     await trio.lowlevel.checkpoint()
 
         try:
-            outcome, peak = await current_pool().run(
+            outcome, peak = await (self._pool or run_pool()).run(
                 clone_in_worker,
                 job,
                 on_ready=on_ready,
@@ -227,7 +185,7 @@ class DulwichVCS:
             commit=outcome.commit,
             committed_at=datetime.fromisoformat(outcome.committed_at),
             bytes_on_disk=outcome.bytes_on_disk,
-            has_worktree=self._checkout,
+            has_worktree=self.settings.checkout,
             owned_root=owned_root or target,
             redirected_to=outcome.redirected_to or None,
             peak_memory=peak,
@@ -240,7 +198,7 @@ class DulwichVCS:
         """The commit ``url``'s HEAD points at, and its branch, from one ref listing.
 
         What ``git ls-remote <url> HEAD`` asks: the server's ref advertisement (over
-        protocol v2, only the ``HEAD`` ref), in a worker process of the current pool
+        protocol v2, only the ``HEAD`` ref), in a worker process of its pool
         like a clone (one that serves listing after listing while they succeed). No
         ``want`` is sent, so no pack is transferred, and nothing is written to disk:
         no directory is made, not even a temporary one.
@@ -270,7 +228,7 @@ class DulwichVCS:
         # The job a clone of this URL would get, with no target: nothing is written.
         job = self._job(repo, username, password, target="", keep=None)
         try:
-            outcome, _peak = await current_pool().run(
+            outcome, _peak = await (self._pool or run_pool()).run(
                 head_in_worker, job, memory_allowance=self._envelope.max_memory, reuse="listing"
             )
         except WorkerDied as exc:
@@ -290,18 +248,19 @@ class DulwichVCS:
         ask_memory: bool = False,
     ) -> CloneJob:
         """What a worker needs to reach ``repo`` under this adapter's settings."""
+        settings = self.settings
         return CloneJob(
             url=repo.path if repo.scheme == "file" else repo.without_credentials,
             shown_url=repo.redacted,
             username=username,
             password=password,
             target=target,
-            bare=not self._checkout,
-            depth=self._depth,
-            connect_timeout=self._connect_timeout,
-            read_timeout=self._read_timeout,
-            ssh_command=self._ssh_command,
-            ca_bundle=str(self._ca_bundle) if self._ca_bundle is not None else None,
+            bare=not settings.checkout,
+            depth=settings.depth,
+            connect_timeout=settings.connect_timeout,
+            read_timeout=settings.read_timeout,
+            ssh_command=settings.ssh_command,
+            ca_bundle=str(settings.ca_bundle) if settings.ca_bundle is not None else None,
             keep=keep,
             envelope=self._envelope,
             ask_memory=ask_memory,
@@ -326,7 +285,7 @@ class DulwichVCS:
             return None, destination, None
         try:
             # 0700: other users cannot read private clones.
-            root = new_clone_directory(self._work_dir)
+            root = new_clone_directory(self.settings.work_dir)
         except OSError as exc:
             raise StorageError(
                 repo.redacted, f"cannot create a work directory: {exc.strerror}"

@@ -33,6 +33,7 @@ from ..._domain.patience import Patience
 from ..._domain.report_json import report_from_json, to_json
 from ..._domain.reports import RepositoryReport
 from ..._domain.urls import parse_repo_url, redact
+from .cluster_settings import CLUSTER_DEFAULTS
 from .connection import Redis, redis_call
 from .queue_scripts import FINISH, IDLE, RECLAIM, RENEW, RETRY, START, STATUS, SUBMIT
 
@@ -117,7 +118,7 @@ class RedisWorkQueue:
         *,
         where: str = "Redis",
         consumer: str = "",
-        claim_idle: float = 60.0,
+        claim_idle: float = CLUSTER_DEFAULTS.claim_idle,
         retry_delay: tuple[float, float] = RETRY_DELAY,
         patience: Patience | None = None,
     ) -> None:

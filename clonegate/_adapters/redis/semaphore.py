@@ -24,6 +24,7 @@ from ..._domain.checks import positive_seconds
 from ..._domain.limits import LeaseLostError, LimiterUnavailableError
 from ..._domain.patience import Patience
 from ..._domain.semaphore import _checked
+from .cluster_settings import CLUSTER_DEFAULTS
 from .connection import Redis, redis_call
 from .lease import Lease
 from .scripts import ACQUIRE, CONFIGURE, HEARTBEAT, KEY_NAMES, LEAVE, RESET, STATISTICS
@@ -88,7 +89,7 @@ class RedisSemaphore:
         name: str,
         limit: int,
         *,
-        lease: float = 30.0,
+        lease: float = CLUSTER_DEFAULTS.lease,
         on_lease_lost: Literal["cancel", "finish"] = "cancel",
         prefix: str = "clonegate:sem",
         nursery: trio.Nursery | None = None,

@@ -28,12 +28,12 @@ from .cache_rows import evict, touch
 from .files import connect, open_writer, store_error
 from .reader import StoreReader
 from .rows import insert_report, read_report
+from .settings import DEFAULT_CACHE_LIMIT
 
 __all__ = ["DEFAULT_CACHE_LIMIT", "SQLiteStore", "open_store"]
 
 T = TypeVar("T")
 
-DEFAULT_CACHE_LIMIT = 256 << 20
 # Writes still queued when the store closes are applied within this bound, shielded.
 _CLOSE_SECONDS = 10.0
 _CHUNK = 500  # SQLite's default limit on host parameters per statement is 999

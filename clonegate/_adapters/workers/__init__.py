@@ -16,22 +16,20 @@ if TYPE_CHECKING:
         WorkerDied,
         WorkerPool,
         WorkerPoolStatistics,
-        add_default_preload,
-        current_pool,
         default_worker_limiter,
         open_worker_pool,
         run_in_worker,
+        run_pool,
     )
 
 __all__ = [
     "WorkerDied",
     "WorkerPool",
     "WorkerPoolStatistics",
-    "add_default_preload",
-    "current_pool",
     "default_worker_limiter",
     "open_worker_pool",
     "run_in_worker",
+    "run_pool",
 ]
 
 

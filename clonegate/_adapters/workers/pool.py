@@ -1,9 +1,10 @@
 """clonegate's worker processes, seen from the parent: a pool around one zygote (ADR 0003).
 
-:func:`run_in_worker` runs a function in a worker process forked from the
+:meth:`WorkerPool.run` runs a function in a worker process forked from the
 zygote (see :mod:`.zygote`), waits for its reply, and kills the worker if the caller
-is cancelled. A pool lives as long as an :func:`open_worker_pool` scope, or, outside
-any scope, as long as the ``trio.run`` that first needed one.
+is cancelled. A pool lives as long as its :func:`open_worker_pool` scope, and is
+passed to the adapters that use it; an adapter made without one uses
+:func:`run_pool`, which lives as long as the ``trio.run``.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import trio
 
 from ..._domain.limits import LeaseLostError
+from ..preloads import ZYGOTE_PRELOAD
 from . import deadline, oom, spawn, wire
 from .cpus import default_worker_limiter as default_worker_limiter
 from .died import WorkerDied as WorkerDied  # re-exported: the pool raises it
@@ -334,65 +335,52 @@ def _kill(pidfd: int) -> None:
         signal.pidfd_send_signal(pidfd, signal.SIGKILL)
 
 
-_current: ContextVar[WorkerPool | None] = ContextVar("clonegate_worker_pool", default=None)
 _run_pool: trio.lowlevel.RunVar[WorkerPool] = trio.lowlevel.RunVar("clonegate_run_pool")
-_preload: list[str] = []
-
-
-def add_default_preload(modules: Sequence[str]) -> None:
-    """Add to what every zygote started from now on imports before forking.
-
-    Each adapter adds the modules its jobs import when it is itself imported, so that
-    a program using only ``DulwichVCS`` gets a zygote ready for clones.
-    """
-    _preload.extend(m for m in modules if m not in _preload)
 
 
 @asynccontextmanager
 async def open_worker_pool(
-    *, preload: Sequence[str] | None = None, init: Callable[[], object] | None = None
+    *, preload: Sequence[str] = ZYGOTE_PRELOAD, init: Callable[[], object] | None = None
 ) -> AsyncIterator[WorkerPool]:
-    """A pool for the tasks inside this scope (and those they start); closed at its end.
+    """A pool whose zygote and workers live until this scope ends; pass it to the
+    adapters that run jobs in it (``DulwichVCS(pool=...)``).
 
     ``preload``: modules the zygote imports before forking any worker (default: the
-    composition root's list); ``"module:function"`` also calls that function.
-    ``init``: a picklable callable the zygote runs after them, so every worker starts
-    from its effect. The zygote starts with the first
-    job. On leaving, the zygote and every worker still running are killed and waited
-    for.
+    declared list, :data:`~clonegate._adapters.preloads.ZYGOTE_PRELOAD`);
+    ``"module:function"`` also calls that function. ``init``: a picklable callable the
+    zygote runs after them, so every worker starts from its effect. The zygote starts
+    with the first job. On leaving, the zygote and every worker still running are
+    killed and waited for.
     """
     async with trio.open_nursery() as nursery:
-        pool = WorkerPool(_preload if preload is None else preload, init, nursery.start_soon)
-        token = _current.set(pool)
+        pool = WorkerPool(preload, init, nursery.start_soon)
         try:
             yield pool
         finally:
-            _current.reset(token)
             nursery.cancel_scope.cancel()
 
 
-def current_pool() -> WorkerPool:
-    """The innermost :func:`open_worker_pool`'s pool, or this ``trio.run``'s own."""
-    pool = _current.get()
-    if pool is not None:
-        return pool
+def run_pool() -> WorkerPool:
+    """The pool of an adapter made without one: this ``trio.run``'s own, which lives as
+    long as the run, with the declared preloads."""
     try:
         return _run_pool.get()
     except LookupError:
-        pool = WorkerPool(_preload, None, trio.lowlevel.spawn_system_task)
+        pool = WorkerPool(ZYGOTE_PRELOAD, None, trio.lowlevel.spawn_system_task)
         _run_pool.set(pool)
         return pool
 
 
 async def run_in_worker(
+    pool: WorkerPool,
     function: Callable[..., T],
     *args: object,
     on_ready: Callable[[], object] | None = None,
     memory_allowance: int = 0,
     reuse: str | None = None,
 ) -> T:
-    """:meth:`WorkerPool.run` on the current pool, without the peak."""
-    value, _peak = await current_pool().run(
+    """:meth:`WorkerPool.run` on ``pool``, without the peak."""
+    value, _peak = await pool.run(
         function, *args, on_ready=on_ready, memory_allowance=memory_allowance, reuse=reuse
     )
     return value

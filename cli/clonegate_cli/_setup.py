@@ -1,0 +1,65 @@
+"""What a command runs the library with: the use case's options and the adapters'
+settings, opened in one place by the library's composition (ADR 0017)."""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any
+
+from clonegate import (
+    AnalysisSettings,
+    AnalyzeUseCase,
+    CloneSettings,
+    Option,
+    StoreSettings,
+    open_analyzer,
+)
+
+__all__ = ["Setup", "default_of", "help_of", "size_text"]
+
+
+@dataclass(frozen=True, slots=True)
+class Setup:
+    """The options of the use case, and the settings of its adapters: clone, analysis,
+    and the result store (None without ``--db``)."""
+
+    options: tuple[Option, ...] = ()
+    clone: CloneSettings = field(default_factory=CloneSettings)
+    analysis: AnalysisSettings = field(default_factory=AnalysisSettings)
+    store: StoreSettings | None = None  # --db
+
+    def adding(self, *options: Option) -> Setup:
+        """These settings, with ``options`` after the ones given so far."""
+        return dataclasses.replace(self, options=(*self.options, *options))
+
+    def open(self, *options: Option) -> AbstractAsyncContextManager[AnalyzeUseCase]:
+        """:func:`clonegate.open_analyzer` for these settings, with ``options`` too."""
+        return open_analyzer(
+            *self.options, *options, clone=self.clone, analysis=self.analysis, store=self.store
+        )
+
+
+def _field(settings: type, name: str) -> dataclasses.Field[Any]:
+    (found,) = (f for f in dataclasses.fields(settings) if f.name == name)
+    return found
+
+
+def help_of(settings: type, name: str) -> str:
+    """The help a library settings type gives its field ``name`` (in its metadata):
+    what the option that sets it shows, written once, there (ADR 0017)."""
+    return str(_field(settings, name).metadata["help"])
+
+
+def default_of(settings: type, name: str) -> Any:
+    """The default of field ``name`` of a library settings type."""
+    return _field(settings, name).default
+
+
+def size_text(size: int) -> str:
+    """``size`` as the command line writes it: 2G, 512M (a whole number of its unit)."""
+    for unit, scale in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if size % scale == 0:
+            return f"{size // scale}{unit}"
+    return f"{size}B"
