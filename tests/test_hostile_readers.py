@@ -1,0 +1,37 @@
+"""Issue 41's readers under hostile files (ADR 0012): each file costs about its size,
+whatever its nesting, up to the syntax tree's depth bound."""
+
+from __future__ import annotations
+
+import pytest
+
+from clonegate._adapters.analysis.config import ConfigScopes
+from clonegate._adapters.analysis.scan import analyze_file
+
+from .test_frameworks import found
+
+XUNIT_PROJECT = {
+    "tests/T/T.Tests.csproj": b'<Project><PackageReference Include="xunit" /></Project>'
+}
+
+
+# tree-sitter's Node.parent descends from the root (no parent pointers): a walk up
+# the ancestors cost depth² per declaration.
+@pytest.mark.timeout(60)  # walked up: 3.4 s for 2,000 classes 200 namespaces deep
+def test_classes_in_deep_namespaces_cost_their_number_not_depth_squared() -> None:
+    body = b"namespace a {" * 450 + b"class A { [Fact] void T() {} }\n" * 20_000 + b"}" * 450
+    scopes = ConfigScopes([*XUNIT_PROJECT, "tests/T/A.cs"], XUNIT_PROJECT.__getitem__)
+    result = analyze_file("tests/T/A.cs", b"using Xunit;\n" + body, scopes)
+    assert result is not None
+    assert sum(1 for _ in result.all_tests()) == 20_000
+
+
+@pytest.mark.timeout(60)  # walked up: 3.6 s for 10,000 functions 100 blocks deep
+def test_functions_in_deep_blocks_cost_their_number_not_depth_squared() -> None:
+    source = (
+        "import XCTest\nclass ATests: XCTestCase { func testA() {} }\n"
+        + "do {\n" * 300
+        + "func testLocal() {}\n" * 30_000
+        + "}\n" * 300
+    )
+    assert found("Tests/ATests.swift", source) == [("ATests/testA", "active")]
