@@ -35,3 +35,15 @@ def test_functions_in_deep_blocks_cost_their_number_not_depth_squared() -> None:
         + "}\n" * 300
     )
     assert found("Tests/ATests.swift", source) == [("ATests/testA", "active")]
+
+
+@pytest.mark.timeout(60)  # shlex: 9 s for 1 MiB, quadratic (one token grows by concatenation)
+def test_a_long_rspec_options_file_is_refused_before_it_is_split() -> None:
+    rspec_options = b"--pattern '" + b"spec/**/*_spec.rb " * 600_000  # 10.8 MB, never closed
+    scopes = ConfigScopes([".rspec", "spec/a_spec.rb"], lambda _: rspec_options)
+    result = analyze_file("spec/a_spec.rb", b'describe "g" do\n  it "x" do end\nend\n', scopes)
+    assert result is not None
+    assert [t.name for t in result.all_tests()] == ["x"]
+    assert result.config_note == ".rspec could not be read: defaults"
+    assert [(e.path, e.phase) for e in scopes.errors] == [(".rspec", "config")]
+    assert "over 65,536 bytes" in scopes.errors[0].message
