@@ -47,3 +47,19 @@ def test_a_long_rspec_options_file_is_refused_before_it_is_split() -> None:
     assert result.config_note == ".rspec could not be read: defaults"
     assert [(e.path, e.phase) for e in scopes.errors] == [(".rspec", "config")]
     assert "over 65,536 bytes" in scopes.errors[0].message
+
+
+def test_a_phpunit_xml_with_thousands_of_testsuites_is_refused() -> None:
+    """Each suite's patterns are tried on every PHP file: 15,000 one-directory suites
+    (0.9 MB) cost 0.4 s per file and per look (its RE2 programs outgrow their cache).
+    The limit on patterns holds over all the suites, not each one alone."""
+    suites = b"".join(b"<testsuite><directory>d%d</directory></testsuite>" % i for i in range(201))
+    config = b"<phpunit><testsuites>" + suites + b"</testsuites></phpunit>"
+    scopes = ConfigScopes(["phpunit.xml", "tests/ATest.php"], lambda _: config)
+    source = b"<?php\nclass ATest extends TestCase { public function testA() {} }\n"
+    result = analyze_file("tests/ATest.php", source, scopes)
+    assert result is not None
+    assert [t.name for t in result.all_tests()] == ["testA"]
+    assert result.config_note == "phpunit.xml could not be read: defaults"
+    assert [(e.path, e.phase) for e in scopes.errors] == [("phpunit.xml", "config")]
+    assert "201 testsuite patterns, over the limit of 200" in scopes.errors[0].message
