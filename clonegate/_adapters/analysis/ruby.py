@@ -195,7 +195,8 @@ def _title(arguments: list[Node]) -> str:
     if first.type in ("pair", "simple_symbol", "hash"):
         return ""  # metadata only: ``it skip: true do``
     if first.type == "string":
-        return "".join(text(c) for c in first.named_children if c.type == "string_content")
+        # Its content as written, escapes and ``#{…}`` included (ADR 0005: placeholders kept).
+        return "".join(text(c) for c in first.named_children)
     return text(first)
 
 
