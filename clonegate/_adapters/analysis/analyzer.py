@@ -51,7 +51,7 @@ logger = logging.getLogger("clonegate")
 add_default_preload(SCAN_MODULES)
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
-ANALYZER_VERSION = "clonegate-analyzer/8"
+ANALYZER_VERSION = "clonegate-analyzer/9"
 
 T = TypeVar("T")
 
