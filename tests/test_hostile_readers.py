@@ -63,3 +63,19 @@ def test_a_phpunit_xml_with_thousands_of_testsuites_is_refused() -> None:
     assert result.config_note == "phpunit.xml could not be read: defaults"
     assert [(e.path, e.phase) for e in scopes.errors] == [("phpunit.xml", "config")]
     assert "201 testsuite patterns, over the limit of 200" in scopes.errors[0].message
+
+
+@pytest.mark.timeout(60)  # walked up: 4.3 s for 5,000 local classes 300 blocks deep
+def test_java_local_classes_in_deep_blocks_cost_their_number_not_depth_squared() -> None:
+    source = (
+        "import org.junit.jupiter.api.Test;\nclass ATest {\n  @Test void a() {\n"
+        + "{\n" * 450
+        + "class L { @Test void t() {} }\n" * 60_000
+        + "}\n" * 450
+        + "  }\n}\n"
+    )
+    result = analyze_file(
+        "src/test/java/ATest.java", source.encode(), ConfigScopes([], lambda _: b"")
+    )
+    assert result is not None
+    assert sum(1 for _ in result.all_tests()) == 60_001
