@@ -91,6 +91,8 @@ def _read_class(cls: Node, root: Outline) -> None:
     for method in body.named_children if body is not None else ():
         if method.type != "method_declaration" or not _public(method):
             continue
+        if method.child_by_field_name("body") is None:
+            continue  # abstract: run, and counted, where a subclass implements it
         method_name = text(method.child_by_field_name("name"))
         attributes = _attributes(method)
         doc = _docblock(method)
