@@ -260,3 +260,14 @@ def test_many_sections_in_one_test_case_are_each_a_test() -> None:
     result = analyze_file("tests/h.cpp", source.encode(), NO_CONFIG)
     assert result is not None
     assert sum(1 for _ in result.all_tests()) == 20_000
+
+
+@pytest.mark.timeout(60)  # re: 160 s for 400 KB, quadratic; RE2: milliseconds for 1 MB
+def test_a_long_word_of_test_macro_names_is_searched_in_linear_time() -> None:
+    """The hint that a file holds test macros is searched in linear time: with ``re``,
+    ``(?:TEST|SCENARIO)\\w*\\s*\\(`` ran from each ``TEST`` of one long word to its end
+    (no punctuation, so nothing refuses the file before)."""
+    source = b"#include <gtest/gtest.h>\nint " + b"TEST" * 250_000 + b";\nTEST(S, T) {}\n"
+    result = analyze_file("tests/a_test.cc", source, NO_CONFIG)
+    assert result is not None
+    assert [t.name for t in result.all_tests()] == ["T"]

@@ -112,6 +112,19 @@ PHPUNIT = [
         [("BaseTest/testShared", "active"), ("ParserTest/testOwn", "active")],
     ),
     (
+        "an abstract test method has no body: it counts where implemented, once",
+        """\
+        <?php
+        abstract class BaseTest extends TestCase {
+            abstract public function testEach(): void;
+            public function testShared(): void {}
+        }
+        final class ParserTest extends BaseTest {
+            public function testEach(): void {}
+        }""",
+        [("BaseTest/testShared", "active"), ("ParserTest/testEach", "active")],
+    ),
+    (
         "a docblock's @test must be the method's own, and a comment is no docblock",
         """\
         <?php

@@ -68,7 +68,7 @@ RSPEC = [
             pending "e #{n}"
           end
         end""",
-        [("a/b", "skipped"), ("a/c", "xfail"), ("a/d", "todo"), ("a/e ", "todo")],
+        [("a/b", "skipped"), ("a/c", "xfail"), ("a/d", "todo"), ("a/e #{n}", "todo")],
     ),
     (
         "metadata: :skip, skip: true or a reason, :focus, pending: true; skip: false is none",

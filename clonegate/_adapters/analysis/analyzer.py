@@ -46,7 +46,7 @@ __all__ = [
 logger = logging.getLogger("clonegate")
 
 # Bumped whenever a change to detection or counting can change a report (ADR 0005).
-ANALYZER_VERSION = "clonegate-analyzer/8"
+ANALYZER_VERSION = "clonegate-analyzer/9"
 
 T = TypeVar("T")
 

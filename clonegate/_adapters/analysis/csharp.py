@@ -17,7 +17,7 @@ from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading
 from .frameworks.dotnet import MSTEST, NUNIT, XUNIT
 from .outline import Outline
-from .syntax import Captures, enclosing, kit, text
+from .syntax import Captures, kit, owners, text
 
 __all__ = ["read"]
 
@@ -33,6 +33,7 @@ _RUNTIME_SKIP = (
 QUERY = f"""
 (using_directive) @using
 (class_declaration) @class
+[(struct_declaration) (record_declaration) (interface_declaration)] @other_type
 (method_declaration) @method
 (attribute) @attribute
 (method_declaration body: (block (expression_statement
@@ -44,10 +45,6 @@ _NUNIT_CLASS = frozenset({"TestFixture", "TestFixtureSource"})
 # Attributes that skip a method or a class: NUnit's and MSTest's ``[Ignore]``, NUnit's
 # ``[Explicit]`` (not run unless named).
 _SKIPS = frozenset({"Ignore", "Explicit"})
-# A class declared in one of these holds no test of ours.
-_TYPES = frozenset(
-    {"class_declaration", "struct_declaration", "record_declaration", "interface_declaration"}
-)
 _FALSE = frozenset({"null", "false"})
 
 Attributes = dict[str, dict[str, str]]
@@ -137,8 +134,11 @@ def outline_csharp(captures: Captures, found: dict[int, Attributes]) -> Outline:
     # skip call -> invocation -> expression statement -> block -> method
     skips = {_ancestor(call, 4).id for call in captures.get("skip", ())}
     by_name: dict[tuple[int, str], int] = {}  # (container, name) -> first part's id
-    for cls in captures.get("class", ()):
-        owner = enclosing(cls, _TYPES)
+    classes, methods = captures.get("class", []), captures.get("method", [])
+    # A class declared in a struct, a record or an interface holds no test of ours.
+    owner_of = owners([*classes, *captures.get("other_type", [])], methods)
+    for cls in classes:
+        owner = owner_of.get(cls.id)
         if owner is not None and owner.id not in suites:
             continue  # inside a struct, a record or an interface
         container = suites[owner.id] if owner is not None else outline
@@ -158,8 +158,8 @@ def outline_csharp(captures: Captures, found: dict[int, Attributes]) -> Outline:
     for cls_id, suite in suites.items():
         if merged[cls_id].keys() & _SKIPS:
             suite.marker = TestStatus.SKIPPED
-    for method in captures.get("method", ()):
-        owner = enclosing(method, _TYPES)
+    for method in methods:
+        owner = owner_of.get(method.id)
         if owner is None or owner.id not in suites:
             continue
         own = found.get(method.id, {})

@@ -12,7 +12,7 @@ from tree_sitter import Node
 from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading
 from .outline import Outline
-from .syntax import Captures, enclosing, kit, text
+from .syntax import Captures, kit, owners, text
 
 TEST_ANNOTATIONS = frozenset(
     {"Test", "ParameterizedTest", "RepeatedTest", "TestFactory", "TestTemplate"}
@@ -28,7 +28,6 @@ CONFIG_ANNOTATIONS = frozenset(
     for when in ("Before", "After")
     for what in ("Method", "Class", "Test", "Suite", "Groups")
 ) | {"DataProvider", "Factory"}
-_CLASS = frozenset({"class_declaration"})
 _DISABLED = re.compile(r"\benabled\s*=\s*false\b")
 # TestNG's, which no JUnit runs; any other method annotation named *Test is taken as a
 # composed annotation of JUnit 5 (``@MultiLocaleTest`` = ``@ParameterizedTest`` + a
@@ -84,14 +83,16 @@ def outline_java(captures: Captures) -> Outline:
     """
     outline = Outline()
     suites: dict[int, Outline] = {}
-    for cls in captures.get("class", ()):
-        owner = enclosing(cls, _CLASS)
+    classes, methods = captures.get("class", []), captures.get("method", [])
+    owner_of = owners(classes, methods)  # a walk up each one's ancestors cost depth²
+    for cls in classes:
+        owner = owner_of.get(cls.id)
         container = suites[owner.id] if owner is not None else outline
         name = text(cls.child_by_field_name("name"))
         line = cls.start_point[0] + 1
         suites[cls.id] = container.suite(name, line, marker(_annotations(cls), of_class=True))
-    for method in captures.get("method", ()):
-        owner = enclosing(method, _CLASS)
+    for method in methods:
+        owner = owner_of.get(method.id)
         if owner is None:
             continue
         annotations = _annotations(method)

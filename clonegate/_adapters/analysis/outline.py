@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from ..._domain.inventory import TestCase, TestStatus, TestSuite
@@ -71,3 +72,13 @@ def effective_status(inherited: tuple[TestStatus, ...], own: TestStatus | None) 
         if status in markers:
             return status
     return TestStatus.ACTIVE
+
+
+def strongest(markers: Iterable[TestStatus | None]) -> TestStatus | None:
+    """One marker for several written on one test or suite (``fit "x", :skip``,
+    ``->skip()->only()``): the first in :func:`effective_status`'s order, whichever
+    was written first; None for none."""
+    present = tuple(m for m in markers if m is not None)
+    if not present:
+        return None
+    return effective_status(present, TestStatus.TODO if TestStatus.TODO in present else None)

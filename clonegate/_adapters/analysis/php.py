@@ -12,7 +12,7 @@ from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading
-from .outline import Outline
+from .outline import Outline, strongest
 from .syntax import Captures, kit, text
 
 QUERY = """
@@ -91,6 +91,8 @@ def _read_class(cls: Node, root: Outline) -> None:
     for method in body.named_children if body is not None else ():
         if method.type != "method_declaration" or not _public(method):
             continue
+        if method.child_by_field_name("body") is None:
+            continue  # abstract: run, and counted, where a subclass implements it
         method_name = text(method.child_by_field_name("name"))
         attributes = _attributes(method)
         doc = _docblock(method)
@@ -190,7 +192,7 @@ def _read_pest(statement: Node, container: Outline, todo: bool = False) -> None:
     title = _string(arguments[0]) if arguments else None
     if title is None:
         return  # a name computed at run time: not a test this reading can name
-    marker = next((_PEST_MARKERS[m] for m in chain if m in _PEST_MARKERS), None)
+    marker = strongest(_PEST_MARKERS.get(m) for m in chain)
     closure = next((a for a in arguments[1:] if a.type in _CLOSURES), None)
     line = call.start_point[0] + 1
     todo = todo or marker is TestStatus.TODO

@@ -15,7 +15,7 @@ from tree_sitter import Node
 
 from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading, Settings
-from .outline import Outline
+from .outline import Outline, strongest
 from .syntax import kit, text
 
 QUERY = "(comment) @comment"  # the walk is by hand; the kit wants a query
@@ -122,14 +122,14 @@ def _rspec_call(
         return None
     line = node.start_point[0] + 1
     if block is not None and (name in _RSPEC_GROUPS or name in _RSPEC_SHARED):
-        marker = _RSPEC_GROUPS.get(name) or _metadata(arguments)
+        marker = strongest((_RSPEC_GROUPS.get(name), _metadata(arguments)))
         return container.suite(_title(arguments), line, marker), block.named_children
     if name in _RSPEC_TESTS and receiver == "":
         if name in _RUNTIME and block is None and not (arguments and in_group):
             return None  # ``skip``/``pending`` in a hook: not a definition
         if name == "its" and not arguments:
             return None
-        marker = _RSPEC_TESTS[name] or _metadata(arguments) or _runtime(block)
+        marker = strongest((_RSPEC_TESTS[name], _metadata(arguments), _runtime(block)))
         if block is None:
             marker = TestStatus.TODO  # RSpec: "Not yet implemented"
         # ``its(:size)``: the attribute is the name, not metadata.
@@ -195,14 +195,15 @@ def _title(arguments: list[Node]) -> str:
     if first.type in ("pair", "simple_symbol", "hash"):
         return ""  # metadata only: ``it skip: true do``
     if first.type == "string":
-        return "".join(text(c) for c in first.named_children if c.type == "string_content")
+        # Its content as written, escapes and ``#{…}`` included (ADR 0005: placeholders kept).
+        return "".join(text(c) for c in first.named_children)
     return text(first)
 
 
 def _metadata(arguments: list[Node]) -> TestStatus | None:
     """The status RSpec metadata gives: ``:skip``, ``skip: true`` or a reason string,
     ``focus: true``, ``pending: true``; ``skip: false`` gives none."""
-    found = None
+    found: list[TestStatus | None] = []
     for argument in arguments:
         pairs = argument.named_children if argument.type == "hash" else [argument]
         for item in pairs:
@@ -215,11 +216,8 @@ def _metadata(arguments: list[Node]) -> TestStatus | None:
                     continue
             else:
                 continue
-            status = _METADATA.get(key)
-            if status is TestStatus.SKIPPED:
-                return status  # skipped wins over focused and xfail (ADR 0005)
-            found = found or status
-    return found
+            found.append(_METADATA.get(key))
+    return strongest(found)  # skipped wins over focused, focused over xfail (ADR 0005)
 
 
 def _runtime(node: Node | None) -> TestStatus | None:

@@ -16,7 +16,7 @@ from ..._domain.inventory import TestStatus
 from .frameworks.definition import Reading
 from .frameworks.swift_files import SIGNAL_TESTING, SIGNAL_XCTEST
 from .outline import Outline
-from .syntax import Captures, enclosing, kit, text
+from .syntax import Captures, kit, owners, text
 
 QUERY = """
 (import_declaration (identifier) @import)
@@ -24,7 +24,6 @@ QUERY = """
 (protocol_declaration) @type
 (function_declaration) @function
 """
-_TYPES = frozenset({"class_declaration", "protocol_declaration"})
 # XCTest leaves these out: not visible to its discovery, or not instance methods.
 _NOT_RUN = frozenset({"private", "fileprivate", "static", "class"})
 # A base class from another file is taken for an XCTestCase subclass by the name its
@@ -66,15 +65,16 @@ def outline_swift(captures: Captures) -> Outline:
     imports = {text(node) for node in captures.get("import", ())}
     test_classes = _test_classes(types, by_name="XCTest" in imports)
     suites: dict[int, Outline] = {}
+    owner_of = owners(types, _functions(captures))
     for declaration in types:
-        owner = enclosing(declaration, _TYPES)
+        owner = owner_of.get(declaration.id)
         container = suites[owner.id] if owner is not None else outline
         name = text(_name(declaration))
         attribute = _attribute(declaration, "Suite")
         marker = _trait_marker(attribute) if attribute is not None else None
         suites[declaration.id] = container.suite(name, declaration.start_point[0] + 1, marker)
     for function in _functions(captures):
-        owner = enclosing(function, _TYPES)
+        owner = owner_of.get(function.id)
         if owner is not None and function.parent is not None and function.parent.parent != owner:
             continue  # local to a function, a closure or a computed property
         if owner is None and function.parent is not None and function.parent.type != "source_file":

@@ -115,6 +115,29 @@ def enclosing(node: Node, kinds: frozenset[str]) -> Node | None:
     return parent
 
 
+def owners(containers: list[Node], nodes: list[Node]) -> dict[int, Node]:
+    """The innermost of ``containers`` around each of ``nodes`` (containers included),
+    by node id; a node inside none is absent. One sweep in source order over byte
+    ranges: tree-sitter keeps no parent pointers (``Node.parent`` descends from the
+    root), so :func:`enclosing` costs a node's depth squared: 20,000 classes 450
+    namespaces deep, or 30,000 local functions 300 blocks deep, took minutes."""
+    known = {c.id for c in containers}
+    unique = {n.id: n for n in (*containers, *nodes)}
+    order = sorted(unique.values(), key=lambda n: (n.start_byte, -n.end_byte))
+    found: dict[int, Node] = {}
+    open_: list[Node] = []  # the containers around the sweep, innermost last
+    for node in order:
+        while open_ and not (
+            open_[-1].start_byte <= node.start_byte and node.end_byte <= open_[-1].end_byte
+        ):
+            open_.pop()
+        if open_:
+            found[node.id] = open_[-1]
+        if node.id in known:
+            open_.append(node)
+    return found
+
+
 def string_value(node: Node) -> str | None:
     """The text of a string or template literal without its quotes; None for anything else."""
     if node.type in (

@@ -7,6 +7,7 @@ import posixpath
 import shlex
 
 from ..globs import check_globs, glob_matches
+from ..problems import Refused
 from .definition import Framework, Scope, Settings
 
 # RSpec's own defaults (RSpec::Core::Configuration: ``default_path``, ``pattern``).
@@ -17,11 +18,17 @@ _OPTIONS = {
     "--exclude-pattern": "excludes",
     "--default-path": "roots",
 }
+# Real ``.rspec`` files are a few lines. shlex grows a token by concatenation, in time
+# quadratic in its length (9 s for one of 1 MiB, the 10 MiB a file may have: hours);
+# this bounds it to a few hundredths of a second (ADR 0012).
+MAX_CONFIG_BYTES = 64 * 1024
 
 
 def read_config(name: str, content: bytes, defaults: Settings) -> Settings:
     """``.rspec``'s ``--pattern`` and ``--default-path``: one option or more a line, as
     RSpec splits them (shell words); a line with ERB (``<%``) is code: defaults, noted."""
+    if len(content) > MAX_CONFIG_BYTES:
+        raise Refused(f"{name} over {MAX_CONFIG_BYTES:,} bytes: not read", "config")
     source = content.decode("utf-8")
     if "<%" in source:
         return Settings(
