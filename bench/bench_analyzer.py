@@ -37,7 +37,7 @@ from clonegate._adapters.analysis.detect import language_of  # noqa: E402
 from clonegate._adapters.analysis.scan import list_commit  # noqa: E402
 from clonegate._adapters.analysis.syntax import kit  # noqa: E402
 from clonegate._adapters.workers import default_worker_limiter  # noqa: E402
-from tests.servers import DEFAULT_KINDS, git_daemon, make_test_suite_repo  # noqa: E402
+from tests.support.servers import DEFAULT_KINDS, git_daemon, make_test_suite_repo  # noqa: E402
 
 
 async def timed_clone(url: str, work: Path) -> tuple[float, ClonedSource]:
@@ -118,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--kinds",
         default=",".join(DEFAULT_KINDS),
-        help="the test files' frameworks, comma-separated (tests/servers.py _TEMPLATES)",
+        help="the test files' frameworks, comma-separated (tests/support/servers.py _TEMPLATES)",
     )
     args = parser.parse_args(argv)
     files, rounds = (60, 1) if args.quick else (2000, args.rounds)

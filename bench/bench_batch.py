@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.installed import compile_sources  # noqa: E402
 from bench.proctree import PeakTreeRSS  # noqa: E402
-from tests.servers import git, git_daemon, make_large_repo  # noqa: E402
+from tests.support.servers import git, git_daemon, make_large_repo  # noqa: E402
 
 REQUESTS_BUNDLE = ROOT / "tests" / "fixtures" / "corpus" / "requests.bundle"
 

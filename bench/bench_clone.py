@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.proctree import PeakTreeRSS  # noqa: E402
 from clonegate import DulwichVCS, WeightedSemaphore  # noqa: E402
-from tests.servers import git, git_daemon, make_large_repo  # noqa: E402
+from tests.support.servers import git, git_daemon, make_large_repo  # noqa: E402
 
 LIMIT = 2
 

@@ -31,9 +31,9 @@ import trio  # noqa: E402
 
 from bench.bench_load import utilisation  # noqa: E402
 from clonegate import RedisSemaphore, WeightedSemaphore, open_redis  # noqa: E402
-from tests.proxy import ThrottlingProxy  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
-from tests.servers import git_daemon, make_repo  # noqa: E402
+from tests.support.proxy import ThrottlingProxy  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
+from tests.support.servers import git_daemon, make_repo  # noqa: E402
 
 
 async def semaphores(url: str, rounds: int) -> dict[str, float]:

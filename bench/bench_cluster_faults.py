@@ -33,9 +33,9 @@ sys.path.insert(0, str(ROOT))
 import trio  # noqa: E402
 
 from clonegate import RedisWorkQueue, open_redis  # noqa: E402
-from tests.proxy import OnLoopback, ThrottlingProxy  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
-from tests.servers import git_daemon, make_repo, wait_until_listening  # noqa: E402
+from tests.support.proxy import OnLoopback, ThrottlingProxy  # noqa: E402
+from tests.support.redis_server import RedisServer  # noqa: E402
+from tests.support.servers import git_daemon, make_repo, wait_until_listening  # noqa: E402
 
 JOBS = 20
 LIMIT = 2

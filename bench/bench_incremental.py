@@ -49,7 +49,7 @@ from clonegate import (  # noqa: E402
     open_store,
     with_max_concurrent_clones,
 )
-from tests.servers import fast_import, git, git_daemon  # noqa: E402
+from tests.support.servers import fast_import, git, git_daemon  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 # The corpus's languages: a comment line in any of these is still a valid file.

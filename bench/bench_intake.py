@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.installed import compile_sources  # noqa: E402
 from clonegate import DulwichVCS  # noqa: E402
-from tests.servers import git, git_daemon, make_large_repo, make_repo  # noqa: E402
+from tests.support.servers import git, git_daemon, make_large_repo, make_repo  # noqa: E402
 
 
 def timed(command: list[str]) -> float:

@@ -36,9 +36,9 @@ import trio  # noqa: E402
 
 from bench.installed import compile_sources  # noqa: E402
 from bench.proctree import PeakTreeRSS  # noqa: E402
-from tests.load import load_scenario  # noqa: E402
-from tests.proxy import ThrottlingProxy  # noqa: E402
-from tests.servers import git_daemon, make_large_repo  # noqa: E402
+from tests.support.load import load_scenario  # noqa: E402
+from tests.support.proxy import ThrottlingProxy  # noqa: E402
+from tests.support.servers import git_daemon, make_large_repo  # noqa: E402
 
 
 def run(total: int) -> tuple[float, int, int, float, float]:

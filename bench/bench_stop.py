@@ -29,8 +29,8 @@ sys.path.insert(0, str(ROOT))
 
 from clonegate import DulwichVCS  # noqa: E402
 from clonegate._adapters.workers import open_worker_pool  # noqa: E402
-from tests.proxy import ThrottlingProxy  # noqa: E402
-from tests.servers import BIG_BLOB_BYTES, git_daemon, make_repo  # noqa: E402
+from tests.support.proxy import ThrottlingProxy  # noqa: E402
+from tests.support.servers import BIG_BLOB_BYTES, git_daemon, make_repo  # noqa: E402
 
 
 async def cancelled_clone(port: int, work: Path) -> float:

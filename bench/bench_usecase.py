@@ -43,7 +43,7 @@ from clonegate import (  # noqa: E402
     with_max_concurrent_clones,
     with_work_dir,
 )
-from tests.servers import git_daemon, make_large_repo  # noqa: E402
+from tests.support.servers import git_daemon, make_large_repo  # noqa: E402
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from .redis_server import RedisServer, redis_server
-from .servers import (
+from .support.redis_server import RedisServer, redis_server
+from .support.servers import (
     BIG_BLOB_BYTES,
     FixtureRepo,
     GitDaemon,

@@ -26,7 +26,7 @@ from clonegate import (
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, scan_commit
 
-from .servers import commit_tree, git_daemon
+from .support.servers import commit_tree, git_daemon
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inventory"
 A, S, T, F, X = (

@@ -20,7 +20,7 @@ import pytest
 import clonegate._domain.vcs
 from clonegate import DulwichVCS, RepositoryNotFoundError
 
-from .servers import GitDaemon
+from .support.servers import GitDaemon
 
 
 class _Descriptors:

@@ -17,9 +17,9 @@ from typer.testing import CliRunner
 
 from clonegate_cli.app import app
 
-from .processes import processes_with, zygote_pids
-from .proxy import ThrottlingProxy
-from .servers import (
+from .support.processes import processes_with, zygote_pids
+from .support.proxy import ThrottlingProxy
+from .support.servers import (
     BIG_BLOB_BYTES,
     TOKEN,
     FixtureRepo,
@@ -29,7 +29,7 @@ from .servers import (
     never_answer,
     raw_tcp_server,
 )
-from .terminal import run_on_a_terminal
+from .support.terminal import run_on_a_terminal
 
 
 def lines(output: str) -> list[dict[str, Any]]:

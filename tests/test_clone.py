@@ -34,9 +34,9 @@ from clonegate import (
 from clonegate._adapters.git.pack_intake import _TrailingChecksum
 from clonegate._adapters.workers import open_worker_pool
 
-from .processes import pid_alive, worker_pids
-from .proxy import ThrottlingProxy
-from .servers import (
+from .support.processes import pid_alive, worker_pids
+from .support.proxy import ThrottlingProxy
+from .support.servers import (
     BIG_BLOB_BYTES,
     TOKEN,
     FixtureRepo,

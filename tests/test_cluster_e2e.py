@@ -17,9 +17,9 @@ import trio
 
 from clonegate import RedisWorkQueue, open_redis, open_store, parse_repo_url
 
-from .proxy import ThrottlingProxy
-from .redis_server import RedisServer
-from .servers import git_daemon, make_repo
+from .support.proxy import ThrottlingProxy
+from .support.redis_server import RedisServer
+from .support.servers import git_daemon, make_repo
 
 pytestmark = pytest.mark.slow
 

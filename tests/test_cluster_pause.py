@@ -30,9 +30,9 @@ import trio
 
 from clonegate import RedisSemaphore, open_redis
 
-from .proxy import ThrottlingProxy, _Connection
-from .redis_server import RedisServer
-from .servers import git_daemon, make_repo
+from .support.proxy import ThrottlingProxy, _Connection
+from .support.redis_server import RedisServer
+from .support.servers import git_daemon, make_repo
 from .test_redis_semaphore import log_of
 
 pytestmark = pytest.mark.slow

@@ -24,9 +24,9 @@ import trio
 
 from clonegate import RedisWorkQueue, open_redis
 
-from .proxy import OnLoopback
-from .redis_server import RedisServer
-from .servers import git_daemon, make_repo
+from .support.proxy import OnLoopback
+from .support.redis_server import RedisServer
+from .support.servers import git_daemon, make_repo
 
 pytestmark = pytest.mark.slow
 

@@ -1,6 +1,6 @@
 """Each limit of a clone's envelope, against a server or repository made to breach it.
 
-The servers are real (tests/envelope_servers.py, git daemon); what is asserted is the
+The servers are real (tests/support/envelope_servers.py, git daemon); what is asserted is the
 kind and figure each failing repository reports, that the healthy repository of the
 same batch is cloned and analyzed, that no worker grew past its memory cap, and that
 nothing is left in the work directory.
@@ -29,9 +29,9 @@ from clonegate import (
 )
 from clonegate._adapters.workers import open_worker_pool
 
-from .envelope_servers import Counter, envelope_breaker, trickle_command, trickling_https
-from .hostile_servers import tls_contexts
-from .servers import GitDaemon, git_daemon, ssh_server
+from .support.envelope_servers import Counter, envelope_breaker, trickle_command, trickling_https
+from .support.hostile_servers import tls_contexts
+from .support.servers import GitDaemon, git_daemon, ssh_server
 
 MiB = 1 << 20
 ZERO_BLOB = 256 * MiB

@@ -24,8 +24,8 @@ from clonegate import (
     with_work_dir,
 )
 
-from .hostile_servers import EXPECTED, RecordingServer, recording_https, tls_contexts
-from .servers import TOKEN, FixtureRepo, GitDaemon, SshServer, http_git_server
+from .support.hostile_servers import EXPECTED, RecordingServer, recording_https, tls_contexts
+from .support.servers import TOKEN, FixtureRepo, GitDaemon, SshServer, http_git_server
 
 
 @pytest.fixture

@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .hostile_servers import renaming_git_daemon
-from .servers import GIT_ENV, GitDaemon, git, make_repo
+from .support.hostile_servers import renaming_git_daemon
+from .support.servers import GIT_ENV, GitDaemon, git, make_repo
 
 LFS_POINTER = (
     b"version https://git-lfs.github.com/spec/v1\n"

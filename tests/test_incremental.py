@@ -27,8 +27,8 @@ from clonegate import (
     with_result_store,
 )
 
-from .proxy import ThrottlingProxy
-from .servers import GitDaemon, git, git_daemon, make_repo
+from .support.proxy import ThrottlingProxy
+from .support.servers import GitDaemon, git, git_daemon, make_repo
 
 REPOSITORIES = 20
 CHANGED = (3, 11, 17)

@@ -21,7 +21,7 @@ from clonegate import (
     with_work_dir,
 )
 
-from .servers import FixtureRepo, GitDaemon, git, git_daemon, make_repo
+from .support.servers import FixtureRepo, GitDaemon, git, git_daemon, make_repo
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import pytest
 from clonegate import DulwichVCS, ErrorKind, InvalidRepositoryError, StorageError
 from clonegate._adapters.git.worker_errors import classify
 
-from .servers import GitDaemon, fast_import, git, git_daemon, make_repo
+from .support.servers import GitDaemon, fast_import, git, git_daemon, make_repo
 
 
 @dataclass

@@ -13,7 +13,7 @@ import pytest
 
 from clonegate import DulwichVCS, InvalidRepositoryError, StorageError, TooLargeError
 
-from .servers import GIT_ENV, fast_import, git, git_daemon, make_repo
+from .support.servers import GIT_ENV, fast_import, git, git_daemon, make_repo
 from .test_keep_escape import snapshot
 
 

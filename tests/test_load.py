@@ -22,10 +22,10 @@ import trio
 
 from bench.proctree import PeakTreeRSS
 
-from .load import EXPECTED, build_served_tree, load_scenario
-from .processes import worker_pids
-from .proxy import ThrottlingProxy
-from .servers import GitDaemon, git_daemon, make_large_repo
+from .support.load import EXPECTED, build_served_tree, load_scenario
+from .support.processes import worker_pids
+from .support.proxy import ThrottlingProxy
+from .support.servers import GitDaemon, git_daemon, make_large_repo
 
 pytestmark = pytest.mark.slow
 

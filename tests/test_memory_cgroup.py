@@ -33,8 +33,8 @@ from clonegate import (
     with_memory_budget,
 )
 
-from .cgroup import MemoryCgroup, cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
-from .servers import git_daemon
+from .support.cgroup import MemoryCgroup, cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
+from .support.servers import git_daemon
 
 MiB = 1 << 20
 COPIES = 4

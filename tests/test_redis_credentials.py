@@ -17,9 +17,9 @@ from clonegate import open_redis, redact
 from clonegate._adapters.redis.connection import redis_url
 from clonegate._adapters.redis.url import parse_redis_url
 
-from .redis_server import RedisServer
-from .server_programs import server_program
-from .servers import free_port, git_daemon, make_repo
+from .support.redis_server import RedisServer
+from .support.server_programs import server_program
+from .support.servers import free_port, git_daemon, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "SecretTail"  # in every password below: it must never be seen

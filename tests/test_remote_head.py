@@ -37,8 +37,8 @@ from clonegate import (
 from clonegate._adapters.workers import open_worker_pool
 from clonegate._domain.vcs import RemoteHead, RemoteHeads
 
-from .envelope_servers import Counter, envelope_breaker
-from .hostile_servers import (
+from .support.envelope_servers import Counter, envelope_breaker
+from .support.hostile_servers import (
     EXPECTED,
     _pkt,
     _read_pkt,
@@ -46,9 +46,9 @@ from .hostile_servers import (
     renaming_git_daemon,
     tls_contexts,
 )
-from .processes import pid_alive, worker_pids
-from .proxy import OnLoopback
-from .servers import (
+from .support.processes import pid_alive, worker_pids
+from .support.proxy import OnLoopback
+from .support.servers import (
     TOKEN,
     FixtureRepo,
     GitDaemon,

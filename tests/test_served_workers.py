@@ -14,8 +14,8 @@ from clonegate._adapters.workers import WorkerDied, WorkerPool, open_worker_pool
 from clonegate._adapters.workers.served import MAX_IDLE, ServedWorker
 from clonegate._adapters.workers.zygote import RETIRE_GROWTH
 
-from . import worker_jobs
-from .processes import pid_alive
+from .support import worker_jobs
+from .support.processes import pid_alive
 
 
 async def test_jobs_of_one_kind_share_a_worker_that_ends_with_the_pool() -> None:

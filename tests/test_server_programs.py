@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .server_programs import REQUIRE_ALL, SEARCH_PATH
+from .support.server_programs import REQUIRE_ALL, SEARCH_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 NEEDING_SERVERS = [

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import trio
 
-from .proxy import ThrottlingProxy
-from .servers import git_daemon, make_repo
+from .support.proxy import ThrottlingProxy
+from .support.servers import git_daemon, make_repo
 
 
 def _pkt_line(payload: bytes) -> bytes:

@@ -25,9 +25,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from .processes import processes_with
-from .proxy import ThrottlingProxy
-from .servers import BIG_BLOB_BYTES, GitDaemon
+from .support.processes import processes_with
+from .support.proxy import ThrottlingProxy
+from .support.servers import BIG_BLOB_BYTES, GitDaemon
 
 
 @pytest.fixture

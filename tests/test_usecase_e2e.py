@@ -13,8 +13,8 @@ from clonegate import (
     with_work_dir,
 )
 
-from .processes import descendant_pids
-from .servers import FixtureRepo, GitDaemon, commit_tree, git_daemon
+from .support.processes import descendant_pids
+from .support.servers import FixtureRepo, GitDaemon, commit_tree, git_daemon
 from .test_analyzer import FIXTURE
 
 

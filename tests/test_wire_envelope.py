@@ -4,7 +4,7 @@ Side-band messages count against the repository size limit and never pass for a
 live transfer; a compressed ref list is counted as it expands and capped in lines
 as well as bytes; an HTTP line too long, a band-3 error, a silent TLS handshake and
 an unknown certificate authority each end with a kind and words that say so. The
-servers (tests/wire_servers.py) are real sockets on 127.0.0.1 that record what they
+servers (tests/support/wire_servers.py) are real sockets on 127.0.0.1 that record what they
 sent: each test asserts the kind and message, and that the client stopped the server
 near the limit (its record), never how long anything took.
 """
@@ -20,7 +20,7 @@ import trio
 
 from clonegate import CloneError, DulwichVCS, ErrorKind
 
-from .wire_servers import (
+from .support.wire_servers import (
     MiB,
     Record,
     gzip_ref_bomb,
