@@ -29,15 +29,12 @@ from pathlib import Path
 
 import trio
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer  # noqa: E402
-from clonegate._adapters.analysis.detect import language_of  # noqa: E402
-from clonegate._adapters.analysis.scan import list_commit  # noqa: E402
-from clonegate._adapters.analysis.syntax import kit  # noqa: E402
-from clonegate._adapters.workers import default_worker_limiter  # noqa: E402
-from tests.support.servers import DEFAULT_KINDS, git_daemon, make_test_suite_repo  # noqa: E402
+from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer
+from clonegate._adapters.analysis.detect import language_of
+from clonegate._adapters.analysis.scan import list_commit
+from clonegate._adapters.analysis.syntax import kit
+from clonegate._adapters.workers import default_worker_limiter
+from tests.support.servers import DEFAULT_KINDS, git_daemon, make_test_suite_repo
 
 
 async def timed_clone(url: str, work: Path) -> tuple[float, ClonedSource]:

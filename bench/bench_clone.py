@@ -24,12 +24,9 @@ from pathlib import Path
 
 import trio
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.proctree import PeakTreeRSS  # noqa: E402
-from clonegate import DulwichVCS, WeightedSemaphore  # noqa: E402
-from tests.support.servers import git, git_daemon, make_large_repo  # noqa: E402
+from bench.proctree import PeakTreeRSS
+from clonegate import DulwichVCS, WeightedSemaphore
+from tests.support.servers import git, git_daemon, make_large_repo
 
 LIMIT = 2
 

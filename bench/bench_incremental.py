@@ -36,20 +36,19 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import trio
 
-import trio  # noqa: E402
-
-from bench.installed import compile_sources  # noqa: E402
-from clonegate import (  # noqa: E402
+from bench.installed import compile_sources
+from clonegate import (
     AnalyzeUseCase,
     DulwichVCS,
     TestInventoryAnalyzer,
     open_store,
     with_max_concurrent_clones,
 )
-from tests.support.servers import fast_import, git, git_daemon  # noqa: E402
+from tests.support.servers import fast_import, git, git_daemon
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 # The corpus's languages: a comment line in any of these is still a valid file.

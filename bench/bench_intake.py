@@ -27,12 +27,9 @@ from pathlib import Path
 
 import trio
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.installed import compile_sources  # noqa: E402
-from clonegate import DulwichVCS  # noqa: E402
-from tests.support.servers import git, git_daemon, make_large_repo, make_repo  # noqa: E402
+from bench.installed import compile_sources
+from clonegate import DulwichVCS
+from tests.support.servers import git, git_daemon, make_large_repo, make_repo
 
 
 def timed(command: list[str]) -> float:

@@ -24,13 +24,10 @@ from pathlib import Path
 
 import trio
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from clonegate import DulwichVCS  # noqa: E402
-from clonegate._adapters.workers import open_worker_pool  # noqa: E402
-from tests.support.proxy import ThrottlingProxy  # noqa: E402
-from tests.support.servers import BIG_BLOB_BYTES, git_daemon, make_repo  # noqa: E402
+from clonegate import DulwichVCS
+from clonegate._adapters.workers import open_worker_pool
+from tests.support.proxy import ThrottlingProxy
+from tests.support.servers import BIG_BLOB_BYTES, git_daemon, make_repo
 
 
 async def cancelled_clone(port: int, work: Path) -> float:

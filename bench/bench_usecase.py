@@ -27,10 +27,7 @@ from pathlib import Path
 
 import trio
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from clonegate import (  # noqa: E402
+from clonegate import (
     ANALYZER_VERSION,
     AnalysisReport,
     AnalyzeUseCase,
@@ -43,7 +40,7 @@ from clonegate import (  # noqa: E402
     with_max_concurrent_clones,
     with_work_dir,
 )
-from tests.support.servers import git_daemon, make_large_repo  # noqa: E402
+from tests.support.servers import git_daemon, make_large_repo
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 
