@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -18,7 +19,6 @@ from clonegate._adapters.redis.connection import redis_url
 from clonegate._adapters.redis.url import parse_redis_url
 
 from .support.redis_server import RedisServer
-from .support.server_programs import server_program
 from .support.servers import free_port, git_daemon, make_repo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -122,10 +122,10 @@ async def _scan_redis(url: str) -> str:
 
 
 async def test_a_password_with_any_characters_connects_and_is_never_seen(
-    tmp_path: Path, tmpdir_env: Path, own_redis: RedisServer
+    tmp_path: Path, tmpdir_env: Path, own_redis: RedisServer, server_program: Callable[[str], str]
 ) -> None:
     await trio.run_process(
-        [server_program("redis-cli", "redis-tools"), "-p", str(own_redis.port),
+        [server_program("redis-cli"), "-p", str(own_redis.port),
          "ACL", "SETUSER", USER, "on", f">{PASSWORD}", "~*", "&*", "+@all"],
         capture_stdout=True,
     )  # fmt: skip

@@ -346,7 +346,7 @@ def ssh_server(workdir: Path, forced_command: str | None = None) -> Iterator[Ssh
     With ``forced_command``, the key runs that command instead of what the client asks
     (``command=`` in authorized_keys): a server that speaks whatever the command says.
     """
-    sshd = server_program("sshd", "openssh-server")
+    sshd = server_program("sshd")
     workdir.mkdir(parents=True, exist_ok=True)
     host_key, client_key = workdir / "host_ed25519", workdir / "client_ed25519"
     for key in (host_key, client_key):
