@@ -34,7 +34,7 @@ from clonegate import (
 from clonegate._adapters.git.pack_intake import _TrailingChecksum
 from clonegate._adapters.workers import open_worker_pool
 
-from .support.processes import pid_alive, worker_pids
+from .support.processes import pid_alive, reported_exit, worker_pids
 from .support.proxy import ThrottlingProxy
 from .support.servers import (
     BIG_BLOB_BYTES,
@@ -351,7 +351,7 @@ async def test_clones_share_a_worker_until_one_fails(
         assert pool.statistics().workers_started == 1
         with pytest.raises(RepositoryNotFoundError):
             await vcs.clone(daemon.url("no-such-repo"))
-        await pool.exited(serving)
+        await reported_exit(pool, serving)
         source = await vcs.clone(daemon.url("trunk"))
         await source.aclose()
         assert pool.statistics().workers_started == 2

@@ -46,7 +46,7 @@ from .support.hostile_servers import (
     renaming_git_daemon,
     tls_contexts,
 )
-from .support.processes import pid_alive, worker_pids
+from .support.processes import pid_alive, reported_exit, worker_pids
 from .support.proxy import OnLoopback
 from .support.servers import (
     TOKEN,
@@ -313,7 +313,7 @@ async def test_listings_share_a_worker_until_one_fails(
         assert pool.statistics().workers_started == 1
         with pytest.raises(RepositoryNotFoundError):
             await vcs.remote_head(daemon.url("no-such-repo"))
-        await pool.exited(serving)
+        await reported_exit(pool, serving)
         assert (await vcs.remote_head(daemon.url("trunk"))).branch == repos["trunk"].branch
         assert pool.statistics().workers_started == 2
     assert worker_pids() == set()
