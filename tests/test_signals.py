@@ -32,7 +32,9 @@ from .support.servers import BIG_BLOB_BYTES, GitDaemon
 
 @pytest.fixture
 def slow_proxy(daemon: GitDaemon) -> ThrottlingProxy:
-    return ThrottlingProxy(daemon.port, rate=64 * 1024)
+    # The 128 KiB a test waits for take half a second; the rest of the 4 MiB blob
+    # takes 15 s more, long beside a stop, which must come before it is all sent.
+    return ThrottlingProxy(daemon.port, rate=256 * 1024)
 
 
 @contextmanager
