@@ -115,6 +115,10 @@ def sentinel_watched(
         "no",
         "--maxmemory-policy",
         "noeviction",
+        # A replica's first sync (and each after a failover) starts at once, not after
+        # the 5 s Redis waits by default for more replicas to share a diskless sync.
+        "--repl-diskless-sync-delay",
+        "0",
     )
     if password:
         plain += ("--requirepass", password, "--masterauth", password)
