@@ -29,7 +29,8 @@ from pathlib import Path
 
 from bench.installed import compile_sources
 from bench.proctree import PeakTreeRSS
-from tests.support.servers import git, git_daemon, make_large_repo
+from tests.support.repos import git, make_large_repo
+from tests.support.servers import git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -26,7 +26,8 @@ import trio
 
 from bench.proctree import PeakTreeRSS
 from clonegate import DulwichVCS, WeightedSemaphore
-from tests.support.servers import git, git_daemon, make_large_repo
+from tests.support.repos import git, make_large_repo
+from tests.support.servers import git_daemon
 
 LIMIT = 2
 

@@ -30,7 +30,8 @@ from bench.bench_load import utilisation
 from clonegate import RedisSemaphore, WeightedSemaphore, open_redis
 from tests.support.proxy import ThrottlingProxy
 from tests.support.redis_server import RedisServer
-from tests.support.servers import git_daemon, make_repo
+from tests.support.repos import make_repo
+from tests.support.servers import git_daemon
 
 
 async def semaphores(url: str, rounds: int) -> dict[str, float]:

@@ -32,7 +32,8 @@ import trio
 from clonegate import RedisWorkQueue, open_redis
 from tests.support.proxy import OnLoopback, ThrottlingProxy
 from tests.support.redis_server import RedisServer
-from tests.support.servers import git_daemon, make_repo, wait_until_listening
+from tests.support.repos import make_repo
+from tests.support.servers import git_daemon, wait_until_listening
 
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = 20

@@ -46,7 +46,8 @@ from clonegate import (
     open_store,
     with_max_concurrent_clones,
 )
-from tests.support.servers import fast_import, git, git_daemon
+from tests.support.repos import fast_import, git
+from tests.support.servers import git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -29,7 +29,8 @@ import trio
 
 from bench.installed import compile_sources
 from clonegate import DulwichVCS
-from tests.support.servers import git, git_daemon, make_large_repo, make_repo
+from tests.support.repos import git, make_large_repo, make_repo
+from tests.support.servers import git_daemon
 
 
 def timed(command: list[str]) -> float:

@@ -35,7 +35,8 @@ from bench.installed import compile_sources
 from bench.proctree import PeakTreeRSS
 from tests.support.load import load_scenario
 from tests.support.proxy import ThrottlingProxy
-from tests.support.servers import git_daemon, make_large_repo
+from tests.support.repos import make_large_repo
+from tests.support.servers import git_daemon
 
 
 def run(total: int) -> tuple[float, int, int, float, float]:

@@ -42,7 +42,8 @@ from pathlib import Path
 
 from bench.installed import compile_sources
 from tests.support.cgroup import cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
-from tests.support.servers import fast_import, git, git_daemon
+from tests.support.repos import fast_import, git
+from tests.support.servers import git_daemon
 
 MiB = 1 << 20
 CONTENDERS = {

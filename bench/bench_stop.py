@@ -27,7 +27,8 @@ import trio
 from clonegate import DulwichVCS
 from clonegate._adapters.workers import open_worker_pool
 from tests.support.proxy import ThrottlingProxy
-from tests.support.servers import BIG_BLOB_BYTES, git_daemon, make_repo
+from tests.support.repos import BIG_BLOB_BYTES, make_repo
+from tests.support.servers import git_daemon
 
 
 async def cancelled_clone(port: int, work: Path) -> float:

@@ -40,7 +40,8 @@ from clonegate import (
     with_max_concurrent_clones,
     with_work_dir,
 )
-from tests.support.servers import git_daemon, make_large_repo
+from tests.support.repos import make_large_repo
+from tests.support.servers import git_daemon
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 

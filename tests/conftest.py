@@ -16,17 +16,14 @@ from typer.testing import CliRunner
 
 from .support import server_programs
 from .support.redis_server import RedisServer, redis_server
+from .support.repos import BIG_BLOB_BYTES, FixtureRepo, make_empty_repo, make_repo
 from .support.servers import (
-    BIG_BLOB_BYTES,
-    FixtureRepo,
     GitDaemon,
     HttpGitServer,
     SshServer,
     git_daemon,
     http_git_server,
     https_git_server,
-    make_empty_repo,
-    make_repo,
     ssh_server,
 )
 

@@ -36,7 +36,8 @@ from clonegate._adapters.workers import current_pool
 from clonegate._domain.inventory import ScanError
 
 from .support.processes import pid_alive
-from .support.servers import GitDaemon, fast_import, git, git_daemon
+from .support.repos import fast_import, git
+from .support.servers import GitDaemon, git_daemon
 from .support.worker_gate import HOLD_MARK, WorkerGate
 
 PLAIN_TEST = b"def test_a():\n    pass\n"

@@ -19,16 +19,8 @@ from clonegate_cli.app import app
 
 from .support.processes import processes_with, zygote_pids
 from .support.proxy import ThrottlingProxy
-from .support.servers import (
-    BIG_BLOB_BYTES,
-    TOKEN,
-    FixtureRepo,
-    GitDaemon,
-    HttpGitServer,
-    git,
-    never_answer,
-    raw_tcp_server,
-)
+from .support.repos import BIG_BLOB_BYTES, FixtureRepo, git
+from .support.servers import TOKEN, GitDaemon, HttpGitServer, never_answer, raw_tcp_server
 from .support.terminal import run_on_a_terminal
 
 

@@ -36,16 +36,14 @@ from clonegate._adapters.workers import open_worker_pool
 
 from .support.processes import pid_alive, reported_exit, worker_pids
 from .support.proxy import ThrottlingProxy
+from .support.repos import BIG_BLOB_BYTES, FixtureRepo, git
 from .support.servers import (
-    BIG_BLOB_BYTES,
     TOKEN,
-    FixtureRepo,
     GitDaemon,
     HttpGitServer,
     SshServer,
     answer_garbage,
     free_port,
-    git,
     git_daemon,
     never_answer,
     raw_tcp_server,

@@ -19,7 +19,8 @@ from clonegate import RedisWorkQueue, open_redis, open_store, parse_repo_url
 
 from .support.proxy import ThrottlingProxy
 from .support.redis_server import RedisServer
-from .support.servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 pytestmark = pytest.mark.slow
 

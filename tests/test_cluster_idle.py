@@ -26,7 +26,8 @@ from clonegate._adapters.redis.connection import Redis
 
 from .support.proxy import ThrottlingProxy
 from .support.redis_server import RedisServer
-from .support.servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 pytestmark = pytest.mark.slow
 

@@ -25,7 +25,8 @@ from clonegate import RedisWorkQueue, open_redis
 
 from .support.proxy import FaultyRelay, ThrottlingProxy
 from .support.redis_server import RedisServer, redis_server
-from .support.servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 pytestmark = pytest.mark.slow
 

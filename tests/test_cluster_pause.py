@@ -32,7 +32,8 @@ from clonegate import RedisSemaphore, open_redis
 
 from .support.proxy import ThrottlingProxy, _Connection
 from .support.redis_server import RedisServer
-from .support.servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 from .test_redis_semaphore import log_of
 
 pytestmark = pytest.mark.slow

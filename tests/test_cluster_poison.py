@@ -26,7 +26,8 @@ from clonegate import RedisWorkQueue, open_redis
 
 from .support.proxy import OnLoopback
 from .support.redis_server import RedisServer
-from .support.servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 pytestmark = pytest.mark.slow
 

@@ -38,7 +38,8 @@ from clonegate._adapters.redis.queue import DEAD, GROUP, JOBS
 
 from .support.proxy import ThrottlingProxy
 from .support.redis_server import RedisServer, redis_server
-from .support.servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 SAFETY_NET = 60  # seconds: a bound for a hung test, never the assertion

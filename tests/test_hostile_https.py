@@ -25,7 +25,8 @@ from clonegate import (
 )
 
 from .support.hostile_servers import EXPECTED, RecordingServer, recording_https, tls_contexts
-from .support.servers import TOKEN, FixtureRepo, GitDaemon, SshServer, http_git_server
+from .support.repos import FixtureRepo
+from .support.servers import TOKEN, GitDaemon, SshServer, http_git_server
 
 
 @pytest.fixture

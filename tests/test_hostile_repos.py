@@ -15,7 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .support.hostile_servers import renaming_git_daemon
-from .support.servers import GIT_ENV, GitDaemon, git, make_repo
+from .support.repos import GIT_ENV, git, make_repo
+from .support.servers import GitDaemon
 
 LFS_POINTER = (
     b"version https://git-lfs.github.com/spec/v1\n"

@@ -28,7 +28,8 @@ from clonegate import (
 )
 
 from .support.proxy import ThrottlingProxy
-from .support.servers import GitDaemon, git, git_daemon, make_repo
+from .support.repos import git, make_repo
+from .support.servers import GitDaemon, git_daemon
 
 REPOSITORIES = 20
 CHANGED = (3, 11, 17)

@@ -21,7 +21,8 @@ from clonegate import (
     with_work_dir,
 )
 
-from .support.servers import FixtureRepo, GitDaemon, git, git_daemon, make_repo
+from .support.repos import FixtureRepo, git, make_repo
+from .support.servers import GitDaemon, git_daemon
 
 
 @pytest.fixture

@@ -25,8 +25,9 @@ from bench.proctree import PeakTreeRSS
 from .support.load import EXPECTED, build_served_tree, load_scenario
 from .support.processes import worker_pids
 from .support.proxy import ThrottlingProxy
+from .support.repos import make_large_repo
 from .support.server_programs import unavailable
-from .support.servers import GitDaemon, git_daemon, make_large_repo
+from .support.servers import GitDaemon, git_daemon
 
 pytestmark = pytest.mark.slow
 

@@ -19,7 +19,8 @@ from clonegate._adapters.redis.connection import redis_url
 from clonegate._adapters.redis.url import parse_redis_url
 
 from .support.redis_server import RedisServer
-from .support.servers import free_port, git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import free_port, git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "SecretTail"  # in every password below: it must never be seen

@@ -24,7 +24,8 @@ from clonegate._adapters.redis.clients import FAILOVER_RETRIES, FollowPrimary
 from clonegate._adapters.redis.connection import redis_call
 
 from .support.redis_cluster import SentinelSetup, redis_cli, sentinel_watched
-from .support.servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = 24

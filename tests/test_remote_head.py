@@ -48,13 +48,12 @@ from .support.hostile_servers import (
 )
 from .support.processes import pid_alive, reported_exit, worker_pids
 from .support.proxy import OnLoopback
+from .support.repos import FixtureRepo, git
 from .support.servers import (
     TOKEN,
-    FixtureRepo,
     GitDaemon,
     HttpGitServer,
     SshServer,
-    git,
     git_daemon,
     never_answer,
     raw_tcp_server,

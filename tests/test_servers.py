@@ -11,7 +11,8 @@ from pathlib import Path
 import trio
 
 from .support.proxy import ThrottlingProxy
-from .support.servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 
 def _pkt_line(payload: bytes) -> bytes:

@@ -27,7 +27,8 @@ import trio
 
 from .support.processes import processes_with
 from .support.proxy import ThrottlingProxy
-from .support.servers import BIG_BLOB_BYTES, GitDaemon
+from .support.repos import BIG_BLOB_BYTES
+from .support.servers import GitDaemon
 
 
 @pytest.fixture

@@ -14,7 +14,8 @@ from clonegate import (
 )
 
 from .support.processes import descendant_pids
-from .support.servers import FixtureRepo, GitDaemon, commit_tree, git_daemon
+from .support.repos import FixtureRepo, commit_tree
+from .support.servers import GitDaemon, git_daemon
 from .test_analyzer import FIXTURE
 
 
