@@ -30,17 +30,13 @@ from pathlib import Path
 
 import trio
 
-from clonegate import CloneSettings
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from clonegate import ClonedSource, DulwichVCS, TestInventoryAnalyzer  # noqa: E402
-from clonegate._adapters.analysis.detect import language_of  # noqa: E402
-from clonegate._adapters.analysis.scan import list_commit  # noqa: E402
-from clonegate._adapters.analysis.syntax import kit  # noqa: E402
-from clonegate._adapters.workers import default_worker_limiter  # noqa: E402
-from tests.servers import DEFAULT_KINDS, git_daemon, make_test_suite_repo  # noqa: E402
+from clonegate import ClonedSource, CloneSettings, DulwichVCS, TestInventoryAnalyzer
+from clonegate._adapters.analysis.detect import language_of
+from clonegate._adapters.analysis.scan import list_commit
+from clonegate._adapters.analysis.syntax import kit
+from clonegate._adapters.workers import default_worker_limiter
+from tests.support.repos import DEFAULT_KINDS, make_test_suite_repo
+from tests.support.servers import git_daemon
 
 
 async def timed_clone(url: str, work: Path) -> tuple[float, ClonedSource]:
@@ -121,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--kinds",
         default=",".join(DEFAULT_KINDS),
-        help="the test files' frameworks, comma-separated (tests/servers.py _TEMPLATES)",
+        help="the test files' frameworks, comma-separated (tests/support/repos.py _TEMPLATES)",
     )
     args = parser.parse_args(argv)
     files, rounds = (60, 1) if args.quick else (2000, args.rounds)

@@ -27,12 +27,12 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.installed import compile_sources
+from bench.proctree import PeakTreeRSS
+from tests.support.repos import git, make_large_repo
+from tests.support.servers import git_daemon
 
-from bench.installed import compile_sources  # noqa: E402
-from bench.proctree import PeakTreeRSS  # noqa: E402
-from tests.servers import git, git_daemon, make_large_repo  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 REQUESTS_BUNDLE = ROOT / "tests" / "fixtures" / "corpus" / "requests.bundle"
 

@@ -24,14 +24,10 @@ from pathlib import Path
 
 import trio
 
-from clonegate import CloneSettings
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.proctree import PeakTreeRSS  # noqa: E402
-from clonegate import DulwichVCS, WeightedSemaphore  # noqa: E402
-from tests.servers import git, git_daemon, make_large_repo  # noqa: E402
+from bench.proctree import PeakTreeRSS
+from clonegate import CloneSettings, DulwichVCS, WeightedSemaphore
+from tests.support.repos import git, make_large_repo
+from tests.support.servers import git_daemon
 
 LIMIT = 2
 

@@ -24,16 +24,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import trio
 
-import trio  # noqa: E402
-
-from bench.bench_load import utilisation  # noqa: E402
-from clonegate import RedisSemaphore, WeightedSemaphore, open_redis  # noqa: E402
-from tests.proxy import ThrottlingProxy  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
-from tests.servers import git_daemon, make_repo  # noqa: E402
+from bench.bench_load import utilisation
+from clonegate import RedisSemaphore, WeightedSemaphore, open_redis
+from tests.support.proxy import ThrottlingProxy
+from tests.support.redis_server import RedisServer
+from tests.support.repos import make_repo
+from tests.support.servers import git_daemon
 
 
 async def semaphores(url: str, rounds: int) -> dict[str, float]:

@@ -27,16 +27,15 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import trio
+
+from clonegate import RedisWorkQueue, open_redis
+from tests.support.proxy import OnLoopback, ThrottlingProxy
+from tests.support.redis_server import RedisServer
+from tests.support.repos import make_repo
+from tests.support.servers import git_daemon, wait_until_listening
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import trio  # noqa: E402
-
-from clonegate import RedisWorkQueue, open_redis  # noqa: E402
-from tests.proxy import OnLoopback, ThrottlingProxy  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
-from tests.servers import git_daemon, make_repo, wait_until_listening  # noqa: E402
-
 JOBS = 20
 LIMIT = 2
 LEASE = 4.0

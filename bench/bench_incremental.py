@@ -36,22 +36,21 @@ import tempfile
 import time
 from pathlib import Path
 
-from clonegate import AnalysisSettings
+import trio
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-import trio  # noqa: E402
-
-from bench.installed import compile_sources  # noqa: E402
-from clonegate import (  # noqa: E402
+from bench.installed import compile_sources
+from clonegate import (
+    AnalysisSettings,
     AnalyzeUseCase,
     DulwichVCS,
     TestInventoryAnalyzer,
     open_store,
     with_max_concurrent_clones,
 )
-from tests.servers import fast_import, git, git_daemon  # noqa: E402
+from tests.support.repos import fast_import, git
+from tests.support.servers import git_daemon
+
+ROOT = Path(__file__).resolve().parents[1]
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"
 # The corpus's languages: a comment line in any of these is still a valid file.

@@ -27,14 +27,10 @@ from pathlib import Path
 
 import trio
 
-from clonegate import CloneSettings
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.installed import compile_sources  # noqa: E402
-from clonegate import DulwichVCS  # noqa: E402
-from tests.servers import git, git_daemon, make_large_repo, make_repo  # noqa: E402
+from bench.installed import compile_sources
+from clonegate import CloneSettings, DulwichVCS
+from tests.support.repos import git, make_large_repo, make_repo
+from tests.support.servers import git_daemon
 
 
 def timed(command: list[str]) -> float:

@@ -29,16 +29,14 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import trio
 
-import trio  # noqa: E402
-
-from bench.installed import compile_sources  # noqa: E402
-from bench.proctree import PeakTreeRSS  # noqa: E402
-from tests.load import load_scenario  # noqa: E402
-from tests.proxy import ThrottlingProxy  # noqa: E402
-from tests.servers import git_daemon, make_large_repo  # noqa: E402
+from bench.installed import compile_sources
+from bench.proctree import PeakTreeRSS
+from tests.support.load import load_scenario
+from tests.support.proxy import ThrottlingProxy
+from tests.support.repos import make_large_repo
+from tests.support.servers import git_daemon
 
 
 def run(total: int) -> tuple[float, int, int, float, float]:

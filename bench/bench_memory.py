@@ -40,12 +40,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from bench.installed import compile_sources  # noqa: E402
-from tests.cgroup import cgroup_unavailable, make_memory_heavy_repo, memory_cgroup  # noqa: E402
-from tests.servers import fast_import, git, git_daemon  # noqa: E402
+from bench.installed import compile_sources
+from tests.support.cgroup import cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
+from tests.support.repos import fast_import, git
+from tests.support.servers import git_daemon
 
 MiB = 1 << 20
 CONTENDERS = {

@@ -24,15 +24,11 @@ from pathlib import Path
 
 import trio
 
-from clonegate import CloneSettings
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from clonegate import DulwichVCS  # noqa: E402
-from clonegate._adapters.workers import open_worker_pool  # noqa: E402
-from tests.proxy import ThrottlingProxy  # noqa: E402
-from tests.servers import BIG_BLOB_BYTES, git_daemon, make_repo  # noqa: E402
+from clonegate import CloneSettings, DulwichVCS
+from clonegate._adapters.workers import open_worker_pool
+from tests.support.proxy import ThrottlingProxy
+from tests.support.repos import BIG_BLOB_BYTES, make_repo
+from tests.support.servers import git_daemon
 
 
 async def cancelled_clone(port: int, work: Path) -> float:

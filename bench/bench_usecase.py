@@ -27,26 +27,24 @@ from pathlib import Path
 
 import trio
 
-from clonegate import CloneSettings, RemoteHead
-from clonegate._app import compose
-
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-
-from clonegate import (  # noqa: E402
+from clonegate import (
     ANALYZER_VERSION,
     AnalysisReport,
     AnalyzeUseCase,
     ClonedSource,
+    CloneSettings,
     Credential,
     Inventory,
+    RemoteHead,
     RepositoryFacts,
     RepositoryStatus,
     with_keep_clones,
     with_max_concurrent_clones,
 )
-from clonegate._adapters.clones import discard  # noqa: E402
-from tests.servers import git_daemon, make_large_repo  # noqa: E402
+from clonegate._adapters.clones import discard
+from clonegate._app import compose
+from tests.support.repos import make_large_repo
+from tests.support.servers import git_daemon
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 

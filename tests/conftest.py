@@ -1,26 +1,29 @@
-"""Shared fixtures: fixture repositories and real git servers on 127.0.0.1."""
+"""Shared fixtures: fixture repositories and real servers on 127.0.0.1.
+
+A test reaches a server program (sshd, redis-server, redis-cli, redis-sentinel, ssh) only
+through these fixtures: each finds it with ``server_program``, which skips the test when
+the program is missing and fails it in CI (tests/support/server_programs.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from .redis_server import RedisServer, redis_server
-from .servers import (
-    BIG_BLOB_BYTES,
-    FixtureRepo,
+from .support import server_programs
+from .support.redis_server import RedisServer, redis_server
+from .support.repos import BIG_BLOB_BYTES, FixtureRepo, make_empty_repo, make_repo
+from .support.servers import (
     GitDaemon,
     HttpGitServer,
     SshServer,
     git_daemon,
     http_git_server,
     https_git_server,
-    make_empty_repo,
-    make_repo,
     ssh_server,
 )
 
@@ -70,6 +73,28 @@ def sshd(
 ) -> Iterator[SshServer]:
     with ssh_server(tmp_path_factory.mktemp("sshd")) as running:  # skips without sshd
         yield running
+
+
+@pytest.fixture
+def ssh_servers(tmp_path: Path) -> Iterator[Callable[[str | None], SshServer]]:
+    """Starts sshd servers of this test's own (``forced_command`` runs for every
+    connection); all stop at the test's end. Skips without sshd (fails in CI)."""
+    with contextlib.ExitStack() as stack:
+        started: list[SshServer] = []
+
+        def start(forced_command: str | None = None) -> SshServer:
+            workdir = tmp_path / f"sshd{len(started)}"
+            started.append(stack.enter_context(ssh_server(workdir, forced_command)))
+            return started[-1]
+
+        yield start
+
+
+@pytest.fixture
+def server_program() -> Callable[[str], str]:
+    """Finds an installed program by name (``ssh``, ``redis-cli``...): its path, or the
+    test skipped without it (failed in CI)."""
+    return server_programs.server_program
 
 
 @pytest.fixture

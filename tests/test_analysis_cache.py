@@ -43,7 +43,7 @@ from clonegate._domain.inventory import (
 )
 from clonegate._domain.store import StoreError
 
-from .servers import git
+from .support.repos import git
 
 PYTHON_FILES = 150
 JS_FILES = 60

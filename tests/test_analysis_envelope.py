@@ -33,9 +33,10 @@ from clonegate import (
 from clonegate._app import compose
 from clonegate._domain.inventory import ScanError
 
-from .processes import pid_alive
-from .servers import GitDaemon, fast_import, git, git_daemon
-from .worker_gate import HOLD_MARK, WorkerGate
+from .support.processes import pid_alive
+from .support.repos import fast_import, git
+from .support.servers import GitDaemon, git_daemon
+from .support.worker_gate import HOLD_MARK, WorkerGate
 
 PLAIN_TEST = b"def test_a():\n    pass\n"
 # Lists of 450,000 numbers (900 KB): fewer tokens than a scan refuses to parse, and
@@ -66,7 +67,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitDaemon]:
     _repository(root, "plain", {"tests/test_ok.py": PLAIN_TEST})
     for name in ("hostile1", "hostile2"):
         # Its listing is held in its worker, as a regular-expression or nesting bomb
-        # would hold it (tests/worker_gate.py).
+        # would hold it (tests/support/worker_gate.py).
         _repository(root, name, {"tests/test_ok.py": PLAIN_TEST, HOLD_MARK.decode(): b""})
     for language, (path, data) in BIG_FILES.items():
         _repository(root, f"big-{language}", {path: data, "tests/test_ok.py": PLAIN_TEST})

@@ -27,7 +27,8 @@ from clonegate import (
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, scan_commit
 
-from .servers import commit_tree, git_daemon
+from .support.repos import commit_tree
+from .support.servers import git_daemon
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inventory"
 A, S, T, F, X = (

@@ -16,10 +16,11 @@ from clonegate._adapters.analysis.results import MIN_FILES_PER_PART, PartResult,
 from clonegate._adapters.analysis.scan import list_commit, list_or_scan, scan_commit, scan_part
 from clonegate._adapters.workers import default_worker_limiter, open_worker_pool
 
-from .processes import pid_alive
-from .servers import GitDaemon, commit_tree, git_daemon, make_test_suite_repo
+from .support.processes import pid_alive
+from .support.repos import commit_tree, make_test_suite_repo
+from .support.servers import GitDaemon, git_daemon
+from .support.worker_gate import WorkerGate
 from .test_analyzer import FIXTURE, _add_hazards
-from .worker_gate import WorkerGate
 
 
 @pytest.fixture(scope="module")

@@ -11,7 +11,7 @@ from dulwich.repo import Repo
 
 from clonegate._adapters.analysis.blobs import BlobTooLarge, blob_reader
 
-from .servers import GIT_ENV, git
+from .support.repos import GIT_ENV, git
 
 
 def _sha(bare: Path, spec: str) -> str:

@@ -40,7 +40,7 @@ from clonegate._usecase.estimates import MemoryEstimates
 from clonegate._usecase.gate import CloneGate
 from clonegate_cli.app import app
 
-from .servers import GitDaemon
+from .support.servers import GitDaemon
 from .test_usecase import FakeAnalyzer
 
 MiB = 1 << 20

@@ -41,7 +41,7 @@ from clonegate._adapters.workers.zygote import ask_parent
 from clonegate._usecase.estimates import MemoryEstimates
 from clonegate._usecase.gate import CloneGate, MemoryLease
 
-from . import worker_jobs
+from .support import worker_jobs
 from .test_usecase import FakeAnalyzer
 
 MiB = 1 << 20
@@ -345,7 +345,7 @@ def test_a_header_cannot_claim_more_objects_than_the_pack_has_room_for() -> None
 def test_indexing_says_what_each_pass_needs_before_it_runs(tmp_path: Path) -> None:
     from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 
-    from .servers import make_large_repo
+    from .support.repos import make_large_repo
     from .test_pack_index import pack_of
 
     make_large_repo(tmp_path, "history", files=50, commits=20)
@@ -380,7 +380,8 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
     """Over a real git daemon: a full clone of a history with deltas asks twice, before
     each pass, in increasing figures, and its measured peak is within the last; a
     clone with no on_memory asks nothing (its job says so)."""
-    from .servers import git_daemon, make_large_repo
+    from .support.repos import make_large_repo
+    from .support.servers import git_daemon
 
     served = tmp_path / "served"
     served.mkdir()

@@ -20,7 +20,7 @@ import pytest
 import clonegate._adapters.clones
 from clonegate import CloneSettings, DulwichVCS, RepositoryNotFoundError
 
-from .servers import GitDaemon
+from .support.servers import GitDaemon
 
 
 class _Descriptors:

@@ -19,8 +19,8 @@ from clonegate_cli._clone_options import parse_size_option
 from clonegate_cli._output import write_table
 from clonegate_cli.app import _with_only, app
 
-from .servers import GitDaemon, never_answer, raw_tcp_server
-from .terminal import run_on_a_terminal
+from .support.servers import GitDaemon, never_answer, raw_tcp_server
+from .support.terminal import run_on_a_terminal
 
 
 @pytest.mark.parametrize("command", [[], ["analyze"], ["demo"], ["worker"]])

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .servers import GitDaemon
+from .support.servers import GitDaemon
 from .test_cli_store import _store
 from .test_store import KEY
 

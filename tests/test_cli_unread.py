@@ -21,7 +21,8 @@ from clonegate import AnalysisTotals, open_store, to_json
 from clonegate._adapters.store.schema import MIGRATIONS, migrate
 from clonegate_cli.app import app
 
-from .servers import GitDaemon, git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import GitDaemon, git_daemon
 from .test_store import KEY, report
 
 SPEC = b'defmodule UserTest do\n  use ExUnit.Case\n  test "works", do: assert(1 == 1)\nend\n'

@@ -7,6 +7,7 @@ import os
 import signal
 import stat
 import subprocess
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -35,19 +36,16 @@ from clonegate import (
 from clonegate._adapters.git.pack_intake import _TrailingChecksum
 from clonegate._adapters.workers import open_worker_pool
 
-from .processes import pid_alive, worker_pids
-from .proxy import ThrottlingProxy
-from .server_programs import server_program
-from .servers import (
-    BIG_BLOB_BYTES,
+from .support.processes import pid_alive, reported_exit, worker_pids
+from .support.proxy import ThrottlingProxy
+from .support.repos import BIG_BLOB_BYTES, FixtureRepo, git
+from .support.servers import (
     TOKEN,
-    FixtureRepo,
     GitDaemon,
     HttpGitServer,
     SshServer,
     answer_garbage,
     free_port,
-    git,
     git_daemon,
     never_answer,
     raw_tcp_server,
@@ -176,9 +174,11 @@ async def test_missing_repository(
 
 # ssh says so only in words ("Connection refused"): worker_errors reads them.
 @pytest.mark.parametrize("scheme", ["git", "http", "ssh"])
-async def test_connection_refused(scheme: str, work_dir: Path) -> None:
+async def test_connection_refused(
+    scheme: str, work_dir: Path, server_program: Callable[[str], str]
+) -> None:
     if scheme == "ssh":
-        server_program("ssh", "openssh-client")
+        server_program("ssh")
     url = f"{scheme}://127.0.0.1:{free_port()}/x.git"
     with pytest.raises(TransportError, match="connection refused"):
         await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(url)
@@ -187,9 +187,11 @@ async def test_connection_refused(scheme: str, work_dir: Path) -> None:
 
 # ssh says so only in words ("Could not resolve hostname"): worker_errors reads them.
 @pytest.mark.parametrize("scheme", ["git", "https", "ssh"])
-async def test_unknown_host(scheme: str, work_dir: Path) -> None:
+async def test_unknown_host(
+    scheme: str, work_dir: Path, server_program: Callable[[str], str]
+) -> None:
     if scheme == "ssh":
-        server_program("ssh", "openssh-client")
+        server_program("ssh")
     with pytest.raises(TransportError, match="unknown host"):
         await DulwichVCS(CloneSettings(work_dir=work_dir)).clone(
             f"{scheme}://no-such-host.invalid/x.git"
@@ -365,7 +367,7 @@ async def test_clones_share_a_worker_until_one_fails(
         assert pool.statistics().workers_started == 1
         with pytest.raises(RepositoryNotFoundError):
             await vcs.clone(daemon.url("no-such-repo"))
-        await pool.exited(serving)
+        await reported_exit(pool, serving)
         source = await vcs.clone(daemon.url("trunk"))
         await source.aclose()
         assert pool.statistics().workers_started == 2

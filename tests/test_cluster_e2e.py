@@ -17,9 +17,10 @@ import trio
 
 from clonegate import RedisWorkQueue, open_redis, open_store, parse_repo_url
 
-from .proxy import ThrottlingProxy
-from .redis_server import RedisServer
-from .servers import git_daemon, make_repo
+from .support.proxy import ThrottlingProxy
+from .support.redis_server import RedisServer
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 pytestmark = pytest.mark.slow
 

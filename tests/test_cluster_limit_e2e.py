@@ -18,9 +18,9 @@ import trio
 
 from clonegate import RedisSemaphore, RedisWorkQueue, open_redis
 
-from .proxy import ThrottlingProxy
-from .redis_server import RedisServer
-from .servers import git_daemon
+from .support.proxy import ThrottlingProxy
+from .support.redis_server import RedisServer
+from .support.servers import git_daemon
 from .test_cluster_e2e import ROOT, _clonegate, _serve_copies
 from .test_redis_limit import replay
 from .test_redis_semaphore import log_of

@@ -23,9 +23,10 @@ import trio
 
 from clonegate import RedisWorkQueue, open_redis
 
-from .proxy import FaultyRelay, ThrottlingProxy
-from .redis_server import RedisServer, redis_server
-from .servers import git_daemon, make_repo
+from .support.proxy import FaultyRelay, ThrottlingProxy
+from .support.redis_server import RedisServer, redis_server
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 pytestmark = pytest.mark.slow
 

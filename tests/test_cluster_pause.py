@@ -30,9 +30,10 @@ import trio
 
 from clonegate import RedisSemaphore, open_redis
 
-from .proxy import ThrottlingProxy, _Connection
-from .redis_server import RedisServer
-from .servers import git_daemon, make_repo
+from .support.proxy import ThrottlingProxy, _Connection
+from .support.redis_server import RedisServer
+from .support.repos import make_repo
+from .support.servers import git_daemon
 from .test_redis_semaphore import log_of
 
 pytestmark = pytest.mark.slow
@@ -47,6 +48,7 @@ SAFETY_NET = 300  # seconds: a bound for a hung run, never the assertion
 BLOB = 160 * 1024
 RATE = 8 * 1024
 PAUSED_TRANSFER = 48 * 1024  # what the survivor's clones get while the victim is stopped
+FULL_SPEED = 64 * 2**20  # bytes/s, once the victim has resumed
 
 
 class AttributingProxy(ThrottlingProxy):
@@ -55,24 +57,26 @@ class AttributingProxy(ThrottlingProxy):
 
     def __init__(self, upstream_port: int, rate: int, chunk: int) -> None:
         super().__init__(upstream_port, rate=rate, chunk=chunk)
-        self.clients: set[int] = set()  # open now, by id(client)
-        self.sent: dict[int, int] = {}
+        # Keyed by the stream itself, which the dict keeps alive: an id() could be
+        # reused by a later connection once a closed one is collected.
+        self.clients: set[trio.SocketStream] = set()  # open now
+        self.sent: dict[trio.SocketStream, int] = {}
         self.ended = trio.Event()  # set, and replaced, as each connection is over
 
     async def _handle(self, client: trio.SocketStream) -> None:
-        self.clients.add(id(client))
-        self.sent[id(client)] = 0
+        self.clients.add(client)
+        self.sent[client] = 0
         await super()._handle(client)
 
     def _gone(self, connection: _Connection) -> None:
         super()._gone(connection)
-        self.clients.discard(id(connection.client))
+        self.clients.discard(connection.client)
         self.ended.set()
         self.ended = trio.Event()
 
     async def _forward(self, client: trio.SocketStream, data: bytes) -> None:
         await super()._forward(client, data)
-        self.sent[id(client)] += len(data)
+        self.sent[client] += len(data)
 
 
 def overlap(timeline: list[tuple[float, int]], limit: int) -> tuple[int, float]:
@@ -161,6 +165,9 @@ async def _run(
                         while frozen & proxy.clients:
                             await proxy.ended.wait()
                     victim.send_signal(signal.SIGCONT)
+                    # The stop and its aftermath are over: the clones still to run go
+                    # at full speed, which none of the assertions below is about.
+                    proxy.rate = FULL_SPEED
                     codes = [await victim.wait(), await survivor.wait()]
                 finally:
                     survivor.kill()

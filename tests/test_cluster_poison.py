@@ -24,9 +24,10 @@ import trio
 
 from clonegate import RedisWorkQueue, open_redis
 
-from .proxy import OnLoopback
-from .redis_server import RedisServer
-from .servers import git_daemon, make_repo
+from .support.proxy import OnLoopback
+from .support.redis_server import RedisServer
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 pytestmark = pytest.mark.slow
 

@@ -23,9 +23,9 @@ import trio
 
 from clonegate import RedisSemaphore, RedisWorkQueue, open_redis
 
-from .processes import processes_with
-from .proxy import RedisRelay
-from .redis_server import RedisServer
+from .support.processes import processes_with
+from .support.proxy import RedisRelay
+from .support.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 SIGNALS = pytest.mark.parametrize(

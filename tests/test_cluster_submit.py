@@ -22,8 +22,8 @@ import trio
 
 from clonegate import RedisWorkQueue, open_redis
 
-from .proxy import RedisRelay
-from .redis_server import RedisServer
+from .support.proxy import RedisRelay
+from .support.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = "{clonegate}:jobs"

@@ -36,9 +36,10 @@ from clonegate._adapters.redis.connection import Redis
 from clonegate._adapters.redis.queue import DEAD, GROUP, JOBS
 from clonegate._app import compose
 
-from .proxy import ThrottlingProxy
-from .redis_server import RedisServer, redis_server
-from .servers import git_daemon, make_repo
+from .support.proxy import ThrottlingProxy
+from .support.redis_server import RedisServer, redis_server
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 SAFETY_NET = 60  # seconds: a bound for a hung test, never the assertion

@@ -21,7 +21,8 @@ import pytest
 from bench.corpus.accuracy import CORPUS, Match, Row, load_truth, measure, truth_names
 from clonegate._adapters.analysis.frameworks import FRAMEWORKS
 
-from .servers import GitDaemon, git, git_daemon
+from .support.repos import git
+from .support.servers import GitDaemon, git_daemon
 
 NAMES = truth_names()
 PER_REPOSITORY = 0.99

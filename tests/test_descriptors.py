@@ -23,8 +23,9 @@ import trio
 from clonegate._adapters.git.debris import remove_dead_runs
 from clonegate._adapters.workers import open_worker_pool, run_in_worker
 
-from . import worker_jobs
-from .servers import FixtureRepo, GitDaemon, git, git_daemon
+from .support import worker_jobs
+from .support.repos import FixtureRepo, git
+from .support.servers import GitDaemon, git_daemon
 
 REPOSITORIES = 32
 

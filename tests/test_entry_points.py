@@ -25,6 +25,7 @@ def test_console_script_and_python_m_print_the_version() -> None:
         assert result.stdout == f"clonegate {clonegate.__version__}\n"
 
 
+@pytest.mark.slow  # each starts servers and runs a smaller benchmark: seconds to a minute
 @pytest.mark.parametrize(
     ("script", "expected"),
     [

@@ -1,6 +1,6 @@
 """Each limit of a clone's envelope, against a server or repository made to breach it.
 
-The servers are real (tests/envelope_servers.py, git daemon); what is asserted is the
+The servers are real (tests/support/envelope_servers.py, git daemon); what is asserted is the
 kind and figure each failing repository reports, that the healthy repository of the
 same batch is cloned and analyzed, that no worker grew past its memory cap, and that
 nothing is left in the work directory.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -22,10 +23,10 @@ from clonegate import (
 from clonegate._adapters.workers import open_worker_pool
 from clonegate._app import compose
 
-from .envelope_servers import Counter, envelope_breaker, trickle_command, trickling_https
-from .hostile_servers import tls_contexts
-from .processes import worker_pids
-from .servers import GitDaemon, git_daemon, ssh_server
+from .support.envelope_servers import Counter, envelope_breaker, trickle_command, trickling_https
+from .support.hostile_servers import tls_contexts
+from .support.processes import worker_pids
+from .support.servers import GitDaemon, SshServer, git_daemon
 
 MiB = 1 << 20
 ZERO_BLOB = 256 * MiB
@@ -113,7 +114,9 @@ async def test_each_limit_fails_its_repository_and_the_batch_goes_on(
     assert list(work.iterdir()) == []
 
 
-async def test_a_trickle_is_stopped_on_ssh_and_https_too(daemon: GitDaemon, tmp_path: Path) -> None:
+async def test_a_trickle_is_stopped_on_ssh_and_https_too(
+    daemon: GitDaemon, tmp_path: Path, ssh_servers: Callable[[str | None], SshServer]
+) -> None:
     """The low-speed limit on the transports whose bytes are counted elsewhere: ssh (what
     the worker reads from the ssh child's pipe) and https (below TLS). The servers send
     500 bytes a second, half the limit: each clone must be stopped as ``too_slow`` with
@@ -124,10 +127,8 @@ async def test_a_trickle_is_stopped_on_ssh_and_https_too(daemon: GitDaemon, tmp_
     work = tmp_path / "work"
     work.mkdir()
     sent = Counter()
-    with (
-        ssh_server(tmp_path / "sshd", forced_command=trickle_command(tmp_path)) as sshd,
-        trickling_https(context, sent) as https_port,
-    ):
+    sshd = ssh_servers(trickle_command(tmp_path))
+    with trickling_https(context, sent) as https_port:
         urls = [
             sshd.url(tmp_path, "trickle"),
             f"https://127.0.0.1:{https_port}/trickle.git",

@@ -16,7 +16,8 @@ from typer.testing import CliRunner
 from clonegate import Inventory, RepositoryReport, TestCase, TestFile, open_store
 from clonegate_cli.app import app
 
-from .servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 from .test_store import KEY, report
 
 LINK = "\x1b]8;;http://evil.example/\x07click me\x1b]8;;\x07"  # an OSC 8 hyperlink

@@ -13,7 +13,7 @@ from clonegate._adapters.analysis.scan import analyze_file, scan_commit
 from clonegate._adapters.analysis.unread import MAX_PROJECT_BYTES
 from clonegate._domain.inventory import TestSuite
 
-from .servers import make_repo
+from .support.repos import make_repo
 
 TEST_PROJECT = b'<Project Sdk="Microsoft.NET.Sdk"><ItemGroup>\
 <PackageReference Include="xunit" Version="2.9.0" /></ItemGroup></Project>'

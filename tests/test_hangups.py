@@ -23,7 +23,8 @@ import pytest
 from clonegate import CloneError, CloneSettings, DulwichVCS, ErrorKind
 from clonegate._adapters.git.worker_errors import classify
 
-from .servers import FixtureRepo, git_daemon, raw_tcp_server, read_request_head
+from .support.repos import FixtureRepo
+from .support.servers import git_daemon, raw_tcp_server, read_request_head
 
 _HUNG_UP = "the server hung up"
 _MID_ANSWER = "the connection ended in the middle of the server's answer"

@@ -18,9 +18,9 @@ from typer.testing import CliRunner
 
 from clonegate_cli.app import app
 
-from .processes import descendant_pids
-from .proxy import ThrottlingProxy
-from .servers import GitDaemon, SshServer, raw_tcp_server
+from .support.processes import descendant_pids
+from .support.proxy import ThrottlingProxy
+from .support.servers import GitDaemon, SshServer, raw_tcp_server
 
 # Markup for rich, a terminal title change (OSC), a screen clear (CSI), a bell.
 HOSTILE = "[/bold] [red]x[/red] \x1b]0;pwned\x07 \x1b[2J done"

@@ -28,7 +28,7 @@ from clonegate._adapters.analysis.problems import Refused
 from clonegate._adapters.analysis.scan import scan_commit
 from clonegate._domain.inventory import Inventory, ScanError
 
-from .servers import GitDaemon
+from .support.servers import GitDaemon
 
 PLAIN_JS = b"test('plain one', () => {});\ntest('plain two', () => {});\n"
 PLAIN_PY = b"def test_plain():\n    pass\n"

@@ -23,8 +23,9 @@ from clonegate import (
 )
 from clonegate._app import compose
 
-from .hostile_servers import EXPECTED, RecordingServer, recording_https, tls_contexts
-from .servers import TOKEN, FixtureRepo, GitDaemon, SshServer, http_git_server
+from .support.hostile_servers import EXPECTED, RecordingServer, recording_https, tls_contexts
+from .support.repos import FixtureRepo
+from .support.servers import TOKEN, GitDaemon, SshServer, http_git_server
 
 
 @pytest.fixture

@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .hostile_servers import renaming_git_daemon
-from .servers import GIT_ENV, GitDaemon, git, make_repo
+from .support.hostile_servers import renaming_git_daemon
+from .support.repos import GIT_ENV, git, make_repo
+from .support.servers import GitDaemon
 
 LFS_POINTER = (
     b"version https://git-lfs.github.com/spec/v1\n"

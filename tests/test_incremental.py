@@ -27,8 +27,9 @@ from clonegate import (
 )
 from clonegate._app import compose
 
-from .proxy import ThrottlingProxy
-from .servers import GitDaemon, git, git_daemon, make_repo
+from .support.proxy import ThrottlingProxy
+from .support.repos import git, make_repo
+from .support.servers import GitDaemon, git_daemon
 
 REPOSITORIES = 20
 CHANGED = (3, 11, 17)

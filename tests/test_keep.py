@@ -22,7 +22,8 @@ from clonegate import (
 )
 from clonegate._app import compose
 
-from .servers import FixtureRepo, GitDaemon, git, git_daemon, make_repo
+from .support.repos import FixtureRepo, git, make_repo
+from .support.servers import GitDaemon, git_daemon
 
 
 @pytest.fixture

@@ -17,7 +17,8 @@ import pytest
 from clonegate import CloneSettings, DulwichVCS, ErrorKind, InvalidRepositoryError, StorageError
 from clonegate._adapters.git.worker_errors import classify
 
-from .servers import GitDaemon, fast_import, git, git_daemon, make_repo
+from .support.repos import fast_import, git, make_repo
+from .support.servers import GitDaemon, git_daemon
 
 
 @dataclass

@@ -13,7 +13,8 @@ import pytest
 
 from clonegate import CloneSettings, DulwichVCS, InvalidRepositoryError, StorageError, TooLargeError
 
-from .servers import GIT_ENV, fast_import, git, git_daemon, make_repo
+from .support.repos import GIT_ENV, fast_import, git, make_repo
+from .support.servers import git_daemon
 from .test_keep_escape import snapshot
 
 

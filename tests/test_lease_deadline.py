@@ -18,7 +18,7 @@ from clonegate._domain.limits import Expiring, held_deadline
 from clonegate._domain.semaphore import WeightedSemaphore
 from clonegate._usecase.gate import CloneGate
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 
 
 async def test_a_lease_expires_before_redis_ends_it_and_tells_each_renewal(

@@ -19,8 +19,8 @@ from clonegate import LeaseLostError
 from clonegate._adapters.workers import open_worker_pool
 from clonegate._domain.limits import HeldDeadline, held_deadline
 
-from . import worker_jobs
-from .proxy import OnLoopback
+from .support import worker_jobs
+from .support.proxy import OnLoopback
 
 KIND = "lease-watchdog-test"
 SAFETY_NET = 60  # seconds: the old code waits for ever; never the assertion

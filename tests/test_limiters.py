@@ -35,7 +35,7 @@ from clonegate import (
     with_max_concurrent_clones,
 )
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 from .test_usecase import FakeAnalyzer, FakeVCS
 
 

@@ -22,10 +22,12 @@ import trio
 
 from bench.proctree import PeakTreeRSS
 
-from .load import EXPECTED, build_served_tree, load_scenario
-from .processes import worker_pids
-from .proxy import ThrottlingProxy
-from .servers import GitDaemon, git_daemon, make_large_repo
+from .support.load import EXPECTED, build_served_tree, load_scenario
+from .support.processes import worker_pids
+from .support.proxy import ThrottlingProxy
+from .support.repos import make_large_repo
+from .support.server_programs import unavailable
+from .support.servers import GitDaemon, git_daemon
 
 pytestmark = pytest.mark.slow
 
@@ -221,9 +223,7 @@ def mounted(*args: str) -> Iterator[None]:
     result = subprocess.run(["mount", *args], capture_output=True, text=True, check=False)
     if result.returncode != 0:
         message = f"cannot mount ({result.stderr.strip()}): needs root"
-        if os.environ.get("CLONEGATE_REQUIRE_ALL_SERVERS"):
-            pytest.fail(message)
-        pytest.skip(message)
+        unavailable(message)
     try:
         yield
     finally:

@@ -33,8 +33,9 @@ from clonegate import (
 )
 from clonegate._app import compose
 
-from .cgroup import MemoryCgroup, cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
-from .servers import git_daemon
+from .support.cgroup import MemoryCgroup, cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
+from .support.server_programs import unavailable
+from .support.servers import git_daemon
 
 MiB = 1 << 20
 COPIES = 4
@@ -46,9 +47,7 @@ def heavy_urls(tmp_path_factory: pytest.TempPathFactory) -> Iterator[list[str]]:
     """Four names for one 57 MB-pack repository (distinct, so none is a duplicate)."""
     reason = cgroup_unavailable()
     if reason is not None:
-        if os.environ.get("CLONEGATE_REQUIRE_ALL_SERVERS"):
-            pytest.fail(reason)
-        pytest.skip(reason)
+        unavailable(reason)
     root = tmp_path_factory.mktemp("heavy")
     make_memory_heavy_repo(root, "assets")
     for i in range(COPIES):

@@ -22,7 +22,7 @@ import trio
 
 from clonegate._adapters.git.debris import new_clone_directory, remove_dead_runs
 
-from .processes import descendant_pids
+from .support.processes import descendant_pids
 
 SCRIPT = """
 import sys, trio

@@ -30,7 +30,7 @@ from clonegate._adapters.git.pack_intake import _install
 from clonegate._adapters.git.worker_errors import classify
 from clonegate._domain.errors import ErrorKind
 
-from .servers import fast_import, git, make_large_repo
+from .support.repos import fast_import, git, make_large_repo
 
 MiB = 1 << 20
 

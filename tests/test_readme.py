@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from .servers import GitDaemon, git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import GitDaemon, git_daemon
 
 README = Path(__file__).parents[1] / "README.md"
 _BLOCK = re.compile(r"^```python\n(.*?)^```", re.MULTILINE | re.DOTALL)

@@ -17,8 +17,9 @@ import trio
 from clonegate import RedisSemaphore, open_redis
 from clonegate._adapters.redis.url import parse_redis_url
 
-from .redis_cluster import redis_cli, redis_cluster
-from .servers import git_daemon, make_repo
+from .support.redis_cluster import redis_cli, redis_cluster
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "ClusterTail"

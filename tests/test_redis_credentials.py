@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import quote
 
@@ -17,9 +18,9 @@ from clonegate import open_redis, redact
 from clonegate._adapters.redis.connection import redis_url
 from clonegate._adapters.redis.url import parse_redis_url
 
-from .redis_server import RedisServer
-from .server_programs import server_program
-from .servers import free_port, git_daemon, make_repo
+from .support.redis_server import RedisServer
+from .support.repos import make_repo
+from .support.servers import free_port, git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "SecretTail"  # in every password below: it must never be seen
@@ -122,10 +123,10 @@ async def _scan_redis(url: str) -> str:
 
 
 async def test_a_password_with_any_characters_connects_and_is_never_seen(
-    tmp_path: Path, tmpdir_env: Path, own_redis: RedisServer
+    tmp_path: Path, tmpdir_env: Path, own_redis: RedisServer, server_program: Callable[[str], str]
 ) -> None:
     await trio.run_process(
-        [server_program("redis-cli", "redis-tools"), "-p", str(own_redis.port),
+        [server_program("redis-cli"), "-p", str(own_redis.port),
          "ACL", "SETUSER", USER, "on", f">{PASSWORD}", "~*", "&*", "+@all"],
         capture_stdout=True,
     )  # fmt: skip

@@ -18,7 +18,7 @@ from clonegate import Job, RedisWorkQueue, RepositoryReport, RepositoryStatus, o
 from clonegate._adapters.redis.connection import Redis
 from clonegate._adapters.redis.queue import GROUP, JOBS
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 
 URL = "git://127.0.0.1/a.git"
 CLAIM_IDLE = 60.0  # seconds; the job is made an hour idle, far past it

@@ -8,7 +8,7 @@ from trio.testing import wait_all_tasks_blocked
 
 from clonegate import RedisSemaphore, open_redis
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 
 # trio runs the cancelled tasks in a random order: the listener's clean-up came after
 # the connection's end in about half the stops of a worker.

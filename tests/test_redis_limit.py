@@ -13,7 +13,7 @@ import trio
 
 from clonegate import Lease, RedisSemaphore, open_redis
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 from .test_redis_semaphore import ROOT, log_of
 
 

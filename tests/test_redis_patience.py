@@ -11,7 +11,7 @@ import trio.testing
 
 from clonegate import Patience, RedisSemaphore, RedisUnavailableError, RedisWorkQueue, open_redis
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 
 SAFETY_NET = 60  # seconds: a bound for a hang, never the assertion
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from clonegate import Job, RedisWorkQueue, open_redis
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 
 # Short, so that a read waiting past it fails the test in seconds: every wait of the
 # queue must end well within the client's reply bound.

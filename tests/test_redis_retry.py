@@ -18,7 +18,7 @@ from clonegate import Job, RedisWorkQueue, RepositoryReport, RepositoryStatus, o
 from clonegate._adapters.redis.connection import Redis
 from clonegate._adapters.redis.queue import GROUP, JOBS
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 
 URLS = [f"git://127.0.0.1/r{i}.git" for i in range(3)]
 CLAIM_IDLE = 60.0  # seconds; jobs are made an hour idle, far past it

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from clonegate import RedisWorkQueue, open_redis
 
-from .redis_server import RedisServer
+from .support.redis_server import RedisServer
 
 
 def _urls(name: str, n: int) -> list[str]:

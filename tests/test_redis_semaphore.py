@@ -1,6 +1,6 @@
 """RedisSemaphore on a real redis-server: leases, crashes, restarts, pauses, replays,
 settings that differ, and a stress run of several processes (ADR 0015). Other machines are
-child processes (tests/redis_client.py); the server's own log is the record."""
+child processes (tests/support/redis_client.py); the server's own log is the record."""
 
 from __future__ import annotations
 
@@ -24,8 +24,8 @@ from clonegate import (
     open_redis,
 )
 
-from .redis_server import RedisServer
-from .servers import free_port
+from .support.redis_server import RedisServer
+from .support.servers import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -52,7 +52,15 @@ class Child:
 
 @asynccontextmanager
 async def child(url: str, name: str, limit: int, lease: float, *args: str) -> AsyncIterator[Child]:
-    command = [sys.executable, "-m", "tests.redis_client", url, name, str(limit), str(lease)]
+    command = [
+        sys.executable,
+        "-m",
+        "tests.support.redis_client",
+        url,
+        name,
+        str(limit),
+        str(lease),
+    ]
     process = await trio.lowlevel.open_process([*command, *args], stdout=subprocess.PIPE, cwd=ROOT)
     try:
         yield Child(process)

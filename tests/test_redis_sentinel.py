@@ -23,8 +23,9 @@ from clonegate import RedisUnavailableError, RedisWorkQueue, open_redis
 from clonegate._adapters.redis.clients import FAILOVER_RETRIES, FollowPrimary
 from clonegate._adapters.redis.connection import redis_call
 
-from .redis_cluster import SentinelSetup, redis_cli, sentinel_watched
-from .servers import git_daemon, make_repo
+from .support.redis_cluster import SentinelSetup, redis_cli, sentinel_watched
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 ROOT = Path(__file__).resolve().parents[1]
 JOBS = 24

@@ -38,8 +38,8 @@ from clonegate import (
 from clonegate._adapters.workers import open_worker_pool
 from clonegate._domain.vcs import VCS, RemoteHead
 
-from .envelope_servers import Counter, envelope_breaker
-from .hostile_servers import (
+from .support.envelope_servers import Counter, envelope_breaker
+from .support.hostile_servers import (
     EXPECTED,
     _pkt,
     _read_pkt,
@@ -47,15 +47,14 @@ from .hostile_servers import (
     renaming_git_daemon,
     tls_contexts,
 )
-from .processes import pid_alive, worker_pids
-from .proxy import OnLoopback
-from .servers import (
+from .support.processes import pid_alive, reported_exit, worker_pids
+from .support.proxy import OnLoopback
+from .support.repos import FixtureRepo, git
+from .support.servers import (
     TOKEN,
-    FixtureRepo,
     GitDaemon,
     HttpGitServer,
     SshServer,
-    git,
     git_daemon,
     never_answer,
     raw_tcp_server,
@@ -314,7 +313,7 @@ async def test_listings_share_a_worker_until_one_fails(
         assert pool.statistics().workers_started == 1
         with pytest.raises(RepositoryNotFoundError):
             await vcs.remote_head(daemon.url("no-such-repo"))
-        await pool.exited(serving)
+        await reported_exit(pool, serving)
         assert (await vcs.remote_head(daemon.url("trunk"))).branch == repos["trunk"].branch
         assert pool.statistics().workers_started == 2
     assert worker_pids() == set()

@@ -14,8 +14,8 @@ from clonegate._adapters.workers import WorkerDied, WorkerPool, open_worker_pool
 from clonegate._adapters.workers.served import MAX_IDLE, ServedWorker
 from clonegate._adapters.workers.zygote import RETIRE_GROWTH
 
-from . import worker_jobs
-from .processes import pid_alive
+from .support import worker_jobs
+from .support.processes import pid_alive, reported_exit
 
 
 async def test_jobs_of_one_kind_share_a_worker_that_ends_with_the_pool() -> None:
@@ -53,7 +53,7 @@ async def test_a_job_that_raises_ends_its_worker() -> None:
 async def test_a_job_can_ask_its_worker_to_end() -> None:
     async with open_worker_pool() as pool:
         first, _ = await pool.run(worker_jobs.pid_then_end, reuse="k")
-        await pool.exited(first)  # it ended on its own, after its reply
+        await reported_exit(pool, first)  # it ended on its own, after its reply
         after, _ = await pool.run(worker_jobs.pid, reuse="k")
     assert after != first
 
@@ -62,7 +62,7 @@ async def test_a_worker_whose_memory_grew_ends_after_its_reply() -> None:
     async with open_worker_pool() as pool:
         small, _ = await pool.run(worker_jobs.keep, 1 << 20, reuse="k")
         same, _ = await pool.run(worker_jobs.keep, RETIRE_GROWTH, reuse="k")
-        await pool.exited(same)
+        await reported_exit(pool, same)
         after, _ = await pool.run(worker_jobs.pid, reuse="k")
     assert small == same
     assert after != same
@@ -122,8 +122,8 @@ async def test_idle_workers_are_bounded_per_kind() -> None:
         pids = await at_once(pool, MAX_IDLE + 2)  # a worker each
         assert len(set(pids)) == MAX_IDLE + 2
         # Idle in the order they finished; the two idle longest were ended.
-        await pool.exited(pids[0])
-        await pool.exited(pids[1])
+        await reported_exit(pool, pids[0])
+        await reported_exit(pool, pids[1])
         assert pool.statistics().workers_running & set(pids) == set(pids[2:])
 
 
@@ -131,7 +131,7 @@ async def test_an_idle_worker_killed_from_outside_is_replaced() -> None:
     async with open_worker_pool() as pool:
         first, _ = await pool.run(worker_jobs.pid, reuse="k")
         os.kill(first, signal.SIGKILL)
-        await pool.exited(first)
+        await reported_exit(pool, first)
         after, _ = await pool.run(worker_jobs.pid, reuse="k")
     assert after != first
 
@@ -158,7 +158,7 @@ async def test_a_worker_dead_before_its_job_arrives_is_reported_as_died(
     async with open_worker_pool() as pool:
         first, _ = await pool.run(worker_jobs.pid, reuse="k")
         os.kill(first, signal.SIGKILL)
-        await pool.exited(first)
+        await reported_exit(pool, first)
         monkeypatch.setattr(ServedWorker, "alive", lambda self: True)
         with pytest.raises(WorkerDied, match="killed by signal 9"):
             await pool.run(worker_jobs.pid, reuse="k")

@@ -1,9 +1,11 @@
-"""The README's promise: without `sshd`, `redis-server` or `redis-sentinel`, the tests that
-need them are skipped, and under ``.ci/run`` (``CLONEGATE_REQUIRE_ALL_SERVERS``) they fail instead.
+"""The README's promise: without `sshd`, `redis-server`, `redis-sentinel` or the `ssh`
+client, the tests that need them are skipped, and under ``.ci/run``
+(``CLONEGATE_REQUIRE_ALL_SERVERS``) they fail instead.
 
-Each case runs pytest in a subprocess on tests that start those servers in three ways
-(the session's sshd fixture, ``ssh_server()`` called inside a test, the redis fixture),
-with the programs' search path emptied, as on a machine that lacks them."""
+Each case runs pytest in a subprocess on tests that reach those programs in each way
+there is (the session's sshd fixture, the ``ssh_servers`` fixture, the redis fixtures, the
+``server_program`` fixture), with the programs' search path emptied, as on a machine that
+lacks them."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .server_programs import REQUIRE_ALL, SEARCH_PATH
+from .support.server_programs import REQUIRE_ALL, SEARCH_PATH
 
 ROOT = Path(__file__).resolve().parent.parent
 NEEDING_SERVERS = [
@@ -22,6 +24,7 @@ NEEDING_SERVERS = [
     "tests/test_redis_semaphore.py::test_every_script_is_idempotent_per_acquisition_id",
     "tests/test_redis_cluster.py::test_release_hints_reach_waiters_through_other_nodes",
     "tests/test_redis_sentinel.py::test_a_client_follows_the_master_the_sentinels_name",
+    "tests/test_wire_envelope.py::test_a_silent_handshake_is_a_read_timeout[ssh-clone]",
 ]
 
 

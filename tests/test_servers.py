@@ -10,8 +10,9 @@ from pathlib import Path
 
 import trio
 
-from .proxy import ThrottlingProxy
-from .servers import git_daemon, make_repo
+from .support.proxy import ThrottlingProxy
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 
 def _pkt_line(payload: bytes) -> bytes:

@@ -11,7 +11,7 @@ from clonegate import CloneSettings, DulwichVCS, ErrorKind, TooLargeError
 from clonegate._adapters.git.worker_errors import classify
 from clonegate._domain.sizes import format_size
 
-from .servers import GitDaemon
+from .support.servers import GitDaemon
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from .servers import git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import git_daemon
 
 
 def imported_by(*arguments: str, env: dict[str, str] | None = None) -> set[str]:

@@ -13,7 +13,7 @@ from clonegate import ScanError
 from clonegate._adapters.analysis.scan import list_commit
 from clonegate._adapters.analysis.unread import MAX_PROJECT_BYTES, UNREAD, unread_files
 
-from .servers import git
+from .support.repos import git
 
 AVA_PACKAGE = b'{"name": "x", "devDependencies": {"ava": "^6.0.0"}}'
 OTHER_PACKAGE = b'{"name": "y", "devDependencies": {"tap": "^18.0.0"}}'

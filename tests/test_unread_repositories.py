@@ -29,7 +29,7 @@ import pytest
 
 from clonegate._adapters.analysis.scan import scan_commit
 
-from .servers import git
+from .support.repos import git
 
 BUNDLES = Path(__file__).parent / "fixtures" / "unread"
 

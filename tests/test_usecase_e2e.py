@@ -13,8 +13,9 @@ from clonegate import (
     with_max_concurrent_clones,
 )
 
-from .processes import descendant_pids
-from .servers import FixtureRepo, GitDaemon, commit_tree, git_daemon
+from .support.processes import descendant_pids
+from .support.repos import FixtureRepo, commit_tree
+from .support.servers import GitDaemon, git_daemon
 from .test_analyzer import FIXTURE
 
 

@@ -4,7 +4,7 @@ Side-band messages count against the repository size limit and never pass for a
 live transfer; a compressed ref list is counted as it expands and capped in lines
 as well as bytes; an HTTP line too long, a band-3 error, a silent TLS handshake and
 an unknown certificate authority each end with a kind and words that say so. The
-servers (tests/wire_servers.py) are real sockets on 127.0.0.1 that record what they
+servers (tests/support/wire_servers.py) are real sockets on 127.0.0.1 that record what they
 sent: each test asserts the kind and message, and that the client stopped the server
 near the limit (its record), never how long anything took.
 """
@@ -12,7 +12,7 @@ near the limit (its record), never how long anything took.
 from __future__ import annotations
 
 import re
-import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,7 +20,7 @@ import trio
 
 from clonegate import CloneError, CloneSettings, DulwichVCS, ErrorKind
 
-from .wire_servers import (
+from .support.wire_servers import (
     MiB,
     Record,
     gzip_ref_bomb,
@@ -206,11 +206,13 @@ async def test_an_http_line_too_long_is_a_protocol_error_that_says_so(
 
 @pytest.mark.parametrize("op", ["clone", "remote_head"])
 @pytest.mark.parametrize("scheme", ["https", "ssh"])
-async def test_a_silent_handshake_is_a_read_timeout(scheme: str, op: str, work_dir: Path) -> None:
+async def test_a_silent_handshake_is_a_read_timeout(
+    scheme: str, op: str, work_dir: Path, server_program: Callable[[str], str]
+) -> None:
     # Connected at once; then nothing. The connect timeout (30 s by default) and the
     # low-speed window (30 s) are not what may end it: the read timeout is.
-    if scheme == "ssh" and shutil.which("ssh") is None:
-        pytest.skip("no ssh client")
+    if scheme == "ssh":
+        server_program("ssh")
     record = Record()
     with silent_server(record) as port:
         vcs = DulwichVCS(CloneSettings(read_timeout=1, work_dir=work_dir))
@@ -249,14 +251,14 @@ async def test_a_silent_proxy_is_a_read_timeout(
 
 @pytest.mark.parametrize("scheme", ["https", "ssh"])
 async def test_a_handshake_trickled_within_the_read_timeout_is_too_slow(
-    scheme: str, work_dir: Path
+    scheme: str, work_dir: Path, server_program: Callable[[str], str]
 ) -> None:
     # The handshake's bound is per read (ssh's ConnectTimeout too, measured): a byte
     # every 0.2 s never meets a 5 s read timeout. What ends it is the low-speed check:
     # handshake bytes are OpenSSL's or the ssh program's own reads, never counted as
     # received, so the window sees nothing arrive.
-    if scheme == "ssh" and shutil.which("ssh") is None:
-        pytest.skip("no ssh client")
+    if scheme == "ssh":
+        server_program("ssh")
     record = Record()
     with trickling_handshake(scheme, record, 600) as port:  # 600 bytes: 2 minutes of it
         vcs = _vcs(work_dir, read_timeout=5)

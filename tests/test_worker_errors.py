@@ -24,7 +24,7 @@ import urllib3
 from clonegate import ErrorKind
 from clonegate._adapters.git.worker_errors import CERTIFICATE_FAILED, classify
 
-from .servers import never_answer, raw_tcp_server
+from .support.servers import never_answer, raw_tcp_server
 
 _MID_ANSWER = "the connection ended in the middle of the server's answer"
 _MID_TRANSFER = "the connection broke during the transfer"

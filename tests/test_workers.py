@@ -15,9 +15,9 @@ import trio.testing
 from clonegate._adapters.preloads import ZYGOTE_PRELOAD
 from clonegate._adapters.workers import WorkerDied, open_worker_pool, run_in_worker, run_pool, spawn
 
-from . import worker_jobs
-from .processes import pid_alive
-from .servers import GitDaemon
+from .support import worker_jobs
+from .support.processes import pid_alive
+from .support.servers import GitDaemon
 
 MiB = 1 << 20
 
@@ -108,7 +108,7 @@ async def test_a_prestarted_zygote_serves_the_first_pool_it_covers(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(spawn, "_prestarted", [])
-    spawn.prestart(["tests.worker_jobs", "json"], os.environ)
+    spawn.prestart(["tests.support.worker_jobs", "json"], os.environ)
     (early,) = spawn._prestarted
     async with open_worker_pool(preload=["json"]) as first:
         assert await run_in_worker(first, worker_jobs.parent_pid) == early.process.pid

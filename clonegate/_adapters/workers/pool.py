@@ -292,11 +292,6 @@ class WorkerPool:
             os.close(cell_fd)
         return pid, stream, pidfd, cell
 
-    async def exited(self, pid: int) -> None:
-        """Wait until the zygote has reported worker ``pid``'s exit (and its peak memory
-        is in :meth:`statistics`). A checkpoint."""
-        await self._exits.setdefault(pid, _Exit()).done.wait()
-
     async def _exit_of(self, pid: int) -> _Exit:
         ended = self._exits.setdefault(pid, _Exit())
         with trio.move_on_after(_CLEANUP_SECONDS):

@@ -72,7 +72,7 @@ class RedisServer:
 
 @contextmanager
 def redis_server(workdir: Path, *, appendonly: bool = False) -> Iterator[RedisServer]:
-    program = server_program("redis-server", "redis-server")
+    program = server_program("redis-server")
     workdir.mkdir(parents=True, exist_ok=True)
     server = RedisServer(workdir, program, appendonly=appendonly)
     server.start()

@@ -13,14 +13,8 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .servers import (
-    answer_garbage,
-    free_port,
-    git_daemon,
-    make_repo,
-    never_answer,
-    raw_tcp_server,
-)
+from .repos import make_repo
+from .servers import answer_garbage, free_port, git_daemon, never_answer, raw_tcp_server
 
 REAL_REPOSITORIES = 10
 BAD_KINDS = ("refused", "missing", "silent", "garbage")

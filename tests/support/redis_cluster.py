@@ -39,7 +39,7 @@ def _stopped(process: subprocess.Popen[bytes]) -> None:
 
 
 def redis_cli(port: int, *command: str, password: str | None = None) -> str:
-    cli = server_program("redis-cli", "redis-tools")
+    cli = server_program("redis-cli")
     return subprocess.run(
         [cli, "-h", "127.0.0.1", "-p", str(port), *command],
         capture_output=True,
@@ -66,8 +66,8 @@ def redis_cluster(
     """A Redis Cluster of ``masters`` nodes and no replica, each asking for ``password``
     if given (the default user's); yields their ports."""
     auth = ("--requirepass", password, "--masterauth", password) if password else ()
-    program = server_program("redis-server", "redis-server")
-    server_program("redis-cli", "redis-tools")
+    program = server_program("redis-server")
+    server_program("redis-cli")
     with ExitStack() as stack:
         ports = []
         for i in range(masters):
@@ -106,8 +106,8 @@ def sentinel_watched(
 ) -> Iterator[SentinelSetup]:
     """A master, a replica of it and one sentinel watching them as ``service``; the
     servers ask for ``password`` if given, the sentinel for ``sentinel_password``."""
-    program = server_program("redis-server", "redis-server")
-    sentinel_program = server_program("redis-sentinel", "redis-sentinel")
+    program = server_program("redis-server")
+    sentinel_program = server_program("redis-sentinel")
     plain: tuple[str, ...] = (
         "--save",
         "",
@@ -115,6 +115,10 @@ def sentinel_watched(
         "no",
         "--maxmemory-policy",
         "noeviction",
+        # A replica's first sync (and each after a failover) starts at once, not after
+        # the 5 s Redis waits by default for more replicas to share a diskless sync.
+        "--repl-diskless-sync-delay",
+        "0",
     )
     if password:
         plain += ("--requirepass", password, "--masterauth", password)

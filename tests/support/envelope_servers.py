@@ -96,7 +96,7 @@ for start in range(0, len(data), 50):
 
 
 def trickle_command(workdir: Path) -> str:
-    """The forced command (for :func:`tests.servers.ssh_server`) that runs TRICKLE_SCRIPT."""
+    """The forced command (for :func:`.servers.ssh_server`) that runs TRICKLE_SCRIPT."""
     script = workdir / "trickle.py"
     script.write_text(TRICKLE_SCRIPT)
     return f"{sys.executable} {script}"

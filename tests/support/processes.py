@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from clonegate._adapters.workers.pool import WorkerPool, _Exit
 from clonegate._adapters.workers.spawn import ZYGOTE_MARK
 
 
@@ -85,3 +86,11 @@ def processes_with(marker: bytes) -> set[int]:
             except OSError:
                 continue
     return found
+
+
+async def reported_exit(pool: WorkerPool, pid: int) -> None:
+    """Wait until ``pool``'s zygote has reported worker ``pid``'s exit, so the pool's
+    statistics show it ended. The pool keeps that record for its own use (why a worker
+    died); the tests read it here rather than through a method of the pool's that only
+    they would call. A checkpoint."""
+    await pool._exits.setdefault(pid, _Exit()).done.wait()

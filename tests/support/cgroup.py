@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .servers import fast_import, git
+from .repos import fast_import, git
 
 MiB = 1 << 20
 
