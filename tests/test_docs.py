@@ -179,6 +179,14 @@ def test_every_option_the_readme_names_exists() -> None:
     assert unknown == set(), "README names options no command has"
 
 
+def test_every_option_of_every_command_is_in_the_readme() -> None:
+    """The reverse: an option added to a command is documented where users read."""
+    named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", README.read_text()))
+    # A boolean flag's --no-X form is documented by its --X.
+    shown = {option for option in cli_options() if not option.startswith("--no-")}
+    assert shown - named - TYPER_OPTIONS == set()
+
+
 def test_every_foreign_option_is_still_named() -> None:
     """A stale exception would let a wrong clonegate option through later."""
     named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", README.read_text()))
