@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 import typer
 
+import clonegate
 from clonegate_cli.app import _EXIT_CODES, app
 
 ROOT = Path(__file__).parents[1]
@@ -151,6 +152,26 @@ def test_bench_readme_has_one_history_table_and_no_dated_log() -> None:
     assert re.findall(r"^#+ .*\b(?:Session \d+|first pass|second pass)", text, re.M) == []
     history = section(text, "## History")
     assert len(table_rows(history)) >= 10
+
+
+# --- the library section -----------------------------------------------------------
+
+
+def readme_library_names() -> set[str]:
+    """The options and openers the README names, and the types it names as
+    ``clonegate.X``."""
+    text = README.read_text()
+    named = set(re.findall(r"(?<![\w.])((?:with|open)_[a-z_]+)\b", text))
+    return named | set(re.findall(r"\bclonegate\.([A-Z]\w*)", text))
+
+
+def test_every_library_name_the_readme_uses_exists() -> None:
+    assert {name for name in readme_library_names() if not hasattr(clonegate, name)} == set()
+
+
+def test_every_option_and_opener_of_the_library_is_in_the_readme() -> None:
+    exported = {name for name in clonegate.__all__ if name.startswith(("with_", "open_"))}
+    assert exported - readme_library_names() == set()
 
 
 # --- options and exit statuses ----------------------------------------------------------
