@@ -174,6 +174,16 @@ def test_every_option_and_opener_of_the_library_is_in_the_readme() -> None:
     assert exported - readme_library_names() == set()
 
 
+def test_no_document_points_to_a_removed_session_of_bench_readme() -> None:
+    places = [README, *ADRS.glob("*.md"), *(ROOT / "clonegate").rglob("*.py")]
+    pointing = [
+        path.name
+        for path in places
+        if re.search(r"bench/README(?:\.md)?,? session \d+", path.read_text(), re.IGNORECASE)
+    ]
+    assert pointing == []
+
+
 # --- options and exit statuses ----------------------------------------------------------
 
 
