@@ -225,6 +225,35 @@ def test_every_foreign_option_is_still_named() -> None:
     assert FOREIGN_OPTIONS.keys() & cli_options() == set()
 
 
+def analyze_defaults() -> dict[str, str]:
+    """``analyze``'s options with a default, as its help shows them (900.0 as 900)."""
+    command = typer.main.get_command(app).commands["analyze"]  # type: ignore[attr-defined]
+    defaults = {}
+    for parameter in command.params:
+        default = parameter.default
+        if parameter.param_type_name != "option" or default in (None, False):
+            continue
+        if isinstance(default, float) and default.is_integer():
+            default = int(default)
+        defaults.update(dict.fromkeys(parameter.opts, str(default)))
+    return defaults
+
+
+def readme_option_rows() -> list[tuple[list[str], str]]:
+    """(the options, the meaning) of each row of README's table of ``analyze``'s options."""
+    table = section(README.read_text(), "## Command line").split("\n\n| option |")[1]
+    table = "| option |" + table.split("\n\n")[0]
+    return [(re.findall(r"`(-[-\w]+)", cells[0]), cells[1]) for cells in table_rows(table)]
+
+
+@pytest.mark.parametrize(("options", "meaning"), readme_option_rows(), ids=lambda v: str(v)[:30])
+def test_the_readme_gives_each_option_its_default(options: list[str], meaning: str) -> None:
+    defaults = analyze_defaults()
+    for option in options:
+        if option in defaults:
+            assert contains_figure(meaning, defaults[option]), (option, defaults[option])
+
+
 def exit_lists() -> dict[str, str]:
     adr = next(ADRS.glob("0007-*.md")).read_text()
     readme = README.read_text()
