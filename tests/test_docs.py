@@ -7,6 +7,7 @@ and the command line itself, so that none of them can drift again (issue 42).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -182,6 +183,31 @@ def test_no_document_points_to_a_removed_session_of_bench_readme() -> None:
         if re.search(r"bench/README(?:\.md)?,? session \d+", path.read_text(), re.IGNORECASE)
     ]
     assert pointing == []
+
+
+def shown(value: object) -> str:
+    """A default as the README writes it: 120.0 as 120, 2 GiB in bytes as "2 GiB"."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, int) and value >= 1 << 30 and value % (1 << 30) == 0:
+        return f"{value >> 30} GiB"
+    return str(value)
+
+
+@pytest.mark.parametrize("settings", [clonegate.CloneSettings, clonegate.AnalysisSettings])
+def test_the_readme_gives_each_settings_default(settings: type) -> None:
+    """Where the README names a settings field followed by a figure, the figure is the
+    field's default (``read_timeout`` 120 s)."""
+    text = README.read_text()
+    start = text.index(f"`{settings.__name__}` (")
+    described = text[start : start + 600]  # the lines that list its fields
+    checked = 0
+    for field in dataclasses.fields(settings):
+        quoted = re.search(rf"`{field.name}` (\d[\d.]*(?: GiB)?)", described)
+        if quoted is not None and field.default is not dataclasses.MISSING:
+            assert quoted.group(1) == shown(field.default), field.name
+            checked += 1
+    assert checked >= 1
 
 
 # --- options and exit statuses ----------------------------------------------------------
