@@ -280,6 +280,29 @@ def test_the_readme_gives_each_option_its_default(options: list[str], meaning: s
             assert contains_figure(meaning, defaults[option]), (option, defaults[option])
 
 
+def all_defaults() -> dict[str, set[str]]:
+    """Each long option's defaults over every command, as help shows them."""
+    defaults: dict[str, set[str]] = {}
+    commands: list[Any] = [typer.main.get_command(app)]
+    while commands:
+        command = commands.pop()
+        for parameter in command.params:
+            if parameter.param_type_name == "option" and parameter.default not in (None, False):
+                for name in parameter.opts:
+                    defaults.setdefault(name, set()).add(shown(parameter.default))
+        commands.extend(getattr(command, "commands", {}).values())
+    return defaults
+
+
+def test_every_default_the_readme_prose_gives_is_the_options_own() -> None:
+    """``--claim-idle`` seconds (default 60), ``--cache-size`` (default 256M), ..."""
+    defaults = all_defaults()
+    quoted = re.findall(r"`(--[a-z-]+)[^`]*`[^`(|]{0,40}\(default `?([\w.]+)", README.read_text())
+    assert len(quoted) >= 4
+    wrong = [(option, value) for option, value in quoted if value not in defaults[option]]
+    assert wrong == []
+
+
 def exit_lists() -> dict[str, str]:
     adr = next(ADRS.glob("0007-*.md")).read_text()
     readme = README.read_text()
