@@ -1,8 +1,10 @@
 """The documents say what the code and the benchmarks say.
 
-README.md's ADR table, its benchmark figures, the options it names and its lists of
-exit statuses are checked against the ADR files, bench/README.md's current figures
-and the command line itself, so that none of them can drift again (issue 42).
+README.md's ADR table, its benchmark figures, the options and library names it uses,
+the defaults it quotes and its lists of exit statuses are checked against the ADR
+files, bench/README.md's current figures, the command line and the library, both
+ways where both can drift, so that none of them can drift again (issue 42). The ADRs'
+headers and bench/README.md's shape (current figures, one History table) too.
 """
 
 from __future__ import annotations
@@ -213,21 +215,23 @@ def test_the_readme_gives_each_settings_default(settings: type) -> None:
 # --- options and exit statuses ----------------------------------------------------------
 
 
-def cli_options() -> set[str]:
-    """Every long option shown by ``clonegate --help`` and its commands' ``--help``.
-
-    Typer carries its own copy of Click, so parameters and groups are recognised by
-    what they have, not by Click's classes."""
-    options: set[str] = set()
+def cli_option_parameters() -> list[Any]:
+    """Every option of ``clonegate`` and of each of its commands, as ``--help`` shows
+    them. Typer carries its own copy of Click, so parameters and groups are recognised
+    by what they have, not by Click's classes."""
+    found = []
     commands: list[Any] = [typer.main.get_command(app)]
     while commands:
         command = commands.pop()
-        for parameter in command.params:
-            if parameter.param_type_name == "option" and not parameter.hidden:
-                names = [*parameter.opts, *parameter.secondary_opts]
-                options.update(name for name in names if name.startswith("--"))
+        found += [p for p in command.params if p.param_type_name == "option" and not p.hidden]
         commands.extend(getattr(command, "commands", {}).values())
-    return options
+    return found
+
+
+def cli_options() -> set[str]:
+    """Every long option a ``--help`` shows."""
+    names = {name for p in cli_option_parameters() for name in [*p.opts, *p.secondary_opts]}
+    return {name for name in names if name.startswith("--")}
 
 
 def test_every_option_the_readme_names_exists() -> None:
@@ -240,8 +244,8 @@ def test_every_option_of_every_command_is_in_the_readme() -> None:
     """The reverse: an option added to a command is documented where users read."""
     named = set(re.findall(r"(?<![\w-])--[a-z][a-z0-9-]*", README.read_text()))
     # A boolean flag's --no-X form is documented by its --X.
-    shown = {option for option in cli_options() if not option.startswith("--no-")}
-    assert shown - named - TYPER_OPTIONS == set()
+    documented = {option for option in cli_options() if not option.startswith("--no-")}
+    assert documented - named - TYPER_OPTIONS == set()
 
 
 def test_every_foreign_option_is_still_named() -> None:
@@ -254,15 +258,12 @@ def test_every_foreign_option_is_still_named() -> None:
 def analyze_defaults() -> dict[str, str]:
     """``analyze``'s options with a default, as its help shows them (900.0 as 900)."""
     command = typer.main.get_command(app).commands["analyze"]  # type: ignore[attr-defined]
-    defaults = {}
-    for parameter in command.params:
-        default = parameter.default
-        if parameter.param_type_name != "option" or default in (None, False):
-            continue
-        if isinstance(default, float) and default.is_integer():
-            default = int(default)
-        defaults.update(dict.fromkeys(parameter.opts, str(default)))
-    return defaults
+    return {
+        name: shown(parameter.default)
+        for parameter in command.params
+        if parameter.param_type_name == "option" and parameter.default not in (None, False)
+        for name in parameter.opts
+    }
 
 
 def readme_option_rows() -> list[tuple[list[str], str]]:
@@ -283,14 +284,10 @@ def test_the_readme_gives_each_option_its_default(options: list[str], meaning: s
 def all_defaults() -> dict[str, set[str]]:
     """Each long option's defaults over every command, as help shows them."""
     defaults: dict[str, set[str]] = {}
-    commands: list[Any] = [typer.main.get_command(app)]
-    while commands:
-        command = commands.pop()
-        for parameter in command.params:
-            if parameter.param_type_name == "option" and parameter.default not in (None, False):
-                for name in parameter.opts:
-                    defaults.setdefault(name, set()).add(shown(parameter.default))
-        commands.extend(getattr(command, "commands", {}).values())
+    for parameter in cli_option_parameters():
+        if parameter.default not in (None, False):
+            for name in parameter.opts:
+                defaults.setdefault(name, set()).add(shown(parameter.default))
     return defaults
 
 
