@@ -8,9 +8,9 @@ holds bases whole while their deltas are applied). A repository's size is not th
 question: a 111,000-object history of small files needs ~20 MiB, a 96 MiB data file
 stored as one delta needs ~440 MiB, and each says so before it uses it.
 
-The constants were measured (bench/README.md, session 18): the first pass takes a
-few MiB plus 150-170 bytes per object (more per delta); the walk about 1.5x the
-bytes of the objects it holds at once, plus 1.6 KiB per delta (dulwich's pending
+The constants were measured (bench/README.md, `bench_memory.py`'s section): the first
+pass takes a few MiB plus 150-170 bytes per object (more per delta); the walk about 1.5x
+the bytes of the objects it holds at once, plus 1.6 KiB per delta (dulwich's pending
 entries).
 """
 
