@@ -80,10 +80,7 @@ def outline_doctest(macros: list[_Macro], switches: list[Switch]) -> Outline:
     begun, begun_line, switch = _NO_SUITE, 0, 0
     for macro in macros:
         at = macro.start
-        while switch < len(switches) and switches[switch][0] < at:
-            _, line, argument = switches[switch]
-            begun = _options(argument) if argument is not None else _NO_SUITE  # None: END
-            begun_line, switch = line, switch + 1
+        begun, begun_line, switch = _switched(switches, switch, at, begun, begun_line)
         while stack and stack[-1].macro.end <= at:
             stack.pop()
         while blocks and blocks[-1][0] <= at:
@@ -97,15 +94,8 @@ def outline_doctest(macros: list[_Macro], switches: list[Switch]) -> Outline:
             if stack:
                 continue  # a test case's text inside another's block is no test of its
             node = _Open(macro)
-            options = _options(_argument(macro, DOCTEST_TESTS[macro.name]))
             suite, line = (blocks[-1][1], blocks[-1][2]) if blocks else (begun, begun_line)
-            name = options.suite if options.suite is not None else suite.name
-            into = outline
-            if name:
-                if name not in suites:
-                    suites[name] = outline.suite(name, line if name == suite.name else macro.line)
-                into = suites[name]
-            roots.append((node, into, options.status(suite)))
+            roots.append((node, *_test_case(macro, suite, line, outline, suites)))
             stack.append(node)
         elif macro.name in DOCTEST_SUBCASES and stack:
             node = _Open(macro)
@@ -113,6 +103,32 @@ def outline_doctest(macros: list[_Macro], switches: list[Switch]) -> Outline:
             stack.append(node)
     emit(roots, _title)
     return outline
+
+
+def _switched(
+    switches: list[Switch], switch: int, at: int, begun: _Options, begun_line: int
+) -> tuple[_Options, int, int]:
+    """``(suite, its line, next switch)`` after the ``TEST_SUITE_BEGIN``/``END`` switches
+    written before byte ``at``, from ``switch`` on."""
+    while switch < len(switches) and switches[switch][0] < at:
+        _, line, argument = switches[switch]
+        begun = _options(argument) if argument is not None else _NO_SUITE  # None: END
+        begun_line, switch = line, switch + 1
+    return begun, begun_line, switch
+
+
+def _test_case(
+    macro: _Macro, suite: _Options, line: int, outline: Outline, suites: dict[str, Outline]
+) -> tuple[Outline, TestStatus | None]:
+    """A test case's container (its suite's, made at its first test case; ``line``: the
+    enclosing suite's) and its status."""
+    options = _options(_argument(macro, DOCTEST_TESTS[macro.name]))
+    name = options.suite if options.suite is not None else suite.name
+    if not name:
+        return outline, options.status(suite)
+    if name not in suites:
+        suites[name] = outline.suite(name, line if name == suite.name else macro.line)
+    return suites[name], options.status(suite)
 
 
 def _title(macro: _Macro) -> str:

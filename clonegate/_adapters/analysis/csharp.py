@@ -128,15 +128,39 @@ def outline_csharp(captures: Captures, found: dict[int, Attributes]) -> Outline:
     as a top-level statement of the method.
     """
     outline = Outline()
-    suites: dict[int, Outline] = {}
-    merged: dict[int, Attributes] = {}  # a class's attributes, over all its parts
-    abstract: set[int] = set()
     # skip call -> invocation -> expression statement -> block -> method
     skips = {_ancestor(call, 4).id for call in captures.get("skip", ())}
-    by_name: dict[tuple[int, str], int] = {}  # (container, name) -> first part's id
     classes, methods = captures.get("class", []), captures.get("method", [])
     # A class declared in a struct, a record or an interface holds no test of ours.
     owner_of = owners([*classes, *captures.get("other_type", [])], methods)
+    suites, merged, abstract = _class_suites(outline, classes, owner_of, found)
+    for cls_id, suite in suites.items():
+        if merged[cls_id].keys() & _SKIPS:
+            suite.marker = TestStatus.SKIPPED
+    for method in methods:
+        owner = owner_of.get(method.id)
+        if owner is None or owner.id not in suites:
+            continue
+        own = found.get(method.id, {})
+        in_class = merged[owner.id]
+        if is_test(own, "TestClass" in in_class or id(in_class) in abstract):
+            name = text(method.child_by_field_name("name"))
+            marker = TestStatus.SKIPPED if method.id in skips or _skipped(own) else None
+            suites[owner.id].test(name, method.start_point[0] + 1, marker)
+    outline.drop_empty_suites()
+    return outline
+
+
+def _class_suites(
+    outline: Outline, classes: list[Node], owner_of: dict[int, Node], found: dict[int, Attributes]
+) -> tuple[dict[int, Outline], dict[int, Attributes], set[int]]:
+    """``(suites, merged, abstract)``: each class's suite and its attributes over all its
+    parts (the parts of a partial class share both), by the class's id; the ids of the
+    merged attributes of the abstract classes."""
+    suites: dict[int, Outline] = {}
+    merged: dict[int, Attributes] = {}
+    abstract: set[int] = set()
+    by_name: dict[tuple[int, str], int] = {}  # (container, name) -> first part's id
     for cls in classes:
         owner = owner_of.get(cls.id)
         if owner is not None and owner.id not in suites:
@@ -155,21 +179,7 @@ def outline_csharp(captures: Captures, found: dict[int, Attributes]) -> Outline:
             merged[cls.id] = dict(own)
         if "abstract" in _modifiers(cls):
             abstract.add(id(merged[cls.id]))
-    for cls_id, suite in suites.items():
-        if merged[cls_id].keys() & _SKIPS:
-            suite.marker = TestStatus.SKIPPED
-    for method in methods:
-        owner = owner_of.get(method.id)
-        if owner is None or owner.id not in suites:
-            continue
-        own = found.get(method.id, {})
-        in_class = merged[owner.id]
-        if is_test(own, "TestClass" in in_class or id(in_class) in abstract):
-            name = text(method.child_by_field_name("name"))
-            marker = TestStatus.SKIPPED if method.id in skips or _skipped(own) else None
-            suites[owner.id].test(name, method.start_point[0] + 1, marker)
-    outline.drop_empty_suites()
-    return outline
+    return suites, merged, abstract
 
 
 def is_test(found: Attributes, in_test_class: bool) -> bool:

@@ -51,19 +51,29 @@ def _add(
 ) -> None:
     line = node.start_point[0] + 1
     marker = TestStatus.SKIPPED if _skips(body) else None
-    subtests = [r for r in runs if _subtest(r, receiver) is not None]
-    direct = [r for r in subtests if not any(o is not r and _contains(o, r) for o in subtests)]
+    direct = _direct_subtests(runs, receiver)
     if not direct:
         into.test(name, line, marker)
         return
     suite = into.suite(name, line, marker)
     for run in direct:
-        sub_name, function = _subtest(run, receiver) or ("", None)
-        literal = function if function is not None and function.type == "func_literal" else None
-        nested = [r for r in runs if r is not run and _contains(run, r)]
-        inner = _first_parameter_name(literal) if literal is not None else ""
-        body = literal.child_by_field_name("body") if literal is not None else None
-        _add(suite, sub_name, run, body, inner, nested)
+        _add_subtest(suite, run, runs, receiver)
+
+
+def _direct_subtests(runs: list[Node], receiver: str) -> list[Node]:
+    """The ``<receiver>.Run`` calls among ``runs`` that no other such call contains."""
+    subtests = [r for r in runs if _subtest(r, receiver) is not None]
+    return [r for r in subtests if not any(o is not r and _contains(o, r) for o in subtests)]
+
+
+def _add_subtest(suite: Outline, run: Node, runs: list[Node], receiver: str) -> None:
+    """``run``'s subtest in ``suite``, with the calls it contains as its own subtests."""
+    sub_name, function = _subtest(run, receiver) or ("", None)
+    literal = function if function is not None and function.type == "func_literal" else None
+    nested = [r for r in runs if r is not run and _contains(run, r)]
+    inner = _first_parameter_name(literal) if literal is not None else ""
+    body = literal.child_by_field_name("body") if literal is not None else None
+    _add(suite, sub_name, run, body, inner, nested)
 
 
 def _subtest(run: Node, receiver: str) -> tuple[str, Node] | None:

@@ -177,16 +177,7 @@ def outline_javascript(
 
         return outline_playwright(calls, root, captures, aliases or {})
     subtests, context = node_test
-    shadows = shadows_of(captures.get("bound", []) if captures is not None else [])
-    entries: list[tuple[Node, str, list[str]]] = []
-    for _, call in calls:  # in source order: parents before children
-        kind = _callee(call.child_by_field_name("function"), aliases or {}, namespaces)
-        if kind is None:
-            continue
-        base, modifiers = kind
-        if any(name == base and start <= call.start_byte < end for name, start, end in shadows):
-            continue
-        entries.append((call, base, modifiers))
+    entries = _entries(calls, captures, aliases or {}, namespaces)
     parents: set[int] = set()
     if subtests is not None:
         entries, parents = javascript_node.node_tests(entries, subtests, SUITE_CALLS)
@@ -202,19 +193,49 @@ def outline_javascript(
         value = string_value(first)
         name = value if value is not None else text(first)
         line = call.start_point[0] + 1
-        markers = [_marker(base, modifiers), javascript_node.option_marker(arguments)]
-        if call.start_byte not in parents:
-            # t.skip() marks its own test only: the subtests it holds still run.
-            markers.append(context.get(call.start_byte))
-        marker = javascript_node.strongest(markers)
-        if interface == "cypress" and base in TEST_CALLS and not has_callback(arguments):
-            marker = TestStatus.TODO  # mocha's pending test
+        # t.skip() marks its own test only: the subtests it holds still run.
+        own = context.get(call.start_byte) if call.start_byte not in parents else None
+        marker = _entry_marker(base, modifiers, arguments, own, interface)
         container = open_suites[-1][1]
         if base in SUITE_CALLS or call.start_byte in parents:
             open_suites.append((call.end_byte, container.suite(name, line, marker)))
         else:
             container.test(name, line, marker)
     return outline
+
+
+def _entries(
+    calls: list[tuple[str, Node]],
+    captures: Captures | None,
+    aliases: dict[str, Callee],
+    namespaces: frozenset[str],
+) -> list[tuple[Node, str, list[str]]]:
+    """``(call, framework name, modifiers)`` of each framework call no binding shadows."""
+    shadows = shadows_of(captures.get("bound", []) if captures is not None else [])
+    entries: list[tuple[Node, str, list[str]]] = []
+    for _, call in calls:  # in source order: parents before children
+        kind = _callee(call.child_by_field_name("function"), aliases, namespaces)
+        if kind is None:
+            continue
+        base, modifiers = kind
+        if any(name == base and start <= call.start_byte < end for name, start, end in shadows):
+            continue
+        entries.append((call, base, modifiers))
+    return entries
+
+
+def _entry_marker(
+    base: str,
+    modifiers: list[str],
+    arguments: Node | None,
+    context: TestStatus | None,
+    interface: str,
+) -> TestStatus | None:
+    """A call's marker: its modifiers', its options', its context's (``t.skip()``)."""
+    markers = [_marker(base, modifiers), javascript_node.option_marker(arguments), context]
+    if interface == "cypress" and base in TEST_CALLS and not has_callback(arguments):
+        return TestStatus.TODO  # mocha's pending test
+    return javascript_node.strongest(markers)
 
 
 def has_callback(arguments: Node | None) -> bool:

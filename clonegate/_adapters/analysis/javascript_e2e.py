@@ -48,31 +48,55 @@ def outline_playwright(
         if kind is None:
             continue
         role, marker = kind
-        base = aliases[name][0] if name in aliases else name
-        if any(n == base and start <= call.start_byte < end for n, start, end in shadows):
+        if _shadowed(name, call, aliases, shadows):
             continue
         arguments = call.child_by_field_name("arguments")
         first = arguments.named_children[0] if arguments and arguments.named_children else None
-        titled = first is not None and string_value(first) is not None
-        if role == "mark" and not (titled and has_callback(arguments)):
+        if role == "mark" and not _titled_with_callback(first, arguments):
             _mark_owner(call, marker, outline, suites, tests)
-            continue
-        if first is None:
-            continue
-        while open_suites[-1][0] <= call.start_byte:
-            open_suites.pop()
-        container = open_suites[-1][1]
-        line = call.start_point[0] + 1
-        title = string_value(first)
-        if role == "suite":
-            # test.describe(fn): an anonymous group
-            suite = container.suite(title if title is not None else "", line, marker)
-            open_suites.append((call.end_byte, suite))
-            suites[call.start_byte] = suite
-        else:
-            tests[call.start_byte] = (container, len(container.tests))
-            container.test(title if title is not None else text(first), line, marker)
+        elif first is not None:
+            while open_suites[-1][0] <= call.start_byte:
+                open_suites.pop()
+            _add(call, first, role == "suite", marker, open_suites, suites, tests)
     return outline
+
+
+def _shadowed(
+    name: str, call: Node, aliases: dict[str, Callee], shadows: list[tuple[str, int, int]]
+) -> bool:
+    """Whether ``call``'s base name is bound to something else where it is written."""
+    base = aliases[name][0] if name in aliases else name
+    return any(n == base and start <= call.start_byte < end for n, start, end in shadows)
+
+
+def _titled_with_callback(first: Node | None, arguments: Node | None) -> bool:
+    """A literal title and a callback: ``test.skip("title", fn)`` defines a test."""
+    titled = first is not None and string_value(first) is not None
+    return titled and has_callback(arguments)
+
+
+def _add(
+    call: Node,
+    first: Node,
+    is_suite: bool,
+    marker: TestStatus | None,
+    open_suites: list[tuple[int, Outline]],
+    suites: dict[int, Outline],
+    tests: dict[int, tuple[Outline, int]],
+) -> None:
+    """A suite's or a test's call, ``first`` its first argument, into the innermost
+    open suite; a suite is opened until the call's end."""
+    container = open_suites[-1][1]
+    line = call.start_point[0] + 1
+    title = string_value(first)
+    if is_suite:
+        # test.describe(fn): an anonymous group
+        suite = container.suite(title if title is not None else "", line, marker)
+        open_suites.append((call.end_byte, suite))
+        suites[call.start_byte] = suite
+    else:
+        tests[call.start_byte] = (container, len(container.tests))
+        container.test(title if title is not None else text(first), line, marker)
 
 
 def _kind(

@@ -55,36 +55,47 @@ def names(sources: list[Node]) -> tuple[dict[str, str], frozenset[str]]:
     being ``test``."""
     aliases: dict[str, str] = {}
     namespaces: set[str] = set()
-
-    def default(name: str) -> None:
-        if name not in FUNCTIONS:
-            aliases[name] = "test"
-            namespaces.add(name)
-
     for source in sources:
         owner = source.parent
         if string_value(source) not in MODULES or owner is None:
             continue
         if owner.type == "import_statement":
-            for clause in (c for c in owner.named_children if c.type == "import_clause"):
-                for part in clause.named_children:
-                    if part.type == "identifier":
-                        default(text(part))
-                    elif part.type == "namespace_import":
-                        namespaces.update(text(n) for n in part.named_children)
-                    elif part.type == "named_imports":
-                        aliases.update(_renamed(part.named_children, "name", "alias"))
-            continue
-        call = owner.parent  # require(…): arguments, then the call
-        declarator = call.parent if call is not None else None
-        if declarator is None or declarator.type != "variable_declarator":
-            continue
-        target = declarator.child_by_field_name("name")
-        if target is not None and target.type == "identifier":
-            default(text(target))
-        elif target is not None and target.type == "object_pattern":
-            aliases.update(_renamed(target.named_children, "key", "value"))
+            _import_names(owner, aliases, namespaces)
+        else:
+            _require_names(owner, aliases, namespaces)
     return aliases, frozenset(namespaces)
+
+
+def _import_names(statement: Node, aliases: dict[str, str], namespaces: set[str]) -> None:
+    """As :func:`names`, for one ``import … from "node:test"``."""
+    for clause in (c for c in statement.named_children if c.type == "import_clause"):
+        for part in clause.named_children:
+            if part.type == "identifier":
+                _default(text(part), aliases, namespaces)
+            elif part.type == "namespace_import":
+                namespaces.update(text(n) for n in part.named_children)
+            elif part.type == "named_imports":
+                aliases.update(_renamed(part.named_children, "name", "alias"))
+
+
+def _require_names(arguments: Node, aliases: dict[str, str], namespaces: set[str]) -> None:
+    """As :func:`names`, for one ``require("node:test")``, its ``arguments``."""
+    call = arguments.parent  # require(…): arguments, then the call
+    declarator = call.parent if call is not None else None
+    if declarator is None or declarator.type != "variable_declarator":
+        return
+    target = declarator.child_by_field_name("name")
+    if target is not None and target.type == "identifier":
+        _default(text(target), aliases, namespaces)
+    elif target is not None and target.type == "object_pattern":
+        aliases.update(_renamed(target.named_children, "key", "value"))
+
+
+def _default(name: str, aliases: dict[str, str], namespaces: set[str]) -> None:
+    """``name`` bound to node:test's default export: ``test``, and its namespace."""
+    if name not in FUNCTIONS:
+        aliases[name] = "test"
+        namespaces.add(name)
 
 
 def _renamed(parts: list[Node], name_field: str, alias_field: str) -> dict[str, str]:
@@ -182,34 +193,47 @@ def context_markers(methods: list[Node]) -> dict[int, TestStatus]:
             continue
         if node.parent is not None and node.parent.type == "await_expression":
             node = node.parent
-        # Up from the call: its statement, the function's body (its last child), the
-        # function, the test call's last argument. Parent links only: a file of tens of
-        # thousands of t.skip() calls spent most of its time in field lookups.
-        statement = node.parent
-        block = statement.parent if statement is not None else None
-        function = block.parent if block is not None else None
-        arguments = function.parent if function is not None else None
-        test_call = arguments.parent if arguments is not None else None
-        if (
-            statement is None
-            or statement.type != "expression_statement"
-            or block is None
-            or block.type != "statement_block"
-            or block.next_sibling is not None
-            or function is None
-            or function.type not in ("arrow_function", "function_expression", "function")
-            or function.next_named_sibling is not None
-            or arguments is None
-            or arguments.type != "arguments"
-            or test_call is None
-            or test_call.type != "call_expression"
-        ):
+        found_call = _top_level_test_call(node)
+        if found_call is None:
             continue
+        test_call, function = found_call
         if text(member.child_by_field_name("object")) == _first_parameter(function):
             status = CONTEXT_STATUS[text(method)]
             if found.get(test_call.start_byte) is not TestStatus.TODO:
                 found[test_call.start_byte] = status
     return found
+
+
+def _top_level_test_call(node: Node) -> tuple[Node, Node] | None:
+    """``(test call, its function)`` when ``node`` is a statement of the body of the
+    function a test call passes last; None elsewhere (in an ``if``, a loop…)."""
+    # Up from the call: its statement, the function's body (its last child), the
+    # function, the test call's last argument. Parent links only: a file of tens of
+    # thousands of t.skip() calls spent most of its time in field lookups.
+    statement = node.parent
+    if statement is None or statement.type != "expression_statement":
+        return None
+    block = statement.parent
+    if block is None or block.type != "statement_block" or block.next_sibling is not None:
+        return None
+    return _test_call_passing(block.parent)
+
+
+def _test_call_passing(function: Node | None) -> tuple[Node, Node] | None:
+    """As :func:`_top_level_test_call`, from the function up: the call passing it last."""
+    if (
+        function is None
+        or function.type not in ("arrow_function", "function_expression", "function")
+        or function.next_named_sibling is not None
+    ):
+        return None
+    arguments = function.parent
+    if arguments is None or arguments.type != "arguments":
+        return None
+    test_call = arguments.parent
+    if test_call is None or test_call.type != "call_expression":
+        return None
+    return test_call, function
 
 
 def node_tests(
@@ -230,13 +254,7 @@ def node_tests(
         while open_calls and open_calls[-1][0].end_byte <= call.start_byte:
             open_calls.pop()
         if modifiers == ["<subtest>"]:
-            outer = open_calls[-1] if open_calls else None
-            if outer is None or outer[1] in suites:
-                continue
-            context = contexts.get(outer[0].start_byte)
-            if context is None:
-                context = contexts[outer[0].start_byte] = context_name(outer[0])
-            if not context or receiver(call) != context:
+            if not _on_own_context(call, open_calls, suites, contexts):
                 continue
             modifiers = []
         if open_calls and open_calls[-1][1] not in suites:
@@ -244,6 +262,20 @@ def node_tests(
         accepted.append((call, base, modifiers))
         open_calls.append((call, base))
     return accepted, parents
+
+
+def _on_own_context(
+    call: Node, open_calls: list[tuple[Node, str]], suites: frozenset[str], contexts: dict[int, str]
+) -> bool:
+    """Whether a ``x.test(…)`` call is on the context of the test enclosing it
+    (``contexts`` caches each test call's context parameter's name)."""
+    outer = open_calls[-1] if open_calls else None
+    if outer is None or outer[1] in suites:
+        return False
+    context = contexts.get(outer[0].start_byte)
+    if context is None:
+        context = contexts[outer[0].start_byte] = context_name(outer[0])
+    return bool(context) and receiver(call) == context
 
 
 def option_marker(arguments: Node | None) -> TestStatus | None:

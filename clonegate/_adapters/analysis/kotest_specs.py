@@ -63,11 +63,8 @@ def spec_body(cls: Node) -> list[Node] | None:
     the lambda passed to the style's constructor and the class's ``init`` blocks."""
     specifiers = next((c for c in cls.named_children if c.type == "delegation_specifiers"), None)
     for specifier in specifiers.named_children if specifiers is not None else ():
-        call = specifier.named_children[0] if specifier.named_children else None
-        if call is None or call.type != "constructor_invocation":
-            continue
-        user_type = call.named_children[0]
-        if not user_type.named_children or text(user_type.named_children[-1]) not in STYLES:
+        call = _style_invocation(specifier)
+        if call is None:
             continue
         arguments = call.named_children[-1] if len(call.named_children) == 2 else None
         bodies = [
@@ -80,6 +77,18 @@ def spec_body(cls: Node) -> list[Node] | None:
                 bodies.extend(member.named_children)
         return bodies
     return None
+
+
+def _style_invocation(specifier: Node) -> Node | None:
+    """The constructor call of a delegation specifier naming a spec style
+    (``FunSpec({ … })``), else None."""
+    call = specifier.named_children[0] if specifier.named_children else None
+    if call is None or call.type != "constructor_invocation":
+        return None
+    user_type = call.named_children[0]
+    if not user_type.named_children or text(user_type.named_children[-1]) not in STYLES:
+        return None
+    return call
 
 
 def read_spec(bodies: list[Node], spec: Outline) -> None:
@@ -109,6 +118,11 @@ def read_spec(bodies: list[Node], spec: Outline) -> None:
                 data.append((outline, suite, len(outline.tests)))
         else:
             outline.test(name, node.start_point[0] + 1, status)
+    _data_without_containers_as_tests(data)
+
+
+def _data_without_containers_as_tests(data: list[tuple[Outline, Outline, int]]) -> None:
+    """Each ``withData`` suite that holds no test becomes a test, where it was written."""
     for container, suite, index in reversed(data):  # the innermost, the last first
         if not suite.tests and all(s.is_empty() for s in suite.suites):
             container.suites = [s for s in container.suites if s is not suite]
@@ -130,32 +144,43 @@ def _registration(node: Node) -> tuple[str, str, str, Node] | None:
     """``(function, name, config arguments, lambda)`` when ``node`` registers a test or a
     container; the function is "" for a string invoked with a lambda (``"x" { }``)."""
     if node.type == "call_expression" and len(node.named_children) == 2:
-        callee, trailing = node.named_children
-        if trailing.type != "annotated_lambda" or not trailing.named_children:
-            return None
-        called = _callee(callee)
-        if called is None:
-            return None
-        function, name, config = called
-        lambda_ = trailing.named_children[-1]
-        known = function in _LEAVES or function in _CONTAINERS or function in _DISABLED
-        if function in _DATA:
-            return function, function, config, lambda_  # named by each datum at run time
-        if (known and name is not None) or function == "":
-            return function, name or function, config, lambda_
-        return None
+        return _call_registration(node)
     if node.type in ("infix_expression", "binary_expression") and len(node.named_children) >= 2:
-        left, right = node.named_children[0], node.named_children[-1]
-        if left.type != "string_literal" or right.type != "lambda_literal":
-            return None
-        if node.type == "infix_expression":
-            operator = text(node.named_children[1]).strip("`")
-            if len(node.named_children) != 3 or operator not in _WORD_CONTAINERS:
-                return None
-        elif not any(c.type == "-" for c in node.children):
-            return None
-        return "context", _string(left), "", right  # a container by its form
+        return _operator_registration(node)
     return None
+
+
+def _call_registration(node: Node) -> tuple[str, str, str, Node] | None:
+    """As :func:`_registration`, of a call with a trailing lambda (``test("x") { }``)."""
+    callee, trailing = node.named_children
+    if trailing.type != "annotated_lambda" or not trailing.named_children:
+        return None
+    called = _callee(callee)
+    if called is None:
+        return None
+    function, name, config = called
+    lambda_ = trailing.named_children[-1]
+    known = function in _LEAVES or function in _CONTAINERS or function in _DISABLED
+    if function in _DATA:
+        return function, function, config, lambda_  # named by each datum at run time
+    if (known and name is not None) or function == "":
+        return function, name or function, config, lambda_
+    return None
+
+
+def _operator_registration(node: Node) -> tuple[str, str, str, Node] | None:
+    """As :func:`_registration`, of a container by its form: ``"x" - { }`` or
+    ``"x" should { }``."""
+    left, right = node.named_children[0], node.named_children[-1]
+    if left.type != "string_literal" or right.type != "lambda_literal":
+        return None
+    if node.type == "infix_expression":
+        operator = text(node.named_children[1]).strip("`")
+        if len(node.named_children) != 3 or operator not in _WORD_CONTAINERS:
+            return None
+    elif not any(c.type == "-" for c in node.children):
+        return None
+    return "context", _string(left), "", right  # a container by its form
 
 
 def _callee(callee: Node) -> tuple[str, str | None, str] | None:

@@ -182,29 +182,44 @@ def _read_pest(statement: Node, container: Outline, todo: bool = False) -> None:
     once; ``->skip()`` skipped (whatever its condition), ``->todo()`` or no closure a
     todo, ``->only()`` focused; a ``describe``'s marker applies to its contents (its
     ``->todo()`` too, which a suite's marker does not pass on: ``todo``)."""
-    if statement.type != "expression_statement" or not statement.named_children:
-        return
-    call, chain = _pest_call(statement.named_children[0])
+    call, chain = _statement_call(statement)
     if call is None:
         return
     function = text(call.child_by_field_name("function"))
-    arguments = [a.named_children[0] for a in _arguments(call) if a.named_children]
-    title = _string(arguments[0]) if arguments else None
+    title, closure = _title_and_closure(call)
     if title is None:
         return  # a name computed at run time: not a test this reading can name
     marker = strongest(_PEST_MARKERS.get(m) for m in chain)
-    closure = next((a for a in arguments[1:] if a.type in _CLOSURES), None)
     line = call.start_point[0] + 1
     todo = todo or marker is TestStatus.TODO
     if function == "describe":
         suite = container.suite(title, line, None if todo else marker)
-        body = closure.child_by_field_name("body") if closure is not None else None
-        for inner in body.named_children if body is not None else ():
-            _read_pest(inner, suite, todo)
+        _read_pest_body(closure, suite, todo)
         return
     if todo or (closure is None and marker is None):
         marker = TestStatus.TODO
     container.test(f"it {title}" if function == "it" else title, line, marker)
+
+
+def _title_and_closure(call: Node) -> tuple[str | None, Node | None]:
+    """A Pest call's literal title (None if computed) and its closure, if any."""
+    arguments = [a.named_children[0] for a in _arguments(call) if a.named_children]
+    title = _string(arguments[0]) if arguments else None
+    return title, next((a for a in arguments[1:] if a.type in _CLOSURES), None)
+
+
+def _statement_call(statement: Node) -> tuple[Node | None, list[str]]:
+    """As :func:`_pest_call`, of an expression statement; ``(None, [])`` for another."""
+    if statement.type != "expression_statement" or not statement.named_children:
+        return None, []
+    return _pest_call(statement.named_children[0])
+
+
+def _read_pest_body(closure: Node | None, suite: Outline, todo: bool) -> None:
+    """The statements of a ``describe``'s closure, read into its suite."""
+    body = closure.child_by_field_name("body") if closure is not None else None
+    for inner in body.named_children if body is not None else ():
+        _read_pest(inner, suite, todo)
 
 
 _CLOSURES = frozenset({"anonymous_function", "arrow_function"})

@@ -75,39 +75,55 @@ def outline_ruby(root: Node, settings: Settings) -> Outline:
     ]
     while stack:
         node, container, where = stack.pop()
-        children: list[Node] = []
         if node.type == "call" or _is_statement(node):
-            if rspec:
-                found = _rspec_call(node, container, where == _GROUP)
-            else:
-                found = _minitest_call(node, container, where == _GROUP)
-            if found is not None:
-                container, children = found
-                where = _GROUP
-            else:
-                # Its arguments, block and receiver; not its method's name (``obj.it``).
-                method = node.child_by_field_name("method")
-                children = [c for c in node.named_children if method is None or c != method]
-                if rspec and method is not None and text(method) in _HOOKS:
-                    where = _HOOK
+            container, children, where = _call_step(node, container, where, rspec)
         elif node.type in ("class", "module"):
-            name = text(node.child_by_field_name("name"))
-            container = container.suite(name, node.start_point[0] + 1)
-            # A module of a minitest file holds tests its test classes include: they
-            # count once, where written (i18n's ``module CacheFileTest``).
-            test_module = node.type == "module" or _is_test_class(node)
-            where = _GROUP if not rspec and test_module else ""
-            children = node.named_children
+            container, children, where = _class_step(node, container, rspec)
         elif node.type in ("method", "singleton_method"):
-            name = text(node.child_by_field_name("name"))
-            if not rspec and where == _GROUP and node.type == "method" and name.startswith("test_"):
-                container.test(name, node.start_point[0] + 1, _runtime(node))
+            if not rspec and where == _GROUP and node.type == "method":
+                _test_method(node, container)
             continue  # a method's body defines no tests
         else:
             children = node.named_children
         stack.extend((c, container, where) for c in reversed(children))
     outline.drop_empty_suites()
     return outline
+
+
+def _call_step(
+    node: Node, container: Outline, where: str, rspec: bool
+) -> tuple[Outline, list[Node], str]:
+    """A call's step of :func:`outline_ruby`: the container, the nodes to walk and
+    where they are written."""
+    if rspec:
+        found = _rspec_call(node, container, where == _GROUP)
+    else:
+        found = _minitest_call(node, container, where == _GROUP)
+    if found is not None:
+        return found[0], found[1], _GROUP
+    # Its arguments, block and receiver; not its method's name (``obj.it``).
+    method = node.child_by_field_name("method")
+    children = [c for c in node.named_children if method is None or c != method]
+    if rspec and method is not None and text(method) in _HOOKS:
+        where = _HOOK
+    return container, children, where
+
+
+def _class_step(node: Node, container: Outline, rspec: bool) -> tuple[Outline, list[Node], str]:
+    """A class's or a module's step of :func:`outline_ruby`: its suite and body."""
+    name = text(node.child_by_field_name("name"))
+    suite = container.suite(name, node.start_point[0] + 1)
+    # A module of a minitest file holds tests its test classes include: they
+    # count once, where written (i18n's ``module CacheFileTest``).
+    test_module = node.type == "module" or _is_test_class(node)
+    return suite, node.named_children, _GROUP if not rspec and test_module else ""
+
+
+def _test_method(node: Node, container: Outline) -> None:
+    """A minitest class's ``def test_…``: a test."""
+    name = text(node.child_by_field_name("name"))
+    if name.startswith("test_"):
+        container.test(name, node.start_point[0] + 1, _runtime(node))
 
 
 def _rspec_call(
@@ -125,18 +141,30 @@ def _rspec_call(
         marker = strongest((_RSPEC_GROUPS.get(name), _metadata(arguments)))
         return container.suite(_title(arguments), line, marker), block.named_children
     if name in _RSPEC_TESTS and receiver == "":
-        if name in _RUNTIME and block is None and not (arguments and in_group):
-            return None  # ``skip``/``pending`` in a hook: not a definition
-        if name == "its" and not arguments:
-            return None
-        marker = strongest((_RSPEC_TESTS[name], _metadata(arguments), _runtime(block)))
-        if block is None:
-            marker = TestStatus.TODO  # RSpec: "Not yet implemented"
-        # ``its(:size)``: the attribute is the name, not metadata.
-        title = text(arguments[0]) if name == "its" else _title(arguments)
-        container.test(title or f"example at line {line}", line, marker)
-        return container, []
+        return _rspec_test(name, arguments, block, container, in_group, line)
     return None
+
+
+def _rspec_test(
+    name: str,
+    arguments: list[Node],
+    block: Node | None,
+    container: Outline,
+    in_group: bool,
+    line: int,
+) -> tuple[Outline, list[Node]] | None:
+    """As :func:`_rspec_call`, for a call of an example's method (``it``, ``its``…)."""
+    if name in _RUNTIME and block is None and not (arguments and in_group):
+        return None  # ``skip``/``pending`` in a hook: not a definition
+    if name == "its" and not arguments:
+        return None
+    marker = strongest((_RSPEC_TESTS[name], _metadata(arguments), _runtime(block)))
+    if block is None:
+        marker = TestStatus.TODO  # RSpec: "Not yet implemented"
+    # ``its(:size)``: the attribute is the name, not metadata.
+    title = text(arguments[0]) if name == "its" else _title(arguments)
+    container.test(title or f"example at line {line}", line, marker)
+    return container, []
 
 
 def _minitest_call(

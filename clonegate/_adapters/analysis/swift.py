@@ -64,8 +64,21 @@ def outline_swift(captures: Captures) -> Outline:
     types = captures.get("type", [])
     imports = {text(node) for node in captures.get("import", ())}
     test_classes = _test_classes(types, by_name="XCTest" in imports)
-    suites: dict[int, Outline] = {}
     owner_of = owners(types, _functions(captures))
+    suites = _suites(outline, types, owner_of)
+    for function in _functions(captures):
+        owner = owner_of.get(function.id)
+        if not _declared_in_type_or_file(function, owner):
+            continue
+        container = suites[owner.id] if owner is not None else outline
+        _add_function(container, function, owner is not None and owner.id in test_classes)
+    outline.drop_empty_suites()
+    return outline
+
+
+def _suites(outline: Outline, types: list[Node], owner_of: dict[int, Node]) -> dict[int, Outline]:
+    """Each type's suite by the type's id, nested in its owner's."""
+    suites: dict[int, Outline] = {}
     for declaration in types:
         owner = owner_of.get(declaration.id)
         container = suites[owner.id] if owner is not None else outline
@@ -73,23 +86,26 @@ def outline_swift(captures: Captures) -> Outline:
         attribute = _attribute(declaration, "Suite")
         marker = _trait_marker(attribute) if attribute is not None else None
         suites[declaration.id] = container.suite(name, declaration.start_point[0] + 1, marker)
-    for function in _functions(captures):
-        owner = owner_of.get(function.id)
-        if owner is not None and function.parent is not None and function.parent.parent != owner:
-            continue  # local to a function, a closure or a computed property
-        if owner is None and function.parent is not None and function.parent.type != "source_file":
-            continue
-        container = suites[owner.id] if owner is not None else outline
-        name = text(_child(function, "simple_identifier")).strip("`")
-        line = function.start_point[0] + 1
-        attribute = _attribute(function, "Test")
-        if attribute is not None:
-            status = _trait_marker(attribute) or _body_marker(function, _known_issue)
-            container.test(name, line, status)
-        elif owner is not None and owner.id in test_classes and _is_xctest_method(function):
-            container.test(name, line, _body_marker(function, _skip))
-    outline.drop_empty_suites()
-    return outline
+    return suites
+
+
+def _declared_in_type_or_file(function: Node, owner: Node | None) -> bool:
+    """False for a function local to a function, a closure or a computed property."""
+    if owner is not None:
+        return function.parent is None or function.parent.parent == owner
+    return function.parent is None or function.parent.type == "source_file"
+
+
+def _add_function(container: Outline, function: Node, in_test_class: bool) -> None:
+    """``function`` as a test of ``container`` if ``@Test`` or an XCTest method says so."""
+    name = text(_child(function, "simple_identifier")).strip("`")
+    line = function.start_point[0] + 1
+    attribute = _attribute(function, "Test")
+    if attribute is not None:
+        status = _trait_marker(attribute) or _body_marker(function, _known_issue)
+        container.test(name, line, status)
+    elif in_test_class and _is_xctest_method(function):
+        container.test(name, line, _body_marker(function, _skip))
 
 
 def _test_classes(types: list[Node], by_name: bool) -> set[int]:

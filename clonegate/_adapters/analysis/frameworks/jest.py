@@ -59,11 +59,7 @@ def _project(
         if config is COMPUTED:
             computed.append("config")
         return defaults
-    root_dir = config.get("rootDir")
-    if root_dir is COMPUTED:
-        computed.append("rootDir")
-    where = posixpath.normpath(posixpath.join(base, root_dir if isinstance(root_dir, str) else ""))
-    where = "" if where == "." else where
+    where = _root_dir(config, base, computed)
     files = tuple(_rooted(p, where) for p in _strings(config, "testMatch", computed))
     regexes = _strings(config, "testRegex", computed)
     roots = tuple(_rooted(r, where).rstrip("/") for r in _strings(config, "roots", computed))
@@ -84,6 +80,15 @@ def _project(
     return with_projects(
         settings, projects, computed, lambda p: _project(p, where, defaults, computed, top=False)
     )
+
+
+def _root_dir(config: Object, base: str, computed: list[str]) -> str:
+    """The config's ``rootDir`` from ``base``, normalized ("" for the top)."""
+    root_dir = config.get("rootDir")
+    if root_dir is COMPUTED:
+        computed.append("rootDir")
+    where = posixpath.normpath(posixpath.join(base, root_dir if isinstance(root_dir, str) else ""))
+    return "" if where == "." else where
 
 
 def _strings(config: Object, key: str, computed: list[str]) -> tuple[str, ...]:

@@ -36,22 +36,33 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
         computed.append("config")
         settings = defaults
     else:
-        settings = _project(config, defaults, computed)
-        projects = config.get("projects")
-        if projects is COMPUTED or (isinstance(projects, Array) and not projects.complete):
-            computed.append("projects")  # the top-level options stand for them
-        elif isinstance(projects, Array):
-            inline = [p for p in projects.items if isinstance(p, Object)]
-            found = tuple(_project(p, settings, computed) for p in inline)
-            if found and len(found) == len(projects.items):
-                settings = dataclasses.replace(settings, projects=found)
+        settings = _with_projects(config, _project(config, defaults, computed), computed)
     for one in (settings, *settings.projects):
-        check_globs(tuple(g for g in (*one.files, *one.excludes) if not g.startswith(_REGEX)))
-        check_count(one.names, "testMatch pattern")
-        for regex in (*one.names, *(g for g in one.excludes if g.startswith(_REGEX))):
-            compile_regex(regex.removeprefix(_REGEX), "testMatch")
+        _check(one)
     note = computed_note(name, computed, "Playwright")
     return dataclasses.replace(settings, note=note)
+
+
+def _with_projects(config: Object, settings: Settings, computed: list[str]) -> Settings:
+    """``settings`` with the config's projects, when each one is written out."""
+    projects = config.get("projects")
+    if projects is COMPUTED or (isinstance(projects, Array) and not projects.complete):
+        computed.append("projects")  # the top-level options stand for them
+    elif isinstance(projects, Array):
+        inline = [p for p in projects.items if isinstance(p, Object)]
+        found = tuple(_project(p, settings, computed) for p in inline)
+        if found and len(found) == len(projects.items):
+            return dataclasses.replace(settings, projects=found)
+    return settings
+
+
+def _check(one: Settings) -> None:
+    """:class:`.patterns.PatternError` if a glob or regular expression of ``one`` cannot
+    be run, or if it holds too many."""
+    check_globs(tuple(g for g in (*one.files, *one.excludes) if not g.startswith(_REGEX)))
+    check_count(one.names, "testMatch pattern")
+    for regex in (*one.names, *(g for g in one.excludes if g.startswith(_REGEX))):
+        compile_regex(regex.removeprefix(_REGEX), "testMatch")
 
 
 def _project(config: Object, base: Settings, computed: list[str]) -> Settings:

@@ -45,36 +45,46 @@ def read_config(name: str, content: bytes, defaults: Settings) -> Settings | Non
     None for ``conftest.py``, which names pytest but holds no ini options."""
     if name == "conftest.py":
         return None
-    values: dict[str, tuple[str, ...]] = {}
-    if name.endswith(".toml"):
-        table: Any = toml_of(content)
-        path = ("tool", "pytest") if name == "pyproject.toml" else ("pytest",)
-        for key in path:
-            table = table.get(key, {}) if isinstance(table, dict) else {}
-        # ``[tool.pytest.ini_options]`` (ini-style strings) or pytest 9's native
-        # ``[tool.pytest]``; pytest refuses a file that has both.
-        if isinstance(table, dict) and isinstance(table.get("ini_options"), dict):
-            table = table["ini_options"]
-        for option in _OPTIONS:
-            value = table.get(option)
-            if isinstance(value, str):
-                values[option] = tuple(shlex.split(value))
-            elif isinstance(value, list):
-                values[option] = tuple(str(v) for v in value)
-    else:
-        parser = configparser.RawConfigParser(strict=False, interpolation=None)
-        parser.read_string(content.decode("utf-8", "replace"))
-        section = _SECTIONS[name]
-        if parser.has_section(section):
-            for option in _OPTIONS:
-                if parser.has_option(section, option):
-                    values[option] = tuple(shlex.split(parser.get(section, option)))
+    values = _toml_values(name, content) if name.endswith(".toml") else _ini_values(name, content)
     changes: dict[str, Any] = {_OPTIONS[option]: value for option, value in values.items()}
     settings = dataclasses.replace(defaults, **changes)
     check_names(settings.names, "python_files pattern")
     check_names(settings.skip_dirs, "norecursedirs pattern")
     check_globs(tuple(_root(r) + "/**" for r in settings.roots), "testpaths entry")
     return settings
+
+
+def _toml_values(name: str, content: bytes) -> dict[str, tuple[str, ...]]:
+    """The options a ``pytest.toml`` or ``pyproject.toml`` sets, by ini name."""
+    table: Any = toml_of(content)
+    path = ("tool", "pytest") if name == "pyproject.toml" else ("pytest",)
+    for key in path:
+        table = table.get(key, {}) if isinstance(table, dict) else {}
+    # ``[tool.pytest.ini_options]`` (ini-style strings) or pytest 9's native
+    # ``[tool.pytest]``; pytest refuses a file that has both.
+    if isinstance(table, dict) and isinstance(table.get("ini_options"), dict):
+        table = table["ini_options"]
+    values: dict[str, tuple[str, ...]] = {}
+    for option in _OPTIONS:
+        value = table.get(option)
+        if isinstance(value, str):
+            values[option] = tuple(shlex.split(value))
+        elif isinstance(value, list):
+            values[option] = tuple(str(v) for v in value)
+    return values
+
+
+def _ini_values(name: str, content: bytes) -> dict[str, tuple[str, ...]]:
+    """The options a ``pytest.ini``, ``tox.ini`` or ``setup.cfg`` sets, by ini name."""
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    parser.read_string(content.decode("utf-8", "replace"))
+    section = _SECTIONS[name]
+    values: dict[str, tuple[str, ...]] = {}
+    if parser.has_section(section):
+        for option in _OPTIONS:
+            if parser.has_option(section, option):
+                values[option] = tuple(shlex.split(parser.get(section, option)))
+    return values
 
 
 def selects(path: str, scope: Scope) -> bool:

@@ -63,13 +63,7 @@ def _project(
         computed.append("test")
     if not isinstance(test, Object):
         return dataclasses.replace(defaults, typecheck=typecheck)
-    root = _path(test.get("root"), computed, "root")
-    if root is None and isinstance(config, Object):
-        root = _path(config.get("root"), computed, "root")
-    where = posixpath.normpath(
-        posixpath.join(base, root or "", _path(test.get("dir"), computed, "dir") or "")
-    )
-    where = "" if where == "." else where
+    where = _directory(config, test, base, computed)
     include = _globs(test.get("include"), computed, "include")
     exclude = _globs(test.get("exclude"), computed, "exclude")
     type_test = test.get("typecheck")
@@ -92,6 +86,18 @@ def _project(
         computed,
         lambda p: _project(p, where, defaults, typecheck, computed, top=False),
     )
+
+
+def _directory(config: Value, test: Object, base: str, computed: list[str]) -> str:
+    """Where a project's tests are searched: its ``root`` (``test.root`` first) and
+    ``test.dir`` from ``base``, normalized ("" for the top)."""
+    root = _path(test.get("root"), computed, "root")
+    if root is None and isinstance(config, Object):
+        root = _path(config.get("root"), computed, "root")
+    where = posixpath.normpath(
+        posixpath.join(base, root or "", _path(test.get("dir"), computed, "dir") or "")
+    )
+    return "" if where == "." else where
 
 
 def _path(value: Value, computed: list[str], key: str) -> str | None:
