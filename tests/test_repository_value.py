@@ -14,6 +14,7 @@ import os
 import sqlite3
 from pathlib import Path
 from typing import Any
+from urllib.parse import SplitResult, urlsplit
 
 import pytest
 import typer
@@ -25,15 +26,19 @@ from clonegate import (
     Event,
     TestInventoryAnalyzer,
     open_store,
+    parse_repo_url,
     with_event_hook,
     with_result_store,
     with_token,
 )
 from clonegate._adapters.workers import open_worker_pool
+from clonegate._domain import urls
 from clonegate._domain.report_json import to_json
+from clonegate._domain.repository import Repository
 from clonegate_cli._input import read_urls
 
 from .servers import free_port, git_daemon, make_repo
+from .test_usecase import FakeAnalyzer, FakeVCS
 
 GOLDEN = Path(__file__).parent / "fixtures" / "repository_value.json"
 
@@ -152,3 +157,53 @@ async def test_reports_of_a_mixed_batch_are_unchanged(
     if os.environ.get("CLONEGATE_REGENERATE_GOLDEN"):
         GOLDEN.write_text(text + "\n")
     assert text + "\n" == GOLDEN.read_text()
+
+
+def test_a_line_is_parsed_into_what_every_step_reads() -> None:
+    line = "HTTPS://bob:s3cr3t@Git.Example:443/org/r.git/"
+    repository = Repository.of(line, 4)
+    assert repository.index == 4
+    assert repository.url == line  # the VCS gets it as written
+    assert repository.parsed == parse_repo_url(line)
+    assert repository.problem is None
+    assert repository.shown == "https://***@git.example:443/org/r.git/"
+    assert repository.key == "https://git.example/org/r"
+    assert repository.digest == Repository.of("https://git.example/org/r").digest
+    assert len(repository.digest) == 16
+    assert "s3cr3t" not in repr(repository)
+
+
+def test_a_line_that_is_no_url_keeps_its_problem_and_is_no_duplicate() -> None:
+    repository = Repository.of(" https://bob:s3cr3t@host/r.git?x ", 2)
+    assert repository.parsed is None
+    assert repository.problem is not None
+    assert repository.problem.kind == "invalid_url"
+    assert repository.shown == "https://***@host/r.git?x"
+    assert (repository.key, repository.digest) == ("", b"")
+
+
+async def test_parsing_is_not_cached_each_line_is_parsed_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Nothing hides a second parse: two parses are two values.
+    assert parse_repo_url(LINES[0]) is not parse_repo_url(LINES[0])
+    splits: list[str] = []
+
+    def counted(text: str) -> SplitResult:
+        splits.append(text)
+        return urlsplit(text)
+
+    monkeypatch.setattr(urls, "urlsplit", counted)
+    uc = AnalyzeUseCase(vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
+    async with uc.analyze_many(LINES) as batch:
+        firsts = sorted([str(r.duplicate_of) async for r in batch])
+    assert firsts == ["0", "0", "None", "None"]
+    assert sorted(splits) == sorted(LINES)  # the fake VCS parses nothing
+
+
+LINES = [
+    "https://git.example/org/a.git",
+    "HTTPS://Git.Example/org/a/",
+    "https://bob:pw@git.example/org/a",
+    "https://git.example/org/b.git",
+]
