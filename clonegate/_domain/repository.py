@@ -6,6 +6,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 from .errors import InvalidURLError
+from .reports import RepositoryReport
 from .urls import RepoURL, parse_repo_url, redact
 
 __all__ = ["Repository"]
@@ -43,8 +44,17 @@ class Repository:
         try:
             parsed = parse_repo_url(url, allow_local=True)
         except InvalidURLError as exc:
-            return cls(index, url, None, exc, redact(url.strip()), "")
+            # Kept without its traceback: the frames it holds would outlive the parse.
+            problem = exc.with_traceback(None)
+            return cls(index, url, None, problem, redact(url.strip()), "")
         return cls(index, url, parsed, None, parsed.redacted, parsed.key)
+
+    def refused(self) -> RepositoryReport:
+        """The report of a line that is no URL: failed in phase ``clone``, with its
+        :attr:`problem`'s kind and message (kept, not raised again: a raised exception
+        would hold the frames that raised it for as long as this value lives)."""
+        problem = self.problem or InvalidURLError(self.shown, "not a repository URL")
+        return RepositoryReport.failure(self.shown, self.index, "clone", problem.kind, str(problem))
 
     @property
     def digest(self) -> bytes:

@@ -210,12 +210,10 @@ class AnalyzeUseCase:
         # A checkpoint on every path, the early failures below included.
         await trio.lowlevel.checkpoint()
         url, index, shown = repository.url, repository.index, repository.shown
-        parsed = repository.parsed
         watch = Stopwatch(trio.current_time())
+        parsed = repository.parsed
         if parsed is None:
-            problem = repository.problem
-            assert problem is not None  # a line that is no URL says why
-            return RepositoryReport.failure(shown, index, "clone", problem.kind, str(problem))
+            return repository.refused()
         # The VCS applies its own policy later; this finds the credential, if any.
         credential = credential_for(parsed, self.config.credentials)
         try:
