@@ -180,6 +180,11 @@ def test_a_line_that_is_no_url_keeps_its_problem_and_is_no_duplicate() -> None:
     assert repository.problem.kind == "invalid_url"
     assert repository.shown == "https://***@host/r.git?x"
     assert (repository.key, repository.digest) == ("", b"")
+    refused = repository.refused()
+    assert (refused.index, refused.url, refused.status) == (2, repository.shown, "failed")
+    assert refused.error is not None
+    assert (refused.error.phase, refused.error.kind) == ("clone", "invalid_url")
+    assert refused.error.message == str(repository.problem)
 
 
 async def test_parsing_is_not_cached_each_line_is_parsed_once(
