@@ -52,7 +52,8 @@ from clonegate import (
 )
 from clonegate._adapters.clones import discard
 from clonegate._app import compose
-from clonegate._usecase.duplicates import DuplicateIndex, repository_key
+from clonegate._domain.repository import Repository
+from clonegate._usecase.duplicates import DuplicateIndex
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -870,11 +871,11 @@ async def test_an_error_in_the_callers_loop_comes_out_unwrapped(tmp_path: Path) 
 def test_the_duplicate_index_remembers_first_lines_and_who_waits() -> None:
     index = DuplicateIndex()
     first, same, other = (
-        repository_key(u)
+        Repository.of(u).digest
         for u in ("https://git.example/org/a.git", "HTTPS://Git.Example/org/a/", url(9))
     )
     assert first == same != other
-    assert repository_key("not a url") == b""  # never a duplicate of anything
+    assert Repository.of("not a url").digest == b""  # never a duplicate of anything
     assert index.first_of(first) is None
     index.start(first, 0)
     assert index.first_of(same) == (0, None)  # in flight

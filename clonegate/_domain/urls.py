@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import ipaddress
 import re
@@ -198,14 +197,6 @@ def parse_repo_url(text: str, *, allow_local: bool = False) -> RepoURL:
     ``allow_local`` (tests and the demo): they bypass the network limits that make
     the clone limit meaningful, and a local path on a shared machine is not ours to read.
     """
-    return _parse(text, allow_local)
-
-
-# A URL is parsed several times on its way through a batch (the gate, the store's key,
-# the VCS, the report); RepoURL is immutable, so the answers are shared. Errors are not
-# cached: they are raised again.
-@functools.lru_cache(maxsize=4096)
-def _parse(text: str, allow_local: bool) -> RepoURL:
     raw = text.strip()
     shown = visible(mask_userinfo(raw))
     _check_text(raw, shown)

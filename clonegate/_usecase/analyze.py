@@ -12,14 +12,15 @@ from typing import final
 import trio
 
 from .._domain.credentials import credential_for
-from .._domain.errors import CloneError, ErrorKind, InvalidURLError
+from .._domain.errors import CloneError, ErrorKind
 from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
 from .._domain.limits import LimitError
 from .._domain.memory import MemorySensor
 from .._domain.reports import AnalysisTotals, RefInfo, RepositoryReport, RepositoryStatus
+from .._domain.repository import Repository
 from .._domain.store import StoreError
-from .._domain.urls import parse_repo_url, redact, shown_url
+from .._domain.urls import redact
 from .._domain.vcs import VCS, ClonedSource
 from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
@@ -27,7 +28,7 @@ from .batch import Batch, BatchState, Pipeline
 from .clone_step import clone_timed
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
-from .incremental import Recorder, Reuse, first_store_error, key_of, stored_peaks
+from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
 from .stopwatch import Stopwatch
@@ -112,9 +113,10 @@ class AnalyzeUseCase:
         (after the clone is stopped and removed), no report made, for a caller that can
         try again later (``ClusterWorker``); else it is reported as a failure of its kind.
         """
-        report = await self._run_one(index, url, raise_limit_errors=raise_limit_errors)
+        repository = Repository.of(url, index)
+        report = await self._run_one(repository, raise_limit_errors=raise_limit_errors)
         if self._recorder is not None:
-            await self._recorder.save_one(self._session_run, key_of(url), report)
+            await self._recorder.save_one(self._session_run, repository.key, report)
         self._done(report)
         return report
 
@@ -196,25 +198,24 @@ class AnalyzeUseCase:
         recorder, save = self._recorder, None
         if recorder is not None and run_id is not None:
 
-            async def save(url: str, report: RepositoryReport) -> None:
-                await recorder.save(run_id, key_of(url), report)
+            async def save(key: str, report: RepositoryReport) -> None:
+                await recorder.save(run_id, key, report)
 
         pipeline = Pipeline(self._run_one, self._done, in_flight, send, state, save)
         await pipeline.feed(urls)
 
     async def _run_one(
-        self, index: int, url: str, *, raise_limit_errors: bool = False
+        self, repository: Repository, *, raise_limit_errors: bool = False
     ) -> RepositoryReport:
         # A checkpoint on every path, the early failures below included.
         await trio.lowlevel.checkpoint()
-        shown = shown_url(url)
+        url, index, shown = repository.url, repository.index, repository.shown
         watch = Stopwatch(trio.current_time())
-        try:
-            # The VCS applies its own policy later; this finds the credential, if any.
-            parsed = parse_repo_url(url, allow_local=True)
-            credential = credential_for(parsed, self.config.credentials)
-        except InvalidURLError as exc:
-            return RepositoryReport.failure(shown, index, "clone", exc.kind, str(exc))
+        parsed = repository.parsed
+        if parsed is None:
+            return repository.refused()
+        # The VCS applies its own policy later; this finds the credential, if any.
+        credential = credential_for(parsed, self.config.credentials)
         try:
             weight = self._gate.weight_of(self.config.clone_weight, url)
         except ValueError as exc:
@@ -227,7 +228,7 @@ class AnalyzeUseCase:
         clock = WorkClock()
         with clock.current(), clock.limit(self.config.repository_timeout):
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
-                early = await self._reuse.early_report(url, parsed.key, credential, shown, index)
+                early = await self._reuse.early_report(repository, credential)
                 if early is not None:
                     return early
             try:

@@ -9,8 +9,8 @@ from typing import final
 import trio
 
 from .._domain.reports import BatchSummary, RepositoryReport, RepositoryStatus
-from .._domain.urls import shown_url
-from .duplicates import DuplicateIndex, Outcome, outcome_of, repository_key
+from .._domain.repository import Repository
+from .duplicates import DuplicateIndex, Outcome, outcome_of
 
 __all__ = ["Batch", "BatchState", "Pipeline"]
 
@@ -78,13 +78,16 @@ class Pipeline:
     ``in_flight`` at a time; later lines naming a repository seen before are reported
     after it, with its status and ``duplicate_of``, without being cloned again.
 
+    Each line is parsed once, here, into a :class:`Repository` that the task, the
+    duplicate index and ``save`` read; it lives only while its line is in flight.
     Reports go into ``send`` (closed when every URL is reported) as they finish,
-    each after ``save`` (given the line's URL) has returned, when there is one.
+    each after ``save`` (given the repository's store key) has returned, when there
+    is one.
     """
 
     def __init__(
         self,
-        run_one: Callable[[int, str], Awaitable[RepositoryReport]],
+        run_one: Callable[[Repository], Awaitable[RepositoryReport]],
         on_done: Callable[[RepositoryReport], object],
         in_flight: int,
         send: trio.MemorySendChannel[RepositoryReport],
@@ -102,36 +105,42 @@ class Pipeline:
     async def feed(self, urls: Iterable[str]) -> None:
         async with self._send, trio.open_nursery() as nursery:
             for index, url in enumerate(urls):
-                key = repository_key(url)
-                first = self._seen.first_of(key)
+                repository = Repository.of(url, index)
+                digest = repository.digest
+                first = self._seen.first_of(digest)
                 if first is None:
-                    self._seen.start(key, index)
+                    self._seen.start(digest, index)
                     await self._in_flight.acquire()
-                    nursery.start_soon(self._one, index, url, key)
+                    nursery.start_soon(self._one, repository, digest)
                 elif first[1] is None:  # the first line is still in flight
-                    self._seen.wait_for(first[0], index, shown_url(url))
+                    self._seen.wait_for(first[0], index, repository.shown)
                 else:
-                    await self._send_duplicate(index, shown_url(url), first[0], first[1])
+                    shown, key = repository.shown, repository.key
+                    await self._send_duplicate(index, shown, key, first[0], first[1])
         self._state.finished = trio.current_time()
 
-    async def _one(self, index: int, url: str, key: bytes) -> None:
+    async def _one(self, repository: Repository, digest: bytes) -> None:
         try:
-            report = await self._run_one(index, url)
+            report = await self._run_one(repository)
             outcome = outcome_of(report.status, report.error)
-            waiting = self._seen.finish(key, index, outcome)
-            await self._deliver(report, url)
-            for duplicate, shown in waiting:
-                await self._send_duplicate(duplicate, shown, index, outcome)
+            waiting = self._seen.finish(digest, repository.index, outcome)
+            await self._deliver(report, repository.key)
+            for duplicate, shown in waiting:  # their key is their first line's
+                await self._send_duplicate(
+                    duplicate, shown, repository.key, repository.index, outcome
+                )
         finally:
             self._in_flight.release()
 
-    async def _send_duplicate(self, index: int, shown: str, first: int, outcome: Outcome) -> None:
-        await self._deliver(RepositoryReport.duplicate(shown, index, first, *outcome), shown)
+    async def _send_duplicate(
+        self, index: int, shown: str, key: str, first: int, outcome: Outcome
+    ) -> None:
+        await self._deliver(RepositoryReport.duplicate(shown, index, first, *outcome), key)
 
-    async def _deliver(self, report: RepositoryReport, url: str) -> None:
+    async def _deliver(self, report: RepositoryReport, key: str) -> None:
         # Stored first (with a store): a report its caller has is a report kept.
         if self._save is not None:
-            await self._save(url, report)
+            await self._save(key, report)
         # The channel holds nothing: once send returns, the caller has the report. Only
         # then is it counted and announced, with no checkpoint in between, so that a
         # batch stopped at any moment sums, and says "done" for, exactly the reports

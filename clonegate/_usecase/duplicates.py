@@ -2,13 +2,9 @@
 
 from __future__ import annotations
 
-import hashlib
-
-from .._domain.errors import InvalidURLError
 from .._domain.reports import ReportError, RepositoryStatus
-from .._domain.urls import parse_repo_url
 
-__all__ = ["DuplicateIndex", "Outcome", "outcome_of", "repository_key"]
+__all__ = ["DuplicateIndex", "Outcome", "outcome_of"]
 
 # What a first line ended with, which its duplicates repeat: its status and its error.
 Outcome = tuple[RepositoryStatus, ReportError | None]
@@ -21,22 +17,15 @@ def outcome_of(status: RepositoryStatus, error: ReportError | None) -> Outcome:
     return _WITHOUT_ERROR[status] if error is None else (status, error)
 
 
-def repository_key(url: str) -> bytes:
-    """16 bytes naming the repository (see ``RepoURL.key``); empty for an invalid URL."""
-    try:
-        key = parse_repo_url(url, allow_local=True).key
-    except InvalidURLError:
-        return b""
-    return hashlib.blake2b(key.encode(), digest_size=16).digest()
-
-
 class DuplicateIndex:
     """The first line of each distinct repository of a batch, and what became of it.
 
-    Memory stays flat in the number of URLs: one 16-byte key and one small entry per
-    distinct repository, never a report (ADR 0006). Later lines that name a repository
-    whose first line is still in flight wait here, holding no task and no in-flight
-    permit, so a thousand copies of one slow repository cannot starve the others.
+    Keys are each line's :attr:`Repository.digest` (empty for a line that is no URL,
+    never a duplicate). Memory stays flat in the number of URLs: one 16-byte key and
+    one small entry per distinct repository, never a report (ADR 0006). Later lines
+    that name a repository whose first line is still in flight wait here, holding no
+    task and no in-flight permit, so a thousand copies of one slow repository cannot
+    starve the others.
     """
 
     def __init__(self) -> None:

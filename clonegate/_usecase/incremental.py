@@ -11,15 +11,15 @@ from collections.abc import Awaitable, Callable
 import trio
 
 from .._domain.credentials import Credential
-from .._domain.errors import CloneError, InvalidURLError
+from .._domain.errors import CloneError
 from .._domain.inventory import Analyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
+from .._domain.repository import Repository
 from .._domain.store import DamagedRowError, ReportStore, StoreError
-from .._domain.urls import parse_repo_url
 from .._domain.vcs import VCS
 from .options import UseCaseConfig
 
-__all__ = ["Recorder", "Reuse", "first_store_error", "key_of", "stored_peaks"]
+__all__ = ["Recorder", "Reuse", "first_store_error", "stored_peaks"]
 
 logger = logging.getLogger("clonegate")
 
@@ -38,19 +38,21 @@ class Reuse:
         self._limiter = trio.CapacityLimiter(limit)
 
     async def early_report(
-        self, url: str, key: str, credential: Credential | None, shown: str, index: int
+        self, repository: Repository, credential: Credential | None
     ) -> RepositoryReport | None:
-        """The stored report for ``key`` if the remote's HEAD is still at its commit and
-        it was made by the current analyzer version; None if the repository must run.
+        """The stored report of ``repository`` (by its key) if the remote's HEAD is
+        still at its commit and it was made by the current analyzer version; None if
+        the repository must run.
 
         A listing that fails gives the repository's failed report (phase ``clone``,
         the listing's error kind): a remote that cannot be listed could not be cloned
         either, and trying would only wait for the same error twice.
         """
         started = trio.current_time()
+        shown, index = repository.shown, repository.index
         try:
             async with self._limiter:
-                head = await self._heads.remote_head(url, credential=credential)
+                head = await self._heads.remote_head(repository.url, credential=credential)
         except CloneError as exc:
             status = RepositoryStatus.of_error(exc.kind)
             timings = Timings(clone=trio.current_time() - started)
@@ -58,7 +60,7 @@ class Reuse:
                 shown, index, "clone", exc.kind, str(exc), status, timings
             )
         try:
-            report = await self._stored(key, head.commit)
+            report = await self._stored(repository.key, head.commit)
         except DamagedRowError as exc:
             # That repository's problem, not the run's: no result to reuse, so it runs
             # again, and its new result is the one the next run finds (ADR 0016).
@@ -135,14 +137,6 @@ class Recorder:
                 await self._store.finish_run(run_id)
             except StoreError as exc:
                 logger.warning("could not record the end of run %d: %s", run_id, exc)
-
-
-def key_of(url: str) -> str:
-    """The store's key for ``url``: the repository's normalized URL, '' for no URL."""
-    try:
-        return parse_repo_url(url, allow_local=True).key
-    except InvalidURLError:
-        return ""
 
 
 def stored_peaks(

@@ -95,12 +95,15 @@ def _key(run: str, part: str) -> str:
     return f"{TAG}:run:{run}:{part}"
 
 
-def repository_key(url: str) -> str:
-    """The key that deduplicates a URL within a run (text that is no URL: itself)."""
+def _job_fields(url: str) -> tuple[str, str]:
+    """What a job keeps of line ``url``, parsed once: the URL without its credentials,
+    and the key that deduplicates it within a run (text that is no URL: itself, twice;
+    the worker's report says why it is none)."""
     try:
-        return parse_repo_url(url, allow_local=True).key
+        parsed = parse_repo_url(url, allow_local=True)
     except ValueError:
-        return url.strip()
+        return url.strip(), url.strip()
+    return parsed.without_credentials, parsed.key
 
 
 class RedisWorkQueue:
@@ -173,7 +176,7 @@ class RedisWorkQueue:
         added = duplicates = 0
         batch: list[Any] = [run, ""]
         for index, url in enumerate(urls):
-            batch += [index, _without_credentials(url), repository_key(url)]
+            batch += [index, *_job_fields(url)]
             if len(batch) > 3 * SUBMIT_BATCH:
                 got = await self._script("submit", keys, batch)
                 added, duplicates, batch = added + got[0], duplicates + got[1], [run, ""]
@@ -350,10 +353,3 @@ def _retrying(flat: list[str], now: int) -> Iterable[Retrying]:
     for key, value in zip(flat[::2], flat[1::2], strict=True):
         retries, due, reason = value.split(" ", 2)
         yield Retrying(key, int(retries), (int(due) - now) / 1000, reason)
-
-
-def _without_credentials(url: str) -> str:
-    try:
-        return parse_repo_url(url, allow_local=True).without_credentials
-    except ValueError:
-        return url.strip()
