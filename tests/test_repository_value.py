@@ -37,7 +37,8 @@ from clonegate._domain.report_json import to_json
 from clonegate._domain.repository import Repository
 from clonegate_cli._input import read_urls
 
-from .servers import free_port, git_daemon, make_repo
+from .support.repos import make_repo
+from .support.servers import free_port, git_daemon
 from .test_usecase import FakeAnalyzer, FakeVCS
 
 GOLDEN = Path(__file__).parent / "fixtures" / "repository_value.json"
