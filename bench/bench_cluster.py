@@ -30,7 +30,8 @@ sys.path.insert(0, str(ROOT))
 import trio  # noqa: E402
 
 from bench.bench_load import utilisation  # noqa: E402
-from clonegate import RedisSemaphore, WeightedSemaphore, open_redis  # noqa: E402
+from clonegate import WeightedSemaphore  # noqa: E402
+from clonegate.cluster import RedisSemaphore, open_redis  # noqa: E402
 from tests.proxy import ThrottlingProxy  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 from tests.servers import git_daemon, make_repo  # noqa: E402

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import trio  # noqa: E402
 
-from clonegate import RedisWorkQueue, open_redis  # noqa: E402
+from clonegate.cluster import RedisWorkQueue, open_redis  # noqa: E402
 from tests.proxy import OnLoopback, ThrottlingProxy  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 from tests.servers import git_daemon, make_repo, wait_until_listening  # noqa: E402

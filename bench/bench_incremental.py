@@ -44,13 +44,8 @@ sys.path.insert(0, str(ROOT))
 import trio  # noqa: E402
 
 from bench.installed import compile_sources  # noqa: E402
-from clonegate import (  # noqa: E402
-    AnalyzeUseCase,
-    DulwichVCS,
-    TestInventoryAnalyzer,
-    open_store,
-    with_max_concurrent_clones,
-)
+from clonegate import AnalyzeUseCase, DulwichVCS, TestInventoryAnalyzer, with_max_concurrent_clones  # noqa: E402
+from clonegate.store import open_store  # noqa: E402
 from tests.servers import fast_import, git, git_daemon  # noqa: E402
 
 CORPUS = ROOT / "tests" / "fixtures" / "corpus"

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import RedisWorkQueue, open_redis
+from clonegate.cluster import RedisWorkQueue, open_redis
 
 from .proxy import OnLoopback
 from .redis_server import RedisServer

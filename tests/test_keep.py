@@ -12,15 +12,12 @@ import trio
 from clonegate import (
     CloneSettings,
     DulwichVCS,
-    LeaseLostError,
-    RepositoryNotFoundError,
-    StorageError,
-    TransportError,
     parse_repo_url,
     with_global_limiter,
     with_keep_clones,
 )
 from clonegate._app import compose
+from clonegate.errors import LeaseLostError, RepositoryNotFoundError, StorageError, TransportError
 
 from .servers import FixtureRepo, GitDaemon, git, git_daemon, make_repo
 

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import CloneSettings, DulwichVCS, ErrorKind, InvalidRepositoryError, StorageError
+from clonegate import CloneSettings, DulwichVCS, ErrorKind
 from clonegate._adapters.git.worker_errors import classify
+from clonegate.errors import InvalidRepositoryError, StorageError
 
 from .servers import GitDaemon, fast_import, git, git_daemon, make_repo
 

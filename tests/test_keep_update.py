@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import CloneSettings, DulwichVCS, InvalidRepositoryError, StorageError, TooLargeError
+from clonegate import CloneSettings, DulwichVCS
+from clonegate.errors import InvalidRepositoryError, StorageError, TooLargeError
 
 from .servers import GIT_ENV, fast_import, git, git_daemon, make_repo
 from .test_keep_escape import snapshot

@@ -24,16 +24,14 @@ from clonegate import (
     RepositoryReport,
     RepositoryStatus,
     ScanError,
-    StoredResult,
-    StoreError,
     TestCase,
     TestFile,
     TestStatus,
     TestSuite,
-    open_store,
 )
 from clonegate._adapters.store.rows import insert_report
 from clonegate._adapters.store.schema import MIGRATIONS, migrate
+from clonegate.store import StoredResult, StoreError, open_store
 
 KEY = "git://example.org/team/repo"
 WHEN = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)

@@ -32,7 +32,6 @@ from clonegate import (
     RemoteHead,
     ReportError,
     RepositoryFacts,
-    RepositoryNotFoundError,
     RepositoryReport,
     RepositoryStatus,
     TestCase,
@@ -53,6 +52,7 @@ from clonegate import (
 from clonegate._adapters.clones import discard
 from clonegate._app import compose
 from clonegate._usecase.duplicates import DuplicateIndex, repository_key
+from clonegate.errors import RepositoryNotFoundError
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 
