@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -113,3 +114,18 @@ def test_importing_the_public_modules_loads_no_adapter_library() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", check], check=True)
+
+
+def test_the_changelog_says_where_each_moved_name_went() -> None:
+    # Rows such as "| `clonegate.StoreError` | `from clonegate.store import StoreError` |".
+    rows = re.findall(
+        r"^\| `clonegate\.(\w+)` \| (?:`from (clonegate\.\w+) import (\w+)`|removed)",
+        (ROOT / "CHANGELOG.md").read_text(),
+        re.MULTILINE,
+    )
+    assert len(rows) >= 56  # the names that left the top level in issue 42
+    for name, home, imported in rows:
+        assert name not in clonegate.__all__, name
+        if home:
+            assert imported == name
+            assert name in importlib.import_module(home).__all__, (name, home)
