@@ -27,7 +27,8 @@ from pathlib import Path
 import trio
 
 from bench.bench_load import utilisation
-from clonegate import RedisSemaphore, WeightedSemaphore, open_redis
+from clonegate import WeightedSemaphore
+from clonegate.cluster import RedisSemaphore, open_redis
 from tests.support.proxy import ThrottlingProxy
 from tests.support.redis_server import RedisServer
 from tests.support.repos import make_repo

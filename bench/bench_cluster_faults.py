@@ -29,7 +29,7 @@ from pathlib import Path
 
 import trio
 
-from clonegate import RedisWorkQueue, open_redis
+from clonegate.cluster import RedisWorkQueue, open_redis
 from tests.support.proxy import OnLoopback, ThrottlingProxy
 from tests.support.redis_server import RedisServer
 from tests.support.repos import make_repo

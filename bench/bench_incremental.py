@@ -44,9 +44,9 @@ from clonegate import (
     AnalyzeUseCase,
     DulwichVCS,
     TestInventoryAnalyzer,
-    open_store,
     with_max_concurrent_clones,
 )
+from clonegate.store import open_store
 from tests.support.repos import fast_import, git
 from tests.support.servers import git_daemon
 

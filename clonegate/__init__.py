@@ -1,342 +1,128 @@
-"""clonegate: clone many git repositories under a hard, fair limit, and analyze each clone."""
+"""clonegate: clone many git repositories under a hard, fair limit, and analyze each clone.
 
-from ._version import __version__
+The names here are the library's everyday API: the composition (``open_analyzer``),
+the use case and its options, the adapters' settings, the ports, the reports and the
+errors a caller catches. The rest of the public API lives in public submodules:
+``clonegate.errors`` (one error type per failure kind), ``clonegate.store`` (the
+result store), ``clonegate.cluster`` (the cluster mode on Redis) and
+``clonegate.workers`` (the worker processes). Every other module is private.
+"""
+
+from ._exports import exports
+from ._version import __version__ as __version__
 
 TYPE_CHECKING = False  # not typing's: a few ms before the CLI starts its zygote (ADR 0003)
 
 if TYPE_CHECKING:
-    from ._adapters.analysis.analyzer import (
-        ANALYZER_VERSION,
-        AnalyzerStatistics,
-        TestInventoryAnalyzer,
-    )
-    from ._adapters.analysis.settings import AnalysisSettings
-    from ._adapters.git.dulwich_vcs import DulwichVCS
-    from ._adapters.git.settings import CloneSettings
-    from ._adapters.netrc_file import with_netrc
-    from ._adapters.redis import (
-        ClusterSettings,
-        Lease,
-        RedisHolder,
-        RedisSemaphore,
-        RedisSemaphoreStatistics,
-        RedisUnavailableError,
-        RedisWaiter,
-        RedisWorkQueue,
-        Retrying,
-        Running,
-        RunStatus,
-        open_redis,
-    )
-    from ._adapters.store import (
-        Difference,
-        HistoryEntry,
-        RunInfo,
-        SQLiteStore,
-        StoreReader,
-        StoreSettings,
-        open_store,
-        open_store_reader,
-    )
-    from ._adapters.workers import WorkerDied, WorkerPool, WorkerPoolStatistics, open_worker_pool
-    from ._app import open_analyzer
-    from ._domain.credentials import Credential, credential_for
-    from ._domain.errors import (
-        AnalysisError,
-        AuthenticationError,
-        CloneCancelledError,
-        CloneError,
-        CloneTimeoutError,
-        EmptyRepositoryError,
-        ErrorKind,
-        InvalidRepositoryError,
-        InvalidURLError,
-        OutOfMemoryError,
-        ProtocolError,
-        RepositoryNotFoundError,
-        StorageError,
-        TooLargeError,
-        TooSlowError,
-        TransportError,
-    )
-    from ._domain.events import Event, EventKind
-    from ._domain.inventory import (
-        AnalysisReport,
-        Analyzer,
-        Inventory,
-        RepositoryFacts,
-        ScanError,
-        TestCase,
-        TestFile,
-        TestStatus,
-        TestSuite,
-    )
-    from ._domain.jobs import Job, JobQueue, Retry
-    from ._domain.limits import (
-        LeaseLostError,
-        LimitConfigError,
-        Limiter,
-        LimitError,
-        LimiterUnavailableError,
-    )
-    from ._domain.memory import MemoryReading, MemorySensor
-    from ._domain.patience import Patience
-    from ._domain.report_json import report_from_json, to_json
-    from ._domain.reports import (
-        AnalysisTotals,
-        BatchSummary,
-        RefInfo,
-        ReportError,
-        RepositoryReport,
-        RepositoryStatus,
-        Timings,
-    )
-    from ._domain.semaphore import WeightedSemaphore, WeightedSemaphoreStatistics
-    from ._domain.sizes import parse_size
-    from ._domain.store import (
-        AnalysisCache,
-        DamagedRow,
-        DamagedRowError,
-        ReportStore,
-        StoredResult,
-        StoreError,
-    )
-    from ._domain.urls import RepoURL, parse_repo_url, redact, visible
-    from ._domain.vcs import VCS, ClonedSource, RemoteHead
-    from ._usecase.analysis_limits import with_analysis_time_limit
-    from ._usecase.analyze import AnalyzeUseCase
-    from ._usecase.batch import Batch
-    from ._usecase.gate import CloneGateStatistics, GateEntry
-    from ._usecase.options import (
-        Option,
-        UseCaseConfig,
-        with_analysis_timeout,
-        with_clone_timeout,
-        with_clone_weight,
-        with_event_hook,
-        with_global_limiter,
-        with_host_limit,
-        with_host_limiter,
-        with_incremental,
-        with_keep_clones,
-        with_max_concurrent_clones,
-        with_memory_budget,
-        with_remote_head_limit,
-        with_repository_timeout,
-        with_result_store,
-        with_stuck_threshold,
-        with_token,
-    )
-    from ._usecase.pressure import BudgetDecision, PressureController
-    from ._usecase.worker import ClusterWorker, WorkerTotals
+    from ._adapters.analysis.analyzer import ANALYZER_VERSION as ANALYZER_VERSION
+    from ._adapters.analysis.analyzer import AnalyzerStatistics as AnalyzerStatistics
+    from ._adapters.analysis.analyzer import TestInventoryAnalyzer as TestInventoryAnalyzer
+    from ._adapters.analysis.settings import AnalysisSettings as AnalysisSettings
+    from ._adapters.git.dulwich_vcs import DulwichVCS as DulwichVCS
+    from ._adapters.git.settings import CloneSettings as CloneSettings
+    from ._adapters.netrc_file import with_netrc as with_netrc
+    from ._app import open_analyzer as open_analyzer
+    from ._domain.credentials import Credential as Credential
+    from ._domain.errors import AnalysisError as AnalysisError
+    from ._domain.errors import CloneError as CloneError
+    from ._domain.errors import ErrorKind as ErrorKind
+    from ._domain.errors import InvalidURLError as InvalidURLError
+    from ._domain.events import Event as Event
+    from ._domain.events import EventKind as EventKind
+    from ._domain.inventory import AnalysisReport as AnalysisReport
+    from ._domain.inventory import Analyzer as Analyzer
+    from ._domain.inventory import Inventory as Inventory
+    from ._domain.inventory import RepositoryFacts as RepositoryFacts
+    from ._domain.inventory import ScanError as ScanError
+    from ._domain.inventory import TestCase as TestCase
+    from ._domain.inventory import TestFile as TestFile
+    from ._domain.inventory import TestStatus as TestStatus
+    from ._domain.inventory import TestSuite as TestSuite
+    from ._domain.limits import Limiter as Limiter
+    from ._domain.memory import MemoryReading as MemoryReading
+    from ._domain.memory import MemorySensor as MemorySensor
+    from ._domain.report_json import report_from_json as report_from_json
+    from ._domain.report_json import to_json as to_json
+    from ._domain.reports import AnalysisTotals as AnalysisTotals
+    from ._domain.reports import BatchSummary as BatchSummary
+    from ._domain.reports import RefInfo as RefInfo
+    from ._domain.reports import ReportError as ReportError
+    from ._domain.reports import RepositoryReport as RepositoryReport
+    from ._domain.reports import RepositoryStatus as RepositoryStatus
+    from ._domain.reports import Timings as Timings
+    from ._domain.semaphore import WeightedSemaphore as WeightedSemaphore
+    from ._domain.semaphore import WeightedSemaphoreStatistics as WeightedSemaphoreStatistics
+    from ._domain.sizes import parse_size as parse_size
+    from ._domain.urls import RepoURL as RepoURL
+    from ._domain.urls import parse_repo_url as parse_repo_url
+    from ._domain.urls import redact as redact
+    from ._domain.urls import visible as visible
+    from ._domain.vcs import VCS as VCS
+    from ._domain.vcs import ClonedSource as ClonedSource
+    from ._domain.vcs import RemoteHead as RemoteHead
+    from ._usecase.analysis_limits import with_analysis_time_limit as with_analysis_time_limit
+    from ._usecase.analyze import AnalyzeUseCase as AnalyzeUseCase
+    from ._usecase.batch import Batch as Batch
+    from ._usecase.gate import CloneGateStatistics as CloneGateStatistics
+    from ._usecase.options import Option as Option
+    from ._usecase.options import UseCaseConfig as UseCaseConfig
+    from ._usecase.options import with_analysis_timeout as with_analysis_timeout
+    from ._usecase.options import with_clone_timeout as with_clone_timeout
+    from ._usecase.options import with_clone_weight as with_clone_weight
+    from ._usecase.options import with_event_hook as with_event_hook
+    from ._usecase.options import with_global_limiter as with_global_limiter
+    from ._usecase.options import with_host_limit as with_host_limit
+    from ._usecase.options import with_host_limiter as with_host_limiter
+    from ._usecase.options import with_incremental as with_incremental
+    from ._usecase.options import with_keep_clones as with_keep_clones
+    from ._usecase.options import with_max_concurrent_clones as with_max_concurrent_clones
+    from ._usecase.options import with_memory_budget as with_memory_budget
+    from ._usecase.options import with_remote_head_limit as with_remote_head_limit
+    from ._usecase.options import with_repository_timeout as with_repository_timeout
+    from ._usecase.options import with_result_store as with_result_store
+    from ._usecase.options import with_stuck_threshold as with_stuck_threshold
+    from ._usecase.options import with_token as with_token
 
-# Where each public name lives, imported on first use: ``import clonegate`` stays cheap,
-# and trio, dulwich and tree-sitter load only when a program uses them (ADR 0001).
-# open_analyzer, the composition root, builds the default adapters (ADR 0017).
-_LAZY = {
-    name: module
-    for module, names in {
-        "._adapters.analysis.analyzer": (
-            "ANALYZER_VERSION AnalyzerStatistics TestInventoryAnalyzer"
-        ),
-        "._adapters.git.dulwich_vcs": "DulwichVCS",
-        "._adapters.redis": (
-            "ClusterSettings Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics "
-            "RedisUnavailableError RedisWaiter RedisWorkQueue Retrying RunStatus Running "
-            "open_redis"
-        ),
-        "._adapters.store": (
-            "Difference HistoryEntry RunInfo SQLiteStore StoreReader StoreSettings open_store "
-            "open_store_reader"
-        ),
-        "._adapters.workers": "WorkerDied WorkerPool WorkerPoolStatistics open_worker_pool",
-        "._adapters.netrc_file": "with_netrc",
-        "._app": "open_analyzer",
-        "._adapters.git.settings": "CloneSettings",
-        "._adapters.analysis.settings": "AnalysisSettings",
-        "._domain.credentials": "Credential credential_for",
-        "._domain.errors": (
-            "AnalysisError AuthenticationError CloneCancelledError CloneError "
-            "CloneTimeoutError EmptyRepositoryError ErrorKind InvalidRepositoryError "
-            "InvalidURLError OutOfMemoryError ProtocolError RepositoryNotFoundError "
-            "StorageError TooLargeError TooSlowError TransportError"
-        ),
-        "._domain.events": "Event EventKind",
-        "._domain.inventory": (
-            "AnalysisReport Analyzer Inventory RepositoryFacts ScanError TestCase TestFile "
-            "TestStatus TestSuite"
-        ),
-        "._domain.jobs": "Job JobQueue Retry",
-        "._domain.limits": (
-            "LeaseLostError LimitConfigError LimitError Limiter LimiterUnavailableError"
-        ),
-        "._domain.memory": "MemoryReading MemorySensor",
-        "._domain.patience": "Patience",
-        "._domain.report_json": "report_from_json to_json",
-        "._domain.reports": (
-            "AnalysisTotals BatchSummary RefInfo ReportError RepositoryReport "
-            "RepositoryStatus Timings"
-        ),
-        "._domain.semaphore": "WeightedSemaphore WeightedSemaphoreStatistics",
-        "._domain.sizes": "parse_size",
-        "._domain.store": (
-            "AnalysisCache DamagedRow DamagedRowError ReportStore StoreError StoredResult"
-        ),
-        "._domain.urls": "RepoURL parse_repo_url redact visible",
-        "._domain.vcs": "ClonedSource RemoteHead VCS",
-        "._usecase.analysis_limits": "with_analysis_time_limit",
-        "._usecase.analyze": "AnalyzeUseCase",
-        "._usecase.batch": "Batch",
-        "._usecase.gate": "CloneGateStatistics GateEntry",
-        "._usecase.options": "Option UseCaseConfig",
-        "._usecase.pressure": "BudgetDecision PressureController",
-        "._usecase.worker": "ClusterWorker WorkerTotals",
-    }.items()
-    for name in names.split()
+# The one table of this module's names: where each lives (ADR 0001).
+_TABLE = {
+    "._version": "__version__",
+    # The composition root builds the default adapters (ADR 0017).
+    "._app": "open_analyzer",
+    "._usecase.analyze": "AnalyzeUseCase",
+    "._usecase.batch": "Batch",
+    "._usecase.gate": "CloneGateStatistics",
+    "._usecase.options": (
+        "Option UseCaseConfig with_analysis_timeout with_clone_timeout with_clone_weight "
+        "with_event_hook with_global_limiter with_host_limit with_host_limiter "
+        "with_incremental with_keep_clones with_max_concurrent_clones with_memory_budget "
+        "with_remote_head_limit with_repository_timeout with_result_store "
+        "with_stuck_threshold with_token"
+    ),
+    "._usecase.analysis_limits": "with_analysis_time_limit",
+    "._adapters.netrc_file": "with_netrc",
+    "._adapters.git.settings": "CloneSettings",
+    "._adapters.git.dulwich_vcs": "DulwichVCS",
+    "._adapters.analysis.settings": "AnalysisSettings",
+    "._adapters.analysis.analyzer": "ANALYZER_VERSION AnalyzerStatistics TestInventoryAnalyzer",
+    # The ports, and the values that cross them.
+    "._domain.vcs": "VCS ClonedSource RemoteHead",
+    "._domain.inventory": (
+        "AnalysisReport Analyzer Inventory RepositoryFacts ScanError TestCase TestFile "
+        "TestStatus TestSuite"
+    ),
+    "._domain.limits": "Limiter",
+    "._domain.memory": "MemoryReading MemorySensor",
+    "._domain.credentials": "Credential",
+    "._domain.semaphore": "WeightedSemaphore WeightedSemaphoreStatistics",
+    "._domain.reports": (
+        "AnalysisTotals BatchSummary RefInfo ReportError RepositoryReport RepositoryStatus Timings"
+    ),
+    "._domain.report_json": "report_from_json to_json",
+    "._domain.events": "Event EventKind",
+    # The bases; each kind's own type is in clonegate.errors.
+    "._domain.errors": "AnalysisError CloneError ErrorKind InvalidURLError",
+    "._domain.urls": "RepoURL parse_repo_url redact visible",
+    "._domain.sizes": "parse_size",
 }
-# Every other option (``with_*``) is the use case's, from one module.
-_OPTIONS = "._usecase.options"
 
-
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name, _OPTIONS if name.startswith("with_") else None)
-    if module is None or name not in __all__:
-        raise AttributeError(f"module 'clonegate' has no attribute {name!r}")
-    from importlib import import_module
-
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
-__all__ = [
-    "ANALYZER_VERSION",
-    "VCS",
-    "AnalysisCache",
-    "AnalysisError",
-    "AnalysisReport",
-    "AnalysisSettings",
-    "AnalysisTotals",
-    "AnalyzeUseCase",
-    "Analyzer",
-    "AnalyzerStatistics",
-    "AuthenticationError",
-    "Batch",
-    "BatchSummary",
-    "BudgetDecision",
-    "CloneCancelledError",
-    "CloneError",
-    "CloneGateStatistics",
-    "CloneSettings",
-    "CloneTimeoutError",
-    "ClonedSource",
-    "ClusterSettings",
-    "ClusterWorker",
-    "Credential",
-    "DamagedRow",
-    "DamagedRowError",
-    "Difference",
-    "DulwichVCS",
-    "EmptyRepositoryError",
-    "ErrorKind",
-    "Event",
-    "EventKind",
-    "GateEntry",
-    "HistoryEntry",
-    "InvalidRepositoryError",
-    "InvalidURLError",
-    "Inventory",
-    "Job",
-    "JobQueue",
-    "Lease",
-    "LeaseLostError",
-    "LimitConfigError",
-    "LimitError",
-    "Limiter",
-    "LimiterUnavailableError",
-    "MemoryReading",
-    "MemorySensor",
-    "Option",
-    "OutOfMemoryError",
-    "Patience",
-    "PressureController",
-    "ProtocolError",
-    "RedisHolder",
-    "RedisSemaphore",
-    "RedisSemaphoreStatistics",
-    "RedisUnavailableError",
-    "RedisWaiter",
-    "RedisWorkQueue",
-    "RefInfo",
-    "RemoteHead",
-    "RepoURL",
-    "ReportError",
-    "ReportStore",
-    "RepositoryFacts",
-    "RepositoryNotFoundError",
-    "RepositoryReport",
-    "RepositoryStatus",
-    "Retry",
-    "Retrying",
-    "RunInfo",
-    "RunStatus",
-    "Running",
-    "SQLiteStore",
-    "ScanError",
-    "StorageError",
-    "StoreError",
-    "StoreReader",
-    "StoreSettings",
-    "StoredResult",
-    "TestCase",
-    "TestFile",
-    "TestInventoryAnalyzer",
-    "TestStatus",
-    "TestSuite",
-    "Timings",
-    "TooLargeError",
-    "TooSlowError",
-    "TransportError",
-    "UseCaseConfig",
-    "WeightedSemaphore",
-    "WeightedSemaphoreStatistics",
-    "WorkerDied",
-    "WorkerPool",
-    "WorkerPoolStatistics",
-    "WorkerTotals",
-    "__version__",
-    "credential_for",
-    "open_analyzer",
-    "open_redis",
-    "open_store",
-    "open_store_reader",
-    "open_worker_pool",
-    "parse_repo_url",
-    "parse_size",
-    "redact",
-    "report_from_json",
-    "to_json",
-    "visible",
-    "with_analysis_time_limit",
-    "with_analysis_timeout",
-    "with_clone_timeout",
-    "with_clone_weight",
-    "with_event_hook",
-    "with_global_limiter",
-    "with_host_limit",
-    "with_host_limiter",
-    "with_incremental",
-    "with_keep_clones",
-    "with_max_concurrent_clones",
-    "with_memory_budget",
-    "with_netrc",
-    "with_remote_head_limit",
-    "with_repository_timeout",
-    "with_result_store",
-    "with_stuck_threshold",
-    "with_token",
-]
+__all__, __getattr__, __dir__ = exports(__name__, _TABLE)

@@ -24,7 +24,6 @@ from clonegate import (
     RepositoryReport,
     RepositoryStatus,
     TestInventoryAnalyzer,
-    open_worker_pool,
     with_analysis_time_limit,
     with_event_hook,
     with_max_concurrent_clones,
@@ -32,6 +31,7 @@ from clonegate import (
 )
 from clonegate._app import compose
 from clonegate._domain.inventory import ScanError
+from clonegate.workers import open_worker_pool
 
 from .support.processes import pid_alive
 from .support.repos import fast_import, git

@@ -23,12 +23,8 @@ from clonegate import (
     Event,
     EventKind,
     MemoryReading,
-    PressureController,
     RemoteHead,
-    TooLargeError,
     WeightedSemaphore,
-    open_store,
-    open_worker_pool,
     with_event_hook,
     with_max_concurrent_clones,
     with_memory_budget,
@@ -38,6 +34,10 @@ from clonegate._adapters.clones import discard
 from clonegate._usecase.admission import MemoryAdmission
 from clonegate._usecase.estimates import MemoryEstimates
 from clonegate._usecase.gate import CloneGate
+from clonegate._usecase.pressure import PressureController
+from clonegate.errors import TooLargeError
+from clonegate.store import open_store
+from clonegate.workers import open_worker_pool
 from clonegate_cli.app import app
 
 from .support.servers import GitDaemon

@@ -26,7 +26,6 @@ from clonegate import (
     Credential,
     DulwichVCS,
     MemoryReading,
-    PressureController,
     RemoteHead,
     WeightedSemaphore,
     with_clone_timeout,
@@ -40,6 +39,7 @@ from clonegate._adapters.workers import WorkerDied, open_worker_pool, wire
 from clonegate._adapters.workers.zygote import ask_parent
 from clonegate._usecase.estimates import MemoryEstimates
 from clonegate._usecase.gate import CloneGate, MemoryLease
+from clonegate._usecase.pressure import PressureController
 
 from .support import worker_jobs
 from .test_usecase import FakeAnalyzer

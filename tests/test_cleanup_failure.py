@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 import clonegate._adapters.clones
-from clonegate import CloneSettings, DulwichVCS, RepositoryNotFoundError
+from clonegate import CloneSettings, DulwichVCS
+from clonegate.errors import RepositoryNotFoundError
 
 from .support.servers import GitDaemon
 

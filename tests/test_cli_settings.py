@@ -16,7 +16,9 @@ import pytest
 import typer
 
 import clonegate
-from clonegate import AnalysisSettings, CloneSettings, StoreSettings, UseCaseConfig, parse_size
+import clonegate.cluster
+from clonegate import AnalysisSettings, CloneSettings, UseCaseConfig, parse_size
+from clonegate.store import StoreSettings
 from clonegate_cli._clone_options import CloneFlags
 from clonegate_cli.app import app
 
@@ -144,18 +146,20 @@ def test_the_worker_options_are_the_cluster_settings() -> None:
     from clonegate_cli import _cluster
 
     worker = inspect.signature(_cluster.worker).parameters
-    cluster = clonegate.ClusterSettings()
+    cluster = clonegate.cluster.ClusterSettings()
     assert worker["lease"].default == cluster.lease
     assert worker["claim_idle"].default == cluster.claim_idle
-    expected = inspect.signature(clonegate.ClusterWorker).parameters["max_deliveries"].default
+    expected = (
+        inspect.signature(clonegate.cluster.ClusterWorker).parameters["max_deliveries"].default
+    )
     assert worker["max_deliveries"].default == expected
     # The adapters' own defaults are the same figures, read from the settings.
-    semaphore = inspect.signature(clonegate.RedisSemaphore).parameters["lease"].default
-    queue = inspect.signature(clonegate.RedisWorkQueue).parameters["claim_idle"].default
+    semaphore = inspect.signature(clonegate.cluster.RedisSemaphore).parameters["lease"].default
+    queue = inspect.signature(clonegate.cluster.RedisWorkQueue).parameters["claim_idle"].default
     assert (semaphore, queue) == (cluster.lease, cluster.claim_idle)
     assert str(_cluster._LEASE_HELP) == help_of_cluster("lease")
 
 
 def help_of_cluster(name: str) -> str:
-    field = next(f for f in dataclasses.fields(clonegate.ClusterSettings) if f.name == name)
+    field = next(f for f in dataclasses.fields(clonegate.cluster.ClusterSettings) if f.name == name)
     return str(field.metadata["help"])

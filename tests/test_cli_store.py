@@ -11,7 +11,8 @@ from pathlib import Path
 import trio
 from typer.testing import CliRunner
 
-from clonegate import RepositoryReport, RepositoryStatus, TestCase, open_store
+from clonegate import RepositoryReport, RepositoryStatus, TestCase
+from clonegate.store import open_store
 from clonegate_cli.app import app
 
 from .test_store import INVENTORY, KEY, report

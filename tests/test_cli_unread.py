@@ -17,8 +17,9 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
-from clonegate import AnalysisTotals, open_store, to_json
+from clonegate import AnalysisTotals, to_json
 from clonegate._adapters.store.schema import MIGRATIONS, migrate
+from clonegate.store import open_store
 from clonegate_cli.app import app
 
 from .support.repos import make_repo

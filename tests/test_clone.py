@@ -17,24 +17,26 @@ from dulwich.errors import ChecksumMismatch
 from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 
 from clonegate import (
-    AuthenticationError,
-    CloneCancelledError,
     ClonedSource,
     CloneSettings,
-    CloneTimeoutError,
     Credential,
     DulwichVCS,
-    EmptyRepositoryError,
     ErrorKind,
     InvalidURLError,
-    ProtocolError,
-    RepositoryNotFoundError,
-    StorageError,
-    TransportError,
     parse_repo_url,
 )
 from clonegate._adapters.git.pack_intake import _TrailingChecksum
 from clonegate._adapters.workers import open_worker_pool
+from clonegate.errors import (
+    AuthenticationError,
+    CloneCancelledError,
+    CloneTimeoutError,
+    EmptyRepositoryError,
+    ProtocolError,
+    RepositoryNotFoundError,
+    StorageError,
+    TransportError,
+)
 
 from .support.processes import pid_alive, reported_exit, worker_pids
 from .support.proxy import ThrottlingProxy

@@ -15,7 +15,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import RedisWorkQueue, open_redis, open_store, parse_repo_url
+from clonegate import parse_repo_url
+from clonegate.cluster import RedisWorkQueue, open_redis
+from clonegate.store import open_store
 
 from .support.proxy import ThrottlingProxy
 from .support.redis_server import RedisServer

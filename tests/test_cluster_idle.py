@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import RedisWorkQueue, open_redis
 from clonegate._adapters.redis.connection import Redis
+from clonegate.cluster import RedisWorkQueue, open_redis
 
 from .support.proxy import ThrottlingProxy
 from .support.redis_server import RedisServer

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import trio
 
-from clonegate import RedisSemaphore, RedisWorkQueue, open_redis
+from clonegate.cluster import RedisSemaphore, RedisWorkQueue, open_redis
 
 from .support.proxy import ThrottlingProxy
 from .support.redis_server import RedisServer

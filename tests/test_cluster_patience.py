@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import trio
 
-from clonegate import RedisWorkQueue, open_redis
+from clonegate.cluster import RedisWorkQueue, open_redis
 
 from .support.proxy import FaultyRelay, ThrottlingProxy
 from .support.redis_server import RedisServer, redis_server

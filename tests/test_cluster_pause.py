@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 import trio
 
-from clonegate import RedisSemaphore, open_redis
+from clonegate.cluster import RedisSemaphore, open_redis
 
 from .support.proxy import ThrottlingProxy, _Connection
 from .support.redis_server import RedisServer

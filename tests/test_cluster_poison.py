@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import RedisWorkQueue, open_redis
+from clonegate.cluster import RedisWorkQueue, open_redis
 
 from .support.proxy import OnLoopback
 from .support.redis_server import RedisServer

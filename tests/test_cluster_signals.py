@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import RedisSemaphore, RedisWorkQueue, open_redis
+from clonegate.cluster import RedisSemaphore, RedisWorkQueue, open_redis
 
 from .support.processes import processes_with
 from .support.proxy import RedisRelay

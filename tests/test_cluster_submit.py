@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from clonegate import RedisWorkQueue, open_redis
+from clonegate.cluster import RedisWorkQueue, open_redis
 
 from .support.proxy import RedisRelay
 from .support.redis_server import RedisServer

@@ -12,7 +12,8 @@ from pathlib import Path
 import trio
 import trio.testing
 
-from clonegate import AnalyzeUseCase, ClusterWorker, Job, RepositoryReport, Retry
+from clonegate import AnalyzeUseCase, RepositoryReport
+from clonegate.cluster import ClusterWorker, Job, Retry
 
 from .test_usecase import FakeAnalyzer, FakeVCS
 

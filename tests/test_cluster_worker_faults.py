@@ -20,21 +20,12 @@ from pathlib import Path
 import trio
 from coredis.response.types import StreamPendingExt
 
-from clonegate import (
-    CloneSettings,
-    ClusterWorker,
-    LeaseLostError,
-    LimiterUnavailableError,
-    Patience,
-    RedisSemaphore,
-    RedisWorkQueue,
-    open_redis,
-    with_global_limiter,
-    with_max_concurrent_clones,
-)
+from clonegate import CloneSettings, with_global_limiter, with_max_concurrent_clones
 from clonegate._adapters.redis.connection import Redis
 from clonegate._adapters.redis.queue import DEAD, GROUP, JOBS
 from clonegate._app import compose
+from clonegate.cluster import ClusterWorker, Patience, RedisSemaphore, RedisWorkQueue, open_redis
+from clonegate.errors import LeaseLostError, LimiterUnavailableError
 
 from .support.proxy import ThrottlingProxy
 from .support.redis_server import RedisServer, redis_server

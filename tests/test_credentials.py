@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from clonegate import Credential, credential_for, parse_repo_url
+from clonegate import Credential, parse_repo_url
+from clonegate._domain.credentials import credential_for
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,8 @@ from pathlib import Path
 import trio
 from typer.testing import CliRunner
 
-from clonegate import Inventory, RepositoryReport, TestCase, TestFile, open_store
+from clonegate import Inventory, RepositoryReport, TestCase, TestFile
+from clonegate.store import open_store
 from clonegate_cli.app import app
 
 from .support.repos import make_repo

@@ -19,13 +19,12 @@ import clonegate._adapters.analysis.analyzer as analyzer_module
 from clonegate import (
     RepositoryReport,
     RepositoryStatus,
-    SQLiteStore,
-    open_store,
     with_incremental,
     with_max_concurrent_clones,
     with_result_store,
 )
 from clonegate._app import compose
+from clonegate.store import SQLiteStore, open_store
 
 from .support.proxy import ThrottlingProxy
 from .support.repos import git, make_repo

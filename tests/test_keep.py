@@ -12,15 +12,12 @@ import trio
 from clonegate import (
     CloneSettings,
     DulwichVCS,
-    LeaseLostError,
-    RepositoryNotFoundError,
-    StorageError,
-    TransportError,
     parse_repo_url,
     with_global_limiter,
     with_keep_clones,
 )
 from clonegate._app import compose
+from clonegate.errors import LeaseLostError, RepositoryNotFoundError, StorageError, TransportError
 
 from .support.repos import FixtureRepo, git, make_repo
 from .support.servers import GitDaemon, git_daemon

@@ -14,8 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import CloneSettings, DulwichVCS, ErrorKind, InvalidRepositoryError, StorageError
+from clonegate import CloneSettings, DulwichVCS, ErrorKind
 from clonegate._adapters.git.worker_errors import classify
+from clonegate.errors import InvalidRepositoryError, StorageError
 
 from .support.repos import fast_import, git, make_repo
 from .support.servers import GitDaemon, git_daemon

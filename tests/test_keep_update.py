@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from clonegate import CloneSettings, DulwichVCS, InvalidRepositoryError, StorageError, TooLargeError
+from clonegate import CloneSettings, DulwichVCS
+from clonegate.errors import InvalidRepositoryError, StorageError, TooLargeError
 
 from .support.repos import GIT_ENV, fast_import, git, make_repo
 from .support.servers import git_daemon

@@ -2,7 +2,8 @@
 
 `lint-imports` (import-linter) reads the contracts in pyproject.toml; .ci/run runs it
 on the tree. Here it runs on a copy of the tree, first as it is, then with a use-case
-module that imports an adapter, then with a domain module that imports dulwich.
+module that imports an adapter, then with a domain module that imports dulwich, and
+with a command-line module that reaches past the public API.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def append(path: Path, line: str) -> None:
 def test_the_tree_keeps_every_contract(tree: Path) -> None:
     result = lint_imports(tree)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 kept, 0 broken" in result.stdout
+    assert "4 kept, 0 broken" in result.stdout
 
 
 def test_a_use_case_importing_an_adapter_breaks_the_layers(tree: Path) -> None:
@@ -73,3 +74,20 @@ def test_the_library_importing_the_cli_is_forbidden(tree: Path) -> None:
     result = lint_imports(tree)
     assert result.returncode != 0
     assert "The library never imports the command line BROKEN" in result.stdout
+
+
+def test_the_cli_importing_a_private_module_is_forbidden(tree: Path) -> None:
+    # What the command line did before issue 42 (the Redis client's type).
+    append(
+        tree / "cli/clonegate_cli/_cluster_jobs.py", "from clonegate._adapters.redis import queue"
+    )
+    result = lint_imports(tree)
+    assert result.returncode != 0
+    assert "The command line uses only the public API BROKEN" in result.stdout
+    assert "clonegate_cli._cluster_jobs -> clonegate._adapters.redis" in result.stdout
+
+
+def test_the_cli_may_import_the_public_submodules(tree: Path) -> None:
+    append(tree / "cli/clonegate_cli/_cluster_jobs.py", "import clonegate.store, clonegate.workers")
+    result = lint_imports(tree)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -12,11 +12,11 @@ from contextlib import asynccontextmanager
 
 import trio
 
-from clonegate import RedisSemaphore, open_redis
 from clonegate._adapters.redis.lease import STOP_MARGIN
 from clonegate._domain.limits import Expiring, held_deadline
 from clonegate._domain.semaphore import WeightedSemaphore
 from clonegate._usecase.gate import CloneGate
+from clonegate.cluster import RedisSemaphore, open_redis
 
 from .support.redis_server import RedisServer
 

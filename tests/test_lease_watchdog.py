@@ -15,9 +15,9 @@ from collections.abc import Callable
 import pytest
 import trio
 
-from clonegate import LeaseLostError
 from clonegate._adapters.workers import open_worker_pool
 from clonegate._domain.limits import HeldDeadline, held_deadline
+from clonegate.errors import LeaseLostError
 
 from .support import worker_jobs
 from .support.proxy import OnLoopback

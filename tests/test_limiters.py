@@ -21,19 +21,17 @@ from trio.testing import wait_all_tasks_blocked
 from clonegate import (
     AnalyzeUseCase,
     ClonedSource,
-    Lease,
     Limiter,
     Option,
-    RedisSemaphore,
     RepositoryReport,
     WeightedSemaphore,
-    open_redis,
     with_global_limiter,
     with_host_limit,
     with_host_limiter,
     with_keep_clones,
     with_max_concurrent_clones,
 )
+from clonegate.cluster import Lease, RedisSemaphore, open_redis
 
 from .support.redis_server import RedisServer
 from .test_usecase import FakeAnalyzer, FakeVCS

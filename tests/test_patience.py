@@ -10,7 +10,8 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate import LimiterUnavailableError, Patience
+from clonegate.cluster import Patience
+from clonegate.errors import LimiterUnavailableError
 
 
 class Server:

@@ -14,8 +14,8 @@ from urllib.parse import quote
 import pytest
 import trio
 
-from clonegate import RedisSemaphore, open_redis
 from clonegate._adapters.redis.url import parse_redis_url
+from clonegate.cluster import RedisSemaphore, open_redis
 
 from .support.redis_cluster import redis_cli, redis_cluster
 from .support.repos import make_repo

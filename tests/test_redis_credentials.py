@@ -14,9 +14,10 @@ from urllib.parse import quote
 import pytest
 import trio
 
-from clonegate import open_redis, redact
+from clonegate import redact
 from clonegate._adapters.redis.connection import redis_url
 from clonegate._adapters.redis.url import parse_redis_url
+from clonegate.cluster import open_redis
 
 from .support.redis_server import RedisServer
 from .support.repos import make_repo

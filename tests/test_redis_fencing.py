@@ -14,9 +14,10 @@ import logging
 
 import pytest
 
-from clonegate import Job, RedisWorkQueue, RepositoryReport, RepositoryStatus, open_redis
+from clonegate import RepositoryReport, RepositoryStatus
 from clonegate._adapters.redis.connection import Redis
 from clonegate._adapters.redis.queue import GROUP, JOBS
+from clonegate.cluster import Job, RedisWorkQueue, open_redis
 
 from .support.redis_server import RedisServer
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import trio
 from trio.testing import wait_all_tasks_blocked
 
-from clonegate import RedisSemaphore, open_redis
+from clonegate.cluster import RedisSemaphore, open_redis
 
 from .support.redis_server import RedisServer
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import trio
 
-from clonegate import Lease, RedisSemaphore, open_redis
+from clonegate.cluster import Lease, RedisSemaphore, open_redis
 
 from .support.redis_server import RedisServer
 from .test_redis_semaphore import ROOT, log_of

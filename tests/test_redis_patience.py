@@ -9,7 +9,13 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate import Patience, RedisSemaphore, RedisUnavailableError, RedisWorkQueue, open_redis
+from clonegate.cluster import (
+    Patience,
+    RedisSemaphore,
+    RedisUnavailableError,
+    RedisWorkQueue,
+    open_redis,
+)
 
 from .support.redis_server import RedisServer
 

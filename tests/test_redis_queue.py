@@ -3,7 +3,7 @@ how a worker with nothing new to do waits (ADR 0015, issue 39)."""
 
 from __future__ import annotations
 
-from clonegate import Job, RedisWorkQueue, open_redis
+from clonegate.cluster import Job, RedisWorkQueue, open_redis
 
 from .support.redis_server import RedisServer
 

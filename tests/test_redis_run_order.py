@@ -4,7 +4,7 @@ test's own."""
 
 from __future__ import annotations
 
-from clonegate import RedisWorkQueue, open_redis
+from clonegate.cluster import RedisWorkQueue, open_redis
 
 from .support.redis_server import RedisServer
 

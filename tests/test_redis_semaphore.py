@@ -17,12 +17,8 @@ import pytest
 import trio
 from trio.testing import wait_all_tasks_blocked
 
-from clonegate import (
-    LeaseLostError,
-    RedisSemaphore,
-    RedisUnavailableError,
-    open_redis,
-)
+from clonegate.cluster import RedisSemaphore, RedisUnavailableError, open_redis
+from clonegate.errors import LeaseLostError
 
 from .support.redis_server import RedisServer
 from .support.servers import free_port

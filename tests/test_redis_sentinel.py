@@ -19,9 +19,9 @@ import trio
 from coredis.exceptions import ReadOnlyError
 from coredis.retry import ConstantRetryPolicy
 
-from clonegate import RedisUnavailableError, RedisWorkQueue, open_redis
 from clonegate._adapters.redis.clients import FAILOVER_RETRIES, FollowPrimary
 from clonegate._adapters.redis.connection import redis_call
+from clonegate.cluster import RedisUnavailableError, RedisWorkQueue, open_redis
 
 from .support.redis_cluster import SentinelSetup, redis_cli, sentinel_watched
 from .support.repos import make_repo

@@ -20,23 +20,19 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate import (
+from clonegate import CloneSettings, Credential, DulwichVCS, ErrorKind, InvalidURLError
+from clonegate._adapters.workers import open_worker_pool
+from clonegate._domain.vcs import VCS, RemoteHead
+from clonegate.errors import (
     AuthenticationError,
     CloneCancelledError,
-    CloneSettings,
     CloneTimeoutError,
-    Credential,
-    DulwichVCS,
     EmptyRepositoryError,
-    ErrorKind,
     InvalidRepositoryError,
-    InvalidURLError,
     RepositoryNotFoundError,
     TooLargeError,
     TooSlowError,
 )
-from clonegate._adapters.workers import open_worker_pool
-from clonegate._domain.vcs import VCS, RemoteHead
 
 from .support.envelope_servers import Counter, envelope_breaker
 from .support.hostile_servers import (

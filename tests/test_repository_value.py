@@ -25,7 +25,6 @@ from clonegate import (
     DulwichVCS,
     Event,
     TestInventoryAnalyzer,
-    open_store,
     parse_repo_url,
     with_event_hook,
     with_result_store,
@@ -35,6 +34,7 @@ from clonegate._adapters.workers import open_worker_pool
 from clonegate._domain import urls
 from clonegate._domain.report_json import to_json
 from clonegate._domain.repository import Repository
+from clonegate.store import open_store
 from clonegate_cli._input import read_urls
 
 from .support.repos import make_repo

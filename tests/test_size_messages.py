@@ -7,9 +7,10 @@ import errno
 
 import pytest
 
-from clonegate import CloneSettings, DulwichVCS, ErrorKind, TooLargeError
+from clonegate import CloneSettings, DulwichVCS, ErrorKind
 from clonegate._adapters.git.worker_errors import classify
 from clonegate._domain.sizes import format_size
+from clonegate.errors import TooLargeError
 
 from .support.servers import GitDaemon
 

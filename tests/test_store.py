@@ -23,16 +23,14 @@ from clonegate import (
     RepositoryReport,
     RepositoryStatus,
     ScanError,
-    StoredResult,
-    StoreError,
     TestCase,
     TestFile,
     TestStatus,
     TestSuite,
-    open_store,
 )
 from clonegate._adapters.store.rows import insert_report
 from clonegate._adapters.store.schema import MIGRATIONS, migrate
+from clonegate.store import StoredResult, StoreError, open_store
 
 from .support.server_programs import unavailable
 

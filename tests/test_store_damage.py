@@ -13,13 +13,8 @@ import pytest
 import trio
 from typer.testing import CliRunner, Result
 
-from clonegate import (
-    DamagedRow,
-    DamagedRowError,
-    RepositoryReport,
-    open_store,
-    open_store_reader,
-)
+from clonegate import RepositoryReport
+from clonegate.store import DamagedRow, DamagedRowError, open_store, open_store_reader
 from clonegate_cli.app import app
 
 from .test_cli_store import HOSTILE, _store

@@ -13,8 +13,8 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
-from clonegate import StoreError, open_store, open_store_reader
 from clonegate._adapters.store.schema import MIGRATIONS, migrate
+from clonegate.store import StoreError, open_store, open_store_reader
 from clonegate_cli.app import app
 
 from .support.server_programs import unavailable

@@ -32,7 +32,6 @@ from clonegate import (
     RemoteHead,
     ReportError,
     RepositoryFacts,
-    RepositoryNotFoundError,
     RepositoryReport,
     RepositoryStatus,
     TestCase,
@@ -54,6 +53,7 @@ from clonegate._adapters.clones import discard
 from clonegate._app import compose
 from clonegate._domain.repository import Repository
 from clonegate._usecase.duplicates import DuplicateIndex
+from clonegate.errors import RepositoryNotFoundError
 
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 

@@ -16,18 +16,14 @@ from clonegate import (
     RemoteHead,
     RepositoryReport,
     RepositoryStatus,
-    SQLiteStore,
-    StoreError,
-    StoreSettings,
     TestInventoryAnalyzer,
     open_analyzer,
-    open_store,
-    open_store_reader,
     with_incremental,
     with_keep_clones,
     with_result_store,
 )
 from clonegate._domain.credentials import Credential
+from clonegate.store import SQLiteStore, StoreError, StoreSettings, open_store, open_store_reader
 
 from .test_usecase import FakeAnalyzer, FakeVCS, url
 

@@ -51,8 +51,7 @@ def _main(arguments: list[str]) -> None:
             sys.stdout.flush()  # here, where a failure is caught, not at exit
         return
     if arguments[:1] and arguments[0] in _CLONING_COMMANDS and "--help" not in arguments:
-        from clonegate._adapters.preloads import ZYGOTE_PRELOAD
-        from clonegate._adapters.workers.spawn import prestart
+        from clonegate.workers import ZYGOTE_PRELOAD, prestart
 
         environment = {k: v for k, v in os.environ.items() if k not in _SECRET_VARIABLES}
         prestart(ZYGOTE_PRELOAD, environment)

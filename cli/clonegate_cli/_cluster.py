@@ -10,14 +10,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import trio
 import typer
 
-# The Redis adapter (coredis: 0.2 s of imports) is reached through `clonegate`'s lazy
+# The Redis adapter (coredis: 0.2 s of imports) is reached through `clonegate.cluster`'s lazy
 # attributes when a cluster command runs, never when the module is imported: `analyze`
 # registers these commands too, and its first result must not wait for coredis.
-import clonegate
-from clonegate import (
-    RepositoryReport,
-    visible,
-)
+import clonegate.cluster
+from clonegate import RepositoryReport, visible
 
 from ._clone_options import (
     CloneFlags,
@@ -57,14 +54,13 @@ from ._store_options import (
 )
 
 if TYPE_CHECKING:
-    from clonegate._adapters.redis.connection import Redis
-    from clonegate._adapters.redis.queue import RunStatus
+    from clonegate.cluster import Redis, RunStatus
 
 __all__ = ["register"]
 
 GLOBAL_LIMIT = "clones"  # the cluster limit's semaphore; per-host ones are "host:HOST"
 
-_LEASE_HELP = help_of(clonegate.ClusterSettings, "lease")
+_LEASE_HELP = help_of(clonegate.cluster.ClusterSettings, "lease")
 LeaseOption = Annotated[
     float,
     typer.Option(
@@ -73,10 +69,10 @@ LeaseOption = Annotated[
         metavar="S",
     ),
 ]
-_CLUSTER = clonegate.ClusterSettings()
+_CLUSTER = clonegate.cluster.ClusterSettings()
 # The use case's cluster worker's own default (its keyword, checked by a test).
 _MAX_DELIVERIES: int = (
-    inspect.signature(clonegate.ClusterWorker).parameters["max_deliveries"].default
+    inspect.signature(clonegate.cluster.ClusterWorker).parameters["max_deliveries"].default
 )
 
 
@@ -91,7 +87,7 @@ def submit(
     run: Annotated[
         str | None, typer.Option(help="Add to this run instead of a new one.", metavar="ID")
     ] = None,
-    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
 ) -> None:
     """Queue repositories for the workers; prints the run id first.
 
@@ -105,12 +101,14 @@ def submit(
         lines = read_urls(urls or [], from_file)
     except KeyboardInterrupt:  # Ctrl-C while a list is read from stdin
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    run_id = run or clonegate.RedisWorkQueue.new_run_id()
+    run_id = run or clonegate.cluster.RedisWorkQueue.new_run_id()
     typer.echo(run_id)  # first: a submission stopped half-way can still be named
 
     async def main(client: Redis[str]) -> int:
         try:
-            queue = clonegate.RedisWorkQueue(client, patience=clonegate.Patience(redis_patience))
+            queue = clonegate.cluster.RedisWorkQueue(
+                client, patience=clonegate.cluster.Patience(redis_patience)
+            )
             _, added, duplicates = await queue.submit(lines, run_id)
         except trio.Cancelled:
             typer.echo(
@@ -130,7 +128,7 @@ def worker(
     ctx: typer.Context,
     redis: RedisOption = None,
     redis_password_file: RedisPasswordFileOption = None,
-    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
     cluster_limit: Annotated[
         int | None,
         typer.Option(
@@ -152,7 +150,9 @@ def worker(
     lease: LeaseOption = _CLUSTER.lease,
     claim_idle: Annotated[
         float,
-        typer.Option(min=0.1, help=help_of(clonegate.ClusterSettings, "claim_idle"), metavar="S"),
+        typer.Option(
+            min=0.1, help=help_of(clonegate.cluster.ClusterSettings, "claim_idle"), metavar="S"
+        ),
     ] = _CLUSTER.claim_idle,
     max_deliveries: Annotated[
         int,
@@ -196,12 +196,16 @@ def worker(
 
     async def main(client: Redis[str]) -> int:
         # One patience for the client: an outage is one story, whoever meets it.
-        patience = clonegate.Patience(redis_patience)
+        patience = clonegate.cluster.Patience(redis_patience)
         stored = with_store(store, setup)
         async with trio.open_nursery() as nursery:
             limits: list[clonegate.Option] = []
             semaphore = partial(
-                clonegate.RedisSemaphore, client, lease=lease, nursery=nursery, patience=patience
+                clonegate.cluster.RedisSemaphore,
+                client,
+                lease=lease,
+                nursery=nursery,
+                patience=patience,
             )
             if cluster_limit is not None:
                 limits.append(clonegate.with_global_limiter(semaphore(GLOBAL_LIMIT, cluster_limit)))
@@ -210,9 +214,13 @@ def worker(
                 limits.append(
                     clonegate.with_host_limiter(lambda h: semaphore(f"host:{h}", limit_of))
                 )
-            queue = clonegate.RedisWorkQueue(client, claim_idle=claim_idle, patience=patience)
+            queue = clonegate.cluster.RedisWorkQueue(
+                client, claim_idle=claim_idle, patience=patience
+            )
             async with stored.open(*limits) as use_case:
-                work = clonegate.ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
+                work = clonegate.cluster.ClusterWorker(
+                    queue, use_case, max_deliveries=max_deliveries
+                )
                 say(f"worker {queue.consumer}: waiting for jobs")
                 totals = await work.run(exit_when_done=exit_when_done)
             say(
@@ -236,7 +244,7 @@ def results(
     output_format: Annotated[
         Format, typer.Option("--format", metavar="table|json|jsonl")
     ] = Format.jsonl,
-    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
 ) -> None:
     """Print a run's reports (one per job) and a summary. Exit 1 if any failed."""
     results_stdout()  # closed: nowhere to print them
@@ -244,7 +252,9 @@ def results(
 
     async def main(client: Redis[str]) -> int:
         reports: list[RepositoryReport] = []
-        queue = clonegate.RedisWorkQueue(client, patience=clonegate.Patience(redis_patience))
+        queue = clonegate.cluster.RedisWorkQueue(
+            client, patience=clonegate.cluster.Patience(redis_patience)
+        )
         if await queue.status(run) is None:
             error(f"no run {run!r} in Redis")
             return EXIT_USAGE
@@ -286,15 +296,15 @@ def status(
     run: Annotated[str | None, typer.Argument(metavar="[RUN_ID]")] = None,
     redis: RedisOption = None,
     redis_password_file: RedisPasswordFileOption = None,
-    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
 ) -> None:
     """Show runs (queued, in progress with worker and time, done, failed) and the
     cluster limit's holders and waiters."""
     url = connect(redis, redis_password_file)
 
     async def main(client: Redis[str]) -> int:
-        patience = clonegate.Patience(redis_patience)
-        queue = clonegate.RedisWorkQueue(client, patience=patience)
+        patience = clonegate.cluster.Patience(redis_patience)
+        queue = clonegate.cluster.RedisWorkQueue(client, patience=patience)
         for run_id in [run] if run else await queue.runs():
             found = await queue.status(run_id)
             if found is None:
@@ -314,9 +324,9 @@ def status(
     raise typer.Exit(run_with_redis(url, main))
 
 
-async def _show_limit(client: Any, patience: clonegate.Patience) -> None:
+async def _show_limit(client: Any, patience: clonegate.cluster.Patience) -> None:
     async with trio.open_nursery() as nursery:
-        stats = await clonegate.RedisSemaphore(
+        stats = await clonegate.cluster.RedisSemaphore(
             client, GLOBAL_LIMIT, 1, nursery=nursery, patience=patience
         ).statistics()
     if stats.limit < 0:
@@ -356,7 +366,7 @@ def limit(
             "own --cluster-limit (or --host-limit) and --lease.",
         ),
     ] = False,
-    redis_patience: RedisPatienceOption = clonegate.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
 ) -> None:
     """Show the cluster limit (or one host's), or change it for every worker, now:
     running clones finish, waiting ones start under the new limit, in order."""
@@ -367,9 +377,9 @@ def limit(
 
     async def main(client: Redis[str]) -> int:
         async with trio.open_nursery() as nursery:
-            semaphore = clonegate.RedisSemaphore(
+            semaphore = clonegate.cluster.RedisSemaphore(
                 client, name, new_limit or 1, nursery=nursery,
-                patience=clonegate.Patience(redis_patience),
+                patience=clonegate.cluster.Patience(redis_patience),
             )  # fmt: skip
             if reset:
                 previous, _ = await semaphore.reset()

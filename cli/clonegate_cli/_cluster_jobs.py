@@ -10,7 +10,7 @@ import typer
 from clonegate import visible
 
 if TYPE_CHECKING:
-    from clonegate._adapters.redis.queue import RunStatus
+    from clonegate.cluster import RunStatus
 
 __all__ = ["show_jobs"]
 

@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING, Annotated
 import trio
 import typer
 
-import clonegate
-from clonegate import StoreError, redact, visible
+import clonegate.cluster
+import clonegate.errors
+from clonegate import redact, visible
+from clonegate.store import StoreError
 
 from ._run import (
     EXIT_BROKEN_PIPE,
@@ -29,7 +31,7 @@ from ._run import (
 )
 
 if TYPE_CHECKING:
-    from clonegate._adapters.redis.connection import Redis
+    from clonegate.cluster import Redis
 
 __all__ = [
     "EXIT_UNAVAILABLE",
@@ -93,7 +95,7 @@ _NO_TRACEBACK = _NoTraceback()
 
 
 def connect(url: str | None, password_file: Path | None) -> str:
-    from clonegate._adapters.redis.connection import redis_url
+    from clonegate.cluster import redis_url
 
     try:
         password = None if password_file is None else _read_password(password_file)
@@ -148,7 +150,7 @@ def run_with_redis(url: str, main: Callable[[Redis[str]], Awaitable[int]]) -> in
                             nursery.cancel_scope.cancel()
 
             nursery.start_soon(on_signal)
-            async with clonegate.open_redis(url) as client:
+            async with clonegate.cluster.open_redis(url) as client:
                 connected = True
                 with work:
                     code = await main(client)
@@ -164,18 +166,27 @@ def run_with_redis(url: str, main: Callable[[Redis[str]], Awaitable[int]]) -> in
         if isinstance(exc, KeyboardInterrupt):  # Ctrl-C before or after the receiver
             return EXIT_INTERRUPTED
         failure: BaseException | None = find_exception(
-            exc, (clonegate.RedisUnavailableError, clonegate.LimitConfigError, StoreError)
+            exc,
+            (
+                clonegate.cluster.RedisUnavailableError,
+                clonegate.errors.LimitConfigError,
+                StoreError,
+            ),
         )
         if failure is None:
             raise
-        if stopped and isinstance(failure, clonegate.RedisUnavailableError):
+        if stopped and isinstance(failure, clonegate.cluster.RedisUnavailableError):
             # A second signal closed the client under a clean-up request (a permit
             # given back), or Redis was gone too: the lease returns the permit.
             return EXIT_BY_SIGNAL[signal.Signals(stopped[0])]
         error(str(failure))
         if isinstance(failure, StoreError):  # a worker's --db
             return EXIT_STORE
-        return EXIT_USAGE if isinstance(failure, clonegate.LimitConfigError) else EXIT_UNAVAILABLE
+        return (
+            EXIT_USAGE
+            if isinstance(failure, clonegate.errors.LimitConfigError)
+            else EXIT_UNAVAILABLE
+        )
 
 
 def error(message: str) -> None:

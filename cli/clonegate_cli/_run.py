@@ -17,13 +17,8 @@ from typing import TextIO, TypeVar
 import trio
 import typer
 
-from clonegate import (
-    BatchSummary,
-    RepositoryReport,
-    StoreError,
-    visible,
-    with_event_hook,
-)
+from clonegate import BatchSummary, RepositoryReport, visible, with_event_hook
+from clonegate.store import StoreError
 
 from ._output import json_document, jsonl_line, summary_line, table_text
 from ._progress import Progress, stderr_is_terminal

@@ -8,14 +8,8 @@ from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
-from clonegate import (
-    AnalysisSettings,
-    AnalyzeUseCase,
-    CloneSettings,
-    Option,
-    StoreSettings,
-    open_analyzer,
-)
+from clonegate import AnalysisSettings, AnalyzeUseCase, CloneSettings, Option, open_analyzer
+from clonegate.store import StoreSettings
 
 __all__ = ["Setup", "default_of", "help_of", "size_text"]
 

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Annotated, Any, TextIO, TypeVar
 import trio
 import typer
 
-import clonegate  # the store through its lazy attributes: only these commands load it
-from clonegate import DamagedRow, RepositoryReport, StoreError, to_json, visible
+import clonegate.store  # lazy attributes: only these commands load the store
+from clonegate import RepositoryReport, to_json, visible
+from clonegate.store import DamagedRow, StoreError
 
 from ._run import EXIT_FAILED, EXIT_OUTPUT, EXIT_STORE, results_stdout, usage_error
 from ._store_options import DbOption
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
 T = TypeVar("T")
-Reader = Callable[["clonegate.StoreReader", list[DamagedRow]], Awaitable[None]]
+Reader = Callable[["clonegate.store.StoreReader", list[DamagedRow]], Awaitable[None]]
 
 # A reading command that left damaged rows out: what it wrote is true but incomplete.
 EXIT_DAMAGED = EXIT_FAILED
@@ -43,7 +44,7 @@ def runs(
 ) -> None:
     """List the stored runs, newest first: id, start, end, and counts."""
 
-    async def show(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
+    async def show(store: clonegate.store.StoreReader, damaged: list[DamagedRow]) -> None:
         table = _table("run", "started (UTC)", "finished", "repositories", "ok", "reused", "tests")
         for run in await store.runs(limit, damaged=damaged):
             summary = run.summary or {}
@@ -70,7 +71,7 @@ def history(
 ) -> None:
     """What each run found for one repository: status, commit, test counts, over time."""
 
-    async def show(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
+    async def show(store: clonegate.store.StoreReader, damaged: list[DamagedRow]) -> None:
         entries = await store.history(url, damaged=damaged)
         if as_jsonl:
             for entry in entries:
@@ -97,7 +98,7 @@ def diff(
     """Repositories whose status or tests changed between two runs, with the tests
     added (+) and removed (-) per file."""
 
-    async def show(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
+    async def show(store: clonegate.store.StoreReader, damaged: list[DamagedRow]) -> None:
         a, b = await _run_id(store, run_a), await _run_id(store, run_b)
         out = sys.stdout
         for change in await store.diff(a, b, damaged=damaged):
@@ -133,7 +134,7 @@ def export(
     if output_format not in ("jsonl", "csv"):
         raise usage_error(f"--format must be jsonl or csv, got {output_format!r}")
 
-    async def write(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
+    async def write(store: clonegate.store.StoreReader, damaged: list[DamagedRow]) -> None:
         run_id = await _run_id(store, run)
         reports = await store.reports(run_id, inventory=tests, damaged=damaged)
         records = _test_records(reports) if tests else (_flat(r) for r in reports)
@@ -154,7 +155,7 @@ def export(
 def check(db: DbOption = None) -> None:
     """List the store's damaged rows, one a line (read-only). Exit status 1 if any."""
 
-    async def show(store: clonegate.StoreReader, damaged: list[DamagedRow]) -> None:
+    async def show(store: clonegate.store.StoreReader, damaged: list[DamagedRow]) -> None:
         found = await store.check()
         for damage in found:
             sys.stdout.write(visible(str(damage)) + "\n")
@@ -232,7 +233,7 @@ def _tests_of(
         yield from _tests_of(url, path, framework, inner, suite)
 
 
-async def _run_id(store: clonegate.StoreReader, text: str) -> int:
+async def _run_id(store: clonegate.store.StoreReader, text: str) -> int:
     """The run ``text`` names; a usage error (exit 2) naming it if there is none."""
     ids = await store.run_ids()
     where = visible(str(store.path))
@@ -258,7 +259,7 @@ def _with_store(db: Path | None, use: Reader) -> None:
     damaged: list[DamagedRow] = []
 
     async def main() -> None:
-        async with clonegate.open_store_reader(db) as store:
+        async with clonegate.store.open_store_reader(db) as store:
             await use(store, damaged)
 
     try:

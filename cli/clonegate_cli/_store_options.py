@@ -9,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from clonegate import StoreSettings, with_incremental
+from clonegate import with_incremental
+from clonegate.store import StoreSettings
 
 from ._setup import Setup, default_of, help_of, size_text
 

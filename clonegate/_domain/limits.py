@@ -3,7 +3,7 @@
 The use case holds, for each clone, its own count of clones, then optionally a
 per-host limit, then a global one: anything with a ``hold(weight)`` async context
 manager. :class:`WeightedSemaphore` is one (in this process);
-``clonegate.RedisSemaphore`` is another (across processes and machines).
+``clonegate.cluster.RedisSemaphore`` is another (across processes and machines).
 """
 
 from __future__ import annotations

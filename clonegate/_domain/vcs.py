@@ -108,7 +108,7 @@ class VCS(Protocol):
         """Clone ``url``'s default branch into ``destination`` (a new private directory if None).
 
         ``credential``, when given, is the one bound to ``url``'s own origin
-        (:func:`clonegate.credential_for` chose it); it must go to that origin only.
+        (:func:`.credentials.credential_for` chose it); it must go to that origin only.
 
         ``on_ready``, when given, must be called once, from the calling task, with no
         arguments, when the adapter's own set-up is done (for :class:`DulwichVCS`, a

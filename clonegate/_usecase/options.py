@@ -163,7 +163,7 @@ def with_token(token: str, host: str) -> Option:
 def with_credentials(credentials: tuple[Credential, ...]) -> Option:
     """``credentials`` added to those given before (clonegate.with_netrc's, with_token's)."""
     # Later options win for the same host: the last credential bound to an origin
-    # is the one used (clonegate.credential_for).
+    # is the one used (clonegate._domain.credentials).
     return lambda config: dataclasses.replace(config, credentials=config.credentials + credentials)
 
 
@@ -232,8 +232,8 @@ def with_global_limiter(limiter: Limiter) -> Option:
 
 
 def with_result_store(store: ReportStore) -> Option:
-    """Keep every report in ``store`` (a :class:`clonegate.SQLiteStore` from
-    :func:`clonegate.open_store`, or your own): each batch, session or lone
+    """Keep every report in ``store`` (a :class:`clonegate.store.SQLiteStore` from
+    :func:`clonegate.store.open_store`, or your own): each batch, session or lone
     :meth:`~clonegate.AnalyzeUseCase.execute` is a run, and a report reaches its
     caller only once it is stored."""
     return lambda config: dataclasses.replace(config, result_store=store)

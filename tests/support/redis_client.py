@@ -14,7 +14,7 @@ import sys
 
 import trio
 
-from clonegate import RedisSemaphore, open_redis
+from clonegate.cluster import RedisSemaphore, open_redis
 
 
 async def main(url: str, name: str, limit: int, lease: float, mode: str, *rest: str) -> None:

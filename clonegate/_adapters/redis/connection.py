@@ -85,9 +85,9 @@ _FAILED = (*UNAVAILABLE, *TOPOLOGY, RedisUnavailableError)
 
 def _unavailable(where: str, exc: BaseException) -> RedisUnavailableError:
     error = RedisUnavailableError(f"{where}: {_describe(exc)}")
-    # Retried with patience (clonegate.Patience) unless the same request would be refused
-    # again (a script error, a wrong password, a missing permission, a cluster node given
-    # as a plain server).
+    # Retried with patience (clonegate.cluster.Patience) unless the same request would be
+    # refused again (a script error, a wrong password, a missing permission, a cluster
+    # node given as a plain server).
     error.retryable = not isinstance(exc, coredis.exceptions.ResponseError) or (
         isinstance(exc, PASSING) or str(exc).startswith(PASSING_PREFIXES)
     )

@@ -53,7 +53,7 @@ class RedisSemaphore:
     opens one with the same ``name`` (:class:`WeightedSemaphore`'s rules, ADR 0015).
 
     Args:
-      redis: a connected coredis client (``clonegate.open_redis``) with
+      redis: a connected coredis client (``clonegate.cluster.open_redis``) with
         ``decode_responses=True``.
       name: the semaphore's name; its keys are ``{prefix:name}:*``.
       limit: permits in all, if Redis has none stored for ``name``: the limit and the

@@ -30,9 +30,9 @@ class StoreReader:
 
     A row that cannot be read back as it was saved (the file is anyone's to edit) is
     that row's problem: given a ``damaged`` list, a method appends a
-    :class:`clonegate.DamagedRow` for it there and goes on without it; without one, it
-    raises :class:`clonegate.DamagedRowError`. Any other failure to read the file is a
-    :class:`clonegate.StoreError`.
+    :class:`clonegate.store.DamagedRow` for it there and goes on without it; without
+    one, it raises :class:`clonegate.store.DamagedRowError`. Any other failure to read
+    the file is a :class:`clonegate.store.StoreError`.
     """
 
     def __init__(
@@ -139,7 +139,7 @@ class StoreReader:
 async def open_store_reader(path: str | Path) -> AsyncIterator[StoreReader]:
     """Open the store at ``path`` for reading only: nothing is created or written (an
     older schema is brought up to date where the file can be written), and a store on
-    a read-only file system can be read. Raises :class:`clonegate.StoreError` if
+    a read-only file system can be read. Raises :class:`clonegate.store.StoreError` if
     there is no store there, or it cannot be read."""
     path = Path(path)
     connect, unchanged = await trio.to_thread.run_sync(open_read_only, path)

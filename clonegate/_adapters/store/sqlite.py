@@ -51,10 +51,9 @@ class _Write(Generic[T]):
 class SQLiteStore(StoreReader):
     """Reports, runs and the analysis cache in one SQLite file; open with :func:`open_store`.
 
-    Implements :class:`clonegate.ReportStore`, :class:`clonegate.ReusableReports`,
-    :class:`clonegate.CloneMemoryHistory` and :class:`clonegate.AnalysisCache`, and the
-    read API of :class:`StoreReader`.
-    Every async method is a checkpoint and raises :class:`clonegate.StoreError` when
+    Implements :class:`clonegate.store.ReportStore` and
+    :class:`clonegate.store.AnalysisCache`, and the read API of :class:`StoreReader`.
+    Every async method is a checkpoint and raises :class:`clonegate.store.StoreError` when
     the file cannot be read or written; a report whose :meth:`save` returned is
     durable (WAL, committed), whatever happens to the process next.
     """
@@ -75,7 +74,7 @@ class SQLiteStore(StoreReader):
         self._cache_bytes: int = size
         self._tick: int = used  # the cache's use counter: larger is more recent
 
-    # -- the report store (clonegate.ReportStore) ------------------------------------
+    # -- the report store (clonegate.store.ReportStore) ------------------------------
 
     async def begin_run(self, options: Mapping[str, object]) -> int:
         text = json.dumps(dict(options), sort_keys=True, default=str)
@@ -139,7 +138,7 @@ class SQLiteStore(StoreReader):
         )
         return int(row[0]) if row is not None else None
 
-    # -- the analysis cache (clonegate.AnalysisCache) --------------------------------
+    # -- the analysis cache (clonegate.store.AnalysisCache) --------------------------
 
     async def lookup(self, keys: Sequence[bytes]) -> dict[bytes, bytes]:
         def lookup(db: sqlite3.Connection) -> dict[bytes, bytes]:
@@ -268,7 +267,7 @@ async def open_store(
     at ``path``; its writer task runs until the block ends.
 
     ``cache_limit``: bytes the analysis cache may hold; past it, the least recently
-    used entries are evicted down to 90% of it. Raises :class:`clonegate.StoreError`
+    used entries are evicted down to 90% of it. Raises :class:`clonegate.store.StoreError`
     if the file cannot be opened or is not a clonegate store.
     """
     path = Path(path)
