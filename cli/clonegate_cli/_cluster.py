@@ -13,8 +13,8 @@ import typer
 # The Redis adapter (coredis: 0.2 s of imports) is reached through `clonegate.cluster`'s lazy
 # attributes when a cluster command runs, never when the module is imported: `analyze`
 # registers these commands too, and its first result must not wait for coredis.
-import clonegate.cluster
-from clonegate import RepositoryReport, visible
+import clonegate
+from clonegate import RepositoryReport, cluster, visible
 
 from ._clone_options import (
     CloneFlags,
@@ -60,7 +60,7 @@ __all__ = ["register"]
 
 GLOBAL_LIMIT = "clones"  # the cluster limit's semaphore; per-host ones are "host:HOST"
 
-_LEASE_HELP = help_of(clonegate.cluster.ClusterSettings, "lease")
+_LEASE_HELP = help_of(cluster.ClusterSettings, "lease")
 LeaseOption = Annotated[
     float,
     typer.Option(
@@ -69,11 +69,9 @@ LeaseOption = Annotated[
         metavar="S",
     ),
 ]
-_CLUSTER = clonegate.cluster.ClusterSettings()
+_CLUSTER = cluster.ClusterSettings()
 # The use case's cluster worker's own default (its keyword, checked by a test).
-_MAX_DELIVERIES: int = (
-    inspect.signature(clonegate.cluster.ClusterWorker).parameters["max_deliveries"].default
-)
+_MAX_DELIVERIES: int = inspect.signature(cluster.ClusterWorker).parameters["max_deliveries"].default
 
 
 def submit(
@@ -87,7 +85,7 @@ def submit(
     run: Annotated[
         str | None, typer.Option(help="Add to this run instead of a new one.", metavar="ID")
     ] = None,
-    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = cluster.Patience.DEFAULT,
 ) -> None:
     """Queue repositories for the workers; prints the run id first.
 
@@ -101,14 +99,12 @@ def submit(
         lines = read_urls(urls or [], from_file)
     except KeyboardInterrupt:  # Ctrl-C while a list is read from stdin
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    run_id = run or clonegate.cluster.RedisWorkQueue.new_run_id()
+    run_id = run or cluster.RedisWorkQueue.new_run_id()
     typer.echo(run_id)  # first: a submission stopped half-way can still be named
 
     async def main(client: Redis[str]) -> int:
         try:
-            queue = clonegate.cluster.RedisWorkQueue(
-                client, patience=clonegate.cluster.Patience(redis_patience)
-            )
+            queue = cluster.RedisWorkQueue(client, patience=cluster.Patience(redis_patience))
             _, added, duplicates = await queue.submit(lines, run_id)
         except trio.Cancelled:
             typer.echo(
@@ -128,7 +124,7 @@ def worker(
     ctx: typer.Context,
     redis: RedisOption = None,
     redis_password_file: RedisPasswordFileOption = None,
-    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = cluster.Patience.DEFAULT,
     cluster_limit: Annotated[
         int | None,
         typer.Option(
@@ -150,9 +146,7 @@ def worker(
     lease: LeaseOption = _CLUSTER.lease,
     claim_idle: Annotated[
         float,
-        typer.Option(
-            min=0.1, help=help_of(clonegate.cluster.ClusterSettings, "claim_idle"), metavar="S"
-        ),
+        typer.Option(min=0.1, help=help_of(cluster.ClusterSettings, "claim_idle"), metavar="S"),
     ] = _CLUSTER.claim_idle,
     max_deliveries: Annotated[
         int,
@@ -196,12 +190,12 @@ def worker(
 
     async def main(client: Redis[str]) -> int:
         # One patience for the client: an outage is one story, whoever meets it.
-        patience = clonegate.cluster.Patience(redis_patience)
+        patience = cluster.Patience(redis_patience)
         stored = with_store(store, setup)
         async with trio.open_nursery() as nursery:
             limits: list[clonegate.Option] = []
             semaphore = partial(
-                clonegate.cluster.RedisSemaphore,
+                cluster.RedisSemaphore,
                 client,
                 lease=lease,
                 nursery=nursery,
@@ -214,13 +208,9 @@ def worker(
                 limits.append(
                     clonegate.with_host_limiter(lambda h: semaphore(f"host:{h}", limit_of))
                 )
-            queue = clonegate.cluster.RedisWorkQueue(
-                client, claim_idle=claim_idle, patience=patience
-            )
+            queue = cluster.RedisWorkQueue(client, claim_idle=claim_idle, patience=patience)
             async with stored.open(*limits) as use_case:
-                work = clonegate.cluster.ClusterWorker(
-                    queue, use_case, max_deliveries=max_deliveries
-                )
+                work = cluster.ClusterWorker(queue, use_case, max_deliveries=max_deliveries)
                 say(f"worker {queue.consumer}: waiting for jobs")
                 totals = await work.run(exit_when_done=exit_when_done)
             say(
@@ -244,7 +234,7 @@ def results(
     output_format: Annotated[
         Format, typer.Option("--format", metavar="table|json|jsonl")
     ] = Format.jsonl,
-    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = cluster.Patience.DEFAULT,
 ) -> None:
     """Print a run's reports (one per job) and a summary. Exit 1 if any failed."""
     results_stdout()  # closed: nowhere to print them
@@ -252,9 +242,7 @@ def results(
 
     async def main(client: Redis[str]) -> int:
         reports: list[RepositoryReport] = []
-        queue = clonegate.cluster.RedisWorkQueue(
-            client, patience=clonegate.cluster.Patience(redis_patience)
-        )
+        queue = cluster.RedisWorkQueue(client, patience=cluster.Patience(redis_patience))
         if await queue.status(run) is None:
             error(f"no run {run!r} in Redis")
             return EXIT_USAGE
@@ -296,15 +284,15 @@ def status(
     run: Annotated[str | None, typer.Argument(metavar="[RUN_ID]")] = None,
     redis: RedisOption = None,
     redis_password_file: RedisPasswordFileOption = None,
-    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = cluster.Patience.DEFAULT,
 ) -> None:
     """Show runs (queued, in progress with worker and time, done, failed) and the
     cluster limit's holders and waiters."""
     url = connect(redis, redis_password_file)
 
     async def main(client: Redis[str]) -> int:
-        patience = clonegate.cluster.Patience(redis_patience)
-        queue = clonegate.cluster.RedisWorkQueue(client, patience=patience)
+        patience = cluster.Patience(redis_patience)
+        queue = cluster.RedisWorkQueue(client, patience=patience)
         for run_id in [run] if run else await queue.runs():
             found = await queue.status(run_id)
             if found is None:
@@ -324,9 +312,9 @@ def status(
     raise typer.Exit(run_with_redis(url, main))
 
 
-async def _show_limit(client: Any, patience: clonegate.cluster.Patience) -> None:
+async def _show_limit(client: Any, patience: cluster.Patience) -> None:
     async with trio.open_nursery() as nursery:
-        stats = await clonegate.cluster.RedisSemaphore(
+        stats = await cluster.RedisSemaphore(
             client, GLOBAL_LIMIT, 1, nursery=nursery, patience=patience
         ).statistics()
     if stats.limit < 0:
@@ -366,7 +354,7 @@ def limit(
             "own --cluster-limit (or --host-limit) and --lease.",
         ),
     ] = False,
-    redis_patience: RedisPatienceOption = clonegate.cluster.Patience.DEFAULT,
+    redis_patience: RedisPatienceOption = cluster.Patience.DEFAULT,
 ) -> None:
     """Show the cluster limit (or one host's), or change it for every worker, now:
     running clones finish, waiting ones start under the new limit, in order."""
@@ -377,9 +365,9 @@ def limit(
 
     async def main(client: Redis[str]) -> int:
         async with trio.open_nursery() as nursery:
-            semaphore = clonegate.cluster.RedisSemaphore(
+            semaphore = cluster.RedisSemaphore(
                 client, name, new_limit or 1, nursery=nursery,
-                patience=clonegate.cluster.Patience(redis_patience),
+                patience=cluster.Patience(redis_patience),
             )  # fmt: skip
             if reset:
                 previous, _ = await semaphore.reset()
