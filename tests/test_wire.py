@@ -40,7 +40,9 @@ def _reduce(module: bytes, name: bytes, argument: bytes) -> bytes:
         ("clonegate._adapters.workers.wire", "importlib"),
         # Classes reachable from a clonegate module but defined elsewhere.
         ("clonegate._adapters.redis.semaphore", "Redis"),
-        ("clonegate._adapters.workers.pool", "ContextVar"),
+        ("clonegate._adapters.workers.pool", "AsyncIterator"),
+        ("clonegate._adapters.workers.pool", "NoSuchName"),  # no such attribute
+        ("clonegate._no_such_module", "Reply"),
         ("clonegate._adapters.workers.spawn", "subprocess"),  # a module
         ("os", "system"),
     ],

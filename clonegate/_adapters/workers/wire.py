@@ -89,7 +89,10 @@ class ReplyUnpickler(pickle.Unpickler):
 
     def find_class(self, module: str, name: str) -> Any:
         if "." not in name and _allowed(module):
-            found = super().find_class(module, name)
+            try:
+                found = super().find_class(module, name)
+            except (ImportError, AttributeError):  # a name no allowed module has
+                raise pickle.UnpicklingError(f"refused: {module}.{name}") from None
             if (module, name) in _TRUSTED_FUNCTIONS:
                 return found
             if (
