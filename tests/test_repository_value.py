@@ -213,3 +213,39 @@ LINES = [
     "https://bob:pw@git.example/org/a",
     "https://git.example/org/b.git",
 ]
+
+
+async def test_a_line_with_terminal_controls_or_a_bad_byte_is_stored_escaped(
+    tmp_path: Path,
+) -> None:
+    # A library caller may hand any str: an undecodable byte (a lone surrogate) once
+    # crashed the store's save, and with it the batch; ESC and U+202E reached the
+    # reports, events and rows raw. Each line now has its report, shown escaped.
+    lines = [
+        LINES[0],
+        "https://ex\udcffample.com/r.git",
+        "https://example.com/r\x1b]0;title\x07.git",
+        "https://u:pw@example.com/\u202eexe.git",
+    ]
+    events: list[Event] = []
+    async with open_store(tmp_path / "runs.db") as store:
+        uc = AnalyzeUseCase(
+            with_result_store(store),
+            with_event_hook(events.append),
+            vcs=FakeVCS(tmp_path),
+            analyzer=FakeAnalyzer(),
+        )
+        async with uc.analyze_many(lines) as batch:
+            reports = sorted([r async for r in batch], key=lambda r: r.index)
+    assert [r.status for r in reports] == ["ok", "failed", "failed", "failed"]
+    shown = [r.url for r in reports[1:]]
+    assert shown == [
+        "https://ex\\udcffample.com/r.git",
+        "https://example.com/r\\x1b]0;title\\x07.git",
+        "https://***@example.com/\\u202eexe.git",
+    ]
+    assert all(text.isprintable() for text in shown)
+    assert {e.url for e in events} <= {reports[0].url, *shown}
+    with sqlite3.connect(tmp_path / "runs.db") as db:
+        stored = {row[0] for row in db.execute("SELECT url FROM reports")}
+    assert stored == {reports[0].url, *shown}

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 from .errors import InvalidURLError
 from .reports import RepositoryReport
-from .urls import RepoURL, parse_repo_url, redact
+from .urls import RepoURL, parse_repo_url, redact, visible
 
 __all__ = ["Repository"]
 
@@ -25,7 +25,8 @@ class Repository:
       parsed: the validated URL; None if the line is no repository URL.
       problem: why it is not (the error its report carries); None if it is.
       shown: the form reports, events and messages show: the parsed URL redacted,
-        or, for a line that does not parse, the line with its user-info masked.
+        or, for a line that does not parse, the line with its user-info masked and
+        every unprintable character escaped (:func:`~clonegate.visible`).
       key: the repository's identity (:attr:`RepoURL.key`): the store's key, and
         what makes two lines duplicates; ``""`` for a line that is no URL.
     """
@@ -46,7 +47,9 @@ class Repository:
         except InvalidURLError as exc:
             # Kept without its traceback: the frames it holds would outlive the parse.
             problem = exc.with_traceback(None)
-            return cls(index, url, None, problem, redact(url.strip()), "")
+            # Shown escaped: a line that is no URL may hold terminal controls or an
+            # undecodable byte, which no report, event or store row may carry raw.
+            return cls(index, url, None, problem, visible(redact(url.strip())), "")
         return cls(index, url, parsed, None, parsed.redacted, parsed.key)
 
     def refused(self) -> RepositoryReport:

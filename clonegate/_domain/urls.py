@@ -256,7 +256,7 @@ def shown_url(url: str) -> str:
     try:
         return parse_repo_url(url, allow_local=True).redacted
     except InvalidURLError:
-        return redact(url.strip())
+        return visible(redact(url.strip()))  # the raw line may hold terminal controls
 
 
 def _network_url(scheme: str, parts: SplitResult, port: int | None, shown: str) -> RepoURL:
