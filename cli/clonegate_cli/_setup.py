@@ -6,10 +6,14 @@ from __future__ import annotations
 import dataclasses
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from clonegate import AnalysisSettings, AnalyzeUseCase, CloneSettings, Option, open_analyzer
+import clonegate
+from clonegate import AnalysisSettings, CloneSettings, Option
 from clonegate.store import StoreSettings
+
+if TYPE_CHECKING:
+    from clonegate import AnalyzeUseCase
 
 __all__ = ["Setup", "default_of", "help_of", "size_text"]
 
@@ -29,8 +33,12 @@ class Setup:
         return dataclasses.replace(self, options=(*self.options, *options))
 
     def open(self, *options: Option) -> AbstractAsyncContextManager[AnalyzeUseCase]:
-        """:func:`clonegate.open_analyzer` for these settings, with ``options`` too."""
-        return open_analyzer(
+        """:func:`clonegate.open_analyzer` for these settings, with ``options`` too.
+
+        Looked up when a command runs, not when this module is imported: the
+        composition imports the adapters (dulwich's, the analyzer's, 40 ms), which the
+        command line loads after it has started its workers (ADR 0003)."""
+        return clonegate.open_analyzer(
             *self.options, *options, clone=self.clone, analysis=self.analysis, store=self.store
         )
 
