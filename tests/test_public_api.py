@@ -116,6 +116,19 @@ def test_importing_the_public_modules_loads_no_adapter_library() -> None:
     subprocess.run([sys.executable, "-c", check], check=True)
 
 
+def test_the_command_line_loads_no_adapter_before_its_workers_start() -> None:
+    # The composition (clonegate._app) imports dulwich's and the analyzer's adapters:
+    # 40 ms the first result waited for when a module of the CLI imported it at the top.
+    check = (
+        "import sys, clonegate_cli.app\n"
+        "loaded = {'clonegate._app', 'clonegate._adapters.git.dulwich_vcs',\n"
+        "          'clonegate._adapters.analysis.analyzer', 'dulwich', 'coredis'}\n"
+        "loaded &= set(sys.modules)\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True)
+
+
 def test_the_changelog_says_where_each_moved_name_went() -> None:
     # Rows such as "| `clonegate.StoreError` | `from clonegate.store import StoreError` |".
     rows = re.findall(
