@@ -7,7 +7,6 @@ symlink that points outside, a file over 10 MB, and files in vendored directorie
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,10 +26,10 @@ from clonegate import (
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, scan_commit
 
+from .support.inventory_fixture import FIXTURE, add_hazards
 from .support.repos import commit_tree
 from .support.servers import git_daemon
 
-FIXTURE = Path(__file__).parent / "fixtures" / "inventory"
 A, S, T, F, X = (
     TestStatus.ACTIVE,
     TestStatus.SKIPPED,
@@ -40,19 +39,10 @@ A, S, T, F, X = (
 )
 
 
-def _add_hazards(work: Path) -> None:
-    outside = work.parent / "outside"
-    outside.mkdir()
-    (outside / "test_secret.py").write_text("def test_secret(): ...\n")
-    os.symlink(outside / "test_secret.py", work / "tests" / "test_escape.py")
-    os.symlink("../../outside/test_secret.py", work / "tests" / "test_relative_escape.py")
-    (work / "tests" / "test_huge.py").write_bytes(b"# padding\n" * (1024 * 1024 + 1))
-
-
 @pytest.fixture(scope="module")
 def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     root = tmp_path_factory.mktemp("inventory")
-    head = commit_tree(FIXTURE, root, "inventory", extra=_add_hazards)
+    head = commit_tree(FIXTURE, root, "inventory", extra=add_hazards)
     return root, head
 
 

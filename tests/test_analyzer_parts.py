@@ -16,17 +16,17 @@ from clonegate._adapters.analysis.results import MIN_FILES_PER_PART, PartResult,
 from clonegate._adapters.analysis.scan import list_commit, list_or_scan, scan_commit, scan_part
 from clonegate._adapters.workers import default_worker_limiter, open_worker_pool
 
+from .support.inventory_fixture import FIXTURE, add_hazards
 from .support.processes import pid_alive
 from .support.repos import commit_tree, make_test_suite_repo
 from .support.servers import GitDaemon, git_daemon
 from .support.worker_gate import WorkerGate
-from .test_analyzer import FIXTURE, _add_hazards
 
 
 @pytest.fixture(scope="module")
 def fixture_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     root = tmp_path_factory.mktemp("inventory")
-    head = commit_tree(FIXTURE, root, "inventory", extra=_add_hazards)
+    head = commit_tree(FIXTURE, root, "inventory", extra=add_hazards)
     return str(root / "inventory.git"), head
 
 

@@ -40,24 +40,12 @@ from clonegate.store import open_store
 from clonegate.workers import open_worker_pool
 from clonegate_cli.app import app
 
+from .support.fakes import FakeAnalyzer, Readings
 from .support.servers import GitDaemon
-from .test_usecase import FakeAnalyzer
 
 MiB = 1 << 20
 GiB = 1 << 30
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-class Readings:
-    """A sensor that returns what the test says, and counts how often it was read."""
-
-    def __init__(self, reading: MemoryReading) -> None:
-        self.reading = reading
-        self.reads = 0
-
-    def read(self) -> MemoryReading:
-        self.reads += 1
-        return self.reading
 
 
 CALM = MemoryReading(limit=4 * GiB, available=3 * GiB, pressure=0.0)

@@ -42,7 +42,7 @@ from clonegate._usecase.gate import CloneGate, MemoryLease
 from clonegate._usecase.pressure import PressureController
 
 from .support import worker_jobs
-from .test_usecase import FakeAnalyzer
+from .support.fakes import FakeAnalyzer
 
 MiB = 1 << 20
 WHEN = datetime(2024, 1, 1, tzinfo=UTC)
@@ -345,8 +345,8 @@ def test_a_header_cannot_claim_more_objects_than_the_pack_has_room_for() -> None
 def test_indexing_says_what_each_pass_needs_before_it_runs(tmp_path: Path) -> None:
     from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 
+    from .support.packs import pack_of
     from .support.repos import make_large_repo
-    from .test_pack_index import pack_of
 
     make_large_repo(tmp_path, "history", files=50, commits=20)
     pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from .support.inventories import KEY
 from .support.servers import GitDaemon
-from .test_cli_store import _store
-from .test_store import KEY
+from .support.stored_runs import save_two_runs
 
 EXIT_OUTPUT = 4
 WAIT = 120  # seconds: a safety net on a loaded machine, never the assertion
@@ -73,7 +73,7 @@ def test_the_store_commands_say_their_answer_cannot_be_written(
     tmp_path: Path, command: list[str], stdout: str
 ) -> None:
     db = tmp_path / "store.db"
-    _store(db)
+    save_two_runs(db)
     code, stderr = _clonegate(stdout, *command, "--db", str(db))
     assert code == EXIT_OUTPUT
     _one_error_line(stderr, "stdout")

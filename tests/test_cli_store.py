@@ -5,46 +5,17 @@ from __future__ import annotations
 import csv
 import io
 import json
-from dataclasses import replace
 from pathlib import Path
 
 import trio
 from typer.testing import CliRunner
 
-from clonegate import RepositoryReport, RepositoryStatus, TestCase
+from clonegate import RepositoryReport, RepositoryStatus
 from clonegate.store import open_store
 from clonegate_cli.app import app
 
-from .test_store import INVENTORY, KEY, report
-
-HOSTILE = "git://example.org/team/repo\x1b[31mred"
-
-
-def _store(path: Path) -> tuple[int, int]:
-    """Two runs: the second changed one test file and failed another repository."""
-    changed = replace(
-        INVENTORY,
-        files=(replace(INVENTORY.files[0], tests=(TestCase("test_top", 1),)), INVENTORY.files[1]),
-    )
-    failed = RepositoryReport.failure(HOSTILE, 1, "clone", "not_found", f"{HOSTILE}: gone")
-
-    async def build() -> tuple[int, int]:
-        async with open_store(path) as store:
-            a = await store.begin_run({"clone_depth": 1})
-            await store.save(a, KEY, report(0))
-            await store.save(a, "git://example.org/other", replace(report(1), url=HOSTILE))
-            await store.finish_run(a)
-            b = await store.begin_run({"clone_depth": 1})
-            second = report(0, commit="b" * 40, inventory=changed)
-            assert second.analysis is not None
-            # Totals made from the inventory, as the analyzer makes them.
-            totals = replace(second.analysis, tests=changed.tests)
-            await store.save(b, KEY, replace(second, analysis=totals))
-            await store.save(b, "git://example.org/other", failed)
-            await store.finish_run(b)
-            return a, b
-
-    return trio.run(build)
+from .support.inventories import INVENTORY, KEY
+from .support.stored_runs import save_two_runs
 
 
 def test_incremental_and_force_need_a_store(runner: CliRunner) -> None:
@@ -63,7 +34,7 @@ def test_reading_a_store_that_does_not_exist_is_exit_4(runner: CliRunner, tmp_pa
 
 def test_runs_and_history(runner: CliRunner, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    a, b = _store(db)
+    a, b = save_two_runs(db)
     runs = runner.invoke(app, ["runs"], env={"CLONEGATE_DB": str(db)})
     assert runs.exit_code == 0, runs.output
     assert [line.split()[0] for line in runs.output.splitlines()[3:5]] == [str(b), str(a)]
@@ -78,7 +49,7 @@ def test_runs_and_history(runner: CliRunner, tmp_path: Path) -> None:
 
 def test_diff_names_the_tests_added_and_removed(runner: CliRunner, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    a, _ = _store(db)
+    a, _ = save_two_runs(db)
     result = runner.invoke(app, ["diff", str(a), "latest", "--db", str(db)])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
@@ -91,7 +62,7 @@ def test_diff_names_the_tests_added_and_removed(runner: CliRunner, tmp_path: Pat
 
 def test_export_as_jsonl_csv_and_per_test(runner: CliRunner, tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    a, _ = _store(db)
+    a, _ = save_two_runs(db)
     jsonl = runner.invoke(app, ["export", str(a), "--db", str(db)])
     assert jsonl.exit_code == 0, jsonl.output
     documents = [json.loads(line) for line in jsonl.output.splitlines()]
@@ -121,7 +92,7 @@ def test_export_as_jsonl_csv_and_per_test(runner: CliRunner, tmp_path: Path) -> 
 
 def test_a_report_status_survives_the_round_trip(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    _, b = _store(db)
+    _, b = save_two_runs(db)
 
     async def read() -> list[RepositoryReport]:
         async with open_store(db) as store:

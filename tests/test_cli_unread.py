@@ -22,9 +22,9 @@ from clonegate._adapters.store.schema import MIGRATIONS, migrate
 from clonegate.store import open_store
 from clonegate_cli.app import app
 
+from .support.inventories import KEY, report
 from .support.repos import make_repo
 from .support.servers import GitDaemon, git_daemon
-from .test_store import KEY, report
 
 SPEC = b'defmodule UserTest do\n  use ExUnit.Case\n  test "works", do: assert(1 == 1)\nend\n'
 # A file name from the repository: never shown, and nothing in it reaches the output.

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import subprocess
 import sys
 from pathlib import Path
 
@@ -19,6 +17,8 @@ from clonegate import parse_repo_url
 from clonegate.cluster import RedisWorkQueue, open_redis
 from clonegate.store import open_store
 
+from .support.cluster_runs import serve_copies, start_clonegate
+from .support.paths import ROOT
 from .support.proxy import ThrottlingProxy
 from .support.redis_server import RedisServer
 from .support.repos import make_repo
@@ -27,23 +27,6 @@ from .support.servers import git_daemon
 pytestmark = pytest.mark.slow
 
 REPOSITORIES = 60
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _serve_copies(root: Path, count: int) -> None:
-    make_repo(root, "r0", files={"tests/test_a.py": b"def test_one():\n    pass\n"})
-    for i in range(1, count):
-        shutil.copytree(root / "r0.git", root / f"r{i}.git")
-
-
-async def _clonegate(*args: str, env: dict[str, str]) -> trio.Process:
-    return await trio.lowlevel.open_process(
-        [sys.executable, "-m", "clonegate", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-        cwd=ROOT,
-    )
 
 
 async def _first_line(stream: trio.abc.ReceiveStream | None) -> str:
@@ -78,7 +61,7 @@ async def test_three_workers_share_the_limit_and_survive_a_killed_one(
 ) -> None:
     served = tmp_path / "served"
     served.mkdir()
-    _serve_copies(served, REPOSITORIES)
+    serve_copies(served, REPOSITORIES)
     env = {**os.environ, "CLONEGATE_REDIS_URL": redis_service.url, "TMPDIR": str(tmpdir_env)}
     prefix = f"e2e{tmp_path.name[-6:]}"
     with git_daemon(served) as daemon:
@@ -106,7 +89,7 @@ async def test_three_workers_share_the_limit_and_survive_a_killed_one(
                 "worker", "-j", "2", "--cluster-limit", "2", "--lease", "4",
                 "--claim-idle", "2", "--exit-when-done",
             )  # fmt: skip
-            workers = [await _clonegate(*worker_args, env=env) for _ in range(3)]
+            workers = [await start_clonegate(*worker_args, env=env) for _ in range(3)]
             names = [(await _first_line(w.stderr)).split()[1].rstrip(":") for w in workers]
             async with open_redis(redis_service.url) as redis:
                 queue = RedisWorkQueue(redis)

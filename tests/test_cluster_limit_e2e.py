@@ -18,12 +18,12 @@ import trio
 
 from clonegate.cluster import RedisSemaphore, RedisWorkQueue, open_redis
 
+from .support.cluster_runs import serve_copies, start_clonegate
+from .support.paths import ROOT
 from .support.proxy import ThrottlingProxy
+from .support.redis_log import log_of, replay
 from .support.redis_server import RedisServer
 from .support.servers import git_daemon
-from .test_cluster_e2e import ROOT, _clonegate, _serve_copies
-from .test_redis_limit import replay
-from .test_redis_semaphore import log_of
 
 pytestmark = pytest.mark.slow
 
@@ -67,7 +67,7 @@ async def test_the_limit_changed_down_and_up_mid_run_fails_no_job(
 ) -> None:
     served = tmp_path / "served"
     served.mkdir()
-    _serve_copies(served, REPOSITORIES)
+    serve_copies(served, REPOSITORIES)
     env = {**os.environ, "CLONEGATE_REDIS_URL": own_redis.url, "TMPDIR": str(tmpdir_env)}
     run = f"lim{tmp_path.name[-6:]}"
 
@@ -90,9 +90,9 @@ async def test_the_limit_changed_down_and_up_mid_run_fails_no_job(
             await clonegate("limit", "2", "--lease", "4")  # stored before any worker asks
             common = ("worker", "-j", "2", "--lease", "4", "--exit-when-done")
             workers = [
-                await _clonegate(*common, "--cluster-limit", "2", env=env),
-                await _clonegate(*common, "--cluster-limit", "2", env=env),
-                await _clonegate(*common, "--cluster-limit", "3", env=env),  # not Redis's
+                await start_clonegate(*common, "--cluster-limit", "2", env=env),
+                await start_clonegate(*common, "--cluster-limit", "2", env=env),
+                await start_clonegate(*common, "--cluster-limit", "3", env=env),  # not Redis's
             ]
             # Only a safety net: a run takes seconds; with the old per-client limit,
             # workers could exit with jobs left, and the waits below would not end.

@@ -31,10 +31,10 @@ import trio
 from clonegate.cluster import RedisSemaphore, open_redis
 
 from .support.proxy import ThrottlingProxy, _Connection
+from .support.redis_log import log_of
 from .support.redis_server import RedisServer
 from .support.repos import make_repo
 from .support.servers import git_daemon
-from .test_redis_semaphore import log_of
 
 pytestmark = pytest.mark.slow
 

@@ -15,7 +15,7 @@ import trio.testing
 from clonegate import AnalyzeUseCase, RepositoryReport
 from clonegate.cluster import ClusterWorker, Job, Retry
 
-from .test_usecase import FakeAnalyzer, FakeVCS
+from .support.fakes import FakeAnalyzer, FakeVCS
 
 A = Job("1-0", "r", 0, "https://git.example/org/a.git", "a", 1)
 NEW = Job("3-0", "r", 2, "https://git.example/org/new.git", "new", 1)

@@ -17,9 +17,9 @@ from clonegate import Inventory, RepositoryReport, TestCase, TestFile
 from clonegate.store import open_store
 from clonegate_cli.app import app
 
+from .support.inventories import KEY, report
 from .support.repos import make_repo
 from .support.servers import git_daemon
-from .test_store import KEY, report
 
 LINK = "\x1b]8;;http://evil.example/\x07click me\x1b]8;;\x07"  # an OSC 8 hyperlink
 FORMULAS = ['=HYPERLINK("http://evil.example/","x")', "+1+cmd|' /C calc'!A0", "@SUM(1,1)", "-2+3"]

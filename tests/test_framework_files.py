@@ -13,6 +13,8 @@ from clonegate._adapters.analysis.cache_keys import ScopeContexts
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, is_candidate
 
+from .support.scans import frameworks_of
+
 DESCRIBE = "describe('a', () => { it('b', () => {}) })\n"
 PYTEST = "def test_a():\n    pass\n"
 UNITTEST = "import unittest\nclass A(unittest.TestCase):\n    def test_a(self): pass\n"
@@ -20,19 +22,6 @@ GO = 'package p\nimport "testing"\nfunc TestA(t *testing.T) {}\n'
 RUST = "#[test]\nfn a() {}\n"
 NODE = "import { test } from 'node:test'\ntest('a', () => {})\n"
 VITEST = "import { test } from 'vitest'\ntest('a', () => {})\n"
-
-
-def frameworks_of(files: dict[str, str]) -> dict[str, str]:
-    """``{path: framework}`` for every file found to hold tests."""
-    sources = {path: textwrap.dedent(text).encode() for path, text in files.items()}
-    scopes = ConfigScopes(sources, sources.__getitem__)
-    found = {}
-    for path, data in sources.items():
-        if is_candidate(path, scopes):
-            result = analyze_file(path, data, scopes)
-            if result is not None:
-                found[path] = result.framework
-    return found
 
 
 CASES = [

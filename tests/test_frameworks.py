@@ -9,28 +9,9 @@ import textwrap
 
 import pytest
 
-from clonegate import TestSuite
-from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file
 
-NO_CONFIG = ConfigScopes([], lambda _: b"")
-
-
-def found(path: str, source: str) -> list[tuple[str, str]]:
-    """Every test of the file as ``(suite/…/name, status)``, in source order per level."""
-    result = analyze_file(path, textwrap.dedent(source).encode(), NO_CONFIG)
-    if result is None:
-        return []
-    out: list[tuple[str, str]] = [(t.name, t.status.value) for t in result.tests]
-
-    def walk(prefix: str, suites: tuple[TestSuite, ...]) -> None:
-        for suite in suites:
-            out.extend((f"{prefix}{suite.name}/{t.name}", t.status.value) for t in suite.tests)
-            walk(f"{prefix}{suite.name}/", suite.suites)
-
-    walk("", result.suites)
-    return out
-
+from .support.scans import NO_CONFIG, found
 
 GO = [
     (

@@ -14,7 +14,8 @@ from clonegate._adapters.analysis.frameworks.cpp_sources import MAX_SOURCES, rea
 from clonegate._adapters.analysis.frameworks.definition import Settings
 from clonegate._adapters.analysis.scan import analyze_file, is_candidate
 from clonegate._adapters.analysis.unread import unread_files
-from tests.test_frameworks import found
+
+from .support.scans import found
 
 GTEST = [
     (

@@ -13,7 +13,8 @@ from clonegate._adapters.analysis import cpp, cpp_lexing
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, scan_commit
 from tests.support.repos import git
-from tests.test_frameworks import found
+
+from .support.scans import found
 
 NO_CONFIG = ConfigScopes([], lambda _: b"")
 

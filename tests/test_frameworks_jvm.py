@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from .test_frameworks import found
-
-JAVA_JUNIT = "import org.junit.Test;\nclass ParserTest { @Test public void a() {} }\n"
+from .support.sample_sources import KOTEST_FUN_SPEC
+from .support.scans import NO_CONFIG, found
 
 KOTLIN_JUNIT = [
     (
@@ -108,26 +107,7 @@ KOTEST = [
     (
         "FunSpec: containers are suites, leaves tests; x-forms, f:, config and bang; "
         "enabledIf is a condition to run",
-        """\
-        import io.kotest.core.spec.style.FunSpec
-
-        class ParserTest : FunSpec({
-            test("a") {}
-            xtest("b") {}
-            test("f:c") {}
-            test("!d") {}
-            test("e").config(enabled = false) {}
-            test("f").config(enabledIf = { linux }) {}
-            test("g").config(timeout = 2.seconds) {}
-            context("ctx") {
-                test("h") {}
-            }
-            xcontext("off") {
-                test("i") {}
-            }
-            context("empty") {}
-        })
-        """,
+        KOTEST_FUN_SPEC,
         [
             ("ParserTest/a", "active"),
             ("ParserTest/b", "skipped"),
@@ -343,8 +323,6 @@ def test_kotest(case: str, source: str, expected: list[tuple[str, str]]) -> None
 )
 def test_kotlin_test_sources(path: str, framework: str | None) -> None:
     from clonegate._adapters.analysis.scan import analyze_file
-
-    from .test_frameworks import NO_CONFIG
 
     source = b"import org.junit.jupiter.api.Test\nclass P {\n    @Test\n    fun a() {}\n}\n"
     result = analyze_file(path, source, NO_CONFIG)

@@ -8,8 +8,8 @@ import pytest
 
 from clonegate._adapters.analysis.problems import Refused
 
-from .test_frameworks import found
-from .test_php_files import CLASS
+from .support.sample_sources import PHPUNIT_CLASS
+from .support.scans import found
 
 PHPUNIT = [
     (
@@ -240,7 +240,7 @@ def test_the_php_parser_is_built_only_when_a_php_file_is_read(
         found("tests/test_a.py", "def test_a():\n    pass\n")
         found("p_test.go", "package p\nfunc TestA(t *testing.T) {}\n")
         assert built == []
-        assert found("tests/Unit/ATest.php", CLASS) == [("ATest/testA", "active")]
+        assert found("tests/Unit/ATest.php", PHPUNIT_CLASS) == [("ATest/testA", "active")]
         assert built == ["php"]
     finally:
         syntax.kit.cache_clear()

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_framework_files import frameworks_of
-from .test_frameworks import found
+from .support.scans import found, frameworks_of
 
 RSPEC = [
     (

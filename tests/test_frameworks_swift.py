@@ -10,7 +10,7 @@ import pytest
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file
 
-from .test_frameworks import found
+from .support.scans import found
 
 XCTEST = [
     (

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_frameworks import found
+from .support.scans import found
 
 TESTNG_JAVA = [
     (

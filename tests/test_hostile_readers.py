@@ -8,7 +8,7 @@ import pytest
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file
 
-from .test_frameworks import found
+from .support.scans import found
 
 XUNIT_PROJECT = {
     "tests/T/T.Tests.csproj": b'<Project><PackageReference Include="xunit" /></Project>'

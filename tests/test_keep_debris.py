@@ -21,9 +21,9 @@ from clonegate import CloneSettings, DulwichVCS
 from clonegate._adapters.git.kept_debris import staging_prefix
 from clonegate._adapters.git.kept_place import KeptPlace, open_parent
 
+from .support.keep_scene import Scene, clonegate_analyze, snapshot, staging_left
 from .support.repos import make_repo
 from .support.servers import git_daemon, never_answer, raw_tcp_server
-from .test_keep_escape import Scene, clonegate_analyze, snapshot, staging_left
 
 HERE = staging_prefix().split("-")[1].split(".")[2]  # this machine and pid namespace
 

@@ -5,11 +5,7 @@ from __future__ import annotations
 
 import errno
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -18,20 +14,9 @@ from clonegate import CloneSettings, DulwichVCS, ErrorKind
 from clonegate._adapters.git.worker_errors import classify
 from clonegate.errors import InvalidRepositoryError, StorageError
 
+from .support.keep_scene import Scene, clonegate_analyze, snapshot, staging_left
 from .support.repos import fast_import, git, make_repo
-from .support.servers import GitDaemon, git_daemon
-
-
-@dataclass
-class Scene:
-    daemon: GitDaemon
-    served: Path
-    keep: Path  # the --keep directory
-    victim: Path  # outside it: must never change
-
-    @property
-    def host(self) -> Path:
-        return self.keep / f"127.0.0.1_{self.daemon.port}"
+from .support.servers import git_daemon
 
 
 @pytest.fixture
@@ -43,26 +28,6 @@ def scene(tmp_path: Path) -> Iterator[Scene]:
     victim.mkdir()
     with git_daemon(served) as daemon:
         yield Scene(daemon, served, tmp_path / "keep", victim)
-
-
-def snapshot(root: Path) -> dict[str, bytes | str]:
-    """Everything under ``root``, links not followed: what a write there would change."""
-    seen: dict[str, bytes | str] = {}
-    for dirpath, dirs, files in os.walk(root):
-        for name in dirs + files:
-            path = Path(dirpath, name)
-            key = str(path.relative_to(root))
-            if path.is_symlink():
-                seen[key] = f"-> {os.readlink(path)}"
-            elif path.is_dir():
-                seen[key] = "dir"
-            else:
-                seen[key] = path.read_bytes()
-    return seen
-
-
-def staging_left(keep: Path) -> list[str]:
-    return [d for d, _, _ in os.walk(keep) if ".clonegate-" in d]
 
 
 @pytest.mark.parametrize("level", ["HOST", "HOST/org", "HOST/org/team"])
@@ -127,16 +92,6 @@ async def test_a_path_swapped_for_a_symlink_during_the_clone_is_not_followed(
 
     # Only the directory planted there, still empty.
     assert list(snapshot(scene.victim).values()) == ["dir"]
-
-
-def clonegate_analyze(keep: Path, url: str) -> subprocess.CompletedProcess[str]:
-    """The CLI in its own process, as a user runs it."""
-    return subprocess.run(
-        [sys.executable, "-m", "clonegate", "analyze", "--format=jsonl", f"--keep={keep}", url],
-        capture_output=True,
-        text=True,
-        timeout=300,  # only turns a hang into a failure
-    )
 
 
 def test_a_repository_nested_in_a_kept_clone_cannot_follow_its_symlink(scene: Scene) -> None:

@@ -14,9 +14,9 @@ import pytest
 from clonegate import CloneSettings, DulwichVCS
 from clonegate.errors import InvalidRepositoryError, StorageError, TooLargeError
 
+from .support.keep_scene import snapshot
 from .support.repos import GIT_ENV, fast_import, git, make_repo
 from .support.servers import git_daemon
-from .test_keep_escape import snapshot
 
 
 def put(bare: Path, kind: str, data: bytes) -> str:

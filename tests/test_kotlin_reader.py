@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from .test_frameworks import found
-from .test_frameworks_jvm import JAVA_JUNIT, KOTEST
+from .support.sample_sources import JAVA_JUNIT, KOTEST_FUN_SPEC
+from .support.scans import found
 
 
 def test_the_kotlin_parser_is_built_only_when_a_kotlin_file_is_read(
@@ -30,7 +30,7 @@ def test_the_kotlin_parser_is_built_only_when_a_kotlin_file_is_read(
         found("tests/test_a.py", "def test_a():\n    pass\n")
         found("p_test.go", "package p\nfunc TestA(t *testing.T) {}\n")
         assert built == []
-        assert found("src/test/kotlin/p/ParserTest.kt", KOTEST[0][1])
+        assert found("src/test/kotlin/p/ParserTest.kt", KOTEST_FUN_SPEC)
         assert built == ["kotlin"]
     finally:
         syntax.kit.cache_clear()

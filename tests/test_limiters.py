@@ -33,8 +33,8 @@ from clonegate import (
 )
 from clonegate.cluster import Lease, RedisSemaphore, open_redis
 
+from .support.fakes import FakeAnalyzer, FakeVCS
 from .support.redis_server import RedisServer
-from .test_usecase import FakeAnalyzer, FakeVCS
 
 
 class Driver(Protocol):

@@ -7,7 +7,6 @@ import hashlib
 import io
 import random
 import struct
-import subprocess
 import tracemalloc
 import zlib
 from pathlib import Path
@@ -30,6 +29,7 @@ from clonegate._adapters.git.pack_intake import _install
 from clonegate._adapters.git.worker_errors import classify
 from clonegate._domain.errors import ErrorKind
 
+from .support.packs import pack_of
 from .support.repos import fast_import, git, make_large_repo
 
 MiB = 1 << 20
@@ -41,18 +41,6 @@ def dulwich_entries(path: Path) -> list[tuple[bytes, int, int | None]]:
         return sorted(PackIndexer.for_pack_data(data))
     finally:
         data.close()
-
-
-def pack_of(repo: Path, into: Path, *options: str) -> Path:
-    """Every object of ``repo`` in one pack, as ``git pack-objects`` writes it."""
-    pack = subprocess.run(
-        ["git", "-C", str(repo), "pack-objects", "--all", "--stdout", *options],
-        input=b"",
-        capture_output=True,
-        check=True,
-    ).stdout
-    into.write_bytes(pack)
-    return into
 
 
 @pytest.mark.parametrize(

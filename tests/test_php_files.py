@@ -11,9 +11,9 @@ from clonegate._adapters.analysis.frameworks import phpunit
 from clonegate._adapters.analysis.frameworks.definition import Settings
 from clonegate._adapters.analysis.problems import Refused
 
-from .test_framework_files import frameworks_of
+from .support.sample_sources import PHPUNIT_CLASS
+from .support.scans import frameworks_of
 
-CLASS = "<?php\nclass ATest extends TestCase { public function testA() {} }\n"
 PEST_FILE = "<?php\nit('a', function () {});\n"
 CONFIG = """\
 <?xml version="1.0" encoding="UTF-8"?>
@@ -34,11 +34,11 @@ FILES = [
     (
         "defaults: *Test.php under a test/tests directory; PHPUnit's classes, Pest's calls",
         {
-            "tests/Unit/ATest.php": CLASS,
+            "tests/Unit/ATest.php": PHPUNIT_CLASS,
             "tests/Feature/BTest.php": PEST_FILE,
-            "src/Component/Tests/CTest.php": CLASS,
-            "src/DTest.php": CLASS,
-            "tests/Unit/Helper.php": CLASS,
+            "src/Component/Tests/CTest.php": PHPUNIT_CLASS,
+            "src/DTest.php": PHPUNIT_CLASS,
+            "tests/Unit/Helper.php": PHPUNIT_CLASS,
             "tests/Pest.php": PEST_FILE,
             "tests/TestCase.php": "<?php\nabstract class TestCase extends Base {}\n",
         },
@@ -52,12 +52,12 @@ FILES = [
         "phpunit.xml's testsuites: directory suffix, file, exclude; <source> is not tests",
         {
             "phpunit.xml": CONFIG,
-            "spec/unit/ASpec.php": CLASS,
-            "spec/unit/ATest.php": CLASS,
+            "spec/unit/ASpec.php": PHPUNIT_CLASS,
+            "spec/unit/ATest.php": PHPUNIT_CLASS,
             "tests/BTest.php": PEST_FILE,
-            "tests/Slow/CTest.php": CLASS,
-            "checks/OneCheck.php": CLASS,
-            "src/DTest.php": CLASS,
+            "tests/Slow/CTest.php": PHPUNIT_CLASS,
+            "checks/OneCheck.php": PHPUNIT_CLASS,
+            "src/DTest.php": PHPUNIT_CLASS,
         },
         {
             "spec/unit/ASpec.php": "phpunit",
@@ -70,8 +70,8 @@ FILES = [
         {
             "phpunit.xml": CONFIG.replace("./spec/unit", "other"),
             "phpunit.xml.dist": CONFIG,
-            "spec/unit/ASpec.php": CLASS,
-            "other/BSpec.php": CLASS,
+            "spec/unit/ASpec.php": PHPUNIT_CLASS,
+            "other/BSpec.php": PHPUNIT_CLASS,
         },
         {"other/BSpec.php": "phpunit"},
     ),
@@ -144,8 +144,8 @@ def test_an_exclude_is_its_testsuites_own() -> None:
     </testsuites></phpunit>"""
     files = {
         "phpunit.xml.dist": config,
-        "tests/ATest.php": CLASS,
-        "tests/Integration/BTest.php": CLASS,
+        "tests/ATest.php": PHPUNIT_CLASS,
+        "tests/Integration/BTest.php": PHPUNIT_CLASS,
     }
     assert frameworks_of(files) == {
         "tests/ATest.php": "phpunit",
@@ -155,7 +155,11 @@ def test_an_exclude_is_its_testsuites_own() -> None:
 
 def test_a_refused_phpunit_xml_is_a_config_error_and_the_defaults_apply() -> None:
     hostile = b'<!DOCTYPE p [<!ENTITY x SYSTEM "file:///etc/passwd">]><phpunit>&x;</phpunit>'
-    sources = {"phpunit.xml": hostile, "tests/ATest.php": CLASS.encode(), "x/BTest.php": b""}
+    sources = {
+        "phpunit.xml": hostile,
+        "tests/ATest.php": PHPUNIT_CLASS.encode(),
+        "x/BTest.php": b"",
+    }
     scopes = ConfigScopes(sources, sources.__getitem__)
     assert [(e.path, e.phase) for e in scopes.errors] == [("phpunit.xml", "config")]
     assert "DTD" in scopes.errors[0].message

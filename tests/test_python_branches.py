@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from .test_frameworks import found
+from .support.scans import found
 
 BRANCHES = [
     (

@@ -13,26 +13,9 @@ import trio
 
 from clonegate.cluster import Lease, RedisSemaphore, open_redis
 
+from .support.paths import ROOT
+from .support.redis_log import log_of, replay
 from .support.redis_server import RedisServer
-from .test_redis_semaphore import ROOT, log_of
-
-
-def replay(log: list[dict[str, str]]) -> list[tuple[str, int, int]]:
-    """Each grant as (id, the weight held after it, the limit in force), the count and
-    the limit both replayed from the log's own events, not read from the grant's."""
-    held, limit, grants = 0, -1, []
-    for e in log:
-        event, weight = e["event"], int(e["weight"])
-        if event == "configured":
-            limit = int(e["limit"])
-        elif event == "reset":
-            limit = -1
-        elif event == "granted":
-            held += weight
-            grants.append((e["id"], held, limit))
-        elif event in ("released", "expired"):
-            held -= weight
-    return grants
 
 
 async def test_a_limit_changed_down_then_up_fails_nobody_and_grants_in_order(

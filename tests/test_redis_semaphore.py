@@ -10,8 +10,6 @@ import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
-from typing import Any
 
 import pytest
 import trio
@@ -20,10 +18,10 @@ from trio.testing import wait_all_tasks_blocked
 from clonegate.cluster import RedisSemaphore, RedisUnavailableError, open_redis
 from clonegate.errors import LeaseLostError
 
+from .support.paths import ROOT
+from .support.redis_log import log_of
 from .support.redis_server import RedisServer
 from .support.servers import free_port
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class Child:
@@ -63,10 +61,6 @@ async def child(url: str, name: str, limit: int, lease: float, *args: str) -> As
     finally:
         process.kill()
         await process.wait()
-
-
-async def log_of(redis: Any, name: str) -> list[dict[str, str]]:
-    return [dict(e.field_values) for e in await redis.xrange(f"{{clonegate:sem:{name}}}:log")]
 
 
 async def test_statistics_list_holders_with_their_lease_and_waiters_with_their_rank(

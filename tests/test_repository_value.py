@@ -37,9 +37,9 @@ from clonegate._domain.repository import Repository
 from clonegate.store import open_store
 from clonegate_cli._input import read_urls
 
+from .support.fakes import FakeAnalyzer, FakeVCS
 from .support.repos import make_repo
 from .support.servers import free_port, git_daemon
-from .test_usecase import FakeAnalyzer, FakeVCS
 
 GOLDEN = Path(__file__).parent / "fixtures" / "repository_value.json"
 

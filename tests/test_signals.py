@@ -18,13 +18,12 @@ import subprocess
 import sys
 import termios
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 import trio
 
+from .support.pipes import full_pipe
 from .support.processes import processes_with
 from .support.proxy import ThrottlingProxy
 from .support.repos import BIG_BLOB_BYTES
@@ -36,26 +35,6 @@ def slow_proxy(daemon: GitDaemon) -> ThrottlingProxy:
     # The 128 KiB a test waits for take half a second; the rest of the 4 MiB blob
     # takes 15 s more, long beside a stop, which must come before it is all sent.
     return ThrottlingProxy(daemon.port, rate=256 * 1024)
-
-
-@contextmanager
-def full_pipe() -> Iterator[tuple[int, int]]:
-    """A pipe already full, whose read end is held open and never read: every write to
-    it blocks (or would block)."""
-    read_end, write_end = os.pipe()
-    try:
-        os.set_blocking(write_end, False)
-        try:
-            while True:
-                os.write(write_end, b"x" * 65536)
-        except BlockingIOError:
-            pass
-        # The child shares this description: it gets it blocking, as a shell gives it.
-        os.set_blocking(write_end, True)
-        yield read_end, write_end
-    finally:
-        os.close(read_end)
-        os.close(write_end)
 
 
 async def _read_until(stream: trio.abc.ReceiveStream, needle: bytes, seen: bytearray) -> None:

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -17,61 +16,17 @@ import trio
 import trio.testing
 
 from clonegate import (
-    AnalysisTotals,
     Inventory,
-    RefInfo,
-    RepositoryReport,
-    RepositoryStatus,
-    ScanError,
     TestCase,
-    TestFile,
-    TestStatus,
-    TestSuite,
 )
 from clonegate._adapters.store.rows import insert_report
 from clonegate._adapters.store.schema import MIGRATIONS, migrate
 from clonegate.store import StoredResult, StoreError, open_store
 
-from .support.server_programs import unavailable
+from .support.disks import mount, small_disk
+from .support.inventories import INVENTORY, KEY, report
 
-KEY = "git://example.org/team/repo"
-WHEN = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
-
-INVENTORY = Inventory(
-    files=(
-        TestFile(
-            "tests/test_a.py",
-            "pytest",
-            "python",
-            suites=(
-                TestSuite(
-                    "TestOuter",
-                    3,
-                    suites=(TestSuite("TestInner", 8, tests=(TestCase("test_deep", 9),)),),
-                    tests=(TestCase("test_skipped", 4, TestStatus.SKIPPED),),
-                ),
-            ),
-            tests=(TestCase("test_top", 1), TestCase("test_top", 20, TestStatus.XFAIL)),
-        ),
-        TestFile(
-            "web/a.test.ts", "vitest", "typescript", tests=(TestCase("adds", 2),), config_note="n"
-        ),
-    ),
-    errors=(ScanError("tests/broken.py", "parse", "syntax error at line 1: invalid syntax"),),
-)
-
-
-def report(
-    index: int = 0, commit: str = "a" * 40, inventory: Inventory = INVENTORY
-) -> RepositoryReport:
-    return RepositoryReport(
-        url="git://example.org/team/repo.git",
-        index=index,
-        status=RepositoryStatus.OK,
-        ref=RefInfo("main", commit, WHEN),
-        analysis=AnalysisTotals(2, 5, {"pytest": 4, "vitest": 1}, {}, {}, 1, 30, "v-test"),
-        inventory=inventory,
-    )
+__all__ = ["small_disk"]  # a fixture, used by name
 
 
 async def test_a_new_store_has_the_whole_schema_in_wal_mode(tmp_path: Path) -> None:
@@ -261,10 +216,6 @@ def _lock_held_elsewhere(path: Path) -> Iterator[Callable[[], None]]:
         assert p.wait() == 0
 
 
-def _mount(*options: str) -> None:
-    subprocess.run(["mount", *options], check=True)
-
-
 async def test_two_processes_writing_one_store_wait_for_each_other(tmp_path: Path) -> None:
     path = tmp_path / "s.db"
     async with open_store(path) as store:
@@ -298,23 +249,6 @@ async def test_the_cache_stays_within_its_bound_evicting_the_least_recently_used
     assert bytes([11]) * 20 in kept
 
 
-@pytest.fixture
-def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs of this test's own (root and mount(8) needed; CI has both)."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(where)], capture_output=True
-    )
-    if done.returncode != 0:
-        message = f"cannot mount a tmpfs: {done.stderr.decode().strip()}"
-        unavailable(message)
-    try:
-        yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=True)
-
-
 async def test_a_full_disk_is_a_clear_error_and_loses_no_report_written(small_disk: Path) -> None:
     path = small_disk / "s.db"
     written = 0
@@ -332,7 +266,7 @@ async def test_a_full_disk_is_a_clear_error_and_loses_no_report_written(small_di
     run = 1
     assert written > 10
     # Every save that returned is there, whole, once the disk has room again.
-    _mount("-o", "remount,size=8m", str(small_disk))
+    mount("-o", "remount,size=8m", str(small_disk))
     async with open_store(path) as store:
         stored = await store.reports(run, inventory=True)
     assert [r.index for r in stored] == list(range(written))
@@ -345,13 +279,13 @@ async def test_a_read_only_store_is_a_clear_error_and_keeps_what_it_had(small_di
     async with open_store(path) as store:
         run = await store.begin_run({})
         await store.save(run, KEY, report(0))
-    _mount("-o", "remount,ro", str(small_disk))
+    mount("-o", "remount,ro", str(small_disk))
     try:
         with pytest.raises(StoreError, match=r"s\.db is on a read-only file system"):
             async with open_store(path):
                 pass
     finally:
-        _mount("-o", "remount,rw", str(small_disk))
+        mount("-o", "remount,rw", str(small_disk))
     async with open_store(path) as store:
         assert [r.index for r in await store.reports(run, inventory=True)] == [0]
         assert await store.load(run, KEY) == report(0)

@@ -17,8 +17,8 @@ from clonegate import RepositoryReport
 from clonegate.store import DamagedRow, DamagedRowError, open_store, open_store_reader
 from clonegate_cli.app import app
 
-from .test_cli_store import HOSTILE, _store
-from .test_store import INVENTORY, KEY, report
+from .support.inventories import INVENTORY, KEY, report
+from .support.stored_runs import HOSTILE, save_two_runs
 
 NOT_UTF8 = "CAST(x'ff41' AS TEXT)"
 # Run 1 holds reports 1 (KEY) and 2 (HOSTILE); run 2 reports 3 (KEY, a new commit,
@@ -62,7 +62,7 @@ COMMANDS = {
 
 def _damaged(tmp_path: Path, statement: str) -> Path:
     path = tmp_path / "s.db"
-    _store(path)
+    save_two_runs(path)
     db = sqlite3.connect(path)
     with db:
         assert db.execute(statement).rowcount >= 1
@@ -121,7 +121,7 @@ def test_a_run_with_damaged_options_is_left_out_of_runs_only(tmp_path: Path) -> 
 def test_a_clean_store_checks_clean(tmp_path: Path) -> None:
     runner = CliRunner()
     db = tmp_path / "s.db"
-    _store(db)
+    save_two_runs(db)
     check = _invoke(runner, ["check"], db)
     assert (check.exit_code, check.stdout) == (0, "")
     assert check.stderr == f"clonegate: no damaged rows in {db}\n"

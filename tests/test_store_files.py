@@ -17,9 +17,10 @@ from clonegate._adapters.store.schema import MIGRATIONS, migrate
 from clonegate.store import StoreError, open_store, open_store_reader
 from clonegate_cli.app import app
 
+from .support.disks import mount, small_disk
+from .support.inventories import KEY
 from .support.server_programs import unavailable
-from .test_cli_store import _store
-from .test_store import KEY, _mount, small_disk
+from .support.stored_runs import save_two_runs
 
 __all__ = ["small_disk"]  # a fixture, used by name
 
@@ -34,19 +35,19 @@ READING = [
 
 def test_every_reading_command_works_on_a_read_only_mount(small_disk: Path) -> None:
     db = small_disk / "s.db"
-    _store(db)  # closed cleanly: no write-ahead log left
+    save_two_runs(db)  # closed cleanly: no write-ahead log left
     runner = CliRunner()
     expected = {name: runner.invoke(app, [name, *args, "--db", str(db)]) for name, *args in READING}
     for empty in ("s.db-wal", "s.db-shm"):  # as a cleanly closed store leaves none
         (small_disk / empty).unlink()
-    _mount("-o", "remount,ro", str(small_disk))
+    mount("-o", "remount,ro", str(small_disk))
     try:
         for name, *args in READING:
             result = runner.invoke(app, [name, *args, "--db", str(db)])
             assert result.exit_code == expected[name].exit_code == 0, (name, result.output)
             assert result.stdout == expected[name].stdout, name
     finally:
-        _mount("-o", "remount,rw", str(small_disk))
+        mount("-o", "remount,rw", str(small_disk))
     assert sorted(p.name for p in small_disk.iterdir()) == ["s.db"]
 
 
@@ -66,10 +67,10 @@ def test_a_read_only_mount_with_an_unmerged_log_reads_the_log_or_says_why_not(
     small_disk: Path,
 ) -> None:
     db = small_disk / "s.db"
-    _store(db)
+    save_two_runs(db)
     _crash_mid_run(db)
     runner = CliRunner()
-    _mount("-o", "remount,ro", str(small_disk))
+    mount("-o", "remount,ro", str(small_disk))
     try:
         # The log and its index are there: SQLite reads both, run 3 included
         # (opening the file immutable would have missed it).
@@ -77,28 +78,28 @@ def test_a_read_only_mount_with_an_unmerged_log_reads_the_log_or_says_why_not(
         assert runs.exit_code == 0, runs.output
         assert [line.split()[0] for line in runs.stdout.splitlines()[3:6]] == ["3", "2", "1"]
     finally:
-        _mount("-o", "remount,rw", str(small_disk))
+        mount("-o", "remount,rw", str(small_disk))
     (small_disk / "s.db-shm").unlink()  # the log's index gone: SQLite cannot read it there
-    _mount("-o", "remount,ro", str(small_disk))
+    mount("-o", "remount,ro", str(small_disk))
     try:
         runs = runner.invoke(app, ["runs", "--db", str(db)])
     finally:
-        _mount("-o", "remount,rw", str(small_disk))
+        mount("-o", "remount,rw", str(small_disk))
     assert runs.exit_code == 4
     assert f"its write-ahead log {db}-wal was never merged" in runs.stderr
 
 
 def test_an_older_schema_on_a_read_only_mount_is_a_clear_error(small_disk: Path) -> None:
     db = small_disk / "s.db"
-    _store(db)
+    save_two_runs(db)
     connection = sqlite3.connect(db)
     connection.execute("PRAGMA user_version = 3")
     connection.close()
-    _mount("-o", "remount,ro", str(small_disk))
+    mount("-o", "remount,ro", str(small_disk))
     try:
         result = CliRunner().invoke(app, ["runs", "--db", str(db)])
     finally:
-        _mount("-o", "remount,rw", str(small_disk))
+        mount("-o", "remount,rw", str(small_disk))
     assert result.exit_code == 4
     assert f"has schema version 3, older than this clonegate's {len(MIGRATIONS)}" in result.stderr
 
@@ -146,7 +147,7 @@ def test_a_run_that_is_not_there_is_a_usage_error_naming_it(
 ) -> None:
     # diff listed every test as removed and export wrote nothing, both with exit 0.
     db = tmp_path / "s.db"
-    _store(db)
+    save_two_runs(db)
     result = CliRunner().invoke(app, [*args, "--db", str(db)])
     assert (result.exit_code, result.stdout) == (2, "")
     assert message in result.stderr
@@ -167,7 +168,7 @@ def test_latest_in_a_store_with_no_runs_is_a_usage_error(tmp_path: Path) -> None
 
 def test_reading_leaves_the_file_as_it_was(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
-    _store(db)
+    save_two_runs(db)
     before = db.read_bytes()
     for name, *args in READING:
         assert CliRunner().invoke(app, [name, *args, "--db", str(db)]).exit_code == 0
@@ -209,7 +210,7 @@ def read_only_view(tmp_path: Path) -> Iterator[tuple[Path, Path]]:
         message = f"cannot bind-mount: {done.stderr.decode().strip()}"
         unavailable(message)
     try:
-        _mount("-o", "remount,bind,ro", str(view))
+        mount("-o", "remount,bind,ro", str(view))
         yield writable, view
     finally:
         subprocess.run(["umount", "-l", str(view)], check=True)
@@ -222,7 +223,7 @@ def test_a_store_written_under_a_read_only_reader_is_an_error_not_a_mix(
     # check for changes); a run writing it through the other mount then merges its
     # log into the file under the reader. Its reads must not go on as if nothing did.
     writable, view = read_only_view
-    _store(writable / "s.db")
+    save_two_runs(writable / "s.db")
     for left in ("s.db-wal", "s.db-shm"):  # as a cleanly closed store leaves none
         (writable / left).unlink(missing_ok=True)
 

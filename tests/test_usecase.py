@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections import defaultdict
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +15,6 @@ from trio.testing import wait_all_tasks_blocked
 
 import clonegate
 from clonegate import (
-    ANALYZER_VERSION,
     AnalysisReport,
     AnalysisSettings,
     AnalyzeUseCase,
@@ -27,15 +24,10 @@ from clonegate import (
     DulwichVCS,
     Event,
     EventKind,
-    Inventory,
     MemoryReading,
-    RemoteHead,
     ReportError,
-    RepositoryFacts,
     RepositoryReport,
     RepositoryStatus,
-    TestCase,
-    TestFile,
     TestInventoryAnalyzer,
     UseCaseConfig,
     open_analyzer,
@@ -49,119 +41,12 @@ from clonegate import (
     with_stuck_threshold,
     with_token,
 )
-from clonegate._adapters.clones import discard
 from clonegate._app import compose
 from clonegate._domain.repository import Repository
 from clonegate._usecase.duplicates import DuplicateIndex
 from clonegate.errors import RepositoryNotFoundError
 
-WHEN = datetime(2024, 1, 1, tzinfo=UTC)
-
-
-def url(i: int) -> str:
-    return f"https://git.example/org/repo{i}.git"
-
-
-class FakeVCS:
-    """Counts clones in flight; each clone waits for its URL's event if ``blocking``."""
-
-    # The VCS port's figures (ADR 0017): a shallow clone, the default cap, no forecasts.
-    depth: int | None = 1
-    max_memory = 1 << 30
-    opening_memory: int | None = None
-
-    def __init__(
-        self,
-        tmp: Path,
-        *,
-        blocking: bool = False,
-        delay: float = 0.0,
-        setup: float = 0.0,
-        readies: int = 1,
-    ) -> None:
-        self.tmp = tmp
-        self.blocking = blocking
-        self.delay = delay
-        self.setup = setup  # seconds of set-up before on_ready, like starting a worker
-        self.readies = readies  # calls of on_ready; a repeated one comes `delay` later
-        self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
-        self.failures: dict[str, Exception] = {}
-        self.calls: list[str] = []
-        self.credentials: list[Credential | None] = []
-        self.in_flight = 0
-        self.peak = 0
-        self.made = 0
-        self.started: dict[str, float] = {}  # when each clone began (after its set-up)
-
-    async def clone(
-        self,
-        url: str,
-        destination: Path | None = None,
-        *,
-        credential: Credential | None = None,
-        on_ready: Callable[[], object] | None = None,
-        on_memory: Callable[[int], Awaitable[object]] | None = None,
-    ) -> ClonedSource:
-        self.calls.append(url)
-        self.credentials.append(credential)
-        self.in_flight += 1
-        self.peak = max(self.peak, self.in_flight)
-        try:
-            await trio.sleep(self.setup)
-            for repeat in range(self.readies):
-                if repeat:
-                    await trio.sleep(self.delay)
-                self.started.setdefault(url, trio.current_time())
-                if on_ready is not None:
-                    on_ready()
-            if self.blocking:
-                await self.release[url].wait()
-            else:
-                await trio.sleep(self.delay)
-            if url in self.failures:
-                raise self.failures[url]
-            self.made += 1
-            path = self.tmp / f"clone{self.made}"
-            path.mkdir()
-            return ClonedSource(url, path, "main", "a" * 40, WHEN, 10, False, path, remove=discard)
-        finally:
-            self.in_flight -= 1
-
-    async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
-        raise NotImplementedError(f"{type(self).__name__} lists no remote HEAD")
-
-
-class FakeAnalyzer:
-    version: str | None = None  # states none: an incremental run refuses it
-    processes: int | None = None
-
-    def __init__(self, *, blocking: bool = False) -> None:
-        self.blocking = blocking
-        self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
-        self.in_flight = 0
-        self.peak = 0
-        self.seen: list[str] = []
-
-    async def analyze(self, source: ClonedSource) -> AnalysisReport:
-        self.seen.append(source.url)
-        self.in_flight += 1
-        self.peak = max(self.peak, self.in_flight)
-        try:
-            if self.blocking:
-                await self.release[source.url].wait()
-            else:
-                await trio.lowlevel.checkpoint()
-        finally:
-            self.in_flight -= 1
-        tests = (TestCase("test_a", 1), TestCase("test_b", 2))
-        inventory = Inventory((TestFile("test_x.py", "pytest", "python", (), tests),))
-        facts = RepositoryFacts(source.branch, source.commit, WHEN, 3, 10, 5)
-        return AnalysisReport(facts, inventory, ANALYZER_VERSION)
-
-
-async def collect(uc: AnalyzeUseCase, urls: list[str]) -> list[RepositoryReport]:
-    async with uc.analyze_many(urls) as batch:
-        return [report async for report in batch]
+from .support.fakes import FakeAnalyzer, FakeVCS, Readings, collect, url
 
 
 @pytest.mark.parametrize("limit", [None, 1, 3])
@@ -641,8 +526,6 @@ async def test_a_session_warns_of_a_clone_stuck_past_the_threshold(
 async def test_a_session_runs_the_budget_controller_while_it_lasts(
     tmp_path: Path, autojump_clock: trio.testing.MockClock
 ) -> None:
-    from .test_budget import Readings  # here: test_budget imports this module
-
     gib = 1 << 30
     pressed = MemoryReading(limit=4 * gib, available=3 * gib, pressure=0.30)
     calm = MemoryReading(limit=4 * gib, available=3 * gib, pressure=0.0)

@@ -13,10 +13,10 @@ from clonegate import (
     with_max_concurrent_clones,
 )
 
+from .support.inventory_fixture import FIXTURE
 from .support.processes import descendant_pids
 from .support.repos import FixtureRepo, commit_tree
 from .support.servers import GitDaemon, git_daemon
-from .test_analyzer import FIXTURE
 
 
 async def test_batch_against_a_loopback_git_daemon(

@@ -25,7 +25,7 @@ from clonegate import (
 from clonegate._domain.credentials import Credential
 from clonegate.store import SQLiteStore, StoreError, StoreSettings, open_store, open_store_reader
 
-from .test_usecase import FakeAnalyzer, FakeVCS, url
+from .support.fakes import FakeAnalyzer, FakeVCS, url
 
 
 class ListingVCS(FakeVCS):

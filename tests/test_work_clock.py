@@ -38,7 +38,7 @@ from clonegate import (
 from clonegate._app import compose
 from clonegate._domain.work_clock import WorkClock, holding_slot, waiting_for_slot
 
-from .test_usecase import FakeAnalyzer, FakeVCS, collect, url
+from .support.fakes import FakeAnalyzer, FakeVCS, collect, url
 
 
 async def test_a_limit_expires_after_its_seconds(autojump_clock: trio.testing.MockClock) -> None:

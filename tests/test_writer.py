@@ -11,7 +11,7 @@ import trio.testing
 
 from clonegate_cli._writer import ResultsWriter
 
-from .test_signals import full_pipe
+from .support.pipes import full_pipe
 
 
 def _text(fd: int, *, closefd: bool = True) -> TextIO:
