@@ -4,59 +4,36 @@ The names below load their modules (and the Redis client) on first use: the comm
 line reads :class:`ClusterSettings`' defaults for its options without connecting.
 """
 
+from ..._exports import exports
+
 # ``typing`` would cost the command line a few ms before it can start the workers'
 # zygote; type checkers treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from .cluster_settings import ClusterSettings
-    from .connection import RedisUnavailableError, open_redis, redis_url
-    from .queue import RedisWorkQueue, Retrying, Running, RunStatus
-    from .semaphore import (
-        Lease,
-        RedisHolder,
-        RedisSemaphore,
-        RedisSemaphoreStatistics,
-        RedisWaiter,
-    )
+    from .cluster_settings import ClusterSettings as ClusterSettings
+    from .connection import RedisUnavailableError as RedisUnavailableError
+    from .connection import open_redis as open_redis
+    from .connection import redis_url as redis_url
+    from .queue import RedisWorkQueue as RedisWorkQueue
+    from .queue import Retrying as Retrying
+    from .queue import Running as Running
+    from .queue import RunStatus as RunStatus
+    from .semaphore import Lease as Lease
+    from .semaphore import RedisHolder as RedisHolder
+    from .semaphore import RedisSemaphore as RedisSemaphore
+    from .semaphore import RedisSemaphoreStatistics as RedisSemaphoreStatistics
+    from .semaphore import RedisWaiter as RedisWaiter
 
-__all__ = [
-    "ClusterSettings",
-    "Lease",
-    "RedisHolder",
-    "RedisSemaphore",
-    "RedisSemaphoreStatistics",
-    "RedisUnavailableError",
-    "RedisWaiter",
-    "RedisWorkQueue",
-    "Retrying",
-    "RunStatus",
-    "Running",
-    "open_redis",
-    "redis_url",
-]
-
-_MODULES = {
-    "ClusterSettings": "cluster_settings",
-    "RedisUnavailableError": "connection",
-    "open_redis": "connection",
-    "redis_url": "connection",
-    "RedisWorkQueue": "queue",
-    "Retrying": "queue",
-    "Running": "queue",
-    "RunStatus": "queue",
-    "Lease": "semaphore",
-    "RedisHolder": "semaphore",
-    "RedisSemaphore": "semaphore",
-    "RedisSemaphoreStatistics": "semaphore",
-    "RedisWaiter": "semaphore",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(f".{module}", __name__), name)
+# What each name's module is: the one table (clonegate._exports), read on first use.
+__all__, __getattr__, __dir__ = exports(
+    __name__,
+    {
+        "._adapters.redis.cluster_settings": "ClusterSettings",
+        "._adapters.redis.connection": "RedisUnavailableError open_redis redis_url",
+        "._adapters.redis.queue": "RedisWorkQueue Retrying Running RunStatus",
+        "._adapters.redis.semaphore": (
+            "Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics RedisWaiter"
+        ),
+    },
+)

@@ -5,45 +5,30 @@ reads :class:`StoreSettings`' defaults for its options, and opens a store only w
 ``--db``.
 """
 
+from ..._exports import exports
+
 # ``typing`` would cost the command line a few ms before it can start the workers'
 # zygote; type checkers treat any name TYPE_CHECKING as true.
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
-    from .reader import StoreReader, open_store_reader
-    from .reading import Difference, HistoryEntry, RunInfo
-    from .settings import DEFAULT_CACHE_LIMIT, StoreSettings
-    from .sqlite import SQLiteStore, open_store
+    from .reader import StoreReader as StoreReader
+    from .reader import open_store_reader as open_store_reader
+    from .reading import Difference as Difference
+    from .reading import HistoryEntry as HistoryEntry
+    from .reading import RunInfo as RunInfo
+    from .settings import DEFAULT_CACHE_LIMIT as DEFAULT_CACHE_LIMIT
+    from .settings import StoreSettings as StoreSettings
+    from .sqlite import SQLiteStore as SQLiteStore
+    from .sqlite import open_store as open_store
 
-__all__ = [
-    "DEFAULT_CACHE_LIMIT",
-    "Difference",
-    "HistoryEntry",
-    "RunInfo",
-    "SQLiteStore",
-    "StoreReader",
-    "StoreSettings",
-    "open_store",
-    "open_store_reader",
-]
-
-_MODULES = {
-    "DEFAULT_CACHE_LIMIT": "settings",
-    "StoreSettings": "settings",
-    "Difference": "reading",
-    "HistoryEntry": "reading",
-    "RunInfo": "reading",
-    "StoreReader": "reader",
-    "open_store_reader": "reader",
-    "SQLiteStore": "sqlite",
-    "open_store": "sqlite",
-}
-
-
-def __getattr__(name: str) -> object:
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
-    return getattr(import_module(f".{module}", __name__), name)
+# What each name's module is: the one table (clonegate._exports), read on first use.
+__all__, __getattr__, __dir__ = exports(
+    __name__,
+    {
+        "._adapters.store.settings": "DEFAULT_CACHE_LIMIT StoreSettings",
+        "._adapters.store.reading": "Difference HistoryEntry RunInfo",
+        "._adapters.store.reader": "StoreReader open_store_reader",
+        "._adapters.store.sqlite": "SQLiteStore open_store",
+    },
+)
