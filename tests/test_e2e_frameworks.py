@@ -8,9 +8,10 @@ import textwrap
 
 import pytest
 
-from clonegate import TestSuite
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file
+
+from .support.scans import flattened
 
 PLAYWRIGHT_CONFIG = "export default { testDir: './e2e' }\n"
 CYPRESS_CONFIG = "module.exports = { e2e: {} }\n"
@@ -21,17 +22,7 @@ def listed(path: str, source: str, config: dict[str, str]) -> list[tuple[str, st
     sources = {p: textwrap.dedent(t).encode() for p, t in {**config, path: source}.items()}
     scopes = ConfigScopes(sources, sources.__getitem__)
     result = analyze_file(path, sources[path], scopes)
-    if result is None:
-        return []
-    out = [(t.name, t.status.value) for t in result.tests]
-
-    def walk(prefix: str, suites: tuple[TestSuite, ...]) -> None:
-        for suite in suites:
-            out.extend((f"{prefix}{suite.name}/{t.name}", t.status.value) for t in suite.tests)
-            walk(f"{prefix}{suite.name}/", suite.suites)
-
-    walk("", result.suites)
-    return out
+    return [] if result is None else flattened(result)
 
 
 PLAYWRIGHT = [

@@ -14,6 +14,7 @@ from clonegate._adapters.analysis.unread import MAX_PROJECT_BYTES
 from clonegate._domain.inventory import TestSuite
 
 from .support.repos import make_repo
+from .support.scans import grammars_built
 
 TEST_PROJECT = b'<Project Sdk="Microsoft.NET.Sdk"><ItemGroup>\
 <PackageReference Include="xunit" Version="2.9.0" /></ItemGroup></Project>'
@@ -381,18 +382,7 @@ def test_the_csharp_parser_is_built_only_when_a_file_with_test_attributes_is_rea
 ) -> None:
     # A worker builds the parsers of the languages it meets (ADR 0003); a file of a test
     # project without any test attribute (a helper) is not even parsed (the hint).
-    from clonegate._adapters.analysis import syntax
-
-    built: list[str] = []
-    real = syntax._LANGUAGES["csharp"]
-
-    def csharp() -> object:
-        built.append("csharp")
-        return real()
-
-    monkeypatch.setitem(syntax._LANGUAGES, "csharp", csharp)
-    syntax.kit.cache_clear()
-    try:
+    with grammars_built(monkeypatch, "csharp") as built:
         assert outline("tests/test_a.py", "def test_a():\n    pass\n") == ("pytest", [])
         helpers = "using Xunit; public static class Helpers { public static int One() => 1; }"
         assert outline(PATH, helpers) == ("", [])
@@ -400,8 +390,6 @@ def test_the_csharp_parser_is_built_only_when_a_file_with_test_attributes_is_rea
         assert built == []
         assert outline(PATH, FACT) == ("xunit", ["ATests/A active"])
         assert built == ["csharp"]
-    finally:
-        syntax.kit.cache_clear()
 
 
 MORE_MARKERS = [

@@ -9,7 +9,7 @@ import pytest
 from clonegate._adapters.analysis.problems import Refused
 
 from .support.sample_sources import PHPUNIT_CLASS
-from .support.scans import found
+from .support.scans import found, grammars_built
 
 PHPUNIT = [
     (
@@ -225,25 +225,12 @@ def test_the_php_parser_is_built_only_when_a_php_file_is_read(
 ) -> None:
     # A worker builds the parsers of the languages it meets (ADR 0003): most
     # repositories hold no PHP.
-    from clonegate._adapters.analysis import syntax
-
-    built: list[str] = []
-    real = syntax._LANGUAGES["php"]
-
-    def php() -> object:
-        built.append("php")
-        return real()
-
-    monkeypatch.setitem(syntax._LANGUAGES, "php", php)
-    syntax.kit.cache_clear()
-    try:
+    with grammars_built(monkeypatch, "php") as built:
         found("tests/test_a.py", "def test_a():\n    pass\n")
         found("p_test.go", "package p\nfunc TestA(t *testing.T) {}\n")
         assert built == []
         assert found("tests/Unit/ATest.php", PHPUNIT_CLASS) == [("ATest/testA", "active")]
         assert built == ["php"]
-    finally:
-        syntax.kit.cache_clear()
 
 
 def test_hostile_php_files_stay_in_their_envelope() -> None:

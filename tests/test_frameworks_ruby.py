@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from .support.scans import found, frameworks_of
+from .support.scans import found, frameworks_of, grammars_built
 
 RSPEC = [
     (
@@ -370,24 +370,11 @@ def test_a_pattern_that_is_code_leaves_the_defaults_said_so() -> None:
 def test_the_ruby_parser_is_built_only_when_a_ruby_file_is_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from clonegate._adapters.analysis import syntax
-
-    built: list[str] = []
-    real = syntax._LANGUAGES["ruby"]
-
-    def ruby() -> object:
-        built.append("ruby")
-        return real()
-
-    monkeypatch.setitem(syntax._LANGUAGES, "ruby", ruby)
-    syntax.kit.cache_clear()
-    try:
+    with grammars_built(monkeypatch, "ruby") as built:
         found("tests/test_a.py", "def test_a():\n    pass\n")
         assert built == []
         assert found("spec/a_spec.rb", SPEC)
         assert built == ["ruby"]
-    finally:
-        syntax.kit.cache_clear()
 
 
 def test_deep_nesting_is_walked_without_recursion() -> None:

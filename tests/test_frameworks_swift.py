@@ -10,7 +10,7 @@ import pytest
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file
 
-from .support.scans import found
+from .support.scans import found, grammars_built
 
 XCTEST = [
     (
@@ -270,23 +270,10 @@ def test_swift_test_files(path: str, beside: list[str], selected: bool) -> None:
 def test_the_swift_parser_is_built_only_when_a_swift_file_is_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from clonegate._adapters.analysis import syntax
-
-    built: list[str] = []
-    real = syntax._LANGUAGES["swift"]
-
-    def swift() -> object:
-        built.append("swift")
-        return real()
-
-    monkeypatch.setitem(syntax._LANGUAGES, "swift", swift)
-    syntax.kit.cache_clear()
-    try:
+    with grammars_built(monkeypatch, "swift") as built:
         found("tests/test_a.py", "def test_a():\n    pass\n")
         # a Swift test file naming no framework is never parsed
         found("Tests/ATests.swift", "import Foundation\nfunc testA() {}\n")
         assert built == []
         assert found("ATests.swift", textwrap.dedent(SOURCE.decode()))
         assert built == ["swift"]
-    finally:
-        syntax.kit.cache_clear()

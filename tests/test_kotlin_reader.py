@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from .support.sample_sources import JAVA_JUNIT, KOTEST_FUN_SPEC
-from .support.scans import found
+from .support.scans import found, grammars_built
 
 
 def test_the_kotlin_parser_is_built_only_when_a_kotlin_file_is_read(
@@ -14,26 +14,13 @@ def test_the_kotlin_parser_is_built_only_when_a_kotlin_file_is_read(
 ) -> None:
     # A worker builds the parsers of the languages it meets (ADR 0003): the Kotlin
     # grammar is 3.6 MB, and most repositories hold no Kotlin.
-    from clonegate._adapters.analysis import syntax
-
-    built: list[str] = []
-    real = syntax._LANGUAGES["kotlin"]
-
-    def kotlin() -> object:
-        built.append("kotlin")
-        return real()
-
-    monkeypatch.setitem(syntax._LANGUAGES, "kotlin", kotlin)
-    syntax.kit.cache_clear()
-    try:
+    with grammars_built(monkeypatch, "kotlin") as built:
         found("src/test/java/p/ParserTest.java", JAVA_JUNIT)
         found("tests/test_a.py", "def test_a():\n    pass\n")
         found("p_test.go", "package p\nfunc TestA(t *testing.T) {}\n")
         assert built == []
         assert found("src/test/kotlin/p/ParserTest.kt", KOTEST_FUN_SPEC)
         assert built == ["kotlin"]
-    finally:
-        syntax.kit.cache_clear()
 
 
 def test_nested_withdata_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:

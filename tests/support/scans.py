@@ -3,9 +3,13 @@ as ``(suite/…/name, status)`` and a tree's test files with their framework."""
 
 from __future__ import annotations
 
+import contextlib
 import textwrap
+from collections.abc import Iterator
 
-from clonegate import TestSuite
+import pytest
+
+from clonegate import TestFile, TestSuite
 from clonegate._adapters.analysis.config import ConfigScopes
 from clonegate._adapters.analysis.scan import analyze_file, is_candidate
 
@@ -15,8 +19,11 @@ NO_CONFIG = ConfigScopes([], lambda _: b"")
 def found(path: str, source: str) -> list[tuple[str, str]]:
     """Every test of the file as ``(suite/…/name, status)``, in source order per level."""
     result = analyze_file(path, textwrap.dedent(source).encode(), NO_CONFIG)
-    if result is None:
-        return []
+    return [] if result is None else flattened(result)
+
+
+def flattened(result: TestFile) -> list[tuple[str, str]]:
+    """Every test of ``result`` as ``(suite/…/name, status)``, in source order per level."""
     out: list[tuple[str, str]] = [(t.name, t.status.value) for t in result.tests]
 
     def walk(prefix: str, suites: tuple[TestSuite, ...]) -> None:
@@ -39,3 +46,24 @@ def frameworks_of(files: dict[str, str]) -> dict[str, str]:
             if result is not None:
                 frameworks[path] = result.framework
     return frameworks
+
+
+@contextlib.contextmanager
+def grammars_built(monkeypatch: pytest.MonkeyPatch, language: str) -> Iterator[list[str]]:
+    """The times ``language``'s grammar is built while the block runs: a worker builds
+    the parser of a language when it first meets one of its files (ADR 0003)."""
+    from clonegate._adapters.analysis import syntax
+
+    built: list[str] = []
+    real = syntax._LANGUAGES[language]
+
+    def recorded() -> object:
+        built.append(language)
+        return real()
+
+    monkeypatch.setitem(syntax._LANGUAGES, language, recorded)
+    syntax.kit.cache_clear()
+    try:
+        yield built
+    finally:
+        syntax.kit.cache_clear()
