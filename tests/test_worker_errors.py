@@ -16,6 +16,7 @@ import socket
 import ssl
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any, ClassVar
 
 import pytest
 import trustme
@@ -167,3 +168,36 @@ def test_a_body_cut_short_is_an_incomplete_read_by_type() -> None:
         error = _urllib3_error(port)
     assert isinstance(error, urllib3.exceptions.ProtocolError)
     assert _classified(error) == (ErrorKind.TRANSPORT, _MID_ANSWER)
+
+
+def test_a_refusal_of_a_repository_named_404_is_not_not_found() -> None:
+    # dulwich words any status it does not map as "unexpected http resp 429 for URL":
+    # the URL (its path r404.git, a port such as 40404) is the repository's name, not
+    # the server's answer, and must not make a throttled clone read as not found.
+    from dulwich.client import Urllib3HttpGitClient
+    from dulwich.errors import GitProtocolError
+
+    def too_many(conn: socket.socket) -> None:
+        try:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nContent-Length: 0\r\n\r\n")
+        except OSError:
+            pass
+
+    class Answers(urllib3.PoolManager):
+        """Keeps each response: dulwich raises on a status without closing its own."""
+
+        answers: ClassVar[list[urllib3.BaseHTTPResponse]] = []
+
+        def request(self, *args: Any, **kwargs: Any) -> urllib3.BaseHTTPResponse:
+            self.answers.append(super().request(*args, **kwargs))
+            return self.answers[-1]
+
+    with raw_tcp_server(too_many) as port, Answers() as pool:
+        client = Urllib3HttpGitClient(f"http://127.0.0.1:{port}/", pool_manager=pool)
+        with pytest.raises(GitProtocolError) as caught:
+            client.get_refs("/r404.git")
+        for answer in pool.answers:
+            answer.close()
+    assert "404" in str(caught.value)  # in the URL only
+    assert _classified(caught.value)[0] is not ErrorKind.NOT_FOUND

@@ -48,6 +48,9 @@ _SHORT_PKT = re.compile(
 _PREFIX = re.compile(r"""invalid pkt-line length prefix: (b(['"])(?:[^\\]|\\.)*?\2)\Z""")
 # A bytes repr quoted in a message (dulwich's "Invalid pkt-line length prefix: b'..'"):
 # a backslash escapes the next character, so b'0\\' ends at its second quote.
+# A URL quoted in a message (dulwich's "unexpected http resp 429 for http://host:40404/r404.git"):
+# its port and path are the repository's name, never the server's answer.
+_QUOTED_URL = re.compile(r"\S+://\S*")
 _BYTES_REPR = re.compile(r"""\s*:?\s*b(['"])(?:[^\\]|\\.)*?\1""")
 
 
@@ -330,7 +333,8 @@ def _by_text(text: str) -> tuple[ErrorKind, str] | None:
         return ErrorKind.TRANSPORT, "connection refused"
     if "certificate verify failed" in text:
         return ErrorKind.TRANSPORT, CERTIFICATE_FAILED
-    if any(sign in text for sign in _NOT_FOUND_SIGNS):
+    answer = _QUOTED_URL.sub(" ", text)
+    if any(sign in answer for sign in _NOT_FOUND_SIGNS):
         return ErrorKind.NOT_FOUND, "repository not found"
     return None
 
