@@ -248,10 +248,18 @@ async def test_heartbeats_racing_releases_keep_the_books_exact(redis_service: Re
     ):
 
         async def holder(rounds: int) -> None:
-            for i in range(rounds):
-                async with sem.hold(1) as lease:
-                    ran[lease.id] = lease.token
-                    await trio.sleep(0.001 * (i % 25))  # around the 10 ms heartbeat
+            done = 0
+            while done < rounds:
+                try:
+                    async with sem.hold(1) as lease:
+                        ran[lease.id] = lease.token
+                        await trio.sleep(0.001 * (done % 25))  # around the 10 ms heartbeat
+                except LeaseLostError:
+                    # On a loaded machine a grant can arrive after its 30 ms lease ended
+                    # and could not be renewed: refused, never run (the log says
+                    # expired), and the books below must be exact all the same.
+                    continue
+                done += 1
 
         async with trio.open_nursery() as nursery:
             for _ in range(4):
