@@ -142,6 +142,7 @@ class AdaptiveLimit:
         ceiling: int,
         *,
         initial: int | None = None,
+        increase: float = 0.5,
         decrease: float = 0.75,
         reset_burst: int = 3,
         semaphore: WeightedSemaphore | None = None,
@@ -151,11 +152,14 @@ class AdaptiveLimit:
         start = ceiling if initial is None else initial
         if isinstance(start, bool) or not isinstance(start, int) or not 1 <= start <= ceiling:
             raise ValueError(f"initial must be an int in [1, {ceiling}], got {initial!r}")
+        if not 0 < increase <= 1:
+            raise ValueError(f"increase must be in (0, 1], got {increase!r}")
         if not 0 < decrease < 1:
             raise ValueError(f"decrease must be in (0, 1), got {decrease!r}")
         if isinstance(reset_burst, bool) or not isinstance(reset_burst, int) or reset_burst < 1:
             raise ValueError(f"reset_burst must be an int >= 1, got {reset_burst!r}")
         self.ceiling = ceiling
+        self.increase = increase
         self.decrease = decrease
         self.reset_burst = reset_burst
         self._limit = float(start)
@@ -218,7 +222,8 @@ class AdaptiveLimit:
         if signal is Signal.SUCCESS:
             self._resets = 0
             if permit.busy:
-                self._set(min(self._limit + 1 / self._limit, float(self.ceiling)), signal)
+                step = self.increase / self._limit
+                self._set(min(self._limit + step, float(self.ceiling)), signal)
             return
         if signal is Signal.OTHER:
             return
