@@ -40,9 +40,7 @@ async def _reports(limit: AdaptiveLimit, signals: list[Signal]) -> None:
         done.set()
 
 
-@pytest.mark.parametrize(
-    "signal", [Signal.THROTTLED, Signal.UNAVAILABLE_RETRY_AFTER]
-)
+@pytest.mark.parametrize("signal", [Signal.THROTTLED, Signal.UNAVAILABLE_RETRY_AFTER])
 def test_a_throttling_signal_multiplies_the_limit_down(signal: Signal) -> None:
     async def main() -> None:
         limit = AdaptiveLimit(8)
@@ -184,6 +182,7 @@ def test_a_shrink_takes_nothing_back() -> None:
             release.set()
         assert len(permits) == 5
 
+
 def test_hold_is_a_checkpoint_and_cancelled_while_waiting_holds_nothing() -> None:
     async def main() -> None:
         limit = AdaptiveLimit(1)
@@ -203,11 +202,16 @@ def test_hold_is_a_checkpoint_and_cancelled_while_waiting_holds_nothing() -> Non
 
 
 def test_arguments_are_checked() -> None:
-    for bad in ({"ceiling": 0}, {"ceiling": 2, "initial": 3}, {"ceiling": 2, "decrease": 1.0},
-                {"ceiling": 2, "reset_burst": 0},
-                {"ceiling": 2, "increase": 0}, {"ceiling": True}):
-        with pytest.raises(ValueError):
-            AdaptiveLimit(**bad)  # type: ignore[arg-type]
+    for bad in (
+        {"ceiling": 0},
+        {"ceiling": 2, "initial": 3},
+        {"ceiling": 2, "decrease": 1.0},
+        {"ceiling": 2, "reset_burst": 0},
+        {"ceiling": 2, "increase": 0},
+        {"ceiling": True},
+    ):
+        with pytest.raises(ValueError, match="must be"):
+            AdaptiveLimit(**bad)
 
 
 def test_against_a_host_that_throttles_beyond_k_the_limit_settles_at_k() -> None:

@@ -33,9 +33,9 @@ def test_anything_else_is_refused_saying_what_a_rate_is(text: str) -> None:
 
 def test_the_interval_is_the_period_over_the_count() -> None:
     assert Rate.parse("30/min").interval == 2.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least 1 request"):
         Rate(0, 60.0)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="at least 1 token"):
         TokenBucket(Rate(1, 1.0), size=0)
 
 
