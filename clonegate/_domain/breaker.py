@@ -12,6 +12,7 @@ later attempt, gets :exc:`HostUnavailableError`.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -112,7 +113,8 @@ class Breaker:
       connection (whatever the server said) sets the count back to 0.
     - **Open**: attempts wait until ``cool_down`` seconds after it opened; then the
       first waiter to run becomes the one probe (**half-open**) and the others wait
-      for its outcome. A failed probe opens it again, the cool-down doubled up to
+      for its outcome (the probe is the first in line: waiters probe in turn of
+      arrival). A failed probe opens it again, the cool-down doubled up to
       ``longest_cool_down``; a connected probe closes it and every waiter goes.
       Failures of attempts that started before it opened change nothing more; their
       success closes it (the host is back).
@@ -150,7 +152,8 @@ class Breaker:
         self._failures = 0
         self._probes = 0
         self._opened = 0
-        self._waiting = 0
+        # Tasks waiting in attempt(), in order of arrival (an ordered set).
+        self._waiting: OrderedDict[object, None] = OrderedDict()
         self._reopen_at = math.inf
         self._reason = ""
         self._epoch = 0  # bumped when it opens: attempts from before are stale
@@ -171,7 +174,7 @@ class Breaker:
             failures=self._failures,
             probes=self._probes,
             opened=self._opened,
-            tasks_waiting=self._waiting,
+            tasks_waiting=len(self._waiting),
             reopen_at=self._reopen_at,
         )
 
@@ -193,30 +196,51 @@ class Breaker:
 
     async def _admit(self) -> Attempt:
         await trio.lowlevel.checkpoint_if_cancelled()
-        while True:
-            if self._state is BreakerState.GIVEN_UP:
-                await trio.lowlevel.cancel_shielded_checkpoint()
-                raise HostUnavailableError(self.host, self._failures, self._reason)
-            if self._state is BreakerState.CLOSED:
-                await trio.lowlevel.cancel_shielded_checkpoint()
-                return Attempt(self, probe=False)
-            if self._state is BreakerState.OPEN and trio.current_time() >= self._reopen_at:
-                # Claimed before yielding: nobody else can become the probe meanwhile.
-                self._enter(BreakerState.HALF_OPEN, self._reason)
-                await trio.lowlevel.cancel_shielded_checkpoint()
-                return Attempt(self, probe=True)
-            changed = self._changed
-            self._waiting += 1
-            try:
-                with trio.move_on_at(self._reopen_at):
-                    await changed.wait()
-            finally:
-                self._waiting -= 1
+        me = object()  # this task's place in the line of waiters
+        try:
+            while True:
+                if self._state is BreakerState.GIVEN_UP:
+                    self._leave(me)
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                    raise HostUnavailableError(self.host, self._failures, self._reason)
+                if self._state is BreakerState.CLOSED:
+                    self._leave(me)
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                    return Attempt(self, probe=False)
+                first = next(iter(self._waiting), me) is me
+                if (
+                    first
+                    and self._state is BreakerState.OPEN
+                    and trio.current_time() >= self._reopen_at
+                ):
+                    # Claimed before yielding: nobody else can become the probe meanwhile.
+                    self._enter(BreakerState.HALF_OPEN, self._reason)
+                    self._leave(me)
+                    await trio.lowlevel.cancel_shielded_checkpoint()
+                    return Attempt(self, probe=True)
+                self._waiting.setdefault(me)
+                # Only the first in line watches the cool-down: it probes, in turn of arrival.
+                first = next(iter(self._waiting)) is me
+                with trio.move_on_at(self._reopen_at if first else math.inf):
+                    await self._changed.wait()
+        finally:
+            self._leave(me)
+
+    def _leave(self, me: object) -> None:
+        if me not in self._waiting:
+            return
+        first = next(iter(self._waiting)) is me
+        del self._waiting[me]
+        if first and self._waiting:
+            self._notify()  # the next in line watches the cool-down now
 
     def _enter(self, state: BreakerState, reason: str) -> None:
         self._state = state
         self._reason = reason
         self._reopen_at = math.inf
+        self._notify()
+
+    def _notify(self) -> None:
         # Wake every waiter to look again; a fresh event for the next change.
         self._changed.set()
         self._changed = trio.Event()
