@@ -182,6 +182,8 @@ def test_a_shrink_takes_nothing_back() -> None:
             release.set()
         assert len(permits) == 5
 
+    _run(main)
+
 
 def test_hold_is_a_checkpoint_and_cancelled_while_waiting_holds_nothing() -> None:
     async def main() -> None:

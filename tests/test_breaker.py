@@ -205,7 +205,7 @@ def test_failures_of_attempts_from_before_it_opened_change_nothing() -> None:
                 await finish.wait()
 
         async with trio.open_nursery() as nursery:
-            for _ in range(4):
+            for _ in range(5):
                 nursery.start_soon(in_flight)
             await wait_all_tasks_blocked()
             old[0].failed("refused")
@@ -217,7 +217,11 @@ def test_failures_of_attempts_from_before_it_opened_change_nothing() -> None:
             assert breaker.statistics().failures == 3  # counted, though
             old[3].connected()  # but a connection is news: the host is back
             assert breaker.state is BreakerState.CLOSED
+            old[4].failed("refused")  # older than the outage: not a new one beginning
+            assert breaker.statistics().failures_in_a_row == 0
             finish.set()
+
+    _run(main)
 
 
 def test_attempt_is_a_checkpoint_on_every_path() -> None:
