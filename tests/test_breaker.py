@@ -140,6 +140,26 @@ def test_give_up_ends_every_wait_with_host_unavailable() -> None:
     assert outcomes == ["host_unavailable after 2"] * 4
 
 
+def test_given_up_is_for_good_whatever_the_probe_out_then_reports() -> None:
+    async def main() -> None:
+        for report in ("failed", "connected"):
+            breaker = Breaker("git.example", threshold=1, cool_down=1.0)
+            await _fail(breaker, 1)
+            await trio.sleep(1.0)
+            async with breaker.attempt() as probe:
+                assert probe.probe
+                breaker.give_up()
+                if report == "failed":
+                    probe.failed("refused")
+                else:
+                    probe.connected()
+            assert breaker.state is BreakerState.GIVEN_UP
+            with pytest.raises(HostUnavailableError):
+                await breaker.attempt().__aenter__()
+
+    _run(main)
+
+
 def test_a_closed_breaker_is_not_given_up() -> None:
     async def main() -> None:
         breaker = Breaker("git.example")

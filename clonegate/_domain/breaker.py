@@ -251,6 +251,8 @@ class Breaker:
         self._reopen_at = trio.current_time() + cool_down
 
     def _connected(self) -> None:
+        if self._state is BreakerState.GIVEN_UP:
+            return  # given up for good: its waiters have already been answered
         self._in_a_row = 0
         self._probes = 0
         if self._state in (BreakerState.OPEN, BreakerState.HALF_OPEN):
@@ -258,6 +260,8 @@ class Breaker:
 
     def _failed(self, attempt: Attempt, reason: str) -> None:
         self._failures += 1
+        if self._state is BreakerState.GIVEN_UP:
+            return
         self._reason = reason
         if attempt.probe:
             self._probes += 1
