@@ -131,6 +131,8 @@ def test_the_deadline_bounds_every_wait_and_says_when_it_cut_one() -> None:
     # Retrying at the deadline would come before the server allowed: give up instead.
     assert (plan.seconds, plan.asked, plan.past_deadline) == (30.0, 60.0, True)
     assert backoff.delay(1, deadline=90.0, now=100.0, wall_now=WALL) == 0.0  # already past
+    # The retry loop's protocol, positionally: delay(attempt, retry_after, deadline).
+    assert backoff.delay(1, "60", 130.0, now=100.0, wall_now=WALL) == 30.0
 
 
 def test_the_deadline_is_trio_time_and_planning_is_no_checkpoint() -> None:

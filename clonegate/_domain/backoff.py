@@ -165,9 +165,9 @@ class Backoff:
         self,
         attempt: int,
         retry_after: str | float | None = None,
-        reset_at: str | float | None = None,
         deadline: float | None = None,
         *,
+        reset_at: str | float | None = None,
         now: float | None = None,
         wall_now: float | None = None,
     ) -> Wait:
@@ -204,13 +204,16 @@ class Backoff:
         self,
         attempt: int,
         retry_after: str | float | None = None,
-        reset_at: str | float | None = None,
         deadline: float | None = None,
         *,
+        reset_at: str | float | None = None,
         now: float | None = None,
         wall_now: float | None = None,
     ) -> float:
-        """``plan(...).seconds``: the wait before retry ``attempt``, in seconds."""
+        """``plan(...).seconds``: the wait before retry ``attempt``, in seconds.
+
+        The retry loop's backoff protocol: ``delay(attempt, retry_after, deadline)``
+        (positionally in that order; the reset header and the clocks by keyword)."""
         return self.plan(
-            attempt, retry_after, reset_at, deadline, now=now, wall_now=wall_now
+            attempt, retry_after, deadline, reset_at=reset_at, now=now, wall_now=wall_now
         ).seconds
