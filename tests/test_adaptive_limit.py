@@ -14,7 +14,9 @@ import trio.testing
 from trio.testing import assert_checkpoints, assert_no_checkpoints, wait_all_tasks_blocked
 
 from clonegate._domain.adaptive import AdaptiveLimit, Permit, Signal
+from clonegate._domain.limits import Limiter
 from clonegate._domain.semaphore import WeightedSemaphore
+from clonegate._usecase.gate import CloneGate
 
 
 def _run(main: Callable[[], Awaitable[None]]) -> None:
@@ -260,3 +262,31 @@ def test_against_a_host_that_throttles_beyond_k_the_limit_settles_at_k() -> None
     assert set(sizes[8:]) == {k, k + 1}
     assert max(seen[40:]) == k + 1
     assert len(throttled) <= 200 // 5
+
+
+def test_it_is_a_limiter_the_gate_holds_per_host_as_it_is() -> None:
+    """The port the gate already takes (ADR 0015's ``Limiter``): one adaptive limit
+    per host through ``host_limiter``, no change to the gate."""
+    limits: dict[str, AdaptiveLimit] = {}
+
+    def per_host(host: str) -> Limiter:
+        return limits.setdefault(host, AdaptiveLimit(2))
+
+    async def main() -> None:
+        gate = CloneGate(8, host_limiter=per_host)
+        release = trio.Event()
+
+        async def clone(index: int, host: str) -> None:
+            async with gate.slot(index, f"https://{host}/r{index}", 1, host=host):
+                await release.wait()
+
+        async with trio.open_nursery() as nursery:
+            for index, host in enumerate(["a.test"] * 3 + ["b.test"] * 2):
+                nursery.start_soon(clone, index, host)
+            await wait_all_tasks_blocked()
+            held = {host: limit.statistics().held for host, limit in limits.items()}
+            assert held == {"a.test": 2, "b.test": 2}
+            assert limits["a.test"].semaphore.statistics().tasks_waiting == 1
+            release.set()
+
+    _run(main)
