@@ -7,6 +7,8 @@ from __future__ import annotations
 import pytest
 import trio
 import trio.testing
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from trio.testing import assert_checkpoints, wait_all_tasks_blocked
 
 from clonegate._domain.rate import Rate, TokenBucket
@@ -135,3 +137,43 @@ def test_take_is_a_checkpoint_on_every_path() -> None:
         assert bucket.statistics().waited == 1.0
 
     _run(main)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    size=st.integers(1, 4),
+    count=st.integers(1, 5),
+    gaps=st.lists(st.integers(1, 3000), min_size=1, max_size=12),
+)
+def test_no_window_ever_sees_more_than_the_size_plus_the_rate(
+    size: int, count: int, gaps: list[int]
+) -> None:
+    """Whatever the arrivals: tokens go out in order of arrival, never before their
+    taker came, and any two grants i < j are at least (j - i - (size - 1)) intervals
+    apart (no burst beyond the size); the first two at least one interval apart."""
+    rate = Rate(count, 1.0)
+    arrivals = [sum(gaps[: i + 1]) / 1000 for i in range(len(gaps))]  # distinct, ms apart
+    grants: list[tuple[int, float]] = []
+
+    async def main() -> None:
+        bucket = TokenBucket(rate, size=size)
+
+        async def taker(index: int, at: float) -> None:
+            await trio.sleep_until(at)
+            await bucket.take()
+            grants.append((index, trio.current_time()))
+
+        async with trio.open_nursery() as nursery:
+            for index, at in enumerate(arrivals):
+                nursery.start_soon(taker, index, at)
+
+    _run(main)
+    assert [index for index, _ in grants] == list(range(len(arrivals)))
+    times = [when for _, when in grants]
+    assert all(when >= at for when, at in zip(times, arrivals, strict=True))
+    eps = 1e-9
+    for i in range(len(times)):
+        for j in range(i + 1, len(times)):
+            assert times[j] - times[i] >= (j - i - (size - 1)) * rate.interval - eps
+    if len(times) > 1:
+        assert times[1] - times[0] >= rate.interval - eps  # it starts with one token
