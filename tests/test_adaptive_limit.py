@@ -290,3 +290,30 @@ def test_it_is_a_limiter_the_gate_holds_per_host_as_it_is() -> None:
             release.set()
 
     _run(main)
+
+
+def test_entering_and_leaving_hold_are_protected_from_keyboard_interrupt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A Ctrl-C between acquiring the tokens and the body (or between the report and
+    # the release) would leak them; record the protection where hold does its work.
+    seen: list[bool] = []
+    note_start, observe = AdaptiveLimit._note_start, AdaptiveLimit._observe
+
+    def spy_start(self: AdaptiveLimit) -> None:
+        seen.append(trio.lowlevel.currently_ki_protected())
+        note_start(self)
+
+    def spy_observe(self: AdaptiveLimit, permit: Permit, signal: Signal) -> None:
+        seen.append(trio.lowlevel.currently_ki_protected())
+        observe(self, permit, signal)
+
+    monkeypatch.setattr(AdaptiveLimit, "_note_start", spy_start)
+    monkeypatch.setattr(AdaptiveLimit, "_observe", spy_observe)
+
+    async def main() -> None:
+        async with AdaptiveLimit(1).hold():
+            assert not trio.lowlevel.currently_ki_protected()  # the body is the caller's
+
+    _run(main)
+    assert seen == [True, True]

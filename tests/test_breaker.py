@@ -308,3 +308,29 @@ def test_a_host_down_for_a_while_costs_a_few_attempts_not_one_per_repository() -
     # 20 in flight when it opened, then probes at 2, 2+4, 6+8; the one at 14+16 connects.
     assert refused == [0.0] * 20 + [2.0, 6.0, 14.0]
     assert len(seen) == len(refused) + 20
+
+
+def test_entering_and_leaving_an_attempt_are_protected_from_keyboard_interrupt(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A Ctrl-C between claiming the probe and the body would leave the breaker
+    # half-open with no probe out; record the protection where attempt does its work.
+    seen: list[bool] = []
+    abandon = Attempt._abandon
+
+    def spy_abandon(self: Attempt) -> None:
+        seen.append(trio.lowlevel.currently_ki_protected())
+        abandon(self)
+
+    monkeypatch.setattr(Attempt, "_abandon", spy_abandon)
+
+    async def main() -> None:
+        breaker = Breaker("git.example", threshold=1, cool_down=1.0)
+        await _fail(breaker, 1)
+        await trio.sleep(1.0)
+        async with breaker.attempt() as probe:
+            seen.append(trio.lowlevel.currently_ki_protected())
+            assert probe.probe
+
+    _run(main)
+    assert seen == [True, False, True]  # _fail's exit, the body (the caller's), the exit

@@ -181,6 +181,7 @@ class AdaptiveLimit:
         return self._limit
 
     @asynccontextmanager
+    @enable_ki_protection
     async def hold(self, n: int = 1) -> AsyncIterator[Permit]:
         """Hold ``n`` tokens of the semaphore for one clone, yielding its :class:`Permit`.
 

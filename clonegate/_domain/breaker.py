@@ -179,6 +179,7 @@ class Breaker:
         )
 
     @asynccontextmanager
+    @enable_ki_protection
     async def attempt(self) -> AsyncIterator[Attempt]:
         """Wait until this host may be tried, then yield the :class:`Attempt` to report on."""
         attempt = await self._admit()
