@@ -111,11 +111,12 @@ class Permit:
 class AdaptiveLimit:
     """AIMD on a :class:`WeightedSemaphore`'s size, for one host.
 
-    - **Increase**: each ``success`` adds ``1 / limit`` (one whole clone per round of
-      ``limit`` successful clones, TCP's congestion avoidance), up to ``ceiling``, but
-      only from a clone granted while at least half the limit was in use (Netflix's
-      rule: a limit nobody uses proves nothing, and a host that saw two clones at
-      once must not be trusted with eight).
+    - **Increase**: each ``success`` adds ``increase / limit`` (``increase`` clones
+      per round of ``limit`` successful clones: TCP's congestion avoidance at 1; 0.5
+      by default, ADR 0019 says why), up to ``ceiling``, but only from a clone
+      granted while at least half the limit was in use (Netflix's rule: a limit
+      nobody uses proves nothing, and a host that saw two clones at once must not be
+      trusted with eight).
     - **Decrease**: a ``throttled``, an ``unavailable_retry_after`` or a burst of
       ``reset`` multiplies the limit by ``decrease``, never below 1. Once per
       generation: the clones granted before a decrease were admitted under the old
