@@ -317,3 +317,52 @@ def test_entering_and_leaving_hold_are_protected_from_keyboard_interrupt(
 
     _run(main)
     assert seen == [True, True]
+
+
+def test_scattered_resets_leave_the_limit_alone_a_wall_of_them_does_not() -> None:
+    """The benchmark's 5% of resets (every 20th repository's first attempt) against a
+    host with room for all: no decrease. A host that resets every connection beyond
+    K = 2 (git-xargs #139) brings the limit down to K."""
+
+    def run(resets: Callable[[int, int], bool]) -> AdaptiveLimit:
+        limit = AdaptiveLimit(8)
+
+        async def main() -> None:
+            running = 0
+
+            async def clone(left: list[int]) -> None:
+                nonlocal running
+                while left:
+                    repository = left.pop()
+                    while True:
+                        async with limit.hold() as permit:
+                            running += 1
+                            reset = resets(repository, running)  # at its arrival
+                            if not reset:
+                                await trio.sleep(1.0)
+                            running -= 1
+                            permit.report(Signal.RESET if reset else Signal.SUCCESS)
+                        if not reset:
+                            break
+                        await trio.sleep(1.0)  # its backoff, out of the limit
+
+            work = list(range(200))
+            async with trio.open_nursery() as nursery:
+                for _ in range(8):
+                    nursery.start_soon(clone, work)
+
+        _run(main)
+        return limit
+
+    seen: set[int] = set()
+
+    def every_20th_once(repository: int, running: int) -> bool:
+        first = repository not in seen
+        seen.add(repository)
+        return first and repository % 20 == 0
+
+    scattered = run(every_20th_once)
+    assert (scattered.statistics().decreases, scattered.semaphore.size) == (0, 8)
+    wall = run(lambda repository, running: running > 2)
+    assert wall.semaphore.size <= 3
+    assert wall.statistics().decreases >= 1
