@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from ._domain.errors import ProtocolError as ProtocolError
     from ._domain.errors import RepositoryNotFoundError as RepositoryNotFoundError
     from ._domain.errors import StorageError as StorageError
+    from ._domain.errors import ThrottledError as ThrottledError
     from ._domain.errors import TooLargeError as TooLargeError
     from ._domain.errors import TooSlowError as TooSlowError
-    from ._domain.errors import ThrottledError as ThrottledError
     from ._domain.errors import TransportError as TransportError
     from ._domain.errors import UnavailableError as UnavailableError
     from ._domain.limits import LeaseLostError as LeaseLostError

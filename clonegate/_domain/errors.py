@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = [
+    "RETRIED_KINDS",
     "AnalysisError",
     "AuthenticationError",
     "CloneCancelledError",
@@ -17,11 +18,10 @@ __all__ = [
     "OutOfMemoryError",
     "ProtocolError",
     "RepositoryNotFoundError",
-    "RETRIED_KINDS",
     "StorageError",
+    "ThrottledError",
     "TooLargeError",
     "TooSlowError",
-    "ThrottledError",
     "TransportError",
     "UnavailableError",
 ]
