@@ -192,7 +192,8 @@ async def test_cancelled_while_waiting_to_retry_leaves_nothing_behind(
     with trio.CancelScope() as scope:
         async with trio.open_nursery() as nursery:
             nursery.start_soon(uc.execute, url(0))
-            await waiting.wait()  # set just before the wait's sleep, the next checkpoint
+            with trio.fail_after(50):  # mock time: a clone that never waits fails here
+                await waiting.wait()  # set just before the wait's sleep, the next checkpoint
             scope.cancel()
     assert scope.cancelled_caught
     assert vcs.calls == [url(0)]
