@@ -15,6 +15,7 @@ import trio.testing
 
 from clonegate import (
     AnalyzeUseCase,
+    BatchSummary,
     CloneSettings,
     Event,
     EventKind,
@@ -39,6 +40,7 @@ from clonegate.errors import (
     TooLargeError,
     UnavailableError,
 )
+from clonegate_cli._output import summary_line
 
 from .support.fakes import FakeAnalyzer, FakeVCS, url
 from .support.pushback import PushBack
@@ -86,6 +88,8 @@ async def test_a_pushed_back_clone_is_tried_again_without_its_slot(
     )
     async with uc.analyze_many([url(0), url(1)]) as batch:
         reports = {r.index: r async for r in batch}
+    assert (batch.summary.retried, batch.summary.retry_wait) == (1, 20.0)
+    assert "1 retried (20.0 s waiting)" in summary_line(batch.summary)
     first = reports[0]
     assert first.status is RepositoryStatus.OK
     assert [(a.kind, a.waited) for a in first.attempts] == [
@@ -116,6 +120,7 @@ async def test_with_no_retries_a_pushed_back_clone_fails_as_before(
     assert vcs.calls == [url(0)]
     assert report.attempts == ()
     assert "attempts" not in to_json(report)  # a one-attempt report reads as before
+    assert "retried" not in to_json(BatchSummary(repositories=1))
 
 
 @pytest.mark.parametrize(

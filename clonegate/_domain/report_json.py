@@ -25,8 +25,9 @@ __all__ = ["report_from_json", "to_json"]
 # Left out of every document: each file, suite and test of the inventory. Its totals
 # (``analysis``) are in every report; the library gives the whole inventory.
 _DETAILS = frozenset({"inventory"})
-# Left out when empty: a report of one attempt reads as it did before retries (issue 43).
-_WHEN_ANY = frozenset({"attempts"})
+# Left out when empty: a report of one attempt, and a summary of a batch that retried
+# nothing, read as they did before retries (issue 43).
+_WHEN_ANY = frozenset({"attempts", "retried", "retry_wait"})
 
 
 def to_json(value: Any) -> Any:

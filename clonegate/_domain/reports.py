@@ -208,3 +208,7 @@ class BatchSummary:
     tests: int = 0
     elapsed: float = 0.0
     unread_files: int = 0  # test files of languages and frameworks not read (ADR 0004)
+    # Repositories cloned in more than one attempt, and the seconds they waited in all
+    # between attempts, with no clone slot (issue 43).
+    retried: int = 0
+    retry_wait: float = 0.0
