@@ -3,8 +3,10 @@ real DulwichVCS against a loopback HTTP server that answers 503 and 429 and reco
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
+import sqlite3
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
+from typer.testing import CliRunner
 
 from clonegate import (
     AnalyzeUseCase,
@@ -19,6 +22,7 @@ from clonegate import (
     CloneSettings,
     Event,
     EventKind,
+    RepositoryReport,
     RepositoryStatus,
     open_analyzer,
     to_json,
@@ -29,7 +33,7 @@ from clonegate import (
     with_retries,
 )
 from clonegate._adapters.git.worker_http import retry_after
-from clonegate._domain.retries import JitteredBackoff
+from clonegate._domain.retries import FailedAttempt, JitteredBackoff
 from clonegate.errors import (
     AuthenticationError,
     CloneCancelledError,
@@ -40,9 +44,12 @@ from clonegate.errors import (
     TooLargeError,
     UnavailableError,
 )
+from clonegate.store import open_store
 from clonegate_cli._output import summary_line
+from clonegate_cli.app import app
 
 from .support.fakes import FakeAnalyzer, FakeVCS, url
+from .support.inventories import KEY, report
 from .support.pushback import PushBack
 from .support.repos import FixtureRepo
 from .support.servers import http_git_server
@@ -278,3 +285,30 @@ async def test_a_real_server_is_asked_once_for_a_repository_it_does_not_have(
     assert private.error is not None
     assert private.error.kind == "authentication"
     assert recorder.seen == {"/no-such-repo.git": 1, "/private/basic.git": 1}
+
+
+def test_attempts_are_stored_and_exported(runner: CliRunner, tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    tried = dataclasses.replace(
+        report(),
+        attempts=(
+            FailedAttempt("throttled", "repo: HTTP 429: the server said too many requests", 1.5),
+            FailedAttempt("unavailable", "repo: HTTP 503: the server said unavailable", 2.0),
+        ),
+    )
+
+    async def save() -> RepositoryReport | None:
+        async with open_store(db) as store:
+            run = await store.begin_run({})
+            await store.save(run, KEY, tried)
+            await store.finish_run(run)
+            return await store.load(run, KEY)
+
+    assert trio.run(save) == tried
+    (count,) = sqlite3.connect(db).execute("SELECT retried_attempts FROM reports").fetchone()
+    assert count == 2
+    exported = runner.invoke(app, ["export", "latest", "--db", str(db)])
+    assert exported.exit_code == 0, exported.output
+    (document,) = [json.loads(line) for line in exported.output.splitlines()]
+    assert document["retries"] == 2
+    assert document["retry_errors"].startswith("throttled: repo: HTTP 429")
