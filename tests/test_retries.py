@@ -312,3 +312,31 @@ def test_attempts_are_stored_and_exported(runner: CliRunner, tmp_path: Path) -> 
     (document,) = [json.loads(line) for line in exported.output.splitlines()]
     assert document["retries"] == 2
     assert document["retry_errors"].startswith("throttled: repo: HTTP 429")
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+def test_the_command_line_retries_and_says_so(
+    retries: int,
+    runner: CliRunner,
+    repo_root: Path,
+    repos: dict[str, FixtureRepo],
+    tmpdir_env: Path,
+) -> None:
+    pushback = PushBack(failures=1, status=503, retry_after="0")
+    with http_git_server(repo_root, wrap=pushback) as server:
+        args = ["analyze", "-v", "--format", "json", "--retries", str(retries)]
+        result = runner.invoke(app, [*args, server.url("basic")])
+    (report,) = json.loads(result.stdout)["repositories"]
+    if retries:
+        assert result.exit_code == 0, result.output
+        assert report["status"] == "ok"
+        assert [a["kind"] for a in report["attempts"]] == ["unavailable"]
+        assert "retry unavailable" in result.stderr
+        assert json.loads(result.stdout)["summary"]["retried"] == 1
+    else:
+        assert report["status"] == "failed"
+        assert report["error"]["kind"] == "unavailable"
+        assert "attempts" not in report
+        assert "retried" not in json.loads(result.stdout)["summary"]
+    assert len(pushback.answers) == 1 + retries
+    assert list(tmpdir_env.iterdir()) == []

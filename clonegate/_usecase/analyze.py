@@ -315,7 +315,8 @@ class AnalyzeUseCase:
 
     def _retrying(self, shown: str, index: int, failed: FailedAttempt) -> None:
         logger.info("%s: %s; attempt again in %.1f s", shown, failed.message, failed.waited)
-        self._emit(EventKind.RETRY, shown, index, failed.waited, failed.kind, failed.message)
+        detail = f"{failed.message}; next attempt in {failed.waited:.1f} s"
+        self._emit(EventKind.RETRY, shown, index, failed.waited, failed.kind, detail)
 
     def _forecasts_to(
         self, lease: MemoryLease, shown: str, index: int
