@@ -50,6 +50,7 @@ from clonegate_cli.app import app
 
 from .support.fakes import FakeAnalyzer, FakeVCS, url
 from .support.inventories import KEY, report
+from .support.processes import descendant_pids
 from .support.pushback import PushBack
 from .support.repos import FixtureRepo
 from .support.servers import http_git_server
@@ -340,3 +341,31 @@ def test_the_command_line_retries_and_says_so(
         assert "retried" not in json.loads(result.stdout)["summary"]
     assert len(pushback.answers) == 1 + retries
     assert list(tmpdir_env.iterdir()) == []
+
+
+async def test_cancelled_while_a_real_clone_waits_to_retry_leaves_no_process_or_file(
+    repo_root: Path, repos: dict[str, FixtureRepo], tmp_path: Path
+) -> None:
+    pushback = PushBack(failures=1, status=429, retry_after="100")
+    waiting = trio.Event()
+
+    def hook(event: Event) -> None:
+        if event.kind is EventKind.RETRY:
+            waiting.set()
+
+    idle_before = descendant_pids()
+    clone = CloneSettings(work_dir=tmp_path)
+    with http_git_server(repo_root, wrap=pushback) as server, trio.CancelScope() as scope:
+        async with (
+            open_analyzer(with_event_hook(hook), clone=clone) as uc,
+            trio.open_nursery() as nursery,
+        ):
+            nursery.start_soon(uc.execute, server.url("basic"))
+            with trio.fail_after(60):  # a safety net: the 429 comes at once
+                await waiting.wait()
+            scope.cancel()
+    assert scope.cancelled_caught
+    assert pushback.answers == [("/basic.git", 429)]
+    assert list(tmp_path.iterdir()) == []
+    await trio.lowlevel.checkpoint()
+    assert descendant_pids() <= idle_before
