@@ -80,6 +80,7 @@ if TYPE_CHECKING:
     from ._usecase.options import with_remote_head_limit as with_remote_head_limit
     from ._usecase.options import with_repository_timeout as with_repository_timeout
     from ._usecase.options import with_result_store as with_result_store
+    from ._usecase.options import with_retries as with_retries
     from ._usecase.options import with_stuck_threshold as with_stuck_threshold
     from ._usecase.options import with_token as with_token
 
@@ -95,7 +96,7 @@ _TABLE = {
         "Option UseCaseConfig with_analysis_timeout with_clone_timeout with_clone_weight "
         "with_event_hook with_global_limiter with_host_limit with_host_limiter "
         "with_incremental with_keep_clones with_max_concurrent_clones with_memory_budget "
-        "with_remote_head_limit with_repository_timeout with_result_store "
+        "with_remote_head_limit with_repository_timeout with_result_store with_retries "
         "with_stuck_threshold with_token"
     ),
     "._usecase.analysis_limits": "with_analysis_time_limit",

@@ -19,9 +19,11 @@ if TYPE_CHECKING:
     from ._domain.errors import ProtocolError as ProtocolError
     from ._domain.errors import RepositoryNotFoundError as RepositoryNotFoundError
     from ._domain.errors import StorageError as StorageError
+    from ._domain.errors import ThrottledError as ThrottledError
     from ._domain.errors import TooLargeError as TooLargeError
     from ._domain.errors import TooSlowError as TooSlowError
     from ._domain.errors import TransportError as TransportError
+    from ._domain.errors import UnavailableError as UnavailableError
     from ._domain.limits import LeaseLostError as LeaseLostError
     from ._domain.limits import LimitConfigError as LimitConfigError
     from ._domain.limits import LimitError as LimitError
@@ -32,7 +34,8 @@ _TABLE = {
     "._domain.errors": (
         "AuthenticationError CloneCancelledError CloneTimeoutError EmptyRepositoryError "
         "InvalidRepositoryError OutOfMemoryError ProtocolError RepositoryNotFoundError "
-        "StorageError TooLargeError TooSlowError TransportError"
+        "StorageError ThrottledError TooLargeError TooSlowError TransportError "
+        "UnavailableError"
     ),
     "._domain.limits": "LeaseLostError LimitConfigError LimitError LimiterUnavailableError",
 }

@@ -38,6 +38,7 @@ _SAME: dict[str, tuple[type, str, object]] = {
     "jobs": (UseCaseConfig, "max_concurrent_clones", int),
     "timeout": (UseCaseConfig, "repository_timeout", float),
     "analysis_timeout": (UseCaseConfig, "analysis_time_limit", float),
+    "retries": (UseCaseConfig, "retries", int),
 }
 
 
@@ -112,6 +113,7 @@ def test_the_flags_reach_the_adapters_settings(tmp_path: Path) -> None:
     # The use case gets only its own options.
     config = UseCaseConfig.of(setup.options)
     assert (config.max_concurrent_clones, config.repository_timeout) == (2, 15 * 60.0)
+    assert config.retries == UseCaseConfig().retries
     assert not any(name.startswith("with_clone_depth") for name in clonegate.__all__)
 
 
@@ -163,3 +165,9 @@ def test_the_worker_options_are_the_cluster_settings() -> None:
 def help_of_cluster(name: str) -> str:
     field = next(f for f in dataclasses.fields(clonegate.cluster.ClusterSettings) if f.name == name)
     return str(field.metadata["help"])
+
+
+def test_the_retries_flag_reaches_the_use_case() -> None:
+    flags = dataclasses.replace(CloneFlags(), retries=0)
+    setup = flags.setup(typer.Context(typer.main.get_command(app)))
+    assert UseCaseConfig.of(setup.options).retries == 0

@@ -32,6 +32,7 @@ from clonegate import (
     with_max_concurrent_clones,
     with_memory_budget,
     with_repository_timeout,
+    with_retries,
 )
 
 from ._descriptors import PER_CLONE, clones_within_open_file_limit
@@ -94,6 +95,15 @@ class CloneFlags:
             metavar="SECONDS",
         ),
     ] = _USE_CASE.analysis_time_limit
+    retries: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Attempts after the first for a clone the server pushed back (HTTP 429, "
+            "502, 503, 504), its slot free while it waits; 0: none.",
+            metavar="N",
+        ),
+    ] = _USE_CASE.retries
     clone_timeout: Annotated[
         float | None,
         typer.Option(
@@ -207,6 +217,7 @@ class CloneFlags:
             with_max_concurrent_clones(jobs),
             with_repository_timeout(self.timeout),
             with_analysis_time_limit(self.analysis_timeout),
+            with_retries(self.retries),
         ]
         if self.clone_timeout is not None:
             options.append(with_clone_timeout(self.clone_timeout))

@@ -136,6 +136,11 @@ def summary_line(summary: BatchSummary) -> str:
         f"{summary.failed} failed, {summary.timeout} timed out, "
         f"{summary.cancelled} cancelled, {_count(summary.duplicates, 'duplicate')}"
         + (f", {summary.reused} reused" if summary.reused else "")
+        + (
+            f", {summary.retried} retried ({summary.retry_wait:.1f} s waiting)"
+            if summary.retried
+            else ""
+        )
         + "; "
         f"{_count(summary.tests, 'test')} in {_count(summary.test_files, 'file')}; "
         + (
@@ -163,4 +168,6 @@ def summary_of(reports: list[RepositoryReport], elapsed: float) -> BatchSummary:
         tests=sum(r.analysis.tests for r in reports if r.analysis),
         elapsed=elapsed,
         unread_files=sum(r.analysis.unread_files for r in reports if r.analysis),
+        retried=sum(bool(r.attempts) for r in reports),
+        retry_wait=sum(a.waited for r in reports for a in r.attempts),
     )

@@ -103,7 +103,8 @@ class Progress:
                 self.say(f"{when} memory budget {event.status}: {event.detail}")
         elif self.verbose:
             status = f" {event.status}" if event.status else ""
-            detail = f": {event.detail}" if event.detail else ""  # clonegate's own words
+            # clonegate's own words, but a RETRY's quote a clone error: escaped too.
+            detail = f": {visible(event.detail)}" if event.detail else ""
             when = time.strftime("%H:%M:%S")
             self.say(f"{when} {event.kind}{status} {visible(event.url)}{detail}")
 

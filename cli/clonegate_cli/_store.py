@@ -204,6 +204,9 @@ def _flat(report: RepositoryReport) -> dict[str, Any]:
         # some here is not understood, not none. A mapping in JSON lines, text in CSV.
         "unread_files": totals.unread_files if totals else "",
         "unread": dict(totals.unread) if totals else {},
+        # Clone attempts that failed and were tried again, oldest first (issue 43).
+        "retries": len(report.attempts),
+        "retry_errors": "; ".join(f"{a.kind}: {a.message}" for a in report.attempts),
     }
 
 

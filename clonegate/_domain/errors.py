@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 __all__ = [
+    "RETRIED_KINDS",
     "AnalysisError",
     "AuthenticationError",
     "CloneCancelledError",
@@ -18,9 +19,11 @@ __all__ = [
     "ProtocolError",
     "RepositoryNotFoundError",
     "StorageError",
+    "ThrottledError",
     "TooLargeError",
     "TooSlowError",
     "TransportError",
+    "UnavailableError",
 ]
 
 
@@ -50,6 +53,10 @@ class ErrorKind(StrEnum):
       window (a trickle), long before any timeout.
     - ``out_of_memory``: the kernel's out-of-memory killer ended the clone's worker:
       the machine or its memory cgroup ran out, the clone's own cap was not reached.
+    - ``throttled``: the server asked clonegate to slow down (HTTP 429, too many
+      requests); retried (:data:`RETRIED_KINDS`).
+    - ``unavailable``: the server, or a proxy before it, could not serve now (HTTP 502,
+      503, 504); retried.
     """
 
     INVALID_URL = "invalid_url"
@@ -65,6 +72,16 @@ class ErrorKind(StrEnum):
     TOO_LARGE = "too_large"
     TOO_SLOW = "too_slow"
     OUT_OF_MEMORY = "out_of_memory"
+    THROTTLED = "throttled"
+    UNAVAILABLE = "unavailable"
+
+
+# The kinds a later attempt may cure: the server pushed back, it did not refuse. Every
+# other kind is the same on a second try (not found, authentication, an invalid URL or
+# repository, too large, out of memory, cancelled) or is not yet told apart from one
+# that is (``transport`` holds a reset beside an unknown host and a TLS failure; a
+# ``timeout`` is the read timeout or a deadline), so it is reported at once (ADR 0006).
+RETRIED_KINDS = frozenset({ErrorKind.THROTTLED, ErrorKind.UNAVAILABLE})
 
 
 class CloneError(Exception):
@@ -76,10 +93,13 @@ class CloneError(Exception):
       reason: what went wrong, without the URL.
       peak_memory: bytes the clone had used at most when it failed, where the VCS
         measured it (a memory budget learns from it); otherwise ``None``.
+      retry_after: seconds the server asked to wait before the next attempt (its
+        ``Retry-After``), where the VCS read it; otherwise ``None``.
     """
 
     kind: ErrorKind = ErrorKind.TRANSPORT
     peak_memory: int | None = None
+    retry_after: float | None = None
 
     def __init__(self, url: str, reason: str) -> None:
         super().__init__(f"{url}: {reason}")
@@ -175,6 +195,18 @@ class OutOfMemoryError(CloneError):
     kind = ErrorKind.OUT_OF_MEMORY
 
 
+class ThrottledError(CloneError):
+    """The server asked for fewer requests (HTTP 429): a later attempt may succeed."""
+
+    kind = ErrorKind.THROTTLED
+
+
+class UnavailableError(CloneError):
+    """The server, or a proxy before it, could not serve now (HTTP 502, 503, 504)."""
+
+    kind = ErrorKind.UNAVAILABLE
+
+
 ERROR_TYPES: dict[ErrorKind, type[CloneError]] = {
     cls.kind: cls
     for cls in (
@@ -191,6 +223,8 @@ ERROR_TYPES: dict[ErrorKind, type[CloneError]] = {
         TooLargeError,
         TooSlowError,
         OutOfMemoryError,
+        ThrottledError,
+        UnavailableError,
     )
 }
 

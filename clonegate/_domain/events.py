@@ -17,6 +17,7 @@ class EventKind(StrEnum):
     STUCK = "stuck"  # a clone has run longer than the stuck threshold
     BUDGET = "budget"  # the memory budget's controller resized the gate (no repository)
     MEMORY = "memory"  # a clone's reservation in the budget changed as it forecast its need
+    RETRY = "retry"  # a clone the server pushed back waits (no slot) to be tried again
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +25,9 @@ class Event:
     kind: EventKind
     url: str  # redacted
     index: int
-    elapsed: float = 0.0  # seconds in this phase so far (for STUCK, the clone's)
-    status: str = ""  # for DONE: the report's status; for BUDGET: "shrink" or "grow"
-    detail: str = ""  # for BUDGET: the new size and why; for MEMORY: "8 -> 500 MiB"
+    # Seconds in this phase so far (for STUCK, the clone's; for RETRY, the wait ahead).
+    elapsed: float = 0.0
+    # For DONE: the report's status; for BUDGET: "shrink" or "grow"; for RETRY: the kind.
+    status: str = ""
+    # For BUDGET: the new size and why; for MEMORY: "8 -> 500 MiB"; for RETRY: the error.
+    detail: str = ""

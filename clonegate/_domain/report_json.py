@@ -18,12 +18,16 @@ from .reports import (
     RepositoryStatus,
     Timings,
 )
+from .retries import FailedAttempt
 
 __all__ = ["report_from_json", "to_json"]
 
 # Left out of every document: each file, suite and test of the inventory. Its totals
 # (``analysis``) are in every report; the library gives the whole inventory.
 _DETAILS = frozenset({"inventory"})
+# Left out when empty: a report of one attempt, and a summary of a batch that retried
+# nothing, read as they did before retries (issue 43).
+_WHEN_ANY = frozenset({"attempts", "retried", "retry_wait"})
 
 
 def to_json(value: Any) -> Any:
@@ -33,7 +37,7 @@ def to_json(value: Any) -> Any:
         return {
             f.name: to_json(getattr(value, f.name))
             for f in dataclasses.fields(value)
-            if f.name not in _DETAILS
+            if f.name not in _DETAILS and (f.name not in _WHEN_ANY or getattr(value, f.name))
         }
     if isinstance(value, enum.Enum):
         return value.value
@@ -77,6 +81,7 @@ def report_from_json(document: dict[str, Any]) -> RepositoryReport:
         redirected_to=document.get("redirected_to"),
         reused=bool(document.get("reused", False)),
         clone_memory=_optional_int(document.get("clone_memory")),
+        attempts=tuple(FailedAttempt(**a) for a in document.get("attempts", ())),
     )
 
 

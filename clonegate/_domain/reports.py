@@ -8,6 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from .inventory import AnalysisReport, Inventory, ScanError
+from .retries import FailedAttempt
 from .urls import redact, visible
 
 __all__ = [
@@ -138,7 +139,9 @@ class RepositoryReport:
     remote's HEAD asked in ``clone``), not the stored ones. ``clone_memory`` is the
     most memory the clone used, in bytes, on top of what its worker process started
     with (what a memory budget learns from, ADR 0014); None when there was no clone
-    or the VCS does not measure it.
+    or the VCS does not measure it. ``attempts`` holds each clone attempt that failed
+    and was tried again (issue 43), oldest first: empty when the first attempt was the
+    last (the JSON document then leaves it out).
     """
 
     url: str
@@ -154,6 +157,7 @@ class RepositoryReport:
     redirected_to: str | None = None
     reused: bool = False
     clone_memory: int | None = None
+    attempts: tuple[FailedAttempt, ...] = ()
 
     @classmethod
     def failure(
@@ -204,3 +208,7 @@ class BatchSummary:
     tests: int = 0
     elapsed: float = 0.0
     unread_files: int = 0  # test files of languages and frameworks not read (ADR 0004)
+    # Repositories cloned in more than one attempt, and the seconds they waited in all
+    # between attempts, with no clone slot (issue 43).
+    retried: int = 0
+    retry_wait: float = 0.0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
@@ -11,7 +12,7 @@ from typing import final
 
 import trio
 
-from .._domain.credentials import credential_for
+from .._domain.credentials import Credential, credential_for
 from .._domain.errors import CloneError, ErrorKind
 from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
@@ -19,8 +20,8 @@ from .._domain.limits import LimitError
 from .._domain.memory import MemorySensor
 from .._domain.reports import AnalysisTotals, RefInfo, RepositoryReport, RepositoryStatus
 from .._domain.repository import Repository
+from .._domain.retries import FailedAttempt
 from .._domain.store import StoreError
-from .._domain.urls import redact
 from .._domain.vcs import VCS, ClonedSource
 from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
@@ -31,6 +32,7 @@ from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
+from .retry_step import Tried, clone_failure, with_retries
 from .stopwatch import Stopwatch
 
 __all__ = ["AnalyzeUseCase"]
@@ -207,6 +209,15 @@ class AnalyzeUseCase:
     async def _run_one(
         self, repository: Repository, *, raise_limit_errors: bool = False
     ) -> RepositoryReport:
+        tried = Tried()
+        report = await self._run_tried(repository, tried, raise_limit_errors)
+        if tried.failed:
+            return dataclasses.replace(report, attempts=tuple(tried.failed))
+        return report
+
+    async def _run_tried(
+        self, repository: Repository, tried: Tried, raise_limit_errors: bool
+    ) -> RepositoryReport:
         # A checkpoint on every path, the early failures below included.
         await trio.lowlevel.checkpoint()
         url, index, shown = repository.url, repository.index, repository.shown
@@ -222,54 +233,35 @@ class AnalyzeUseCase:
             return RepositoryReport.failure(
                 shown, index, "clone", "invalid_weight", f"{shown}: {exc}"
             )
-        source: ClonedSource | None = None
-        peak: int | None = None  # the clone's figure this report carries (clone_memory)
         # The repository's deadline stops while it only waits for an analysis process.
         clock = WorkClock()
-        with clock.current(), clock.limit(self.config.repository_timeout):
+        with clock.current(), clock.limit(self.config.repository_timeout) as deadline:
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
                 early = await self._reuse.early_report(repository, credential)
                 if early is not None:
                     return early
             try:
-                self._emit(EventKind.QUEUED, shown, index)
-                gate = self._gate
-                async with gate.slot(index, shown, weight, parsed.host, parsed.key) as lease:
-                    watch.slot_at = trio.current_time()
-                    self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
-                    try:
-                        timeout = self.config.clone_timeout
-                        need = self._forecasts_to(lease, shown, index)
-                        source = await clone_timed(
-                            self._vcs, url, shown, watch, credential, timeout, need
-                        )
-                    except CloneError as exc:
-                        memory = exc.kind in _OUT_OF_MEMORY
-                        self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
-                        # What a failed clone used is what it needs only if it ran out.
-                        peak = exc.peak_memory if memory else None
-                        raise
-                    peak = source.peak_memory
-                    self._gate.learn(parsed.host, peak)
-                    watch.cloned_at = trio.current_time()
-                self._emit(EventKind.CLONED, shown, index, watch.cloned_at - watch.slot_at)
+                attempt = partial(self._clone_in_slot, repository, credential, weight, watch, tried)
+                retried = partial(self._retrying, shown, index)
+                retries, delay = self.config.retries, self.config.retry_delay
+                source = await with_retries(attempt, retries, delay, deadline, tried, retried)
             except Exception as exc:
-                kind, status, message = _clone_failure(exc, shown)
+                kind, status, message = clone_failure(exc, shown)
                 # Cloned, then the bookkeeping failed (a shared limit's lease lost on
                 # release): a private clone goes; a kept one is the user's and stays.
-                if source is not None and not self.config.keep_clones:
-                    await self._discard(source, shown)
+                if tried.source is not None and not self.config.keep_clones:
+                    await self._discard(tried.source, shown)
                 if isinstance(exc, LimitError) and raise_limit_errors:
                     raise
                 timings = watch.timings(trio.current_time())
                 return RepositoryReport.failure(
-                    shown, index, "clone", kind, message, status, timings, peak
+                    shown, index, "clone", kind, message, status, timings, tried.peak
                 )
             try:
                 return await self._analyze(source, index, shown, watch, clock)
             except Exception as exc:  # what the analysis met: this repository only
                 timings = watch.timings(trio.current_time())
-                return analysis_failure(exc, shown, index, timings, peak)
+                return analysis_failure(exc, shown, index, timings, tried.peak)
             finally:
                 if not self.config.keep_clones:
                     await self._discard(source, shown)
@@ -283,8 +275,48 @@ class AnalyzeUseCase:
             f"repository timeout (while {watch.phase()})",
             RepositoryStatus.TIMEOUT,
             watch.timings(trio.current_time()),
-            peak,
+            tried.peak,
         )
+
+    async def _clone_in_slot(
+        self,
+        repository: Repository,
+        credential: Credential | None,
+        weight: int,
+        watch: Stopwatch,
+        tried: Tried,
+    ) -> ClonedSource:
+        """One clone attempt: wait for a slot (FIFO), clone, give the slot back."""
+        url, index, shown = repository.url, repository.index, repository.shown
+        parsed = repository.parsed
+        assert parsed is not None  # refused before any attempt
+        watch.slot_at = watch.ready_at = None  # this attempt's, not an earlier one's
+        self._emit(EventKind.QUEUED, shown, index)
+        async with self._gate.slot(index, shown, weight, parsed.host, parsed.key) as lease:
+            watch.slot_at = trio.current_time()
+            self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
+            try:
+                timeout = self.config.clone_timeout
+                need = self._forecasts_to(lease, shown, index)
+                source = await clone_timed(self._vcs, url, shown, watch, credential, timeout, need)
+            except CloneError as exc:
+                memory = exc.kind in _OUT_OF_MEMORY
+                self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
+                # What a failed clone used is what it needs only if it ran out.
+                tried.peak = exc.peak_memory if memory else None
+                raise
+            # Kept before the slot is given back: a release that fails (a shared
+            # limit's lease lost) must still find the clone to remove.
+            tried.source, tried.peak = source, source.peak_memory
+            self._gate.learn(parsed.host, tried.peak)
+            watch.cloned_at = cloned_at = trio.current_time()
+        self._emit(EventKind.CLONED, shown, index, cloned_at - watch.slot_at)
+        return source
+
+    def _retrying(self, shown: str, index: int, failed: FailedAttempt) -> None:
+        logger.info("%s: %s; attempt again in %.1f s", shown, failed.message, failed.waited)
+        detail = f"{failed.message}; next attempt in {failed.waited:.1f} s"
+        self._emit(EventKind.RETRY, shown, index, failed.waited, failed.kind, detail)
 
     def _forecasts_to(
         self, lease: MemoryLease, shown: str, index: int
@@ -357,18 +389,3 @@ class AnalyzeUseCase:
                 self.config.event_hook(Event(kind, url, index, elapsed, status, detail))
             except Exception:  # a broken progress display must not break a clone
                 logger.exception("the event hook failed on %s %s", kind, url)
-
-
-def _clone_failure(exc: Exception, shown: str) -> tuple[str, RepositoryStatus, str]:
-    """The kind, status and message a clone that raised ``exc`` is reported with."""
-    if isinstance(exc, CloneError):
-        return exc.kind, RepositoryStatus.of_error(exc.kind), str(exc)
-    if isinstance(exc, LimitError):  # a shared limit failed this clone
-        return exc.kind, RepositoryStatus.FAILED, f"{shown}: {redact(str(exc))}"
-    # A VCS of the user's that broke its contract: this repository only.
-    logger.exception("clone of %s failed", shown)
-    return "clone_error", RepositoryStatus.FAILED, _message(shown, exc)
-
-
-def _message(shown: str, exc: BaseException) -> str:
-    return f"{shown}: {redact(f'{type(exc).__name__}: {exc}')}"

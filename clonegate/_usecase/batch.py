@@ -27,6 +27,8 @@ class BatchState:
     test_files: int = 0
     tests: int = 0
     unread_files: int = 0
+    retried: int = 0
+    retry_wait: float = 0.0
 
     def count(self, report: RepositoryReport) -> None:
         self.counts[report.status] = self.counts.get(report.status, 0) + 1
@@ -34,6 +36,9 @@ class BatchState:
             self.duplicates += 1
         if report.reused:
             self.reused += 1
+        if report.attempts:
+            self.retried += 1
+            self.retry_wait += sum(attempt.waited for attempt in report.attempts)
         if report.analysis is not None:
             self.test_files += report.analysis.test_files
             self.tests += report.analysis.tests
@@ -70,6 +75,8 @@ class Batch:
             tests=state.tests,
             elapsed=end - state.started,
             unread_files=state.unread_files,
+            retried=state.retried,
+            retry_wait=state.retry_wait,
         )
 
 

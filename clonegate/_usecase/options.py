@@ -12,6 +12,7 @@ from .._domain.credentials import Credential
 from .._domain.events import Event
 from .._domain.inventory import ANALYSIS_TIME_LIMIT
 from .._domain.limits import Limiter
+from .._domain.retries import JitteredBackoff, RetryDelay
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
 from .._domain.store import ReportStore
@@ -33,6 +34,7 @@ __all__ = [
     "with_remote_head_limit",
     "with_repository_timeout",
     "with_result_store",
+    "with_retries",
     "with_stuck_threshold",
     "with_token",
 ]
@@ -40,6 +42,9 @@ __all__ = [
 
 def _one_per_clone(url: str) -> int:
     return 1
+
+
+_BACKOFF = JitteredBackoff()  # 1 s base, 30 s cap (clonegate._domain.retries)
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +75,10 @@ class UseCaseConfig:
     result_store: ReportStore | None = None
     incremental: bool = False
     remote_head_limit: int = 4
+    # Clone attempts after the first for a server that pushed back (issue 43), and
+    # how long each waits, without a clone slot.
+    retries: int = 2
+    retry_delay: RetryDelay = _BACKOFF
 
     @classmethod
     def of(cls, options: Iterable[Option]) -> UseCaseConfig:
@@ -253,3 +262,24 @@ def with_remote_head_limit(n: int) -> Option:
     """At most ``n`` remotes asked for their HEAD at once in an incremental run (default 4)."""
     n = positive_int("remote_head_limit", n)
     return lambda config: dataclasses.replace(config, remote_head_limit=n)
+
+
+def with_retries(n: int, delay: RetryDelay | None = None) -> Option:
+    """Try a clone again up to ``n`` times when the server pushed back (an error of a
+    kind in ``clonegate._domain.errors.RETRIED_KINDS``: HTTP 429, 502, 503, 504);
+    default 2, ``0`` turns retries off. Each attempt is a fresh clone under the clone
+    limit; between attempts the repository gives its clone slot back and waits
+    ``delay.delay(attempt, retry_after, deadline)`` seconds (default: exponential
+    backoff with full jitter, 1 s base, 30 s cap, the server's ``Retry-After`` when
+    longer), within its own deadline: a wait that would reach it is not begun, and the
+    last error is reported. Other failures are never retried."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"retries must be an integer >= 0, got {n!r}")
+    if delay is not None and not callable(getattr(delay, "delay", None)):
+        raise ValueError("a retry delay needs a delay(attempt, retry_after, deadline) method")
+
+    def apply(config: UseCaseConfig) -> UseCaseConfig:
+        chosen = delay if delay is not None else config.retry_delay
+        return dataclasses.replace(config, retries=n, retry_delay=chosen)
+
+    return apply

@@ -57,6 +57,8 @@ class FakeVCS:
         self.readies = readies  # calls of on_ready; a repeated one comes `delay` later
         self.release: defaultdict[str, trio.Event] = defaultdict(trio.Event)
         self.failures: dict[str, Exception] = {}
+        # Raised by the next clones of a URL, one each, before its clones succeed.
+        self.flaky: defaultdict[str, list[Exception]] = defaultdict(list)
         self.calls: list[str] = []
         self.credentials: list[Credential | None] = []
         self.in_flight = 0
@@ -91,6 +93,8 @@ class FakeVCS:
                 await trio.sleep(self.delay)
             if url in self.failures:
                 raise self.failures[url]
+            if self.flaky[url]:
+                raise self.flaky[url].pop(0)
             self.made += 1
             path = self.tmp / f"clone{self.made}"
             path.mkdir()

@@ -126,14 +126,21 @@ class HttpGitServer:
 
 
 @contextmanager
-def http_git_server(base: Path, tls: ssl.SSLContext | None = None) -> Iterator[HttpGitServer]:
-    """dulwich's smart-HTTP app over every ``*.git`` in ``base``; ``/private/...`` needs TOKEN."""
+def http_git_server(
+    base: Path,
+    tls: ssl.SSLContext | None = None,
+    wrap: Callable[[Callable[..., Any]], Callable[..., Any]] | None = None,
+) -> Iterator[HttpGitServer]:
+    """dulwich's smart-HTTP app over every ``*.git`` in ``base``; ``/private/...`` needs TOKEN.
+    ``wrap``: a WSGI middleware put in front (one that fails or records requests)."""
     from dulwich.repo import Repo
     from dulwich.server import DictBackend
     from dulwich.web import make_wsgi_chain
 
     repos = {f"/{p.name}": Repo(str(p)) for p in sorted(base.glob("*.git"))}
     app = _basic_auth(make_wsgi_chain(DictBackend(repos)), "/private/", TOKEN)  # type: ignore[arg-type]
+    if wrap is not None:
+        app = wrap(app)
     server = make_server("127.0.0.1", 0, app, _ThreadingWSGIServer, _QuietHandler)
     if tls is not None:
         server.socket = tls.wrap_socket(server.socket, server_side=True)

@@ -30,7 +30,7 @@ from .clone_config import record_refs
 from .envelope import Breach, Envelope, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent, through
-from .worker_errors import Failure, classify, handshake_timeout, ssh_seconds
+from .worker_errors import Failure, classify, handshake_timeout, retry_after_of, ssh_seconds
 from .worker_http import GuardedPool, bound_tls_handshake
 
 if TYPE_CHECKING:
@@ -95,6 +95,7 @@ class CloneOutcome:
     redirected_to: str = ""  # the repository URL the server's redirect led to
     error_kind: ErrorKind | None = None
     error_reason: str = ""
+    retry_after: float | None = None  # seconds a server that pushed back asked to wait
 
 
 def clone_in_worker(job: CloneJob) -> CloneOutcome:
@@ -106,7 +107,8 @@ def clone_in_worker(job: CloneJob) -> CloneOutcome:
         # one: a failure may have left a socket, a child or a big heap behind.
         end_after_reply()
         kind, reason = failure_of(exc, job)
-        return CloneOutcome(error_kind=kind, error_reason=reason)
+        wait = retry_after_of(exc) if isinstance(exc, Exception) else None
+        return CloneOutcome(error_kind=kind, error_reason=reason, retry_after=wait)
 
 
 def failure_of(exc: Exception | Breach, job: CloneJob) -> tuple[ErrorKind, str]:

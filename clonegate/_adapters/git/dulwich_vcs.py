@@ -173,7 +173,7 @@ class DulwichVCS:
         if outcome.error_kind is not None:
             await clean_up(keep, owned_root, target, shown)
             error = ERROR_TYPES[outcome.error_kind](shown, outcome.error_reason)
-            error.peak_memory = peak
+            error.peak_memory, error.retry_after = peak, outcome.retry_after
             raise error
         if keep is not None:
             await clean_up(keep, owned_root, target, shown)  # the staging directory, empty

@@ -20,7 +20,7 @@ from typing import Protocol
 from ..._domain.errors import ErrorKind
 from ..._domain.sizes import format_size
 
-__all__ = ["Failure", "classify", "handshake_timeout", "ssh_seconds"]
+__all__ = ["Failure", "classify", "handshake_timeout", "retry_after_of", "ssh_seconds"]
 
 # git daemon's and ssh's words for a repository that is not there (dulwich passes
 # them on as a GitProtocolError's or a HangupException's text, nothing else says it).
@@ -61,6 +61,12 @@ class Failure(Exception):
         super().__init__(reason)
         self.kind = kind
         self.reason = reason
+        self.retry_after: float | None = None  # seconds the server asked to wait
+
+
+def retry_after_of(exc: BaseException) -> float | None:
+    """The ``Retry-After`` seconds of the :class:`Failure` that ``exc`` holds, if any."""
+    return next((e.retry_after for e in chain(exc) if isinstance(e, Failure)), None)
 
 
 class Limits(Protocol):

@@ -18,6 +18,9 @@ wraps urllib3's and decides, request by request (ADR 0013):
   the envelope's limits count what the server sends, and a compressed answer
   expands by up to a thousand times (one the server compresses anyway is counted as
   it expands, ``envelope.py``).
+- A server that pushes back (429, 502, 503, 504) fails the clone with a kind the use
+  case retries (``throttled``, ``unavailable``; issue 43), carrying the seconds its
+  ``Retry-After`` asks for: dulwich would call it an unexpected answer.
 
 :func:`bound_tls_handshake` makes the TLS handshake of every https connection wait
 no longer than a read would (issue 38): urllib3 bounds it by the connect timeout
@@ -26,6 +29,9 @@ alone, so a server that accepts and never answers held a clone for that long.
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
@@ -40,6 +46,14 @@ _REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SMART_ADVERTISEMENT = "application/x-git-upload-pack-advertisement"
 
 Origin = tuple[str, str, int]
+# What a server that pushes back answers, and the kind a clone fails with.
+_PUSHBACK = {
+    429: (ErrorKind.THROTTLED, "too many requests"),
+    502: (ErrorKind.UNAVAILABLE, "bad gateway"),
+    503: (ErrorKind.UNAVAILABLE, "service unavailable"),
+    504: (ErrorKind.UNAVAILABLE, "gateway timeout"),
+}
+_SECONDS = re.compile(r"\s*([0-9]{1,9})\s*\Z")
 
 
 def origin_of(url: str) -> Origin:
@@ -92,6 +106,8 @@ class GuardedPool:
                 return response  # dulwich reports the status; see _follow's rules
             url = self._follow(url, response, seen)
             self.redirected_to = url
+        if response.status in _PUSHBACK:
+            raise _pushed_back(response)
         if first and response.status == 200:
             self._check_smart(response)
         return response
@@ -152,6 +168,32 @@ class GuardedPool:
                 "the server is not a smart git HTTP server (its answer's Content-Type is "
                 f"{shown}); dumb HTTP servers and web pages cannot be cloned",
             )
+
+
+def _pushed_back(response: Any) -> Failure:
+    """The failure of a clone the server answered 429, 502, 503 or 504."""
+    kind, words = _PUSHBACK[response.status]
+    wait = retry_after(response.headers.get("Retry-After", ""), datetime.now(UTC))
+    _discard(response)
+    asked = f" (Retry-After: {wait:g} s)" if wait is not None else ""
+    failure = Failure(kind, f"HTTP {response.status}: the server said {words}{asked}")
+    failure.retry_after = wait
+    return failure
+
+
+def retry_after(value: str, now: datetime) -> float | None:
+    """The seconds a ``Retry-After`` header asks for (a number of seconds, or an HTTP
+    date, RFC 9110), from ``now``; ``None`` for no header or one that is neither."""
+    seconds = _SECONDS.match(value)
+    if seconds is not None:
+        return float(seconds[1])
+    try:
+        when = parsedate_to_datetime(value[:64])
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # RFC 9110 dates are GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - now).total_seconds())
 
 
 def _discard(response: Any) -> None:

@@ -19,7 +19,7 @@ __all__ = ["insert_report", "inventory_rows_of", "read_inventory", "read_report"
 _REPORT_COLUMNS = (
     "run_id, line, key, url, status, error_phase, error_kind, error, branch, commit_id, "
     "committed_at, analyzer_version, reused, duplicate_of, waited, setup, clone, analysis, "
-    "test_files, tests, document, clone_memory, unread_files"
+    "test_files, tests, document, clone_memory, unread_files, retried_attempts"
 )
 
 
@@ -45,7 +45,7 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
         db.execute("DELETE FROM reports WHERE id = ?", old)
     shared = _shared_inventory(db, key, report) if report.reused else None
     cursor = db.execute(
-        f"INSERT INTO reports ({_REPORT_COLUMNS}) VALUES ({', '.join('?' * 23)})",
+        f"INSERT INTO reports ({_REPORT_COLUMNS}) VALUES ({', '.join('?' * 24)})",
         _report_row(run_id, key, report),
     )
     report_id = cursor.lastrowid
@@ -84,6 +84,7 @@ def _report_row(run_id: int, key: str, report: RepositoryReport) -> tuple[object
         json.dumps(to_json(report), separators=(",", ":")),
         report.clone_memory,
         totals.unread_files if totals else None,
+        len(report.attempts),
     )
 
 

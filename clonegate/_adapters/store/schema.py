@@ -110,6 +110,12 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE reports ADD COLUMN unread_files INTEGER;
     """,
+    # 6: clone attempts that failed and were tried again (len(RepositoryReport.attempts);
+    # their kinds and messages are in ``document``). 0 in rows stored before retries,
+    # which made one attempt (issue 43).
+    """
+    ALTER TABLE reports ADD COLUMN retried_attempts INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 
