@@ -248,6 +248,65 @@ async def test_the_guarded_pool_sees_the_status_and_retry_after(base: Path) -> N
             assert await trio.to_thread.run_sync(ask) == (429, "1")
 
 
+async def test_a_request_is_out_of_flight_before_its_client_has_the_whole_answer(
+    base: Path,
+) -> None:
+    # A client that asks again the moment it has its answer must never meet its own
+    # earlier request still counted in flight (a spurious 429 under a limit of 1).
+    target = "/a.git/info/refs?service=git-upload-pack"
+    with trio.fail_after(60):
+        async with throttling_http(base, limit=1) as server:
+            for n in range(1, 11):
+                stream = await trio.open_tcp_stream("127.0.0.1", server.port)
+                async with stream:
+                    await stream.send_all(f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                    while await stream.receive_some():
+                        pass
+                    assert (server.in_flight, len(server.requests)) == (0, n)
+    assert {r.outcome for r in server.requests} == {"served"}
+
+
+async def test_service_time_holds_each_request_in_flight_on_the_trio_clock(
+    base: Path, tmp_path: Path, mock_clock: trio.testing.MockClock
+) -> None:
+    async with throttling_http(base, service_time=5) as server, trio.open_nursery() as nursery:
+        done = trio.Event()
+
+        async def clone() -> None:
+            assert (await git_clone(server.url("a"), tmp_path / "a")).returncode == 0
+            done.set()
+
+        nursery.start_soon(clone)
+        for n in (1, 2):  # the ref listing, then the pack
+            await server.wait_in_flight(1)
+            assert len(server.requests) == n - 1  # nothing answered before the clock moves
+            mock_clock.jump(5)
+            await server.wait_requests(n)
+        await done.wait()
+    assert [end - start for start, end in server.intervals()] == [pytest.approx(5)] * 2
+
+
+async def test_what_clients_saw_agrees_with_the_records_under_load(
+    base: Path, tmp_path: Path
+) -> None:
+    # Six clones at once against a limit of 2: however the race goes, no more than two
+    # requests were ever in flight, and a clone failed exactly when it met a 429.
+    codes: dict[str, int] = {}
+    with trio.fail_after(120):
+        async with throttling_http(base, limit=2) as server, trio.open_nursery() as nursery:
+
+            async def clone(name: str) -> None:
+                codes[name] = (await git_clone(server.url(name), tmp_path / name)).returncode
+
+            for name in NAMES:
+                nursery.start_soon(clone, name)
+    assert server.max_in_flight <= 2
+    assert max(level for _, level in server.timeline) == server.max_in_flight
+    refused = {r.repository for r in server.requests if r.status == 429}
+    assert {name for name, code in codes.items() if code != 0} == refused
+    assert all(r.retry_after == 1.0 for r in server.requests if r.status == 429)
+
+
 @pytest.mark.xfail(
     strict=True,
     reason="issue 43: today any '404' in the message (the URL's path or port) reads as "
