@@ -8,6 +8,7 @@ from __future__ import annotations
 import itertools
 import os
 import subprocess
+import time
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -145,6 +146,8 @@ async def test_the_request_budget_refuses_until_the_window_ends(
     async with throttling_http(base, budget=2, window=60) as server:
         first = await git_clone(server.url("a"), tmp_path / "a")  # two requests
         refused = await git_clone(server.url("b"), tmp_path / "b1")
+        now = time.time()
+        head = await _head_of(server, "/c.git/info/refs?service=git-upload-pack")
         mock_clock.jump(60)
         again = await git_clone(server.url("b"), tmp_path / "b2")
     assert (first.returncode, again.returncode) == (0, 0)
@@ -155,7 +158,13 @@ async def test_the_request_budget_refuses_until_the_window_ends(
         ("GET", "/info/refs?service=git-upload-pack", 200, "served"),
         ("POST", "/git-upload-pack", 200, "served"),
     ]
-    (back,) = server.returns()
+    headers = dict(line.split(": ", 1) for line in head.split("\r\n")[1:])
+    assert head.startswith("HTTP/1.1 429 Too Many Requests\r\n")
+    assert (headers["Retry-After"], headers["RateLimit-Reset"]) == ("60", "60")
+    assert headers["RateLimit-Limit"] == "2"
+    assert headers["RateLimit-Remaining"] == "0"
+    assert now + 59 <= int(headers["X-RateLimit-Reset"]) <= time.time() + 61
+    (back, _) = server.returns()  # b's refusal, then c's (which never came back)
     assert back.refused.retry_after == pytest.approx(60)
     assert back.waited == pytest.approx(60)  # the client came back when told to
 

@@ -8,7 +8,8 @@ every answer of the server's own says ``Connection: close``. A request, in order
 1. for a repository given a permanent error (``fail(name, 404 | 401)``): answered so;
 2. past the request budget (``budget`` requests per ``window`` seconds, in fixed
    windows from the server's start; every request that gets past this step counts):
-   429, ``Retry-After`` and ``RateLimit-Reset`` the seconds left in the window;
+   429, ``Retry-After`` and ``RateLimit-Reset`` the seconds left in the window,
+   ``X-RateLimit-Reset`` its end in Unix time (GitHub's header);
 3. with ``limit`` requests already in flight: ``refuse_status`` (429, or 503), with
    ``Retry-After: retry_after`` (whole seconds, rounded up; an HTTP date with
    ``retry_after_date``; no header when ``retry_after`` is None);
@@ -36,6 +37,7 @@ import random
 import re
 import socket
 import struct
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -239,7 +241,8 @@ class ThrottlingHttp(OnLoopback):
             "Retry-After": self._retry_after(wait),
             "RateLimit-Limit": str(self.throttling.budget),
             "RateLimit-Remaining": "0",
-            "RateLimit-Reset": seconds,
+            "RateLimit-Reset": seconds,  # the IETF draft's: seconds from now
+            "X-RateLimit-Reset": str(math.ceil(time.time() + wait)),  # GitHub's: Unix time
         }
 
     def _retry_after(self, seconds: float) -> str:
