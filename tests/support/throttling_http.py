@@ -14,7 +14,7 @@ every answer of the server's own says ``Connection: close``. A request, in order
    ``Retry-After: retry_after`` (whole seconds, rounded up; an HTTP date with
    ``retry_after_date``; no header when ``retry_after`` is None);
 4. otherwise admitted, and in flight until its answer is sent. An answer that holds a
-   pack is reset (a TCP RST) after the pack's header and half of what follows when it
+   pack is reset (a TCP RST) after its signature and half of what follows when it
    is the ``reset_every``-th pack answer, or when a choice seeded by (``seed``, the
    repository, how many pack answers it had before) falls under ``reset_fraction``:
    never a matter of timing, and the same repositories whatever the order of arrival.
@@ -23,10 +23,9 @@ A request counts as in flight from its admission until its answer's last byte bu
 has gone: the record is made before a client can have the whole answer and send its
 next request, however the event loop orders its tasks (see proxy.py).
 
-Run it on trio's real clock or a ``MockClock`` without autojump (its waits for a
-client's close would jump): a window or a ``service_time`` then passes when the test
-jumps the clock. The port never holds "404": today's classifier reads that in a
-message as ``not_found`` (issue 43's report), and would turn a 429 into one.
+Run it on trio's real clock or a ``MockClock`` without autojump (then a window or a
+``service_time`` passes when the test jumps). Its port never holds "404": today's
+classifier reads that in a message as ``not_found``, a 429 included (issue 43).
 """
 
 from __future__ import annotations
@@ -44,6 +43,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from http import HTTPStatus
 from pathlib import Path
 from typing import Any
 
@@ -53,13 +53,6 @@ from .proxy import OnLoopback
 from .servers import http_git_server
 
 RATE_LIMITED = b"This request was rate-limited due to too many requests.\n"
-_REASONS = {
-    401: "Unauthorized",
-    404: "Not Found",
-    429: "Too Many Requests",
-    431: "Request Header Fields Too Large",
-    503: "Service Unavailable",
-}
 # A pack's signature, in a side-band packet (dulwich sends it in one of its own) or not.
 _PACK_HEADER = re.compile(rb"(?:\x01|NAK\n)PACK")
 _REPOSITORY = re.compile(r"/([^/?]+?)\.git(?:[/?]|$)")
@@ -213,7 +206,8 @@ class ThrottlingHttp(OnLoopback):
                 await self._refuse(client, exchange, 431, "permanent", {})
             elif exchange.repository in self._failing:
                 status = self._failing[exchange.repository]
-                await self._refuse(client, exchange, status, "permanent", _permanent(status))
+                challenge = {"WWW-Authenticate": 'Basic realm="git"'} if status == 401 else {}
+                await self._refuse(client, exchange, status, "permanent", challenge)
             elif (wait := self._over_budget(arrived)) is not None:
                 await self._refuse(client, exchange, 429, "over_budget", self._budget(wait), wait)
             elif self.throttling.limit is not None and self.in_flight >= self.throttling.limit:
@@ -263,9 +257,9 @@ class ThrottlingHttp(OnLoopback):
         headers: dict[str, str],
         retry_after: float | None = None,
     ) -> None:
-        body = RATE_LIMITED if status in (429, 503) else f"{_REASONS[status]}\n".encode()
+        body = RATE_LIMITED if status in (429, 503) else f"{HTTPStatus(status).phrase}\n".encode()
         lines = [
-            f"HTTP/1.1 {status} {_REASONS[status]}",
+            f"HTTP/1.1 {status} {HTTPStatus(status).phrase}",
             *(f"{k}: {v}" for k, v in headers.items()),
         ]
         lines += ["Content-Type: text/plain", f"Content-Length: {len(body)}", "Connection: close"]
@@ -342,20 +336,9 @@ class ThrottlingHttp(OnLoopback):
         if exchange.done:
             return
         exchange.done = True
-        ended = trio.current_time()
-        self.requests.append(
-            Request(
-                exchange.repository,
-                exchange.method,
-                exchange.target,
-                exchange.arrived,
-                ended,
-                status,
-                outcome,
-                exchange.admitted,
-                retry_after,
-            )
-        )
+        e, now = exchange, trio.current_time()
+        made = (e.repository, e.method, e.target, e.arrived, now, status, outcome, e.admitted)
+        self.requests.append(Request(*made, retry_after))
         if exchange.admitted is not None:
             self._count(-1)
         self._signal()
@@ -404,10 +387,6 @@ def _request_line(request: bytes) -> tuple[str, str]:
 def _status(response: bytes) -> int:
     parts = response.split(b"\r\n", 1)[0].split(b" ")
     return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-
-
-def _permanent(status: int) -> dict[str, str]:
-    return {"WWW-Authenticate": 'Basic realm="git"'} if status == 401 else {}
 
 
 async def _relay(client: trio.SocketStream, upstream: trio.SocketStream) -> None:
