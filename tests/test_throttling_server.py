@@ -105,7 +105,9 @@ async def test_beyond_the_limit_a_429_with_retry_after_and_clonegate_fails(
     assert error.reason.startswith("git protocol error: unexpected http resp 429 for http://")
 
 
-async def test_a_503_with_retry_after_as_an_http_date(base: Path, work_dir: Path) -> None:
+async def test_a_503_with_retry_after_as_an_http_date(
+    base: Path, work_dir: Path, tmp_path: Path
+) -> None:
     with trio.fail_after(60):
         async with throttling_http(
             base, limit=0, refuse_status=503, retry_after=30, retry_after_date=True
@@ -114,13 +116,16 @@ async def test_a_503_with_retry_after_as_an_http_date(base: Path, work_dir: Path
             head = await _head_of(server, "/a.git/info/refs?service=git-upload-pack")
             after = datetime.now(UTC)
             error = await dulwich_failure(server.url("b"), work_dir)
+            refused_git = await git_clone(server.url("c"), tmp_path / "c")
+    assert refused_git.returncode != 0
+    assert b"returned error: 503" in refused_git.stderr
     lines = head.split("\r\n")
     assert lines[0] == "HTTP/1.1 503 Service Unavailable"
     (retry_after,) = (line.split(": ", 1)[1] for line in lines if line.startswith("Retry-After:"))
     when = parsedate_to_datetime(retry_after)
     # Never sooner than promised (rounded up to a whole second), never far later.
     assert before + timedelta(seconds=30) <= when <= after + timedelta(seconds=31)
-    assert [r.retry_after for r in server.requests] == [30.0, 30.0]
+    assert [r.retry_after for r in server.requests] == [30.0] * 3
     assert error.kind is ErrorKind.PROTOCOL
     assert error.reason.startswith("git protocol error: unexpected http resp 503 for http://")
 
