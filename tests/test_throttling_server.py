@@ -1,7 +1,7 @@
 """The throttling smart-HTTP server (tests/support/throttling_http.py, issue 43), driven by
 `git clone` and by DulwichVCS: each way it pushes back, what it records, and what
-clonegate does about it today (it fails: no retries, ADR 0003), with the error kind and
-message each push-back gets, the baseline the retries of issue 43 start from."""
+the error kind and message each push-back gets from one clone attempt (what the
+retries of issue 43 start from: tests/test_retries.py, tests/test_host_pushback.py)."""
 
 from __future__ import annotations
 
@@ -100,9 +100,9 @@ async def test_beyond_the_limit_a_429_with_retry_after_and_clonegate_fails(
         assert (refused.status, refused.outcome, refused.retry_after) == (429, "limited", 1.0)
         assert refused.admitted is None
     assert server.max_in_flight == 2
-    # Today: one attempt, a protocol error that quotes dulwich's words (issue 43's baseline).
-    assert error.kind is ErrorKind.PROTOCOL
-    assert error.reason.startswith("git protocol error: unexpected http resp 429 for http://")
+    # One attempt (the VCS itself never retries): throttled, with the server's hint.
+    assert (error.kind, error.retry_after) == (ErrorKind.THROTTLED, 1.0)
+    assert error.reason == "HTTP 429: the server said too many requests (it asked for 1 s)"
 
 
 async def test_a_503_with_retry_after_as_an_http_date(
@@ -126,8 +126,9 @@ async def test_a_503_with_retry_after_as_an_http_date(
     # Never sooner than promised (rounded up to a whole second), never far later.
     assert before + timedelta(seconds=30) <= when <= after + timedelta(seconds=31)
     assert [r.retry_after for r in server.requests] == [30.0] * 3
-    assert error.kind is ErrorKind.PROTOCOL
-    assert error.reason.startswith("git protocol error: unexpected http resp 503 for http://")
+    assert error.kind is ErrorKind.UNAVAILABLE
+    assert error.retry_after is not None
+    assert 29.0 <= error.retry_after <= 31.0  # the HTTP date, read against this clock
 
 
 async def _head_of(server: ThrottlingHttp, target: str) -> str:
@@ -174,11 +175,9 @@ async def test_the_request_budget_refuses_until_the_window_ends(
     assert back.waited == pytest.approx(60)  # the client came back when told to
 
 
-async def test_a_429_on_the_pack_request_reads_as_a_broken_transfer(
-    base: Path, work_dir: Path
-) -> None:
-    # The ref listing gets through, the pack request is over budget: dulwich's "unexpected
-    # http resp 429" then comes mid-transfer, and today reads as a broken connection.
+async def test_a_429_on_the_pack_request_reads_as_throttled(base: Path, work_dir: Path) -> None:
+    # The ref listing gets through, the pack request is over budget: the 429 on the POST
+    # is read as throttled too, with the budget's window as the hint.
     with trio.fail_after(60):
         async with throttling_http(base, budget=1, window=3600) as server:
             error = await dulwich_failure(server.url("a"), work_dir)
@@ -186,10 +185,8 @@ async def test_a_429_on_the_pack_request_reads_as_a_broken_transfer(
         ("GET", "/info/refs?service=git-upload-pack", 200, "served"),
         ("POST", "/git-upload-pack", 429, "over_budget"),
     ]
-    assert (error.kind, error.reason) == (
-        ErrorKind.TRANSPORT,
-        "the connection broke during the transfer",
-    )
+    assert error.kind is ErrorKind.THROTTLED
+    assert error.reason.startswith("HTTP 429: the server said too many requests")
 
 
 async def test_every_nth_pack_answer_is_reset_mid_pack(
@@ -243,11 +240,12 @@ async def test_permanent_errors_are_answered_once_per_request(
     assert of(server, "b") == [("GET", refs, 401, "permanent")] * 2
 
 
-async def test_the_guarded_pool_sees_the_status_and_retry_after(base: Path) -> None:
-    # Where a retry can learn the status and Retry-After that dulwich drops: the pool
-    # manager the worker gives dulwich (worker_http.GuardedPool) sees every response.
+async def test_the_guarded_pool_raises_the_status_and_retry_after(base: Path) -> None:
+    # dulwich drops a response's status and headers; the pool manager the worker gives
+    # it (worker_http.GuardedPool) sees every response and raises the push-back.
     import urllib3
 
+    from clonegate._adapters.git.worker_errors import Failure
     from clonegate._adapters.git.worker_http import GuardedPool
 
     with trio.fail_after(60):
@@ -255,11 +253,13 @@ async def test_the_guarded_pool_sees_the_status_and_retry_after(base: Path) -> N
             url = server.url("a")
             pool = GuardedPool(urllib3.PoolManager(), url, None, None)
 
-            def ask() -> tuple[int, str | None]:
-                response = pool.request("GET", f"{url}/info/refs?service=git-upload-pack")
-                return response.status, response.headers.get("Retry-After")
+            def ask() -> None:
+                pool.request("GET", f"{url}/info/refs?service=git-upload-pack")
 
-            assert await trio.to_thread.run_sync(ask) == (429, "1")
+            with pytest.raises(Failure) as raised:
+                await trio.to_thread.run_sync(ask)
+    assert (raised.value.kind, raised.value.retry_after) == (ErrorKind.THROTTLED, 1.0)
+    assert [r.status for r in server.requests] == [429]
 
 
 async def test_a_request_is_out_of_flight_before_its_client_has_the_whole_answer(
@@ -321,11 +321,6 @@ async def test_what_clients_saw_agrees_with_the_records_under_load(
     assert all(r.retry_after == 1.0 for r in server.requests if r.status == 429)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 43: today any '404' in the message (the URL's path or port) reads as "
-    "not_found, so a 429 for /r404.git is a permanent failure; the retries fix it",
-)
 async def test_a_429_for_a_repository_named_with_404_is_not_not_found(
     base: Path, work_dir: Path
 ) -> None:

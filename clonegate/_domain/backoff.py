@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import final
 
-import trio
-
 __all__ = ["Backoff", "Wait", "parse_reset", "parse_retry_after"]
 
 # A header value longer than this is not a number of seconds nor an HTTP date: a
@@ -194,6 +192,8 @@ class Backoff:
         if deadline is None:
             return Wait(seconds=wanted, drawn=drawn, asked=asked, past_deadline=False)
         if now is None:
+            import trio  # here: the workers read the parsers above and never load trio
+
             now = trio.current_time()
         left = max(deadline - now, 0.0)
         return Wait(

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["FailedAttempt", "JitteredBackoff", "RetryDelay"]
+__all__ = ["FailedAttempt", "RetryDelay"]
 
 
 class RetryDelay(Protocol):
@@ -16,34 +15,12 @@ class RetryDelay(Protocol):
         """Seconds to wait after failed attempt number ``attempt`` (1 for the first).
 
         ``retry_after``: what the server asked for (its ``Retry-After``), or ``None``;
-        honoured when longer than the backoff's own. ``deadline``: seconds left before
-        the repository's deadline, or ``None``; the answer is never above it. Sync:
-        never a checkpoint.
+        honoured when longer than the backoff's own. ``deadline``: the repository's
+        deadline in trio time (its cancel scope's), or ``None`` for none; the wait
+        never ends past it. Sync: never a checkpoint. :class:`clonegate._domain.backoff.Backoff`
+        is the default.
         """
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class JitteredBackoff:
-    """Exponential backoff with full jitter: a uniform draw in ``[0, min(cap, base *
-    2 ** (attempt - 1))]``, so that clients a server pushed back together do not all
-    come back together; a longer ``retry_after`` wins; bounded by ``deadline``.
-
-    ``rng`` is injectable for tests (a seeded :class:`random.Random`).
-    """
-
-    base: float = 1.0
-    cap: float = 30.0
-    rng: random.Random = field(default_factory=random.Random)
-
-    def delay(self, attempt: int, retry_after: float | None, deadline: float | None) -> float:
-        ceiling = min(self.cap, self.base * 2.0 ** min(attempt - 1, 60))
-        wait = self.rng.uniform(0.0, ceiling)
-        if retry_after is not None:
-            wait = max(wait, retry_after)
-        if deadline is not None:
-            wait = min(wait, max(0.0, deadline))
-        return wait
 
 
 @dataclass(frozen=True, slots=True)

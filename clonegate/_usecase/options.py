@@ -7,12 +7,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from .._domain.backoff import Backoff
 from .._domain.checks import positive_int, positive_seconds
 from .._domain.credentials import Credential
 from .._domain.events import Event
 from .._domain.inventory import ANALYSIS_TIME_LIMIT
 from .._domain.limits import Limiter
-from .._domain.retries import JitteredBackoff, RetryDelay
+from .._domain.retries import RetryDelay
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
 from .._domain.store import ReportStore
@@ -44,7 +45,7 @@ def _one_per_clone(url: str) -> int:
     return 1
 
 
-_BACKOFF = JitteredBackoff()  # 1 s base, 30 s cap (clonegate._domain.retries)
+_BACKOFF = Backoff()  # 1 s base, 30 s cap (clonegate._domain.backoff)
 
 
 @dataclass(frozen=True, slots=True)
@@ -270,9 +271,10 @@ def with_retries(n: int, delay: RetryDelay | None = None) -> Option:
     default 2, ``0`` turns retries off. Each attempt is a fresh clone under the clone
     limit; between attempts the repository gives its clone slot back and waits
     ``delay.delay(attempt, retry_after, deadline)`` seconds (default: exponential
-    backoff with full jitter, 1 s base, 30 s cap, the server's ``Retry-After`` when
-    longer), within its own deadline: a wait that would reach it is not begun, and the
-    last error is reported. Other failures are never retried."""
+    backoff with full jitter, 1 s base, 30 s cap, the server's ``Retry-After`` or
+    ``RateLimit-Reset`` when longer), within its own deadline (trio time): a wait
+    that would reach it is not begun, and the last error is reported. Other failures
+    are never retried."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"retries must be an integer >= 0, got {n!r}")
     if delay is not None and not callable(getattr(delay, "delay", None)):

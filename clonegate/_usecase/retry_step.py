@@ -46,7 +46,7 @@ async def with_retries(
     Each retried failure is appended to ``tried.failed`` and given to ``on_retry``
     before the wait. ``attempt`` takes and gives back its own clone slot, so the wait
     between attempts holds none. The wait is ``delay.delay(number, retry_after,
-    left)``, ``left`` the seconds to the repository's ``deadline`` (its scope's);
+    ends)``, ``ends`` the repository's deadline (its ``deadline`` scope's, trio time);
     one that would reach the repository's deadline is not begun: the error is raised
     then, since a report of the server's answer says more than a timeout. Cancellation
     during the wait propagates (the sleep is the checkpoint), with nothing held.
@@ -57,8 +57,9 @@ async def with_retries(
         except CloneError as exc:
             if exc.kind not in RETRIED_KINDS or number > retries:
                 raise
+            ends = deadline.deadline if deadline.deadline != float("inf") else None
             left = deadline.deadline - trio.current_time()
-            wait = delay.delay(number, exc.retry_after, left)
+            wait = delay.delay(number, exc.retry_after, ends)
             if not 0.0 <= wait < left:  # NaN and negatives too: a broken delay ends it
                 raise
             tried.failed.append(FailedAttempt(str(exc.kind), str(exc), wait))

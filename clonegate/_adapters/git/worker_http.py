@@ -29,12 +29,11 @@ alone, so a server that accepts and never answers held a clone for that long.
 
 from __future__ import annotations
 
-import re
-from datetime import UTC, datetime
-from email.utils import parsedate_to_datetime
+import time
 from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+from ..._domain.backoff import parse_reset, parse_retry_after
 from ..._domain.errors import ErrorKind
 from ..._domain.urls import DEFAULT_PORTS, check_host, redact, visible
 from .worker_errors import Failure
@@ -53,7 +52,6 @@ _PUSHBACK = {
     503: (ErrorKind.UNAVAILABLE, "service unavailable"),
     504: (ErrorKind.UNAVAILABLE, "gateway timeout"),
 }
-_SECONDS = re.compile(r"\s*([0-9]{1,9})\s*\Z")
 
 
 def origin_of(url: str) -> Origin:
@@ -170,30 +168,28 @@ class GuardedPool:
             )
 
 
+def server_hint(headers: Any, wall_now: float) -> float | None:
+    """The seconds the server asked a client to wait: the longest readable of
+    ``Retry-After`` (seconds or an HTTP date), ``RateLimit-Reset`` (seconds) and
+    ``X-RateLimit-Reset`` (a Unix time); ``None`` when it asked nothing readable."""
+    hints = [
+        parse_retry_after(headers.get("Retry-After"), wall_now=wall_now),
+        parse_reset(headers.get("RateLimit-Reset"), wall_now=wall_now),
+        parse_reset(headers.get("X-RateLimit-Reset"), wall_now=wall_now),
+    ]
+    readable = [hint for hint in hints if hint is not None]
+    return max(readable) if readable else None
+
+
 def _pushed_back(response: Any) -> Failure:
     """The failure of a clone the server answered 429, 502, 503 or 504."""
     kind, words = _PUSHBACK[response.status]
-    wait = retry_after(response.headers.get("Retry-After", ""), datetime.now(UTC))
+    wait = server_hint(response.headers, time.time())
     _discard(response)
-    asked = f" (Retry-After: {wait:g} s)" if wait is not None else ""
+    asked = f" (it asked for {wait:g} s)" if wait is not None else ""
     failure = Failure(kind, f"HTTP {response.status}: the server said {words}{asked}")
     failure.retry_after = wait
     return failure
-
-
-def retry_after(value: str, now: datetime) -> float | None:
-    """The seconds a ``Retry-After`` header asks for (a number of seconds, or an HTTP
-    date, RFC 9110), from ``now``; ``None`` for no header or one that is neither."""
-    seconds = _SECONDS.match(value)
-    if seconds is not None:
-        return float(seconds[1])
-    try:
-        when = parsedate_to_datetime(value[:64])
-    except (TypeError, ValueError, IndexError):
-        return None
-    if when.tzinfo is None:  # RFC 9110 dates are GMT
-        when = when.replace(tzinfo=UTC)
-    return max(0.0, (when - now).total_seconds())
 
 
 def _discard(response: Any) -> None:
