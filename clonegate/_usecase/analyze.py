@@ -12,6 +12,7 @@ from typing import final
 
 import trio
 
+from .._domain.adaptive import AdaptiveLimitStatistics, signal_of
 from .._domain.credentials import Credential, credential_for
 from .._domain.errors import CloneError, ErrorKind
 from .._domain.events import Event, EventKind
@@ -28,7 +29,8 @@ from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
 from .clone_step import clone_timed
 from .estimates import MemoryEstimates
-from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
+from .gate import CloneGate, CloneGateStatistics, GateEntry, HeldPermits, MemoryLease
+from .host_limits import HostLimits
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
@@ -71,12 +73,14 @@ class AnalyzeUseCase:
         opening = vcs.opening_memory
         estimates = MemoryEstimates.for_budget(config, memory_sensor, vcs.max_memory, opening)
         store = config.result_store
+        self._hosts = HostLimits(config)
         self._gate = CloneGate(
             config.max_concurrent_clones,
             estimates,
-            host_limiter=config.host_limiter,
+            host_limiter=self._hosts.limiter_for,
             global_limiter=config.global_limiter,
             history=stored_peaks(store, vcs.depth) if estimates is not None else None,
+            host_rate=self._hosts.bucket_for,
         )
         # One for the use case's life: its ceiling stays the budget, whatever a run shrank.
         memory, self._controller = self._gate.memory, None
@@ -99,6 +103,11 @@ class AnalyzeUseCase:
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
         return self._gate.statistics()
+
+    def host_statistics(self) -> dict[str, AdaptiveLimitStatistics]:
+        """Each host's adaptive clone limit (with_adaptive): its size, its decreases and
+        increases, its timeline; by host, for the hosts met so far. Not a checkpoint."""
+        return self._hosts.statistics()
 
     async def execute(
         self, url: str, *, index: int = 0, raise_limit_errors: bool = False
@@ -292,7 +301,9 @@ class AnalyzeUseCase:
         assert parsed is not None  # refused before any attempt
         watch.slot_at = watch.ready_at = None  # this attempt's, not an earlier one's
         self._emit(EventKind.QUEUED, shown, index)
-        async with self._gate.slot(index, shown, weight, parsed.host, parsed.key) as lease:
+        held = HeldPermits()  # the host limit's permit, to report the attempt's end to
+        slot = self._gate.slot(index, shown, weight, parsed.host, parsed.key, held=held)
+        async with slot as lease:
             watch.slot_at = trio.current_time()
             self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
             try:
@@ -300,11 +311,15 @@ class AnalyzeUseCase:
                 need = self._forecasts_to(lease, shown, index)
                 source = await clone_timed(self._vcs, url, shown, watch, credential, timeout, need)
             except CloneError as exc:
+                # Reported before the permit goes back: a decrease applies before a
+                # waiter can take it (ADR 0019).
+                held.report(signal_of(exc))
                 memory = exc.kind in _OUT_OF_MEMORY
                 self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
                 # What a failed clone used is what it needs only if it ran out.
                 tried.peak = exc.peak_memory if memory else None
                 raise
+            held.report(signal_of(None))
             # Kept before the slot is given back: a release that fails (a shared
             # limit's lease lost) must still find the clone to remove.
             tried.source, tried.peak = source, source.peak_memory
