@@ -66,10 +66,10 @@ if TYPE_CHECKING:
     from ._usecase.gate import CloneGateStatistics as CloneGateStatistics
     from ._usecase.options import Option as Option
     from ._usecase.options import UseCaseConfig as UseCaseConfig
+    from ._usecase.options import with_adaptive as with_adaptive
     from ._usecase.options import with_analysis_timeout as with_analysis_timeout
     from ._usecase.options import with_clone_timeout as with_clone_timeout
     from ._usecase.options import with_clone_weight as with_clone_weight
-    from ._usecase.options import with_adaptive as with_adaptive
     from ._usecase.options import with_event_hook as with_event_hook
     from ._usecase.options import with_global_limiter as with_global_limiter
     from ._usecase.options import with_host_limit as with_host_limit

@@ -99,4 +99,3 @@ class HostLimits:
         if host not in self._buckets:
             self._buckets[host] = TokenBucket(self._rate)
         return self._buckets[host]
-
