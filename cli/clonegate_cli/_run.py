@@ -195,8 +195,9 @@ class _Run:
                         summary = batch.summary
                 await self._write_document(writer, summary)
                 writer.close()  # the writer ends once the rest is written
-            lowered = host_limits_line(uc.host_statistics())
             nursery.cancel_scope.cancel()
+        # After a signal too: which hosts pushed back is part of what the run found.
+        lowered = host_limits_line(uc.host_statistics())
         dropped = self.progress.stderr.dropped if self.progress.stderr is not None else 0
         if dropped:
             self.progress.say(f"clonegate: {dropped} lines not shown: stderr was not read")
