@@ -163,7 +163,8 @@ class AdaptiveLimit:
 
     :meth:`hold` is entered like the semaphore's (a checkpoint on every path; nothing
     held if cancelled while waiting); reporting, :meth:`statistics` and leaving are
-    never checkpoints. Times in the timeline are trio's.
+    never checkpoints. Times in the timeline are trio's. ``on_change``, if given, is
+    called with each :class:`LimitChange` as it is made (sync, in the reporting task).
     """
 
     TIMELINE = 10_000  # changes kept: a long run's timeline stays bounded
