@@ -28,7 +28,7 @@ from clonegate import (
 from clonegate._domain.adaptive import AdaptiveLimit, Signal, signal_of
 from clonegate._domain.limits import LimiterUnavailableError
 from clonegate._domain.rate import Rate, TokenBucket
-from clonegate._usecase.gate import CloneGate, HeldPermits
+from clonegate._usecase.gate import CloneGate
 from clonegate._usecase.host_limits import HostLimits
 from clonegate.errors import (
     RepositoryNotFoundError,
@@ -231,17 +231,16 @@ async def test_cancelled_while_waiting_for_the_hosts_permit_leaves_nothing(
 ) -> None:
     limit = AdaptiveLimit(1)
     gate = CloneGate(4, host_limiter=lambda h: limit)
-    held = HeldPermits()
     async with trio.open_nursery() as nursery:
         release = trio.Event()
 
         async def first() -> None:
-            async with gate.slot(0, "https://h/0", 1, "h", held=held):
+            async with gate.slot(0, "https://h/0", 1, "h"):
                 await release.wait()
 
         nursery.start_soon(first)
         await trio.testing.wait_all_tasks_blocked()
-        assert len(held.permits) == 1
+        assert limit.statistics().held == 1
         with trio.move_on_after(5):
             async with gate.slot(1, "https://h/1", 1, "h"):
                 raise AssertionError("the host's one permit is held")
@@ -249,3 +248,24 @@ async def test_cancelled_while_waiting_for_the_hosts_permit_leaves_nothing(
     stats = gate.statistics()
     assert (stats.queued, stats.active, stats.held) == ((), (), 0)
     assert limit.statistics().held == 0
+
+
+async def test_the_gate_reports_how_the_body_ended_before_the_permit_goes_back(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A permit given back unreported counts "other" and ignores a later report: the
+    # decrease below is there only if the report came first.
+    limit = AdaptiveLimit(4)
+    gate = CloneGate(4, host_limiter=lambda h: limit)
+    with pytest.raises(ThrottledError):
+        async with gate.slot(0, "https://h/0", 1, "h"):
+            raise _throttled(0)
+    # Cancelled: says nothing about the host.
+    with trio.move_on_after(1):
+        async with gate.slot(1, "https://h/1", 1, "h"):
+            await trio.sleep_forever()
+    async with gate.slot(2, "https://h/2", 1, "h"):
+        pass  # cloned: a success (from a permit granted idle: no increase)
+    stats = limit.statistics()
+    assert [change.size for change in stats.timeline] == [4, 3]
+    assert (stats.decreases, stats.increases, stats.generation) == (1, 0, 1)

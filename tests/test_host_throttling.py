@@ -216,8 +216,9 @@ def test_the_host_flags_defaults_are_the_use_cases() -> None:
     import inspect
 
     from clonegate import UseCaseConfig
+    from clonegate_cli.app import analyze
 
-    parameters = inspect.signature(app.registered_commands[0].callback).parameters  # type: ignore[arg-type]
-    assert parameters["adaptive"].default is UseCaseConfig().adaptive
+    parameters = inspect.signature(analyze).parameters
+    assert parameters["adaptive"].default is UseCaseConfig().adaptive is True
     assert parameters["host_limit"].default is UseCaseConfig().host_limit is None
     assert parameters["host_rate"].default is UseCaseConfig().host_rate is None

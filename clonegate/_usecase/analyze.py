@@ -12,7 +12,7 @@ from typing import final
 
 import trio
 
-from .._domain.adaptive import AdaptiveLimitStatistics, signal_of
+from .._domain.adaptive import AdaptiveLimitStatistics
 from .._domain.credentials import Credential, credential_for
 from .._domain.errors import CloneError, ErrorKind
 from .._domain.events import Event, EventKind
@@ -29,7 +29,7 @@ from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
 from .clone_step import clone_timed
 from .estimates import MemoryEstimates
-from .gate import CloneGate, CloneGateStatistics, GateEntry, HeldPermits, MemoryLease
+from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
 from .host_limits import HostLimits
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
@@ -105,8 +105,7 @@ class AnalyzeUseCase:
         return self._gate.statistics()
 
     def host_statistics(self) -> dict[str, AdaptiveLimitStatistics]:
-        """Each host's adaptive clone limit (with_adaptive): its size, its decreases and
-        increases, its timeline; by host, for the hosts met so far. Not a checkpoint."""
+        """Each host's adaptive clone limit by host (ADR 0019). Not a checkpoint."""
         return self._hosts.statistics()
 
     async def execute(
@@ -301,9 +300,7 @@ class AnalyzeUseCase:
         assert parsed is not None  # refused before any attempt
         watch.slot_at = watch.ready_at = None  # this attempt's, not an earlier one's
         self._emit(EventKind.QUEUED, shown, index)
-        held = HeldPermits()  # the host limit's permit, to report the attempt's end to
-        slot = self._gate.slot(index, shown, weight, parsed.host, parsed.key, held=held)
-        async with slot as lease:
+        async with self._gate.slot(index, shown, weight, parsed.host, parsed.key) as lease:
             watch.slot_at = trio.current_time()
             self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
             try:
@@ -311,15 +308,11 @@ class AnalyzeUseCase:
                 need = self._forecasts_to(lease, shown, index)
                 source = await clone_timed(self._vcs, url, shown, watch, credential, timeout, need)
             except CloneError as exc:
-                # Reported before the permit goes back: a decrease applies before a
-                # waiter can take it (ADR 0019).
-                held.report(signal_of(exc))
                 memory = exc.kind in _OUT_OF_MEMORY
                 self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
                 # What a failed clone used is what it needs only if it ran out.
                 tried.peak = exc.peak_memory if memory else None
                 raise
-            held.report(signal_of(None))
             # Kept before the slot is given back: a release that fails (a shared
             # limit's lease lost) must still find the clone to remove.
             tried.source, tried.peak = source, source.peak_memory

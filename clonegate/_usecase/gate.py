@@ -13,7 +13,7 @@ from typing import Protocol, runtime_checkable
 
 import trio
 
-from .._domain.adaptive import Signal
+from .._domain.adaptive import Signal, signal_of
 from .._domain.limits import Expiring, HeldDeadline, Limiter, held_deadline
 from .._domain.rate import TokenBucket
 from .._domain.semaphore import WeightedSemaphore
@@ -22,7 +22,7 @@ from .._domain.work_clock import waiting_for_slot
 from .admission import MemoryAdmission, MemoryLease
 from .estimates import MemoryEstimates
 
-__all__ = ["CloneGate", "CloneGateStatistics", "GateEntry", "HeldPermits", "MemoryLease"]
+__all__ = ["CloneGate", "CloneGateStatistics", "GateEntry", "MemoryLease"]
 
 
 @runtime_checkable
@@ -33,15 +33,24 @@ class _Reported(Protocol):
 
 
 @dataclass(slots=True)
-class HeldPermits:
-    """The permits one clone attempt holds that take a report: :meth:`CloneGate.slot`
-    fills it, the use case reports to it once, before it leaves the slot (a decrease
-    applies before the permit goes back and a waiter takes it)."""
+class _HeldPermits:
+    """The permits one clone attempt holds that take a report, and the report."""
 
     permits: list[_Reported] = field(default_factory=list)
 
-    def report(self, signal: Signal) -> None:
-        """Tell every held permit ``signal``. Sync: never a checkpoint."""
+    @contextmanager
+    def reporting(self) -> Iterator[None]:
+        """Tell each permit how the body (the clone attempt) ended, once: returned
+        (cloned) or what it raised (:func:`signal_of`). Inside the slot, so a decrease
+        applies before the permit goes back and a waiter takes it. Never a checkpoint."""
+        try:
+            yield
+        except BaseException as exc:
+            self._report(signal_of(exc))
+            raise
+        self._report(signal_of(None))
+
+    def _report(self, signal: Signal) -> None:
         for permit in self.permits:
             permit.report(signal)
 
@@ -162,8 +171,6 @@ class CloneGate:
         weight: int,
         host: str = "",
         key: str = "",
-        *,
-        held: HeldPermits | None = None,
     ) -> AsyncIterator[MemoryLease]:
         """Hold ``weight`` clone tokens, and with a budget the MiB expected for ``host``
         (or for the repository ``key``, if an earlier run measured its clone), for the
@@ -178,7 +185,9 @@ class CloneGate:
         as queued until it holds all.
 
         Yields the clone's :class:`MemoryLease` (0 MiB without a budget): :meth:`need`
-        raises it. ``held``, if given, gets the permits that take a report.
+        raises it. How the body ends is reported to each permit that takes a report
+        (a host's adaptive limit: returned is ``success``, else :func:`signal_of` its
+        exception; ADR 0019), before the permits go back.
         """
         ticket = next(self._tickets)
         holder = _Holder(url, index, weight, trio.current_time())
@@ -189,13 +198,14 @@ class CloneGate:
             del self._queued[ticket]
             raise
         try:
+            held = _HeldPermits()
             async with self._shared_and_memory(ticket, holder, host, key, held) as expiring:
                 # The worker processes of this clone end themselves at its permits'
                 # deadline if no renewal comes (ADR 0015): a paused process cannot
                 # renew, nor stop them.
                 deadline = held_deadline.set(HeldDeadline(expiring) if expiring else None)
                 try:
-                    with self._counts.outcome():
+                    with self._counts.outcome(), held.reporting():
                         yield holder.lease if holder.lease is not None else MemoryLease(-1, 0)
                 finally:
                     held_deadline.reset(deadline)
@@ -207,7 +217,7 @@ class CloneGate:
 
     @asynccontextmanager
     async def _shared_and_memory(
-        self, ticket: int, holder: _Holder, host: str, key: str, held: HeldPermits | None
+        self, ticket: int, holder: _Holder, host: str, key: str, held: _HeldPermits
     ) -> AsyncIterator[list[Expiring]]:
         """The shared limits' permits, then the memory (into ``holder.lease``), then the
         host's rate token; moves the holder from queued to active once it holds all.
@@ -226,7 +236,7 @@ class CloneGate:
                         permit = await shared.enter_async_context(limiter.hold(holder.weight))
                     if isinstance(permit, Expiring):
                         expiring.append(permit)
-                    if held is not None and isinstance(permit, _Reported):
+                    if isinstance(permit, _Reported):
                         held.permits.append(permit)
                 # The memory next: only running clones hold any, so a clone that
                 # waits to grow never waits for one that waits for a permit.
