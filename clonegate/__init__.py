@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from ._usecase.gate import CloneGateStatistics as CloneGateStatistics
     from ._usecase.options import Option as Option
     from ._usecase.options import UseCaseConfig as UseCaseConfig
+    from ._usecase.options import with_adaptive as with_adaptive
     from ._usecase.options import with_analysis_timeout as with_analysis_timeout
     from ._usecase.options import with_clone_timeout as with_clone_timeout
     from ._usecase.options import with_clone_weight as with_clone_weight
@@ -73,6 +74,7 @@ if TYPE_CHECKING:
     from ._usecase.options import with_global_limiter as with_global_limiter
     from ._usecase.options import with_host_limit as with_host_limit
     from ._usecase.options import with_host_limiter as with_host_limiter
+    from ._usecase.options import with_host_rate as with_host_rate
     from ._usecase.options import with_incremental as with_incremental
     from ._usecase.options import with_keep_clones as with_keep_clones
     from ._usecase.options import with_max_concurrent_clones as with_max_concurrent_clones
@@ -93,8 +95,9 @@ _TABLE = {
     "._usecase.batch": "Batch",
     "._usecase.gate": "CloneGateStatistics",
     "._usecase.options": (
-        "Option UseCaseConfig with_analysis_timeout with_clone_timeout with_clone_weight "
-        "with_event_hook with_global_limiter with_host_limit with_host_limiter "
+        "Option UseCaseConfig with_adaptive with_analysis_timeout with_clone_timeout "
+        "with_clone_weight with_event_hook with_global_limiter with_host_limit "
+        "with_host_limiter with_host_rate "
         "with_incremental with_keep_clones with_max_concurrent_clones with_memory_budget "
         "with_remote_head_limit with_repository_timeout with_result_store with_retries "
         "with_stuck_threshold with_token"

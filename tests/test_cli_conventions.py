@@ -98,8 +98,10 @@ def test_worker_takes_every_clone_option_of_analyze(runner: CliRunner) -> None:
     ):
         assert flag in worker
     # All but the input and the output: jobs come from Redis, and their reports go back
-    # there (a worker's --db is its own store, ADR 0016).
-    assert analyze - worker == {"--from-file", "--format", "-o", "--output", "--keep"}
+    # there (a worker's --db is its own store, ADR 0016); and this process's own limits
+    # per host (a worker's --host-limit is the cluster's, in Redis; issue 43).
+    local = {"--adaptive", "--no-adaptive", "--host-rate"}
+    assert analyze - worker == {"--from-file", "--format", "-o", "--output", "--keep", *local}
 
 
 @pytest.mark.parametrize(

@@ -202,7 +202,10 @@ def test_no_document_points_to_a_removed_session_of_bench_readme() -> None:
 
 
 def shown(value: object) -> str:
-    """A default as the README writes it: 120.0 as 120, 2 GiB in bytes as "2 GiB"."""
+    """A default as the README writes it: 120.0 as 120, 2 GiB in bytes as "2 GiB", a
+    flag on by default (``--adaptive``) as "on"."""
+    if value is True:
+        return "on"
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, int) and value >= 1 << 30 and value % (1 << 30) == 0:

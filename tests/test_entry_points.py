@@ -39,6 +39,7 @@ def test_console_script_and_python_m_print_the_version() -> None:
         ("bench_intake.py", "| full-history clone |"),
         ("bench_batch.py", "| 24 clones: -j 8 |"),
         ("bench_memory.py", "| budget auto |"),
+        ("bench_throttle.py", "| -j 3 (oracle) |"),
     ],
 )
 def test_benchmarks_run_in_quick_mode(script: str, expected: str) -> None:

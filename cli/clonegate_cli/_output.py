@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 import json
 import shutil
-from typing import TextIO
+from collections.abc import Mapping, Sequence
+from typing import Protocol, TextIO
 
 from clonegate import BatchSummary, RepositoryReport, RepositoryStatus, to_json, visible
 
@@ -171,3 +172,34 @@ def summary_of(reports: list[RepositoryReport], elapsed: float) -> BatchSummary:
         retried=sum(bool(r.attempts) for r in reports),
         retry_wait=sum(a.waited for r in reports for a in r.attempts),
     )
+
+
+class _Size(Protocol):
+    @property
+    def size(self) -> int: ...
+
+
+class _HostLimit(Protocol):
+    """What the summary reads of a host's limit (``AnalyzeUseCase.host_statistics``)."""
+
+    @property
+    def size(self) -> int: ...
+    @property
+    def decreases(self) -> int: ...
+    @property
+    def timeline(self) -> Sequence[_Size]: ...
+
+
+def host_limits_line(statistics: Mapping[str, _HostLimit], shown: int = 3) -> str | None:
+    """One line for the hosts whose limit came down: each one's size at the end and
+    its lowest; None if none came down."""
+    parts = [
+        f"{visible(host)} {stats.size} (lowest {min(c.size for c in stats.timeline)}, "
+        f"{stats.decreases} decreases)"
+        for host, stats in statistics.items()
+        if stats.decreases and stats.timeline
+    ]
+    if not parts:
+        return None
+    more = f", {len(parts) - shown} more" if len(parts) > shown else ""
+    return "host limits lowered: " + ", ".join(parts[:shown]) + more

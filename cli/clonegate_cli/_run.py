@@ -20,7 +20,7 @@ import typer
 from clonegate import BatchSummary, RepositoryReport, visible, with_event_hook
 from clonegate.store import StoreError
 
-from ._output import json_document, jsonl_line, summary_line, table_text
+from ._output import host_limits_line, json_document, jsonl_line, summary_line, table_text
 from ._progress import Progress, stderr_is_terminal
 from ._setup import Setup
 from ._stderr import Diagnostics
@@ -196,11 +196,15 @@ class _Run:
                 await self._write_document(writer, summary)
                 writer.close()  # the writer ends once the rest is written
             nursery.cancel_scope.cancel()
+        # After a signal too: which hosts pushed back is part of what the run found.
+        lowered = host_limits_line(uc.host_statistics())
         dropped = self.progress.stderr.dropped if self.progress.stderr is not None else 0
         if dropped:
             self.progress.say(f"clonegate: {dropped} lines not shown: stderr was not read")
         if self.fmt is Format.jsonl and not self.quiet:
             self.progress.say(summary_line(summary))
+        if lowered is not None and not self.quiet:
+            self.progress.say(lowered)
         if self.stopped_by is None:
             writer.abandon()  # everything was written
             all_ok = summary.repositories == summary.ok

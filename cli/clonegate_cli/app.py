@@ -22,6 +22,7 @@ from ._clone_options import (
     check_verbosity,
     clone_options,
 )
+from ._host_options import ADAPTIVE, AdaptiveOption, HostLimitOption, HostRateOption, host_options
 from ._input import read_urls
 from ._run import Format, run_batch, usage_error
 from ._setup import Setup
@@ -104,6 +105,9 @@ def analyze(
     ] = None,
     *,
     clone: CloneFlags,
+    host_limit: HostLimitOption = None,
+    adaptive: AdaptiveOption = ADAPTIVE,
+    host_rate: HostRateOption = None,
     output_format: FormatOption = None,
     output: Annotated[
         Path | None,
@@ -130,7 +134,7 @@ def analyze(
 
     Each URL is https://, http://, git://, ssh:// or user@host:path.
     """
-    setup = clone.setup(ctx)
+    setup = clone.setup(ctx).adding(*host_options(host_limit, adaptive, host_rate))
     check_verbosity(verbose, quiet)
     lines = read_urls(urls or [], from_file)
     if keep is not None:

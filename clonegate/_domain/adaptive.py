@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from enum import StrEnum
@@ -19,9 +19,17 @@ from typing import final
 import trio
 from trio.lowlevel import enable_ki_protection
 
+from .errors import CloneError, ErrorKind
 from .semaphore import WeightedSemaphore
 
-__all__ = ["AdaptiveLimit", "AdaptiveLimitStatistics", "LimitChange", "Permit", "Signal"]
+__all__ = [
+    "AdaptiveLimit",
+    "AdaptiveLimitStatistics",
+    "LimitChange",
+    "Permit",
+    "Signal",
+    "signal_of",
+]
 
 
 class Signal(StrEnum):
@@ -42,6 +50,28 @@ class Signal(StrEnum):
     UNAVAILABLE_RETRY_AFTER = "unavailable_retry_after"
     RESET = "reset"
     OTHER = "other"
+
+
+def signal_of(error: BaseException | None) -> Signal:
+    """The signal a clone attempt that ended with ``error`` (None: it cloned) gives its
+    host's limit: the one mapping from errors to signals (ADR 0019).
+
+    Only a :class:`CloneError` says anything about the host: a shared limit that
+    failed, a cancellation or a bug of ours is ``other``. A reset is told by the
+    error's ``reason`` (never its URL, which a repository's name could fill with
+    "reset") until the reset has a kind of its own (issue 43).
+    """
+    if error is None:
+        return Signal.SUCCESS
+    if not isinstance(error, CloneError):
+        return Signal.OTHER
+    if error.kind is ErrorKind.THROTTLED:
+        return Signal.THROTTLED
+    if error.kind is ErrorKind.UNAVAILABLE and error.retry_after is not None:
+        return Signal.UNAVAILABLE_RETRY_AFTER
+    if error.kind is ErrorKind.TRANSPORT and "reset" in error.reason.lower():
+        return Signal.RESET
+    return Signal.OTHER
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,7 +163,8 @@ class AdaptiveLimit:
 
     :meth:`hold` is entered like the semaphore's (a checkpoint on every path; nothing
     held if cancelled while waiting); reporting, :meth:`statistics` and leaving are
-    never checkpoints. Times in the timeline are trio's.
+    never checkpoints. Times in the timeline are trio's. ``on_change``, if given, is
+    called with each :class:`LimitChange` as it is made (sync, in the reporting task).
     """
 
     TIMELINE = 10_000  # changes kept: a long run's timeline stays bounded
@@ -147,6 +178,7 @@ class AdaptiveLimit:
         decrease: float = 0.75,
         reset_burst: int = 3,
         semaphore: WeightedSemaphore | None = None,
+        on_change: Callable[[LimitChange], None] | None = None,
     ) -> None:
         if isinstance(ceiling, bool) or not isinstance(ceiling, int) or ceiling < 1:
             raise ValueError(f"an adaptive limit's ceiling must be an int >= 1, got {ceiling!r}")
@@ -173,6 +205,9 @@ class AdaptiveLimit:
         self._ignored = 0
         self._timeline: deque[LimitChange] = deque(maxlen=self.TIMELINE)
         self._started = False
+        # Told of each change of the size (the use case logs it): sync, in the
+        # reporting task, never a checkpoint.
+        self._on_change = on_change
 
     def __repr__(self) -> str:
         return f"<AdaptiveLimit {self._limit:.2f}/{self.ceiling} held={self.semaphore.held}>"
@@ -252,4 +287,7 @@ class AdaptiveLimit:
         else:
             self._decreases += 1
         self.semaphore.size = size
-        self._timeline.append(LimitChange(trio.current_time(), size, signal))
+        change = LimitChange(trio.current_time(), size, signal)
+        self._timeline.append(change)
+        if self._on_change is not None:
+            self._on_change(change)

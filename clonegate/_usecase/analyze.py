@@ -12,6 +12,7 @@ from typing import final
 
 import trio
 
+from .._domain.adaptive import AdaptiveLimitStatistics
 from .._domain.credentials import Credential, credential_for
 from .._domain.errors import CloneError, ErrorKind
 from .._domain.events import Event, EventKind
@@ -29,6 +30,7 @@ from .batch import Batch, BatchState, Pipeline
 from .clone_step import clone_timed
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
+from .host_limits import HostLimits
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
@@ -71,12 +73,14 @@ class AnalyzeUseCase:
         opening = vcs.opening_memory
         estimates = MemoryEstimates.for_budget(config, memory_sensor, vcs.max_memory, opening)
         store = config.result_store
+        self._hosts = HostLimits(config)
         self._gate = CloneGate(
             config.max_concurrent_clones,
             estimates,
-            host_limiter=config.host_limiter,
+            host_limiter=self._hosts.limiter_for,
             global_limiter=config.global_limiter,
             history=stored_peaks(store, vcs.depth) if estimates is not None else None,
+            host_rate=self._hosts.bucket_for,
         )
         # One for the use case's life: its ceiling stays the budget, whatever a run shrank.
         memory, self._controller = self._gate.memory, None
@@ -99,6 +103,10 @@ class AnalyzeUseCase:
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
         return self._gate.statistics()
+
+    def host_statistics(self) -> dict[str, AdaptiveLimitStatistics]:
+        """Each host's adaptive clone limit by host (ADR 0019). Not a checkpoint."""
+        return self._hosts.statistics()
 
     async def execute(
         self, url: str, *, index: int = 0, raise_limit_errors: bool = False

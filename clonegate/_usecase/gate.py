@@ -1,17 +1,21 @@
 """The clone gate: the use case's weighted semaphores, with live bookkeeping (seeds 000,
 003): one counts clones, with a memory budget a second one counts MiB (ADR 0014), and
-shared limits per host and for a whole cluster may follow (ADR 0015)."""
+shared limits per host and for a whole cluster may follow (ADR 0015), and a rate per
+host (ADR 0019)."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import trio
 
+from .._domain.adaptive import Signal, signal_of
 from .._domain.limits import Expiring, HeldDeadline, Limiter, held_deadline
+from .._domain.rate import TokenBucket
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.urls import redact
 from .._domain.work_clock import waiting_for_slot
@@ -19,6 +23,36 @@ from .admission import MemoryAdmission, MemoryLease
 from .estimates import MemoryEstimates
 
 __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry", "MemoryLease"]
+
+
+@runtime_checkable
+class _Reported(Protocol):
+    """A permit that learns how its clone ended (``AdaptiveLimit``'s; ADR 0019)."""
+
+    def report(self, signal: Signal) -> None: ...
+
+
+@dataclass(slots=True)
+class _HeldPermits:
+    """The permits one clone attempt holds that take a report, and the report."""
+
+    permits: list[_Reported] = field(default_factory=list)
+
+    @contextmanager
+    def reporting(self) -> Iterator[None]:
+        """Tell each permit how the body (the clone attempt) ended, once: returned
+        (cloned) or what it raised (:func:`signal_of`). Inside the slot, so a decrease
+        applies before the permit goes back and a waiter takes it. Never a checkpoint."""
+        try:
+            yield
+        except BaseException as exc:
+            self._report(signal_of(exc))
+            raise
+        self._report(signal_of(None))
+
+    def _report(self, signal: Signal) -> None:
+        for permit in self.permits:
+            permit.report(signal)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +137,11 @@ class CloneGate:
         host_limiter: Callable[[str], Limiter] | None = None,
         global_limiter: Limiter | None = None,
         history: Callable[[str], Awaitable[int | None]] | None = None,
+        host_rate: Callable[[str], TokenBucket] | None = None,
     ) -> None:
         self._semaphore = WeightedSemaphore(size)
         self._host_limiter = host_limiter
+        self._host_rate = host_rate
         self._host_limiters: dict[str, Limiter] = {}
         self._global_limiter = global_limiter
         # With a budget: ``history`` gives the bytes a repository's clone used in an
@@ -129,19 +165,29 @@ class CloneGate:
 
     @asynccontextmanager
     async def slot(
-        self, index: int, url: str, weight: int, host: str = "", key: str = ""
+        self,
+        index: int,
+        url: str,
+        weight: int,
+        host: str = "",
+        key: str = "",
     ) -> AsyncIterator[MemoryLease]:
         """Hold ``weight`` clone tokens, and with a budget the MiB expected for ``host``
         (or for the repository ``key``, if an earlier run measured its clone), for the
         body: FIFO, cancellable while waiting, nothing held if cancelled.
 
-        The memory comes last, after the clone token and the shared limits (per
-        host, then global), if any: MiB held by clones that wait for a token or a
-        permit would keep the running ones from growing (:meth:`need`), and those
-        hold what they wait for. The entry counts as queued until it holds all.
+        The memory comes after the clone token and the shared limits (per host, then
+        global), if any: MiB held by clones that wait for a token or a permit would
+        keep the running ones from growing (:meth:`need`), and those hold what they
+        wait for. The host's rate token, if any, comes last of all, when nothing else
+        can hold the clone back: a token taken and then held while waiting for the
+        rest would let clones start together, a burst (ADR 0019). The entry counts
+        as queued until it holds all.
 
         Yields the clone's :class:`MemoryLease` (0 MiB without a budget): :meth:`need`
-        raises it.
+        raises it. How the body ends is reported to each permit that takes a report
+        (a host's adaptive limit: returned is ``success``, else :func:`signal_of` its
+        exception; ADR 0019), before the permits go back.
         """
         ticket = next(self._tickets)
         holder = _Holder(url, index, weight, trio.current_time())
@@ -152,13 +198,14 @@ class CloneGate:
             del self._queued[ticket]
             raise
         try:
-            async with self._shared_and_memory(ticket, holder, host, key) as expiring:
+            held = _HeldPermits()
+            async with self._shared_and_memory(ticket, holder, host, key, held) as expiring:
                 # The worker processes of this clone end themselves at its permits'
                 # deadline if no renewal comes (ADR 0015): a paused process cannot
                 # renew, nor stop them.
                 deadline = held_deadline.set(HeldDeadline(expiring) if expiring else None)
                 try:
-                    with self._counts.outcome():
+                    with self._counts.outcome(), held.reporting():
                         yield holder.lease if holder.lease is not None else MemoryLease(-1, 0)
                 finally:
                     held_deadline.reset(deadline)
@@ -170,10 +217,11 @@ class CloneGate:
 
     @asynccontextmanager
     async def _shared_and_memory(
-        self, ticket: int, holder: _Holder, host: str, key: str
+        self, ticket: int, holder: _Holder, host: str, key: str, held: _HeldPermits
     ) -> AsyncIterator[list[Expiring]]:
-        """The shared limits' permits, then the memory (into ``holder.lease``); moves the
-        holder from queued to active once it holds all. Yields the expiring permits."""
+        """The shared limits' permits, then the memory (into ``holder.lease``), then the
+        host's rate token; moves the holder from queued to active once it holds all.
+        Yields the expiring permits; the reported ones go into ``held``."""
         # The shared limits come in one fixed order (host, then global) for every
         # client, so two clients never wait for each other's permits (seed 003's
         # acquire_all); a host permit held while waiting for a global one keeps out
@@ -188,10 +236,15 @@ class CloneGate:
                         permit = await shared.enter_async_context(limiter.hold(holder.weight))
                     if isinstance(permit, Expiring):
                         expiring.append(permit)
-                # The memory last: only running clones hold any, so a clone that
+                    if isinstance(permit, _Reported):
+                        held.permits.append(permit)
+                # The memory next: only running clones hold any, so a clone that
                 # waits to grow never waits for one that waits for a permit.
                 if self.admission is not None:
                     holder.lease = await self.admission.admit(host, key)
+                if self._host_rate is not None:
+                    with waiting_for_slot():  # the host's pace, not the repository's
+                        await self._host_rate(host).take()
             finally:
                 del self._queued[ticket]
             self._counts.acquired += 1

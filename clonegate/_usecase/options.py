@@ -13,14 +13,15 @@ from .._domain.credentials import Credential
 from .._domain.events import Event
 from .._domain.inventory import ANALYSIS_TIME_LIMIT
 from .._domain.limits import Limiter
+from .._domain.rate import Rate
 from .._domain.retries import RetryDelay
-from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
 from .._domain.store import ReportStore
 
 __all__ = [
     "Option",
     "UseCaseConfig",
+    "with_adaptive",
     "with_analysis_timeout",
     "with_clone_timeout",
     "with_clone_weight",
@@ -28,6 +29,7 @@ __all__ = [
     "with_global_limiter",
     "with_host_limit",
     "with_host_limiter",
+    "with_host_rate",
     "with_incremental",
     "with_keep_clones",
     "with_max_concurrent_clones",
@@ -71,6 +73,13 @@ class UseCaseConfig:
     # Shared limits held after the clone count (ADR 0015): per host, and in all.
     host_limiter: Callable[[str], Limiter] | None = None
     global_limiter: Limiter | None = None
+    # This process's own limit per host (issue 43, ADR 0019): at most ``host_limit``
+    # clones at once from a host (None: -j), adapted to the host's push-back when
+    # ``adaptive``; and at most ``host_rate`` clone attempts per period (None: no rate).
+    # A ``host_limiter`` replaces the limit (not the rate).
+    host_limit: int | None = None
+    adaptive: bool = True
+    host_rate: Rate | None = None
     # Kept results (ADR 0016): where, whether unchanged repositories are reused, and
     # how many remotes are asked for their HEAD at once.
     result_store: ReportStore | None = None
@@ -215,10 +224,35 @@ def with_event_hook(hook: Callable[[Event], None]) -> Option:
 
 def with_host_limit(n: int) -> Option:
     """At most ``n`` clones at once from any one host (``github.com``, ``git.example.com``),
-    within this use case. For a limit shared by several processes or machines, see
-    :func:`with_host_limiter`."""
+    within this use case, and never more than :func:`with_max_concurrent_clones`: each
+    clone counts 1, whatever its weight. With :func:`with_adaptive` (on by default) it
+    is the ceiling of a limit that comes down when the host pushes back. Replaces
+    :func:`with_host_limiter`'s; for a limit shared by several processes or machines,
+    see that."""
     n = positive_int("host_limit", n)
-    return with_host_limiter(lambda host: WeightedSemaphore(n))
+    return lambda config: dataclasses.replace(config, host_limit=n, host_limiter=None)
+
+
+def with_adaptive(on: bool = True) -> Option:
+    """Adapt each host's clone limit to what the host tolerates (default on): it starts
+    at its ceiling (:func:`with_host_limit`, or :func:`with_max_concurrent_clones`),
+    comes down by a quarter when the host pushes back (HTTP 429, a 503 with
+    ``Retry-After``, connections reset in a burst) and goes back up by half a clone per
+    round of successful clones (AIMD, ADR 0019). A host that never pushes back runs
+    as with a fixed limit. Off: the host limit, if any, is fixed."""
+    if not isinstance(on, bool):
+        raise ValueError(f"adaptive must be True or False, got {on!r}")
+    return lambda config: dataclasses.replace(config, adaptive=on)
+
+
+def with_host_rate(rate: str | Rate) -> Option:
+    """At most ``rate`` clone attempts per host, e.g. ``"30/min"`` (``N/s``, ``N/min``,
+    ``N/h``): for servers that count requests rather than concurrent clones. Spaced
+    from the first (no burst): the first attempt starts at once, each next one an
+    interval later. The token is taken last, when the clone holds everything else,
+    so clones never start together (ADR 0019)."""
+    value = rate if isinstance(rate, Rate) else Rate.parse(rate)
+    return lambda config: dataclasses.replace(config, host_rate=value)
 
 
 def with_host_limiter(limiter_for: Callable[[str], Limiter]) -> Option:
@@ -229,7 +263,7 @@ def with_host_limiter(limiter_for: Callable[[str], Limiter]) -> Option:
     clients never deadlock on each other's permits."""
     if not callable(limiter_for):
         raise ValueError("host_limiter must be a function from host to limiter")
-    return lambda config: dataclasses.replace(config, host_limiter=limiter_for)
+    return lambda config: dataclasses.replace(config, host_limiter=limiter_for, host_limit=None)
 
 
 def with_global_limiter(limiter: Limiter) -> Option:

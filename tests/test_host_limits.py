@@ -1,0 +1,271 @@
+"""Each host's own limits, wired (issue 43, ADR 0019): the signal of each clone attempt
+reaches its host's adaptive limit, the options build the limits, and the host's rate
+token is taken last. Fakes and a MockClock; the real server is in
+tests/test_host_throttling.py."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+import trio
+import trio.testing
+
+from clonegate import (
+    AnalyzeUseCase,
+    UseCaseConfig,
+    WeightedSemaphore,
+    with_adaptive,
+    with_clone_weight,
+    with_host_limit,
+    with_host_limiter,
+    with_host_rate,
+    with_keep_clones,
+    with_max_concurrent_clones,
+    with_retries,
+)
+from clonegate._domain.adaptive import AdaptiveLimit, Signal, signal_of
+from clonegate._domain.limits import LimiterUnavailableError
+from clonegate._domain.rate import Rate, TokenBucket
+from clonegate._usecase.gate import CloneGate
+from clonegate._usecase.host_limits import HostLimits
+from clonegate.errors import (
+    RepositoryNotFoundError,
+    ThrottledError,
+    TransportError,
+    UnavailableError,
+)
+
+from .support.fakes import FakeAnalyzer, FakeVCS, url
+
+
+def _with_hint(error: UnavailableError, seconds: float | None) -> UnavailableError:
+    error.retry_after = seconds
+    return error
+
+
+@pytest.mark.parametrize(
+    ("error", "signal"),
+    [
+        (None, Signal.SUCCESS),
+        (ThrottledError("u", "HTTP 429: too many requests"), Signal.THROTTLED),
+        (_with_hint(UnavailableError("u", "HTTP 503"), 1.0), Signal.UNAVAILABLE_RETRY_AFTER),
+        (_with_hint(UnavailableError("u", "HTTP 503"), None), Signal.OTHER),
+        (TransportError("u", "the connection was reset by the server"), Signal.RESET),
+        (TransportError("u", "connection refused"), Signal.OTHER),
+        # The URL holds "reset", the reason does not: a repository's name is no signal.
+        (TransportError("https://h/reset.git", "connection refused"), Signal.OTHER),
+        (RepositoryNotFoundError("u", "not found"), Signal.OTHER),
+        (LimiterUnavailableError("redis down"), Signal.OTHER),
+        (trio.Cancelled._create(), Signal.OTHER),
+        (KeyboardInterrupt(), Signal.OTHER),
+    ],
+    ids=repr,
+)
+def test_signal_of_each_way_an_attempt_ends(error: BaseException | None, signal: Signal) -> None:
+    assert signal_of(error) is signal
+
+
+def test_the_options_build_each_hosts_limits() -> None:
+    def built(*options: object) -> HostLimits:
+        return HostLimits(UseCaseConfig.of(options))  # type: ignore[arg-type]
+
+    # Adaptive by default: a limit per host, from -j, which a host limit lowers.
+    assert UseCaseConfig().adaptive is True
+    assert built(with_max_concurrent_clones(8)).ceiling == 8
+    assert built(with_max_concurrent_clones(8), with_host_limit(3)).ceiling == 3
+    assert built(with_max_concurrent_clones(2), with_host_limit(5)).ceiling == 2  # never above -j
+    assert built().limiter_for is not None
+    # Off: a fixed limit if one is given, else none.
+    assert built(with_adaptive(False)).limiter_for is None
+    assert built(with_adaptive(False), with_host_limit(2)).limiter_for is not None
+    # A limiter of one's own (a cluster's) is used as given; the later option wins.
+    mine = WeightedSemaphore(1)
+    assert built(with_host_limit(2), with_host_limiter(lambda h: mine)).limiter_for is not None
+    config = UseCaseConfig.of([with_host_limiter(lambda h: mine), with_host_limit(2)])
+    assert (config.host_limit, config.host_limiter) == (2, None)
+    assert built(with_host_limiter(lambda h: mine)).limiter_for("h") is mine  # type: ignore[misc]
+    # A rate: one bucket per host, none without.
+    assert built().bucket_for is None
+    rated = built(with_host_rate("30/min"))
+    assert rated.bucket_for is not None
+    assert rated.bucket_for("a").rate == Rate(30, 60.0)
+    assert rated.bucket_for("a") is rated.bucket_for("a") is not rated.bucket_for("b")
+    assert UseCaseConfig.of([with_host_rate(Rate(2, 1.0))]).host_rate == Rate(2, 1.0)
+
+
+@pytest.mark.parametrize("bad", ["30", "30/day", "0/min", "-1/s", "", "x/min"])
+def test_a_malformed_rate_is_refused_when_the_option_is_made(bad: str) -> None:
+    with pytest.raises(ValueError, match="N/s, N/min or N/h"):
+        with_host_rate(bad)
+
+
+def test_adaptive_takes_a_bool_only() -> None:
+    with pytest.raises(ValueError, match="True or False"):
+        with_adaptive("no")  # type: ignore[arg-type]
+
+
+def _throttled(i: int) -> ThrottledError:
+    error = ThrottledError(url(i), "HTTP 429: the server said too many requests")
+    error.retry_after = 1.0
+    return error
+
+
+class _NoWait:
+    def delay(self, attempt: int, retry_after: float | None, deadline: float | None) -> float:
+        return retry_after or 0.0
+
+
+async def test_each_attempt_reports_once_and_a_429_brings_the_hosts_limit_down(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    vcs = FakeVCS(tmp_path, delay=1.0)
+    for i in range(4):  # the first wave of four: each throttled once
+        vcs.flaky[url(i)] = [_throttled(i)]
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(4),
+        with_retries(2, _NoWait()),
+        with_keep_clones(),  # removing runs in a thread, which the autojump clock would skip
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    with caplog.at_level(logging.INFO, logger="clonegate"):
+        async with uc.analyze_many([url(i) for i in range(12)]) as batch:
+            reports = [r async for r in batch]
+    assert all(r.status == "ok" for r in reports)
+    (host,) = uc.host_statistics()
+    stats = uc.host_statistics()[host]
+    assert host == "git.example"
+    # Four 429s of one generation: one decrease (4 * 0.75 = 3), three ignored.
+    assert (stats.decreases, stats.ignored_signals) == (1, 3)
+    assert [(c.size, c.signal) for c in stats.timeline[:2]] == [(4, "other"), (3, "throttled")]
+    assert stats.held == 0
+    assert stats.ceiling == 4
+    assert "host git.example: clone limit 4 -> 3 (throttled)" in caplog.text
+    # Without with_adaptive (off), nothing adapts and nothing is kept.
+    plain = AnalyzeUseCase(with_adaptive(False), vcs=vcs, analyzer=FakeAnalyzer())
+    assert plain.host_statistics() == {}
+
+
+async def test_a_hosts_limit_change_is_logged_escaped(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    hosts = HostLimits(UseCaseConfig.of([with_max_concurrent_clones(4)]))
+    assert hosts.limiter_for is not None
+    limiter = hosts.limiter_for("evil\x1b[2J.example")
+    with caplog.at_level(logging.INFO, logger="clonegate"):
+        async with limiter.hold(1) as permit:
+            permit.report(Signal.THROTTLED)  # type: ignore[attr-defined]
+    assert "host evil\\x1b[2J.example: clone limit 4 -> 3 (throttled)" in caplog.text
+    assert "\x1b" not in caplog.text
+
+
+async def test_a_heavy_clone_counts_one_against_its_hosts_limit(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # A weight of 5 under a host limit of 2: one clone, not five (it would wait forever).
+    vcs = FakeVCS(tmp_path, delay=1.0)
+    heavy = AnalyzeUseCase(
+        with_max_concurrent_clones(20),
+        with_host_limit(2),
+        with_clone_weight(lambda u: 5),
+        with_keep_clones(),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    with trio.fail_after(100):
+        async with heavy.analyze_many([url(i) for i in range(4)]) as batch:
+            reports = [r async for r in batch]
+    assert [r.status for r in reports] == ["ok"] * 4
+    assert vcs.peak == 2  # the host's two, though -j 20 holds four of weight 5
+
+
+async def test_the_rate_token_is_taken_last_and_cancel_leaves_nothing(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # Host limit 1, a rate of 1 per 10 s: the second clone waits for the permit
+    # holding no token; then, holding the permit, for its token (which is due).
+    limits = HostLimits(
+        UseCaseConfig.of([with_host_limit(1), with_adaptive(False), with_host_rate("6/min")])
+    )
+    gate = CloneGate(4, host_limiter=limits.limiter_for, host_rate=limits.bucket_for)
+    assert limits.bucket_for is not None
+    bucket: TokenBucket = limits.bucket_for("h")
+    release = trio.Event()
+    entered: list[tuple[int, float]] = []
+
+    async def clone(index: int) -> None:
+        async with gate.slot(index, f"https://h/{index}", 1, "h"):
+            entered.append((index, trio.current_time()))
+            await release.wait()
+
+    start = trio.current_time()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(clone, 0)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(clone, 1)
+        await trio.sleep(25)  # mock time: two intervals and a half
+        # The second waits for the host's permit: it has taken no token, though one
+        # came due (taken early, it would start with it beside the clone that took
+        # the next: a burst).
+        assert bucket.statistics().taken == 1
+        assert [e.index for e in gate.statistics().queued] == [1]
+        release.set()
+    assert [(i, t - start) for i, t in entered] == [(0, 0.0), (1, 25.0)]
+    assert bucket.statistics().taken == 2
+
+    # Cancelled while waiting for its token (holding the permit and the slot): nothing held.
+    with trio.move_on_after(3):
+        await clone(2)
+    stats = gate.statistics()
+    assert (stats.queued, stats.active, stats.held) == ((), (), 0)
+    assert stats.acquired == stats.released == 2
+    assert bucket.statistics().taken == 2
+    async with gate.slot(3, "https://h/3", 1, "h"):  # the permit is free again
+        pass
+
+
+async def test_cancelled_while_waiting_for_the_hosts_permit_leaves_nothing(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    limit = AdaptiveLimit(1)
+    gate = CloneGate(4, host_limiter=lambda h: limit)
+    async with trio.open_nursery() as nursery:
+        release = trio.Event()
+
+        async def first() -> None:
+            async with gate.slot(0, "https://h/0", 1, "h"):
+                await release.wait()
+
+        nursery.start_soon(first)
+        await trio.testing.wait_all_tasks_blocked()
+        assert limit.statistics().held == 1
+        with trio.move_on_after(5):
+            async with gate.slot(1, "https://h/1", 1, "h"):
+                raise AssertionError("the host's one permit is held")
+        release.set()
+    stats = gate.statistics()
+    assert (stats.queued, stats.active, stats.held) == ((), (), 0)
+    assert limit.statistics().held == 0
+
+
+async def test_the_gate_reports_how_the_body_ended_before_the_permit_goes_back(
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    # A permit given back unreported counts "other" and ignores a later report: the
+    # decrease below is there only if the report came first.
+    limit = AdaptiveLimit(4)
+    gate = CloneGate(4, host_limiter=lambda h: limit)
+    with pytest.raises(ThrottledError):
+        async with gate.slot(0, "https://h/0", 1, "h"):
+            raise _throttled(0)
+    # Cancelled: says nothing about the host.
+    with trio.move_on_after(1):
+        async with gate.slot(1, "https://h/1", 1, "h"):
+            await trio.sleep_forever()
+    async with gate.slot(2, "https://h/2", 1, "h"):
+        pass  # cloned: a success (from a permit granted idle: no increase)
+    stats = limit.statistics()
+    assert [change.size for change in stats.timeline] == [4, 3]
+    assert (stats.decreases, stats.increases, stats.generation) == (1, 0, 1)
