@@ -137,6 +137,8 @@ class RedisAdaptiveLimit:
         self._script = semaphore._redis.register_script(ADAPT)
         self._pending: deque[tuple[Signal, int, bool]] = deque()
         self._wake = trio.Event()
+        self._sent_all = trio.Event()  # set while nothing waits to be sent
+        self._sent_all.set()
         self._batches = itertools.count()
         self._sender_started = False
         self._dropped = 0
@@ -160,6 +162,12 @@ class RedisAdaptiveLimit:
                 yield permit
             finally:
                 permit.report(Signal.OTHER)
+
+    async def flush(self) -> None:
+        """Return once every signal reported so far has been applied in Redis. A
+        checkpoint. Waits as long as Redis does not answer: bound it."""
+        await trio.lowlevel.checkpoint()
+        await self._sent_all.wait()
 
     async def statistics(self) -> RedisAdaptiveLimitStatistics:
         """What Redis holds (read with the client's patience) and this client's queue."""
@@ -194,6 +202,8 @@ class RedisAdaptiveLimit:
             self._drop_one()
         self._pending.append((signal, token, busy))
         self._wake.set()
+        if self._sent_all.is_set():
+            self._sent_all = trio.Event()
 
     def _drop_one(self) -> None:
         # An increase matters less than a decrease, and one decrease per generation
@@ -233,6 +243,8 @@ class RedisAdaptiveLimit:
             self._sent += len(batch)
             batch = []
             self._follow(reply)
+            if not self._pending:
+                self._sent_all.set()
 
     async def _call(self, number: int, batch: list[tuple[Signal, int, bool]]) -> Any:
         semaphore = self.semaphore

@@ -30,7 +30,8 @@ __all__ = ["ADAPT", "ADAPTIVE_KEYS", "GIVE_BACK", "TAKE"]
 ADAPTIVE_KEYS = ("adaptive", "reported")
 
 # KEYS: the bucket. ARGV: interval µs, size, client, take id. Returns {wait µs, tat after
-# this take, stored interval µs, stored size}, numbers as text (Lua's would round).
+# this take, stored interval µs, stored size, when the token is due (server µs)},
+# numbers as text (Lua's would round).
 TAKE = """
 local clock = redis.call('TIME')
 local now = tonumber(clock[1]) * 1000000 + tonumber(clock[2])
@@ -39,7 +40,7 @@ local interval, size = tonumber(stored[1]), tonumber(stored[2])
 if not interval or not size then interval, size = tonumber(ARGV[1]), tonumber(ARGV[2]) end
 local function reply(ready, after)
   return {string.format('%d', math.max(0, ready - now)), string.format('%d', after),
-          string.format('%d', interval), size}
+          string.format('%d', interval), size, string.format('%d', math.max(ready, now))}
 end
 -- A replay of the take whose reply was lost: the same token, not a second one.
 local id, ready, after = string.match(stored[4] or '', '^(%S+) (%d+) (%d+)$')
@@ -57,12 +58,14 @@ redis.call('PEXPIRE', KEYS[1], math.floor((after - now) / 1000) + 1)
 return reply(ready, after)
 """
 
-# KEYS: the bucket. ARGV: the tat after the take given back, its interval µs. A taker
-# cancelled while it waited gives its token back if nobody took one after it. Returns
-# {1} if it did, {0} if not (the token is lost: the safe side).
+# KEYS: the bucket. ARGV: client, take id. A taker cancelled while it waited (for its
+# token or for the reply) gives its token back if nobody took one after it. Returns {1}
+# if it did, {0} if not (the token is lost: the safe side).
 GIVE_BACK = """
-if redis.call('HGET', KEYS[1], 'tat') ~= ARGV[1] then return {0} end
-redis.call('HSET', KEYS[1], 'tat', string.format('%d', tonumber(ARGV[1]) - tonumber(ARGV[2])))
+local stored = redis.call('HMGET', KEYS[1], 'tat', 'interval', 'take:' .. ARGV[1])
+local id, _, after = string.match(stored[3] or '', '^(%S+) (%d+) (%d+)$')
+if id ~= ARGV[2] or stored[1] ~= after then return {0} end
+redis.call('HSET', KEYS[1], 'tat', string.format('%d', tonumber(after) - tonumber(stored[2])))
 return {1}
 """
 

@@ -34,12 +34,15 @@ GIVE_BACK_BOUND = 5.0  # seconds a cancelled taker may spend giving its token ba
 @dataclass(frozen=True, slots=True)
 class RedisTokenBucketStatistics:
     """This client's side: ``taken`` tokens, ``tasks_waiting`` in :meth:`take`, the
-    seconds ``waited`` for tokens Redis reserved, ``given_back`` by cancelled takers."""
+    seconds ``waited`` for tokens Redis reserved, ``given_back`` by cancelled takers,
+    and when the last token taken here was due, in seconds on Redis's clock (Unix
+    time; 0.0 before the first): tokens of one bucket are due an interval apart."""
 
     taken: int
     tasks_waiting: int
     waited: float
     given_back: int
+    last_due: float
 
 
 @final
@@ -86,6 +89,7 @@ class RedisTokenBucket:
         self._taken = 0
         self._waited = 0.0
         self._given_back = 0
+        self._last_due = 0.0
 
     def __repr__(self) -> str:
         return f"<RedisTokenBucket {self.name!r} {self.rate} size={self.size}>"
@@ -97,34 +101,34 @@ class RedisTokenBucket:
             tasks_waiting=self._lock.statistics().tasks_waiting + self._lock.locked(),
             waited=self._waited,
             given_back=self._given_back,
+            last_due=self._last_due,
         )
 
     @enable_ki_protection
     async def take(self) -> None:
         """Wait for a token, FIFO in this process, and take it. Always a checkpoint."""
         async with self._lock:  # acquiring a trio.Lock is a checkpoint on every path
-            reply = await self._call(self._take, self._interval_us, self.size, self._client,
-                                     f"{self._client}:{next(self._ids)}")  # fmt: skip
-            wait, after = int(reply[0]) / 1_000_000, reply[1]
-            self._follow(int(reply[2]), int(reply[3]))
-            if wait > 0:
-                started = trio.current_time()
-                try:
-                    # From the reply's arrival: never before the token is due on Redis's
-                    # clock (the reply took some time to come).
-                    await trio.sleep(wait)
-                except BaseException:
-                    await self._return(after, reply[2])
-                    raise
-                self._waited += trio.current_time() - started
+            id = f"{self._client}:{next(self._ids)}"
+            try:
+                reply = await self._call(self._take, self._interval_us, self.size, self._client, id)
+                self._follow(int(reply[2]), int(reply[3]))
+                wait, started = int(reply[0]) / 1_000_000, trio.current_time()
+                # From the reply's arrival: never before the token is due on Redis's
+                # clock (the reply took some time to come).
+                await trio.sleep(wait)
+            except BaseException:
+                await self._return(id)
+                raise
+            self._waited += trio.current_time() - started
             self._taken += 1
+            self._last_due = int(reply[4]) / 1_000_000
 
-    async def _return(self, after: str, interval: str) -> None:
+    async def _return(self, id: str) -> None:
         # Shielded and bounded: a cancelled taker's token goes back unless Redis is gone.
         with trio.CancelScope(shield=True) as scope:
             scope.deadline = trio.current_time() + GIVE_BACK_BOUND
             try:
-                if (await self._call(self._give_back, after, interval))[0] == 1:
+                if (await self._call(self._give_back, self._client, id))[0] == 1:
                     self._given_back += 1
             except LimiterUnavailableError as exc:
                 logger.debug("could not give a token of %r back: %s", self.name, exc)
