@@ -60,12 +60,11 @@ class SharedPermit:
     """What :meth:`RedisAdaptiveLimit.hold` yields: the :class:`Lease`'s deadline
     (it is ``Expiring``) and :meth:`report`, as :class:`~clonegate._domain.adaptive.Permit`."""
 
-    __slots__ = ("_busy", "_limit", "_reported", "lease")
+    __slots__ = ("_limit", "_reported", "lease")
 
-    def __init__(self, limit: RedisAdaptiveLimit, lease: Lease, busy: bool) -> None:
+    def __init__(self, limit: RedisAdaptiveLimit, lease: Lease) -> None:
         self._limit = limit
         self.lease = lease
-        self._busy = busy  # the limit was at least half used when this was granted
         self._reported = False
 
     @property
@@ -82,7 +81,7 @@ class SharedPermit:
         if self._reported:
             return
         self._reported = True
-        self._limit._queue(Signal(signal), self.lease.token, self._busy)
+        self._limit._queue(Signal(signal), self.lease.token, self.lease.held_with_grant)
 
 
 @final
@@ -135,7 +134,7 @@ class RedisAdaptiveLimit:
         self._warned = False
         self._keys = [*semaphore._keys, *(f"{semaphore._keys[0]}:{k}" for k in ADAPTIVE_KEYS)]
         self._script = semaphore._redis.register_script(ADAPT)
-        self._pending: deque[tuple[Signal, int, bool]] = deque()
+        self._pending: deque[tuple[Signal, int, int]] = deque()
         self._wake = trio.Event()
         self._sent_all = trio.Event()  # set while nothing waits to be sent
         self._sent_all.set()
@@ -155,9 +154,7 @@ class RedisAdaptiveLimit:
             self._sender_started = True
             self.semaphore._nursery_or_raise().start_soon(self._send_signals)
         async with self.semaphore.hold(n) as lease:
-            # Busy by the integer limit the grant was made under (the float is Redis's).
-            busy = lease.held_with_grant >= 0 and 2 * lease.held_with_grant >= self.semaphore.limit
-            permit = SharedPermit(self, lease, busy)
+            permit = SharedPermit(self, lease)
             try:
                 yield permit
             finally:
@@ -195,12 +192,12 @@ class RedisAdaptiveLimit:
 
     # -- internals
 
-    def _queue(self, signal: Signal, token: int, busy: bool) -> None:
+    def _queue(self, signal: Signal, token: int, held: int) -> None:
         if signal is Signal.OTHER:
             return  # says nothing about the host: nothing to send
         if len(self._pending) >= PENDING_BOUND:
             self._drop_one()
-        self._pending.append((signal, token, busy))
+        self._pending.append((signal, token, held))
         self._wake.set()
         if self._sent_all.is_set():
             self._sent_all = trio.Event()
@@ -222,7 +219,7 @@ class RedisAdaptiveLimit:
         """The reporting task: sends what is queued, a batch at a time, until cancelled.
         A batch that Redis did not answer is sent again, with the same number (the
         script applies a batch once), after the patience ran out, a cap later."""
-        batch: list[tuple[Signal, int, bool]] = []
+        batch: list[tuple[Signal, int, int]] = []
         number = -1
         while True:
             if not batch:
@@ -246,14 +243,14 @@ class RedisAdaptiveLimit:
             if not self._pending:
                 self._sent_all.set()
 
-    async def _call(self, number: int, batch: list[tuple[Signal, int, bool]]) -> Any:
+    async def _call(self, number: int, batch: list[tuple[Signal, int, int]]) -> Any:
         semaphore = self.semaphore
         args: list[str | int | float] = [
             semaphore._client_id, number, self.ceiling, self.increase, self.decrease,
             self.reset_burst, ms(semaphore.lease),
         ]  # fmt: skip
-        for signal, token, busy in batch:
-            args += [signal.value, token, int(busy)]
+        for signal, token, held in batch:
+            args += [signal.value, token, held]
         where = f"the adaptive limit {self.name!r}"
         return await semaphore.patience.call(
             lambda: redis_call(where, self._script(keys=self._keys, args=args))

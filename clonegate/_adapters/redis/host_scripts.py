@@ -71,8 +71,8 @@ return {1}
 
 # KEYS: the semaphore's (.scripts.KEY_NAMES), then ADAPTIVE_KEYS. ARGV: client, batch
 # number, ceiling, increase, decrease, reset burst, lease ms (both stored if the
-# semaphore has no limit yet), then per signal: its name, the permit's token, 1 if the
-# permit was granted while at least half the limit was held (else 0). Returns {size,
+# semaphore has no limit yet), then per signal: its name, the permit's token, the weight
+# held with its grant (-1: unknown; busy if at least half the limit). Returns {size,
 # limit, ceiling, generation} (limit as text).
 ADAPT = (
     _PRELUDE
@@ -99,10 +99,13 @@ local counts = {increases = 0, decreases = 0, ignored = 0}
 local last = 'success'
 if batch > tonumber(redis.call('HGET', REPORTED, client) or '-1') then
   for i = 8, #ARGV, 3 do
-    local signal, token, busy = ARGV[i], tonumber(ARGV[i + 1]), ARGV[i + 2] == '1'
+    local signal, token, held = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
     if signal == 'success' then
       resets = 0
-      if busy then limit = math.min(limit + increase / limit, ceiling) end
+      -- Busy: at least half the limit (the float, now) held with the permit's grant.
+      if held >= 0 and 2 * held >= limit then
+        limit = math.min(limit + increase / limit, ceiling)
+      end
     elseif signal ~= 'other' and token <= floor then
       counts.ignored = counts.ignored + 1  -- granted before the last decrease: old news
     elseif signal ~= 'other' then
