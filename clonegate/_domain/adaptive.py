@@ -19,9 +19,17 @@ from typing import final
 import trio
 from trio.lowlevel import enable_ki_protection
 
+from .errors import CloneError, ErrorKind
 from .semaphore import WeightedSemaphore
 
-__all__ = ["AdaptiveLimit", "AdaptiveLimitStatistics", "LimitChange", "Permit", "Signal"]
+__all__ = [
+    "AdaptiveLimit",
+    "AdaptiveLimitStatistics",
+    "LimitChange",
+    "Permit",
+    "Signal",
+    "signal_of",
+]
 
 
 class Signal(StrEnum):
@@ -253,3 +261,21 @@ class AdaptiveLimit:
             self._decreases += 1
         self.semaphore.size = size
         self._timeline.append(LimitChange(trio.current_time(), size, signal))
+
+
+def signal_of(error: BaseException | None) -> Signal:
+    """What one clone attempt's outcome says to its host's limit (issue 43's contract):
+    None (cloned) is ``success``; a throttled kind ``throttled``; unavailable with a
+    ``retry_after`` ``unavailable_retry_after``; a transport error that says "reset"
+    ``reset``; anything else ``other``."""
+    if error is None:
+        return Signal.SUCCESS
+    if not isinstance(error, CloneError):
+        return Signal.OTHER
+    if error.kind is ErrorKind.THROTTLED:
+        return Signal.THROTTLED
+    if error.kind is ErrorKind.UNAVAILABLE and error.retry_after is not None:
+        return Signal.UNAVAILABLE_RETRY_AFTER
+    if error.kind is ErrorKind.TRANSPORT and "reset" in str(error).lower():
+        return Signal.RESET
+    return Signal.OTHER

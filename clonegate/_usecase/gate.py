@@ -8,9 +8,11 @@ import itertools
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AsyncExitStack, asynccontextmanager, contextmanager
 from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
 
 import trio
 
+from .._domain.adaptive import Signal, signal_of
 from .._domain.limits import Expiring, HeldDeadline, Limiter, held_deadline
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.urls import redact
@@ -91,6 +93,19 @@ class _Holder:
         return GateEntry(self.url, self.index, self.weight, now - self.since, memory)
 
 
+@runtime_checkable
+class Reporting(Protocol):
+    """A permit that learns how its clone attempt ended (issue 43's contract)."""
+
+    def report(self, signal: Signal) -> None: ...
+
+
+def _report(permits: list[Reporting], error: BaseException | None) -> None:
+    signal = signal_of(error)
+    for permit in permits:
+        permit.report(signal)
+
+
 class CloneGate:
     """A :class:`WeightedSemaphore` that also knows who waits and who clones, since when;
     with a memory budget, its :class:`MemoryAdmission` admits the clones last."""
@@ -152,7 +167,8 @@ class CloneGate:
             del self._queued[ticket]
             raise
         try:
-            async with self._shared_and_memory(ticket, holder, host, key) as expiring:
+            async with self._shared_and_memory(ticket, holder, host, key) as permits:
+                expiring, reporting = permits
                 # The worker processes of this clone end themselves at its permits'
                 # deadline if no renewal comes (ADR 0015): a paused process cannot
                 # renew, nor stop them.
@@ -160,6 +176,10 @@ class CloneGate:
                 try:
                     with self._counts.outcome():
                         yield holder.lease if holder.lease is not None else MemoryLease(-1, 0)
+                    _report(reporting, None)
+                except Exception as exc:
+                    _report(reporting, exc)  # a cancellation says nothing: unreported
+                    raise
                 finally:
                     held_deadline.reset(deadline)
                     del self._active[ticket]
@@ -171,15 +191,17 @@ class CloneGate:
     @asynccontextmanager
     async def _shared_and_memory(
         self, ticket: int, holder: _Holder, host: str, key: str
-    ) -> AsyncIterator[list[Expiring]]:
+    ) -> AsyncIterator[tuple[list[Expiring], list[Reporting]]]:
         """The shared limits' permits, then the memory (into ``holder.lease``); moves the
-        holder from queued to active once it holds all. Yields the expiring permits."""
+        holder from queued to active once it holds all. Yields the expiring permits and
+        those that take a report (an adaptive limit's)."""
         # The shared limits come in one fixed order (host, then global) for every
         # client, so two clients never wait for each other's permits (seed 003's
         # acquire_all); a host permit held while waiting for a global one keeps out
         # only clones of the same host. Released in reverse order.
         async with AsyncExitStack() as shared:
             expiring: list[Expiring] = []
+            reporting: list[Reporting] = []
             try:
                 for limiter in self._shared_limiters(host):
                     # Shared with other machines: the wait (their clones, an outage
@@ -188,6 +210,8 @@ class CloneGate:
                         permit = await shared.enter_async_context(limiter.hold(holder.weight))
                     if isinstance(permit, Expiring):
                         expiring.append(permit)
+                    if isinstance(permit, Reporting):
+                        reporting.append(permit)
                 # The memory last: only running clones hold any, so a clone that
                 # waits to grow never waits for one that waits for a permit.
                 if self.admission is not None:
@@ -197,7 +221,7 @@ class CloneGate:
             self._counts.acquired += 1
             holder.since = trio.current_time()
             self._active[ticket] = holder
-            yield expiring
+            yield expiring, reporting
 
     def weight_of(self, weigh: Callable[[str], int], url: str) -> int:
         """``weigh(url)``, checked: an int >= 0 that fits the gate; else ValueError."""
