@@ -61,6 +61,8 @@ class RedisTokenBucket:
     infrastructure error, never the repository's).
     """
 
+    parse_rate = staticmethod(Rate.parse)  # "30/min" -> Rate; ValueError saying why
+
     def __init__(
         self,
         redis: Redis[str],
