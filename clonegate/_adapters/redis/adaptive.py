@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 import logging
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, final
@@ -71,7 +71,7 @@ class SharedPermit:
     def expires_at(self) -> float:
         return self.lease.expires_at
 
-    def on_renewal(self, callback: Any) -> Any:
+    def on_renewal(self, callback: Callable[[], None]) -> Callable[[], None]:
         return self.lease.on_renewal(callback)
 
     @enable_ki_protection
