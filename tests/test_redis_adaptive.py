@@ -126,3 +126,24 @@ async def test_a_full_queue_drops_increases_first_and_keeps_the_newest_decrease(
         assert {s for s, _, _ in pending} == {Signal.THROTTLED}
         assert pending[-1][1] == 5000 + PENDING_BOUND - 1  # the newest decrease stays
         assert (await limit.statistics()).dropped == PENDING_BOUND + 1
+
+
+async def test_a_limit_set_by_hand_is_the_new_ceiling_and_another_ceiling_is_warned(
+    redis_service: RedisServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    name = uuid.uuid4().hex
+    async with clients(redis_service.url, name, (8, 4)) as (first, other):
+        async with first.hold() as permit:
+            permit.report(Signal.THROTTLED)  # 8 -> 6
+        await first.flush()
+        await first.semaphore.configure(5)  # `clonegate limit --host H 5`
+        with caplog.at_level(logging.WARNING, logger="clonegate"):
+            async with other.hold() as permit:
+                permit.report(Signal.THROTTLED)  # from the new ceiling: 5 -> 3.75
+            await other.flush()
+        stats = await first.statistics()
+        assert (stats.ceiling, stats.limit, stats.size) == (5, 3.75, 3)
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert len(warnings) == 1, warnings
+        assert "adaptive ceiling of 5" in warnings[0]
+        assert "asked for limit 4" in warnings[0]
