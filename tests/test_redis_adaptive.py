@@ -7,14 +7,22 @@ import logging
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
 
 import pytest
 import trio
 
 from clonegate._adapters.redis.adaptive import PENDING_BOUND
 from clonegate._domain.adaptive import AdaptiveLimit, Signal
-from clonegate.cluster import Patience, RedisAdaptiveLimit, RedisSemaphore, open_redis
+from clonegate.cluster import (
+    Patience,
+    RedisAdaptiveLimit,
+    RedisSemaphore,
+    RedisTokenBucket,
+    open_redis,
+)
 
+from .support.redis_cluster import redis_cluster
 from .support.redis_server import RedisServer
 
 SAFETY_NET = 60  # seconds: a bound for a hang, never the assertion
@@ -147,3 +155,19 @@ async def test_a_limit_set_by_hand_is_the_new_ceiling_and_another_ceiling_is_war
         assert len(warnings) == 1, warnings
         assert "adaptive ceiling of 5" in warnings[0]
         assert "asked for limit 4" in warnings[0]
+
+
+async def test_the_shared_rate_and_limit_work_through_a_redis_cluster(tmp_path: Path) -> None:
+    """Each script's keys share one hash tag: one slot of a Redis Cluster."""
+    with redis_cluster(tmp_path / "cluster") as ports:
+        url = "redis+cluster://" + ",".join(f"127.0.0.1:{port}" for port in ports)
+        name = uuid.uuid4().hex
+        async with clients(url, name, (8, 8)) as (first, second):
+            async with first.hold() as permit:
+                permit.report(Signal.THROTTLED)
+            await first.flush()
+            assert (await second.statistics()).size == 6
+            assert (await second.semaphore.statistics()).limit == 6
+            bucket = RedisTokenBucket(first.semaphore._redis, name, "10/s")
+            await bucket.take()
+            assert bucket.statistics().taken == 1
