@@ -1,8 +1,9 @@
 """The cluster mode: many machines, one fair limit and one work queue on Redis (ADR 0015).
 
 ``open_redis(url)`` connects; ``RedisSemaphore`` is a shared limit
-(``with_global_limiter``, ``with_host_limiter``); ``RedisWorkQueue`` holds the jobs a
-``ClusterWorker`` runs through a use case. The Redis client loads on first use of a
+(``with_global_limiter``, ``with_host_limiter``), ``RedisAdaptiveLimit`` one that adapts
+to a host's pushback, ``RedisTokenBucket`` a shared request rate; ``RedisWorkQueue``
+holds the jobs a ``ClusterWorker`` runs through a use case. The Redis client loads on first use of a
 name that needs it, not when this module is imported.
 """
 
@@ -13,8 +14,10 @@ TYPE_CHECKING = False  # not typing's (ADR 0003)
 if TYPE_CHECKING:
     from ._adapters.redis import ClusterSettings as ClusterSettings
     from ._adapters.redis import Lease as Lease
+    from ._adapters.redis import RedisAdaptiveLimit as RedisAdaptiveLimit
     from ._adapters.redis import RedisSemaphore as RedisSemaphore
     from ._adapters.redis import RedisSemaphoreStatistics as RedisSemaphoreStatistics
+    from ._adapters.redis import RedisTokenBucket as RedisTokenBucket
     from ._adapters.redis import RedisUnavailableError as RedisUnavailableError
     from ._adapters.redis import RedisWorkQueue as RedisWorkQueue
     from ._adapters.redis import Retrying as Retrying
@@ -33,8 +36,9 @@ if TYPE_CHECKING:
 # The one table of this module's names (clonegate._exports).
 _TABLE = {
     "._adapters.redis": (
-        "ClusterSettings Lease RedisSemaphore RedisSemaphoreStatistics RedisUnavailableError "
-        "RedisWorkQueue Retrying RunStatus Running open_redis redis_url"
+        "ClusterSettings Lease RedisAdaptiveLimit RedisSemaphore RedisSemaphoreStatistics "
+        "RedisTokenBucket RedisUnavailableError RedisWorkQueue Retrying RunStatus Running "
+        "open_redis redis_url"
     ),
     "._adapters.redis.connection": "Redis",
     "._domain.jobs": "Job JobQueue Retry",

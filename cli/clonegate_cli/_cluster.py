@@ -23,6 +23,7 @@ from ._clone_options import (
     check_verbosity,
     clone_options,
 )
+from ._cluster_hosts import AdaptiveOption, HostLimitOption, HostRateOption, host_options
 from ._cluster_jobs import show_jobs
 from ._input import read_urls
 from ._output import summary_line, summary_of, write_json, write_jsonl, write_table
@@ -134,15 +135,9 @@ def worker(
             metavar="M",
         ),
     ] = None,
-    host_limit: Annotated[
-        int | None,
-        typer.Option(
-            min=1,
-            help="Clones at once from one host, cluster-wide, if Redis holds none for "
-            "the host yet.",
-            metavar="K",
-        ),
-    ] = None,
+    host_limit: HostLimitOption = None,
+    adaptive: AdaptiveOption = False,
+    host_rate: HostRateOption = None,
     lease: LeaseOption = _CLUSTER.lease,
     claim_idle: Annotated[
         float,
@@ -203,11 +198,10 @@ def worker(
             )
             if cluster_limit is not None:
                 limits.append(clonegate.with_global_limiter(semaphore(GLOBAL_LIMIT, cluster_limit)))
-            if host_limit is not None:
-                limit_of = host_limit
-                limits.append(
-                    clonegate.with_host_limiter(lambda h: semaphore(f"host:{h}", limit_of))
-                )
+            limits += host_options(
+                semaphore, client, patience, host_limit=host_limit, adaptive=adaptive,
+                host_rate=host_rate, jobs=clone.jobs,
+            )  # fmt: skip
             queue = cluster.RedisWorkQueue(client, claim_idle=claim_idle, patience=patience)
             async with stored.open(*limits) as use_case:
                 work = cluster.ClusterWorker(queue, use_case, max_deliveries=max_deliveries)

@@ -16,7 +16,7 @@ def replay(log: list[dict[str, str]]) -> list[tuple[str, int, int]]:
     held, limit, grants = 0, -1, []
     for e in log:
         event, weight = e["event"], int(e["weight"])
-        if event == "configured":
+        if event in ("configured", "adapted"):  # adapted: an adaptive limit's change
             limit = int(e["limit"])
         elif event == "reset":
             limit = -1

@@ -1,4 +1,5 @@
-"""The cluster mode's adapters on Redis: a shared semaphore and a work queue (ADR 0015).
+"""The cluster mode's adapters on Redis: a shared semaphore and a work queue (ADR 0015),
+a host's shared rate and adaptive limit (ADR 0019).
 
 The names below load their modules (and the Redis client) on first use: the command
 line reads :class:`ClusterSettings`' defaults for its options without connecting.
@@ -11,6 +12,7 @@ from ..._exports import exports
 TYPE_CHECKING = False
 
 if TYPE_CHECKING:
+    from .adaptive import RedisAdaptiveLimit as RedisAdaptiveLimit
     from .cluster_settings import ClusterSettings as ClusterSettings
     from .connection import RedisUnavailableError as RedisUnavailableError
     from .connection import open_redis as open_redis
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from .queue import Retrying as Retrying
     from .queue import Running as Running
     from .queue import RunStatus as RunStatus
+    from .rate import RedisTokenBucket as RedisTokenBucket
     from .semaphore import Lease as Lease
     from .semaphore import RedisHolder as RedisHolder
     from .semaphore import RedisSemaphore as RedisSemaphore
@@ -29,9 +32,11 @@ if TYPE_CHECKING:
 __all__, __getattr__, __dir__ = exports(
     __name__,
     {
+        "._adapters.redis.adaptive": "RedisAdaptiveLimit",
         "._adapters.redis.cluster_settings": "ClusterSettings",
         "._adapters.redis.connection": "RedisUnavailableError open_redis redis_url",
         "._adapters.redis.queue": "RedisWorkQueue Retrying Running RunStatus",
+        "._adapters.redis.rate": "RedisTokenBucket",
         "._adapters.redis.semaphore": (
             "Lease RedisHolder RedisSemaphore RedisSemaphoreStatistics RedisWaiter"
         ),

@@ -44,6 +44,7 @@ class Lease:
         self.weight = weight
         self.token = token
         self.lost = trio.Event()
+        self.held_with_grant = -1  # the weight held in all just after the grant; -1: unknown
         self.deadline = 0.0  # trio time by which the lease surely still holds
         self._expires_at = 0.0  # the same on CLOCK_MONOTONIC (time.monotonic())
         self._on_renewal: list[Callable[[], None]] = []

@@ -17,7 +17,7 @@ the first store, are `configured` / `reset` events in the log.
 Keys, all under one hash tag so that a Redis Cluster keeps them in one slot:
   config   hash: limit, lease (ms), held (the sum of the holders' weights)
   holders  zset: id -> lease end (server ms)
-  holding  hash: id -> "weight token granted_at"
+  holding  hash: id -> "weight token granted_at held" (held: the weight held with it)
   queue    zset: id -> arrival number (FIFO order)
   waiting  hash: id -> weight
   alive    zset: id -> the waiter's deadline to poll again (server ms)
@@ -98,9 +98,10 @@ local function grant()
       local token = redis.call('INCR', SEQ)
       unqueue(id)
       redis.call('ZADD', HOLDERS, NOW + lease, id)
-      -- Not `..`: Lua would write a token above 1e14 as 1.7953e+15.
-      redis.call('HSET', HOLDING, id, string.format('%d %d %d', weight, token, NOW))
       current = current + weight
+      -- Not `..`: Lua would write a token above 1e14 as 1.7953e+15. The last field,
+      -- the weight held with this grant, says how busy the limit was (issue 43).
+      redis.call('HSET', HOLDING, id, string.format('%d %d %d %d', weight, token, NOW, current))
       granted = granted + 1
       log('granted', id, weight, {'token', token, 'arrival', arrival, 'held', current,
                                   'limit', limit})
@@ -122,10 +123,11 @@ end
 local function holding(id)
   local entry = redis.call('HGET', HOLDING, id)
   if not entry then return nil end
-  local weight, token = string.match(entry, '^(%d+) (%d+)')
+  local weight, token, with = string.match(entry, '^(%d+) (%d+) %d+ ?(%d*)')
   local ends = tonumber(redis.call('ZSCORE', HOLDERS, id))
   local limit, lease = settings()
-  return {'granted', tonumber(token), ends - NOW, tonumber(weight), limit, lease}
+  return {'granted', tonumber(token), ends - NOW, tonumber(weight), limit, lease,
+          tonumber(with) or -1}
 end
 
 local function store(id, limit, lease)
@@ -146,7 +148,8 @@ end
 # ARGV: id, weight, limit, lease ms, mode ("wait": queue up and poll; "try": never wait).
 # The limit and lease are stored only if none are (first use, after a reset or a Redis
 # that lost its data); otherwise the stored ones apply. Returns {"granted", token, ms
-# left, weight, limit, lease ms} | {"waiting", rank, held, limit, lease ms} | {"no"}
+# left, weight, limit, lease ms, held with the grant} | {"waiting", rank, held, limit,
+# lease ms} | {"no"}
 # | {"gone"} (the id left: see `gone`).
 ACQUIRE = (
     _PRELUDE

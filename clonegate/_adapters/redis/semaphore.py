@@ -270,6 +270,7 @@ class RedisSemaphore:
     def _granted(self, id: str, reply: list[Any], sent: tuple[float, float]) -> Lease:
         self._follow(int(reply[4]), int(reply[5]))
         lease = Lease(self, id, int(reply[3]), int(reply[1]))
+        lease.held_with_grant = int(reply[6])  # how busy the limit was (an adaptive one asks)
         # The server started the lease when it ran the script, after `sent`: counting
         # from `sent` errs on the safe side.
         lease.extend(*sent, int(reply[2]) / 1000)
