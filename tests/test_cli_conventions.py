@@ -98,10 +98,9 @@ def test_worker_takes_every_clone_option_of_analyze(runner: CliRunner) -> None:
     ):
         assert flag in worker
     # All but the input and the output: jobs come from Redis, and their reports go back
-    # there (a worker's --db is its own store, ADR 0016); and this process's own limits
-    # per host (a worker's --host-limit is the cluster's, in Redis; issue 43).
-    local = {"--adaptive", "--no-adaptive", "--host-rate"}
-    assert analyze - worker == {"--from-file", "--format", "-o", "--output", "--keep", *local}
+    # there (a worker's --db is its own store, ADR 0016). The per-host flags are on both,
+    # a worker's cluster-wide, in Redis (issue 43).
+    assert analyze - worker == {"--from-file", "--format", "-o", "--output", "--keep"}
 
 
 @pytest.mark.parametrize(

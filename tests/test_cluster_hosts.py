@@ -32,16 +32,16 @@ async def test_adaptive_and_rate_make_one_shared_limiter_per_host(
     async with open_redis(redis_service.url) as redis, trio.open_nursery() as nursery:
         patience = Patience()
         semaphore = partial(RedisSemaphore, redis, nursery=nursery, patience=patience)
-        assert (
-            host_options(
-                semaphore, redis, patience, host_limit=None, adaptive=False, host_rate=None, jobs=4
-            )
-            == []
+        # Without the flags the worker adapts nothing, not even in its own process.
+        (off,) = host_options(
+            semaphore, redis, patience, host_limit=None, adaptive=False, host_rate=None, jobs=4
         )
-        (option,) = host_options(
+        plain = off(UseCaseConfig())
+        assert (plain.adaptive, plain.host_limiter) == (False, None)
+        adapt, shared = host_options(
             semaphore, redis, patience, host_limit=8, adaptive=True, host_rate="30/min", jobs=4
         )
-        limiter_for = option(UseCaseConfig()).host_limiter
+        limiter_for = shared(adapt(UseCaseConfig())).host_limiter
         assert limiter_for is not None
         limiter: Limiter = limiter_for(prefix)
         async with limiter.hold(1) as permit:
