@@ -88,7 +88,8 @@ def run_batch(
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         terminal = stderr_is_terminal()
-        progress = Progress(terminal, live=terminal and not quiet, verbose=verbose, stderr=stderr)
+        live = terminal and not quiet
+        progress = Progress(terminal, live, verbose, stderr, total=len(urls))
         run = _Run(urls, setup, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
@@ -193,6 +194,7 @@ class _Run:
                     finally:
                         # Read now: what finished, even when a signal cut the batch short.
                         summary = batch.summary
+                await self.progress.finish()  # its last frame, above the table
                 await self._write_document(writer, summary)
                 writer.close()  # the writer ends once the rest is written
             nursery.cancel_scope.cancel()
