@@ -17,7 +17,7 @@ from clonegate import CloneGateStatistics, visible
 from ._tally import State
 
 if TYPE_CHECKING:
-    from rich.console import Group, RenderableType
+    from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 
 __all__ = ["Figures", "SlotRows", "duration", "frame"]
 
@@ -80,7 +80,6 @@ def frame(
 
 
 def _bar(figures: Figures) -> RenderableType:
-    from rich.progress_bar import ProgressBar
     from rich.table import Table
     from rich.text import Text
 
@@ -99,10 +98,26 @@ def _bar(figures: Figures) -> RenderableType:
     grid = Table.grid(expand=True)
     grid.add_column(ratio=1)
     grid.add_column(no_wrap=True)
-    # Without a total the bar pulses: something moves, nothing is claimed.
-    bar = ProgressBar(total=figures.total, completed=finished, pulse=figures.total is None)
-    grid.add_row(bar, text)
+    grid.add_row(_Bar(finished, figures.total), text)
     return grid
+
+
+@dataclass(frozen=True)
+class _Bar:
+    """A bar as wide as it is given: heavy for what finished, light for the rest, so
+    that it reads without colour too (``NO_COLOR``; Rich's own bar then draws nothing
+    for the rest). Without a total it is all light: nothing is claimed."""
+
+    finished: int
+    total: int | None
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.text import Text
+
+        width = options.max_width
+        filled = 0 if not self.total else min(width * self.finished // self.total, width)
+        done, rest = ("#", "-") if options.ascii_only else ("━", "─")
+        yield Text.assemble((done * filled, "green"), (rest * (width - filled), "dim"))
 
 
 def _states(figures: Figures) -> RenderableType:

@@ -1,0 +1,192 @@
+"""What a person sees while a run goes (issue 44, ADR 0021): ``clonegate analyze`` on a
+pseudo-terminal at 80 and 160 columns, its output read through a terminal emulator,
+against repositories a server on 127.0.0.1 holds to freeze a state."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import trio
+
+from .support.repos import make_repo
+from .support.screen import Frame, Terminal
+from .support.throttling_http import ThrottlingHttp, throttling_http
+
+NAMES = ("alpha", "beta", "gamma", "delta", "epsilon")
+TOTAL = len(NAMES)
+SAFETY_NET = 120  # seconds: only turns a hang into a failure, never a synchronization
+_SUMMARY = re.compile(
+    r"(\d+) repositor(?:y|ies): (\d+) ok, (\d+) failed, (\d+) timed out, (\d+) cancelled"
+)
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("served")
+    for name in NAMES:
+        make_repo(root, name, commits=1, other_branches=())
+    return root
+
+
+async def _run_held(
+    server: ThrottlingHttp,
+    terminal: Terminal,
+    args: list[str],
+    tmp_path: Path,
+    frozen: Callable[[Frame], bool],
+    env: dict[str, str] | None = None,
+) -> tuple[Frame, int]:
+    """Run clonegate while the server holds every answer; the first frame ``frozen``
+    accepts, then, once released, the exit status."""
+    server.hold()
+    code: list[int] = []
+
+    async def run() -> None:
+        code.append(await terminal.run(*args, env={"TMPDIR": str(tmp_path), **(env or {})}))
+
+    with trio.fail_after(SAFETY_NET):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(run)
+            seen = await terminal.wait_for(frozen)
+            server.release()
+    return seen, code[0]
+
+
+def _assert_every_frame_adds_up(terminal: Terminal, total: int) -> list[Frame]:
+    """Each frame the display drew: every repository in exactly one state, and the bar
+    agreeing with the states. The frames, in order."""
+    drawn = [frame for frame in terminal.frames if frame.states() is not None]
+    assert drawn, terminal.raw.decode(errors="replace")
+    for frame in drawn:
+        states, bar = frame.states(), frame.bar()
+        assert states is not None, frame.lines
+        assert bar is not None, frame.lines
+        assert sum(states.values()) == total, frame.lines
+        assert all(n >= 0 for n in states.values()), frame.lines
+        assert bar == (states["done"] + states["failed"], total, states["failed"]), frame.lines
+    return drawn
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+async def test_a_held_run_shows_each_slot_and_ends_on_the_summary(
+    served: Path, tmp_path: Path, columns: int
+) -> None:
+    async with throttling_http(served) as server:
+        server.fail("delta", 404)
+        urls = [server.url(name) for name in NAMES]
+        terminal = Terminal(columns)
+        args = ["analyze", "-j", "2", "--memory-budget", "4G", *urls]
+
+        def two_cloning(frame: Frame) -> bool:
+            return (frame.states() or {}).get("cloning") == 2 and len(frame.slots()) == 2
+
+        held, code = await _run_held(server, terminal, args, tmp_path, two_cloning)
+
+    # Frozen: two clones hold the two slots, the three others wait; nothing finished.
+    assert held.states() == {
+        "queued": 3,
+        "waiting to retry": 0,
+        "cloning": 2,
+        "analyzing": 0,
+        "done": 0,
+        "failed": 0,
+    }
+    assert held.bar() == (0, TOTAL, 0)
+    assert "clone slots 2/2 held" in held.text
+    assert re.search(r"memory \d+/\d+ MiB held \(budget 4096 MiB\)", held.text), held.lines
+    cloned = []
+    for row in held.slots():
+        found = re.match(r"slot (\d) +cloning +(\S+) +\d+\.\d s +\d+ MiB$", row)
+        assert found is not None, held.lines
+        cloned.append(found[2])
+    assert len(set(cloned)) == 2, held.lines
+    assert set(cloned) <= set(urls), held.lines
+    assert all(len(line) <= columns for line in held.lines)
+
+    assert code == 1  # delta was not found
+    drawn = _assert_every_frame_adds_up(terminal, TOTAL)
+    # The last frame stays on the terminal, above the table: the same figures as the
+    # table's summary line, which is whole (no frame drawn over it).
+    final, screen = drawn[-1], terminal.screen
+    assert final.slots() == []
+    summary = _SUMMARY.search(screen.text)
+    assert summary is not None, screen.lines
+    repositories, ok, failed, timed_out, cancelled = map(int, summary.groups())
+    assert (repositories, ok, failed) == (TOTAL, TOTAL - 1, 1)
+    assert final.bar() == (repositories, TOTAL, failed + timed_out + cancelled)
+    assert final.states() == {
+        "queued": 0,
+        "waiting to retry": 0,
+        "cloning": 0,
+        "analyzing": 0,
+        "done": ok,
+        "failed": failed + timed_out + cancelled,
+    }
+    assert screen.states() == final.states()  # still on the screen at the end
+    assert re.search(r"; \d+\.\d s$", screen.text), screen.lines  # the summary's last words
+
+
+async def test_a_clone_the_server_pushed_back_waits_to_retry(served: Path, tmp_path: Path) -> None:
+    """One clone at a time on the server: the other one is refused (429, try again in
+    600 s) and shows as waiting to retry, holding no slot, until Ctrl-C."""
+    async with throttling_http(served, limit=1, retry_after=600) as server:
+        urls = [server.url(name) for name in NAMES[:2]]
+        terminal = Terminal(80)
+        server.hold()
+
+        def one_of_each(frame: Frame) -> bool:
+            states = frame.states() or {}
+            return states.get("waiting to retry") == 1 and states.get("cloning") == 1
+
+        code: list[int] = []
+
+        async def run() -> None:
+            args = ["analyze", "-j", "2", *urls]
+            code.append(await terminal.run(*args, env={"TMPDIR": str(tmp_path)}))
+
+        with trio.fail_after(SAFETY_NET):
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(run)
+                frame = await terminal.wait_for(one_of_each)
+                terminal.interrupt()
+    assert frame.states() == {
+        "queued": 0,
+        "waiting to retry": 1,
+        "cloning": 1,
+        "analyzing": 0,
+        "done": 0,
+        "failed": 0,
+    }
+    assert len(frame.slots()) == 2  # a row per slot: the one waiting holds none
+    assert sum("idle" in row for row in frame.slots()) == 1
+    assert code == [130]
+    _assert_every_frame_adds_up(terminal, 2)
+
+
+# An SGR parameter that sets a colour: 30-39 and 40-49 (38 and 48: 256 colours or RGB),
+# 90-97 and 100-107. Bold, dim and resets are no colour.
+_COLOUR = re.compile(r"^(3\d|4\d|9[0-7]|10[0-7])$")
+
+
+def _colours(raw: bytes) -> set[str]:
+    found = set()
+    for params in re.findall(rb"\x1b\[([0-9;]*)m", raw):
+        found |= {p for p in params.decode().split(";") if _COLOUR.match(p)}
+    return found
+
+
+@pytest.mark.parametrize("no_color", [False, True])
+async def test_no_color_is_honoured(served: Path, tmp_path: Path, no_color: bool) -> None:
+    async with throttling_http(served) as server:
+        server.fail("beta", 404)  # a failure: drawn in red, unless NO_COLOR
+        urls = [server.url(name) for name in NAMES[:2]]
+        terminal = Terminal(80)
+        env = {"TMPDIR": str(tmp_path), **({"NO_COLOR": "1"} if no_color else {})}
+        with trio.fail_after(SAFETY_NET):
+            code = await terminal.run("analyze", *urls, env=env)
+    assert code == 1
+    _assert_every_frame_adds_up(terminal, 2)
+    assert bool(_colours(bytes(terminal.raw))) is not no_color
