@@ -1,5 +1,6 @@
 """The live display's parts on their own (ADR 0021): where each repository is, the slot
-rows, and a frame as text. What a person sees on a terminal: test_progress_display.py."""
+rows, and a frame as text; and the table's tests per status. What a person sees on a
+terminal: test_progress_display.py."""
 
 from __future__ import annotations
 
@@ -7,9 +8,18 @@ import io
 
 from rich.console import Console
 
-from clonegate import CloneGateStatistics, Event, EventKind
+from clonegate import (
+    AnalysisTotals,
+    BatchSummary,
+    CloneGateStatistics,
+    Event,
+    EventKind,
+    RepositoryReport,
+    RepositoryStatus,
+)
 from clonegate._usecase.gate import GateEntry
 from clonegate_cli._frame import Figures, SlotRows, duration, frame
+from clonegate_cli._output import summary_line, write_table
 from clonegate_cli._tally import State, Tally
 
 
@@ -119,3 +129,26 @@ def test_rows_past_the_terminal_are_counted() -> None:
 
 def test_durations() -> None:
     assert [duration(s) for s in (0.04, 59.94, 65, 3723)] == ["0.0 s", "59.9 s", "1:05", "1:02:03"]
+
+
+def test_the_table_counts_tests_that_would_not_simply_run() -> None:
+    """Issue 44: skipped, todo, focused and xfail tests, per repository and in all."""
+    statuses = {"active": 5, "skipped": 2, "todo": 0, "focused": 0, "xfail": 1}
+    analysis = AnalysisTotals(1, 8, {"pytest": 8}, {"python": 8}, statuses, 0, 3, "v")
+    reports = [
+        RepositoryReport(f"https://example.com/r{i}.git", i, RepositoryStatus.OK, analysis=analysis)
+        for i in range(2)
+    ]
+    summary = BatchSummary(repositories=2, ok=2, test_files=2, tests=16, elapsed=1.0)
+    out = io.StringIO()
+    write_table(out, reports, summary, width=120)
+    text = out.getvalue()
+    assert text.count("8 tests in 1 file, pytest 8 · 2 skipped, 1 xfail") == 2
+    assert "16 tests in 2 files (4 skipped, 2 xfail); 1.0 s" in text
+    assert "todo" not in text  # none: not shown
+
+
+def test_without_tests_aside_the_lines_stay_as_they_were() -> None:
+    summary = BatchSummary(repositories=1, ok=1, test_files=1, tests=3, elapsed=1.0)
+    assert summary_line(summary, {"active": 3, "skipped": 0}) == summary_line(summary)
+    assert "3 tests in 1 file; 1.0 s" in summary_line(summary)
