@@ -131,7 +131,8 @@ async def test_a_held_run_shows_each_slot_and_ends_on_the_summary(
 
 async def test_a_clone_the_server_pushed_back_waits_to_retry(served: Path, tmp_path: Path) -> None:
     """One clone at a time on the server: the other one is refused (429, try again in
-    600 s) and shows as waiting to retry, holding no slot, until Ctrl-C."""
+    600 s) and shows as waiting to retry, holding no slot, until Ctrl-C. With ``-v``,
+    the log line that says so is printed above the display, which is drawn once."""
     async with throttling_http(served, limit=1, retry_after=600) as server:
         urls = [server.url(name) for name in NAMES[:2]]
         terminal = Terminal(80)
@@ -144,7 +145,7 @@ async def test_a_clone_the_server_pushed_back_waits_to_retry(served: Path, tmp_p
         code: list[int] = []
 
         async def run() -> None:
-            args = ["analyze", "-j", "2", *urls]
+            args = ["analyze", "-v", "-j", "2", *urls]
             code.append(await terminal.run(*args, env={"TMPDIR": str(tmp_path)}))
 
         with trio.fail_after(SAFETY_NET):
@@ -162,6 +163,8 @@ async def test_a_clone_the_server_pushed_back_waits_to_retry(served: Path, tmp_p
     }
     assert len(frame.slots()) == 2  # a row per slot: the one waiting holds none
     assert sum("idle" in row for row in frame.slots()) == 1
+    assert re.search(r"INFO clonegate: .* HTTP 429: .* attempt again in 600\.0 s", frame.text)
+    assert sum(bool(re.search(r" \d+/\d+ · \d+ failed · ", line)) for line in frame.lines) == 1
     assert code == [130]
     _assert_every_frame_adds_up(terminal, 2)
 
