@@ -4,6 +4,7 @@ against repositories a server on 127.0.0.1 holds to freeze a state."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -193,3 +194,40 @@ async def test_no_color_is_honoured(served: Path, tmp_path: Path, no_color: bool
     assert code == 1
     _assert_every_frame_adds_up(terminal, 2)
     assert bool(_colours(bytes(terminal.raw))) is not no_color
+
+
+def _json_lines(rows: list[str]) -> list[dict[str, object]]:
+    """The JSON documents on a screen: each starts a row, and goes on over the rows the
+    terminal wrapped it onto."""
+    found = []
+    for start, row in enumerate(rows):
+        if not row.startswith('{"url": '):
+            continue
+        text = ""
+        for more in rows[start:]:
+            text += more
+            try:
+                found.append(json.loads(text))
+                break
+            except json.JSONDecodeError:
+                continue
+    return found
+
+
+async def test_json_lines_on_the_same_terminal_go_above_the_display(
+    served: Path, tmp_path: Path
+) -> None:
+    """Results written to the terminal the display is drawn on were drawn over by its
+    next frame: now each JSON line is printed above it, whole."""
+    async with throttling_http(served) as server:
+        urls = [server.url(name) for name in NAMES]
+        terminal = Terminal(80, rows=120)
+        with trio.fail_after(SAFETY_NET):
+            code = await terminal.run(
+                "analyze", "--format", "jsonl", *urls, env={"TMPDIR": str(tmp_path)}
+            )
+    assert code == 0
+    reports = _json_lines(terminal.rows_as_drawn)
+    assert sorted(str(r["url"]) for r in reports) == sorted(urls)
+    _assert_every_frame_adds_up(terminal, TOTAL)
+    assert terminal.screen.bar() == (TOTAL, TOTAL, 0)  # the last frame, below them

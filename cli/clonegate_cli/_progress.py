@@ -8,10 +8,11 @@ loads it (30 ms of a first result, issue 14).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import trio
 
@@ -72,6 +73,30 @@ class Progress:
         if self._console is None:
             self._console = stderr_console()
         return self._console
+
+    def shares_terminal(self, stream: TextIO) -> bool:
+        """Whether ``stream`` (stdout) goes to the terminal the live display is drawn on:
+        then what is written there must go above the display, or its next frame would
+        be drawn over it. Asked before the display starts."""
+        if not self.live:
+            return False
+        try:
+            out, err = os.fstat(stream.fileno()), os.fstat(sys.stderr.fileno())
+        except (OSError, ValueError):  # closed, or no file (a test's)
+            return False
+        return stream.isatty() and stat.S_ISCHR(out.st_mode) and out.st_rdev == err.st_rdev
+
+    def above(self, text: str) -> None:
+        """``text`` (results: JSON lines) printed above the live display, as it is: not
+        wrapped, not read as markup. Like the display's frames, written at once."""
+        if self.stderr_gone:
+            return
+        from rich.text import Text
+
+        try:
+            self.console.print(Text(text.removesuffix("\n")), soft_wrap=True, highlight=False)
+        except OSError:
+            self.stderr_gone = True
 
     def say(self, line: str, *, warning: bool = False) -> None:
         """One line on stderr (after ``warning:``, yellow on a terminal, if a warning),

@@ -175,6 +175,8 @@ class _Run:
         # Output goes through a task of its own: a reader who stops reading holds that
         # task, never the event loop, so a signal is always received (issue 38).
         writer = ResultsWriter(self.stream)
+        # JSON lines on the terminal the live display is drawn on go above it (issue 44).
+        above = self.fmt is Format.jsonl and self.progress.shares_terminal(self.stream)
         async with (
             setup.open(with_event_hook(self.progress.on_event)) as uc,
             trio.open_nursery() as nursery,
@@ -187,7 +189,9 @@ class _Run:
                 async with uc.analyze_many(self.urls) as batch:
                     try:
                         async for report in batch:
-                            if self.fmt is Format.jsonl:
+                            if above:
+                                self.progress.above(jsonl_line(report))
+                            elif self.fmt is Format.jsonl:
                                 await writer.write(jsonl_line(report), reports=1)
                             else:
                                 self.reports.append(report)

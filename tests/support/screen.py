@@ -128,6 +128,11 @@ class Terminal:
             await self._changed.wait()
 
     @property
+    def rows_as_drawn(self) -> list[str]:
+        """The screen's rows now, each as wide as the terminal (spaces included)."""
+        return list(self._screen.display)
+
+    @property
     def screen(self) -> Frame:
         """The screen now (the last frame included once the program has ended)."""
         return Frame(tuple(line.rstrip() for line in self._screen.display))
