@@ -100,7 +100,7 @@ def _stats(size: int, *active: GateEntry, memory: bool = False) -> CloneGateStat
 
 def _drawn(figures: Figures, stats: CloneGateStatistics, rows: list[int | None]) -> str:
     out = io.StringIO()
-    Console(file=out, width=80, color_system=None).print(frame(figures, stats, rows, 40))
+    Console(file=out, width=80, color_system=None).print(frame(figures, stats, rows, (80, 40)))
     return out.getvalue()
 
 
@@ -120,7 +120,7 @@ def test_rows_past_the_terminal_are_counted() -> None:
     counts = dict.fromkeys(State, 0) | {State.CLONING: 50}
     out = io.StringIO()
     figures = Figures(50, counts, 2.0)
-    drawn = frame(figures, _stats(64, *entries), [*range(50), *[None] * 14], height=12)
+    drawn = frame(figures, _stats(64, *entries), [*range(50), *[None] * 14], (80, 12))
     Console(file=out, width=80, color_system=None).print(drawn)
     lines = out.getvalue().splitlines()
     assert len(lines) <= 12

@@ -17,11 +17,10 @@ from clonegate import CloneGateStatistics, visible
 from ._tally import State
 
 if TYPE_CHECKING:
-    from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+    from rich.console import Group
+    from rich.text import Text
 
 __all__ = ["Figures", "SlotRows", "duration", "frame"]
-
-_HEAD_LINES = 3  # the bar, the states, the slots and memory
 
 
 @dataclass(frozen=True)
@@ -67,20 +66,30 @@ class SlotRows:
 
 
 def frame(
-    figures: Figures, stats: CloneGateStatistics, rows: list[int | None], height: int
+    figures: Figures,
+    stats: CloneGateStatistics,
+    rows: list[int | None],
+    size: tuple[int, int],
+    *,
+    ascii_only: bool = False,
 ) -> Group:
-    """The frame, at most ``height`` lines (the terminal's: Rich cannot redraw what
-    scrolled off)."""
+    """The frame for a terminal of ``size`` (columns, lines): at most that high, since
+    Rich cannot redraw what scrolled off. Lines of text laid out here, not tables: a
+    frame with 64 slots takes a fraction of a millisecond, not several, every 0.1 s."""
     from rich.console import Group
 
-    lines: list[RenderableType] = [_bar(figures), _states(figures), _gate(stats)]
+    width, height = size
+    lines = [_bar(figures, width, ascii_only), _states(figures), *_gate(stats)]
     if not figures.final:
-        lines.extend(_slots(stats, rows, max(height - _HEAD_LINES - 1, 1)))
+        # The line under the frame is the cursor's: Rich needs it.
+        lines.extend(_slots(stats, rows, width, max(height - len(lines) - 1, 1)))
     return Group(*lines)
 
 
-def _bar(figures: Figures) -> RenderableType:
-    from rich.table import Table
+def _bar(figures: Figures, width: int, ascii_only: bool) -> Text:
+    """A bar as wide as the text beside it leaves: heavy for what finished, light for
+    the rest, so that it reads without colour too (``NO_COLOR``: Rich's own bar then
+    draws nothing for the rest). Without a total it is all light: nothing is claimed."""
     from rich.text import Text
 
     finished, failed = figures.finished, figures.counts[State.FAILED]
@@ -95,32 +104,14 @@ def _bar(figures: Figures) -> RenderableType:
         text.append(f" · ETA {duration((figures.total - finished) / rate)}")
     else:
         text.append(" · ETA ?")
-    grid = Table.grid(expand=True)
-    grid.add_column(ratio=1)
-    grid.add_column(no_wrap=True)
-    grid.add_row(_Bar(finished, figures.total), text)
-    return grid
+    room = max(width - text.cell_len, 0)
+    filled = 0 if not figures.total else min(room * finished // figures.total, room)
+    done, rest = ("#", "-") if ascii_only else ("━", "─")
+    bar = Text.assemble((done * filled, "green"), (rest * (room - filled), "dim"))
+    return Text.assemble(bar, text, no_wrap=True, overflow="ellipsis")
 
 
-@dataclass(frozen=True)
-class _Bar:
-    """A bar as wide as it is given: heavy for what finished, light for the rest, so
-    that it reads without colour too (``NO_COLOR``; Rich's own bar then draws nothing
-    for the rest). Without a total it is all light: nothing is claimed."""
-
-    finished: int
-    total: int | None
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        from rich.text import Text
-
-        width = options.max_width
-        filled = 0 if not self.total else min(width * self.finished // self.total, width)
-        done, rest = ("#", "-") if options.ascii_only else ("━", "─")
-        yield Text.assemble((done * filled, "green"), (rest * (width - filled), "dim"))
-
-
-def _states(figures: Figures) -> RenderableType:
+def _states(figures: Figures) -> Text:
     from rich.text import Text
 
     text = Text()
@@ -133,47 +124,58 @@ def _states(figures: Figures) -> RenderableType:
     return text
 
 
-def _gate(stats: CloneGateStatistics) -> RenderableType:
+def _gate(stats: CloneGateStatistics) -> list[Text]:
+    """The clone slots held; with a memory budget, a line of its own (ADR 0014)."""
     from rich.text import Text
 
-    text = Text.assemble(("clone slots ", ""), (f"{stats.held}/{stats.size}", "bold"), " held")
+    lines = [Text.assemble("clone slots ", (f"{stats.held}/{stats.size}", "bold"), " held")]
     if stats.memory_size is not None:
-        text.append(" · memory ")
-        text.append(f"{stats.memory_held}/{stats.memory_size} MiB", style="bold")
-        text.append(f" held (budget {stats.memory_budget} MiB)")
-        text.append(f" · a new host's clone reserves {stats.memory_estimate} MiB")
-    return text
+        memory = Text.assemble("memory ", (f"{stats.memory_held}/{stats.memory_size} MiB", "bold"))
+        memory.append(f" held (budget {stats.memory_budget} MiB)")
+        memory.append(f" · estimate {stats.memory_estimate} MiB per clone")
+        lines.append(memory)
+    return lines
 
 
-def _slots(stats: CloneGateStatistics, rows: list[int | None], room: int) -> list[RenderableType]:
-    """A row per slot, ``room`` lines at most: past that, the last says how many more."""
-    from rich.table import Table
+def _slots(stats: CloneGateStatistics, rows: list[int | None], width: int, room: int) -> list[Text]:
+    """A row per slot, ``room`` lines at most: past that, the last says how many more.
+    Columns: slot, phase, repository (cut with an ellipsis to fit), elapsed, MiB."""
+    from rich.cells import cell_len
     from rich.text import Text
 
     entries = {entry.index: entry for entry in stats.active}
     shown = rows if len(rows) <= room else rows[: room - 1]
-    grid = Table.grid(padding=(0, 2))
-    grid.add_column(no_wrap=True)  # slot
-    grid.add_column(no_wrap=True)  # phase
-    grid.add_column(ratio=1, no_wrap=True, overflow="ellipsis")  # repository
-    grid.add_column(no_wrap=True, justify="right")  # elapsed
     budget = stats.memory_size is not None
-    if budget:
-        grid.add_column(no_wrap=True, justify="right")  # MiB reserved
+    # Each row's slot, repository (None: idle), elapsed time and MiB reserved.
+    cells: list[tuple[str, str | None, str, str]] = []
     for n, index in enumerate(shown, 1):
         entry = entries.get(index) if index is not None else None
         if entry is None:
-            cells = [Text(f"slot {n}", style="dim"), Text("idle", style="dim"), Text(""), Text("")]
-            grid.add_row(*cells, *([Text("")] if budget else []))
-            continue
-        cells = [
-            Text(f"slot {n}"),
-            Text("cloning", style="cyan"),
-            Text(visible(entry.url)),
-            Text(duration(entry.seconds)),
-        ]
-        grid.add_row(*cells, *([Text(f"{entry.memory} MiB")] if budget else []))
-    lines: list[RenderableType] = [grid]
+            cells.append((f"slot {n}", None, "", ""))
+        else:
+            mib = f"{entry.memory} MiB" if budget else ""
+            cells.append((f"slot {n}", visible(entry.url), duration(entry.seconds), mib))
+    slot_w = max((len(c[0]) for c in cells), default=0)
+    time_w = max((len(c[2]) for c in cells), default=0)
+    mib_w = max((len(c[3]) for c in cells), default=0)
+    fixed = slot_w + 2 + len("cloning") + 2 + 2 + time_w + (2 + mib_w if budget else 0)
+    url_w = min(max((cell_len(c[1] or "") for c in cells), default=0), max(width - fixed, 8))
+    lines = []
+    for slot, url, elapsed, mib in cells:
+        line = Text(slot.ljust(slot_w) + "  ", no_wrap=True, overflow="ellipsis")
+        if url is None:
+            line.append("idle", style="dim")
+            line.stylize("dim")
+        else:
+            line.append("cloning", style="cyan")
+            cell = Text(url)
+            cell.truncate(url_w, overflow="ellipsis", pad=True)  # in cells: wide ones count 2
+            line.append("  ")
+            line.append_text(cell)
+            line.append(f"  {elapsed.rjust(time_w)}")
+            if budget:
+                line.append(f"  {mib.rjust(mib_w)}")
+        lines.append(line)
     if len(shown) < len(rows):
         more = rows[len(shown) :]
         busy = sum(index is not None for index in more)

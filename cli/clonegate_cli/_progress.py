@@ -143,7 +143,8 @@ class Progress:
         elapsed = trio.current_time() - started
         figures = Figures(self.tally.total, self.tally.counts(), elapsed, final)
         rows = self._rows.assign(stats.size, [entry.index for entry in stats.active])
-        return frame(figures, stats, rows, self.console.size.height)
+        size = (self.console.size.width, self.console.size.height)
+        return frame(figures, stats, rows, size, ascii_only=self.console.options.ascii_only)
 
     async def run(self, uc: AnalyzeUseCase) -> None:
         """Redraw until :meth:`finish` or cancelled (a terminal only); the last frame
