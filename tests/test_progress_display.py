@@ -38,20 +38,21 @@ async def _run_held(
     args: list[str],
     tmp_path: Path,
     frozen: Callable[[Frame], bool],
-    env: dict[str, str] | None = None,
+    then: Callable[[Frame], None],
 ) -> tuple[Frame, int]:
     """Run clonegate while the server holds every answer; the first frame ``frozen``
-    accepts, then, once released, the exit status."""
+    accepts, given to ``then`` before the server lets go; and the exit status."""
     server.hold()
     code: list[int] = []
 
     async def run() -> None:
-        code.append(await terminal.run(*args, env={"TMPDIR": str(tmp_path), **(env or {})}))
+        code.append(await terminal.run(*args, env={"TMPDIR": str(tmp_path)}))
 
     with trio.fail_after(SAFETY_NET):
         async with trio.open_nursery() as nursery:
             nursery.start_soon(run)
             seen = await terminal.wait_for(frozen)
+            then(seen)
             server.release()
     return seen, code[0]
 
@@ -77,15 +78,25 @@ async def test_a_held_run_shows_each_slot_and_ends_on_the_summary(
     served: Path, tmp_path: Path, columns: int
 ) -> None:
     async with throttling_http(served) as server:
-        server.fail("delta", 404)
         urls = [server.url(name) for name in NAMES]
         terminal = Terminal(columns)
         args = ["analyze", "-j", "2", "--memory-budget", "4G", *urls]
 
         def two_cloning(frame: Frame) -> bool:
-            return (frame.states() or {}).get("cloning") == 2 and len(frame.slots()) == 2
+            return (frame.states() or {}).get("cloning") == 2
 
-        held, code = await _run_held(server, terminal, args, tmp_path, two_cloning)
+        def fail_one_waiting(frame: Frame) -> None:
+            # Whichever two the gate let in first, one of the three still waiting (no
+            # request sent yet) will find its repository gone: a failure to count.
+            waiting = [
+                name for name in NAMES if not any(f"/{name}.git" in row for row in frame.slots())
+            ]
+            assert len(waiting) == 3, frame.lines
+            server.fail(waiting[0], 404)
+
+        held, code = await _run_held(
+            server, terminal, args, tmp_path, two_cloning, fail_one_waiting
+        )
 
     # Frozen: two clones hold the two slots, the three others wait; nothing finished.
     assert held.states() == {
@@ -112,7 +123,7 @@ async def test_a_held_run_shows_each_slot_and_ends_on_the_summary(
     assert re.fullmatch(r"─+ 0/5 · 0 failed · rate \? · ETA \?", bar_row), bar_row
     assert len(bar_row) == columns
 
-    assert code == 1  # delta was not found
+    assert code == 1  # one was not found
     drawn = _assert_every_frame_adds_up(terminal, TOTAL)
     # The last frame stays on the terminal, above the table: the same figures as the
     # table's summary line, which is whole (no frame drawn over it).
