@@ -106,9 +106,10 @@ class Terminal:
             return await self.process.wait()
         finally:
             os.close(leader)
-            if self.process.returncode is None:
+            if self.process.returncode is None:  # the test failed or timed out
                 self.process.kill()
-                await self.process.wait()
+                with trio.move_on_after(10, shield=True):  # reaped, within a bound
+                    await self.process.wait()
 
     def interrupt(self) -> None:
         """Ctrl-C, as the terminal sends it to the program."""
