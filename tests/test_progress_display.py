@@ -247,3 +247,16 @@ async def test_json_lines_on_the_same_terminal_go_above_the_display(
     assert sorted(str(r["url"]) for r in reports) == sorted(urls)
     _assert_every_frame_adds_up(terminal, TOTAL)
     assert terminal.screen.bar() == (TOTAL, TOTAL, 0)  # the last frame, below them
+
+
+async def test_quiet_draws_no_display(served: Path, tmp_path: Path) -> None:
+    """``-q`` on a terminal: the table and nothing else, as before."""
+    async with throttling_http(served) as server:
+        terminal = Terminal(80)
+        with trio.fail_after(SAFETY_NET):
+            code = await terminal.run(
+                "analyze", "-q", server.url("alpha"), env={"TMPDIR": str(tmp_path)}
+            )
+    assert code == 0
+    assert all(frame.states() is None for frame in terminal.frames)
+    assert "1 repository: 1 ok" in terminal.screen.text
