@@ -260,3 +260,19 @@ async def test_quiet_draws_no_display(served: Path, tmp_path: Path) -> None:
     assert code == 0
     assert all(frame.states() is None for frame in terminal.frames)
     assert "1 repository: 1 ok" in terminal.screen.text
+
+
+async def test_json_lines_piped_stay_on_stdout(served: Path, tmp_path: Path) -> None:
+    """``clonegate analyze URL... | jq`` from a terminal: the display on the terminal,
+    every result in the pipe, none on the screen."""
+    async with throttling_http(served) as server:
+        urls = [server.url(name) for name in NAMES]
+        terminal = Terminal(80, piped=True)
+        with trio.fail_after(SAFETY_NET):
+            code = await terminal.run("analyze", *urls, env={"TMPDIR": str(tmp_path)})
+    assert code == 0
+    reports = [json.loads(line) for line in terminal.stdout.decode().splitlines()]
+    assert sorted(r["url"] for r in reports) == sorted(urls)
+    assert b'{"url": ' not in terminal.raw
+    _assert_every_frame_adds_up(terminal, TOTAL)
+    assert f"{TOTAL} repositories: {TOTAL} ok" in terminal.screen.text  # the summary on stderr

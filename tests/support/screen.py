@@ -15,6 +15,7 @@ import pty
 import re
 import signal
 import struct
+import subprocess
 import sys
 import termios
 from collections.abc import Callable
@@ -70,7 +71,9 @@ class Terminal:
 
     columns: int
     rows: int = 40
-    raw: bytearray = field(default_factory=bytearray)  # every byte the program wrote
+    piped: bool = False  # stdout is a pipe (``| jq``), read into ``stdout``; stderr is the terminal
+    raw: bytearray = field(default_factory=bytearray)  # every byte written to the terminal
+    stdout: bytearray = field(default_factory=bytearray)  # what the pipe got, when piped
     frames: list[Frame] = field(default_factory=list)
     process: trio.Process | None = None
     _screen: pyte.Screen = field(init=False)
@@ -94,7 +97,7 @@ class Terminal:
             self.process = await trio.lowlevel.open_process(
                 [sys.executable, "-m", "clonegate", *args],
                 stdin=follower,
-                stdout=follower,
+                stdout=subprocess.PIPE if self.piped else follower,
                 stderr=follower,
                 env={**inherited, "TERM": "xterm-256color", **env},
             )
@@ -102,7 +105,10 @@ class Terminal:
             os.close(follower)
         os.set_blocking(leader, False)
         try:
-            await self._read(leader)
+            async with trio.open_nursery() as nursery:
+                if self.process.stdout is not None:
+                    nursery.start_soon(self._read_pipe, self.process.stdout)
+                await self._read(leader)
             return await self.process.wait()
         finally:
             os.close(leader)
@@ -153,6 +159,11 @@ class Terminal:
                 self._ended = True
                 self._signal()
                 return
+
+    async def _read_pipe(self, pipe: trio.abc.ReceiveStream) -> None:
+        async with pipe:
+            while chunk := await pipe.receive_some():
+                self.stdout += chunk
 
     def _take(self, chunk: bytes) -> None:
         """Feed the emulator every frame that is complete (the next has begun); at the
