@@ -143,7 +143,11 @@ async def test_a_held_run_shows_each_slot_and_ends_on_the_summary(
         "failed": failed + timed_out + cancelled,
     }
     assert screen.states() == final.states()  # still on the screen at the end
-    assert re.search(r"; \d+\.\d s$", screen.text), screen.lines  # the summary's last words
+    # The time taken, as the summary line gives it (its last words).
+    taken = re.search(r"; (\d+\.\d s)$", screen.text)
+    assert taken is not None, screen.lines
+    (bar_row,) = [line for line in final.lines if f" {TOTAL}/{TOTAL} · " in line]
+    assert bar_row.endswith(f" · {taken[1]}"), bar_row
 
 
 async def test_a_clone_the_server_pushed_back_waits_to_retry(served: Path, tmp_path: Path) -> None:

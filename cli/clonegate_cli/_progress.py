@@ -62,6 +62,7 @@ class Progress:
     _rows: SlotRows = field(default_factory=SlotRows, init=False, repr=False)
     _stop: trio.Event = field(default_factory=trio.Event, init=False, repr=False)
     _stopped: trio.Event = field(default_factory=trio.Event, init=False, repr=False)
+    _elapsed: float | None = field(default=None, init=False, repr=False)  # the summary's
     _console: Console | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -141,6 +142,8 @@ class Progress:
         """The frame for now; ``final``: the last one, which stays on the terminal."""
         stats = uc.clone_gate_statistics()
         elapsed = trio.current_time() - started
+        if final and self._elapsed is not None:
+            elapsed = self._elapsed  # the last frame's time is the summary's
         figures = Figures(self.tally.total, self.tally.counts(), elapsed, final)
         rows = self._rows.assign(stats.size, [entry.index for entry in stats.active])
         size = (self.console.size.width, self.console.size.height)
@@ -169,10 +172,12 @@ class Progress:
         finally:
             self._stopped.set()
 
-    async def finish(self) -> None:
-        """Stop the live display with its last frame, and return once it is drawn: the
-        run writes its table on the same terminal next, and a frame redrawn after it
-        would overwrite its last lines (issue 44)."""
+    async def finish(self, elapsed: float | None = None) -> None:
+        """Stop the live display with its last frame, which gives ``elapsed`` (the
+        summary's) as the time taken, and return once it is drawn: the run writes its
+        table on the same terminal next, and a frame redrawn after it would overwrite
+        its last lines (issue 44)."""
+        self._elapsed = elapsed
         self._stop.set()
         if self.live:
             await self._stopped.wait()

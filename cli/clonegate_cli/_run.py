@@ -198,7 +198,7 @@ class _Run:
                     finally:
                         # Read now: what finished, even when a signal cut the batch short.
                         summary = batch.summary
-                await self.progress.finish()  # its last frame, above the table
+                await self.progress.finish(summary.elapsed)  # its last frame, above the table
                 await self._write_document(writer, summary)
                 writer.close()  # the writer ends once the rest is written
             nursery.cancel_scope.cancel()
