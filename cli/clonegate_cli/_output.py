@@ -8,7 +8,14 @@ import shutil
 from collections.abc import Mapping, Sequence
 from typing import Protocol, TextIO
 
-from clonegate import BatchSummary, RepositoryReport, RepositoryStatus, to_json, visible
+from clonegate import (
+    BatchSummary,
+    RepositoryReport,
+    RepositoryStatus,
+    TestStatus,
+    to_json,
+    visible,
+)
 
 as_json = to_json  # the library's codec (clonegate.report_from_json reads it back)
 
@@ -87,7 +94,11 @@ def write_table(
     # width None: the terminal's, or 80; terminal None: whether ``stream`` is one.
     console = Console(file=stream, width=width, force_terminal=terminal)
     console.print(table)
-    console.print(Text(summary_line(summary)))
+    statuses: dict[str, int] = {}
+    for r in reports:
+        for status, n in (r.analysis.by_status if r.analysis else {}).items():
+            statuses[status] = statuses.get(status, 0) + n
+    console.print(Text(summary_line(summary, statuses)))
 
 
 def _detail(report: RepositoryReport) -> str:
@@ -109,6 +120,8 @@ def _detail(report: RepositoryReport) -> str:
             f"{_count(totals.tests, 'test')} in {_count(totals.test_files, 'file')}"
             + "".join(f", {name} {n}" for name, n in totals.by_framework.items())
         )
+        if statuses := statuses_text(totals.by_status):
+            parts.append(statuses)
         if totals.unread:
             parts.append(unread_text(totals.unread))
     return " · ".join(parts)
@@ -125,13 +138,22 @@ def unread_text(unread: dict[str, int]) -> str:
     return f"{files} not read: " + ", ".join(f"{name} {n}" for name, n in unread.items())
 
 
+def statuses_text(by_status: dict[str, int]) -> str:
+    """``2 skipped, 1 xfail``: the tests that would not simply run, in the order of
+    ``clonegate.TestStatus`` (ADR 0005); "" when every test is active."""
+    others = {status: n for status, n in by_status.items() if status != TestStatus.ACTIVE}
+    return ", ".join(f"{n} {status}" for status, n in others.items() if n)
+
+
 def _count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
-def summary_line(summary: BatchSummary) -> str:
+def summary_line(summary: BatchSummary, statuses: dict[str, int] | None = None) -> str:
     """``3 repositories: 2 ok, 1 failed, ...; 40 tests in 5 files; 1.2 s``, with
-    ``34 test files not read`` before the time when some were not."""
+    ``34 test files not read`` before the time when some were not, and the tests per
+    status after their count when given (``40 tests in 5 files (2 skipped)``)."""
+    shown = statuses_text(statuses or {})
     return (
         f"{_count(summary.repositories, 'repository', 'repositories')}: {summary.ok} ok, "
         f"{summary.failed} failed, {summary.timeout} timed out, "
@@ -143,7 +165,9 @@ def summary_line(summary: BatchSummary) -> str:
             else ""
         )
         + "; "
-        f"{_count(summary.tests, 'test')} in {_count(summary.test_files, 'file')}; "
+        f"{_count(summary.tests, 'test')} in {_count(summary.test_files, 'file')}"
+        + (f" ({shown})" if shown else "")
+        + "; "
         + (
             f"{_count(summary.unread_files, 'test file')} not read; "
             if summary.unread_files

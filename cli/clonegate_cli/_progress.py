@@ -1,4 +1,4 @@
-"""Live progress: clone slots in use, queued, cloning, analyzing, done, failed.
+"""Live progress on a terminal (a frame: ``_frame.py``, ADR 0021), or a line per event.
 
 Rich is imported only when something is drawn or printed on stderr: a run whose
 stderr is no terminal and that has nothing to say there (``--format json``) never
@@ -8,19 +8,25 @@ loads it (30 ms of a first result, issue 14).
 from __future__ import annotations
 
 import os
+import stat
 import sys
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 import trio
 
 from clonegate import AnalyzeUseCase, Event, EventKind, visible
 
+from ._frame import Figures, SlotRows, frame
+from ._tally import Tally
+
 if TYPE_CHECKING:
     from rich.console import Console, Group
 
     from ._stderr import Diagnostics
+
+REFRESH = 0.1  # seconds between frames
 
 
 def stderr_console() -> Console:
@@ -49,12 +55,18 @@ class Progress:
     terminal: bool  # stderr is a terminal (as rich sees it)
     live: bool  # redraw in place (a terminal) or print one line per event
     verbose: bool = False
-    analyzing: set[int] = field(default_factory=set)
-    done: int = 0
-    failed: int = 0
     stderr: Diagnostics | None = None  # stderr as a run writes it (None: sys.stderr)
     stderr_gone: bool = False  # a write to stderr failed: nothing more is written there
+    total: int | None = None  # repositories in the run; None: not known yet
+    tally: Tally = field(init=False)
+    _rows: SlotRows = field(default_factory=SlotRows, init=False, repr=False)
+    _stop: trio.Event = field(default_factory=trio.Event, init=False, repr=False)
+    _stopped: trio.Event = field(default_factory=trio.Event, init=False, repr=False)
+    _elapsed: float | None = field(default=None, init=False, repr=False)  # the summary's
     _console: Console | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.tally = Tally(self.total)
 
     @property
     def console(self) -> Console:
@@ -62,6 +74,30 @@ class Progress:
         if self._console is None:
             self._console = stderr_console()
         return self._console
+
+    def shares_terminal(self, stream: TextIO) -> bool:
+        """Whether ``stream`` (stdout) goes to the terminal the live display is drawn on:
+        then what is written there must go above the display, or its next frame would
+        be drawn over it. Asked before the display starts."""
+        if not self.live:
+            return False
+        try:
+            out, err = os.fstat(stream.fileno()), os.fstat(sys.stderr.fileno())
+        except (OSError, ValueError):  # closed, or no file (a test's)
+            return False
+        return stream.isatty() and stat.S_ISCHR(out.st_mode) and out.st_rdev == err.st_rdev
+
+    def above(self, text: str) -> None:
+        """``text`` (results: JSON lines) printed above the live display, as it is: not
+        wrapped, not read as markup. Like the display's frames, written at once."""
+        if self.stderr_gone:
+            return
+        from rich.text import Text
+
+        try:
+            self.console.print(Text(text.removesuffix("\n")), soft_wrap=True, highlight=False)
+        except OSError:
+            self.stderr_gone = True
 
     def say(self, line: str, *, warning: bool = False) -> None:
         """One line on stderr (after ``warning:``, yellow on a terminal, if a warning),
@@ -86,13 +122,7 @@ class Progress:
             self.stderr_gone = True
 
     def on_event(self, event: Event) -> None:
-        if event.kind is EventKind.ANALYZING:
-            self.analyzing.add(event.index)
-        elif event.kind is EventKind.DONE:
-            self.analyzing.discard(event.index)
-            self.done += 1
-            if event.status != "ok":
-                self.failed += 1
+        self.tally.on_event(event)
         if event.kind is EventKind.STUCK:
             self.say(
                 f"clone of {visible(event.url)} running for {event.elapsed:.0f} s", warning=True
@@ -108,44 +138,48 @@ class Progress:
             when = time.strftime("%H:%M:%S")
             self.say(f"{when} {event.kind}{status} {visible(event.url)}{detail}")
 
-    def render(self, uc: AnalyzeUseCase) -> Group:
-        from rich.console import Group
-        from rich.text import Text
-
+    def render(self, uc: AnalyzeUseCase, started: float, *, final: bool = False) -> Group:
+        """The frame for now; ``final``: the last one, which stays on the terminal."""
         stats = uc.clone_gate_statistics()
-        head = Text.assemble(
-            ("clone slots ", "bold"),
-            f"{stats.held}/{stats.size}",
-            f"  queued {len(stats.queued)}  cloning {len(stats.active)}",
-            f"  analyzing {len(self.analyzing)}  done {self.done}",
-            ("  failed ", ""),
-            (str(self.failed), "red" if self.failed else ""),
-        )
-        lines = [head]
-        if stats.memory_size is not None:
-            lines.append(
-                Text.assemble(
-                    ("memory budget ", "bold"),
-                    f"{stats.memory_held}/{stats.memory_size} MiB",
-                    f" (of {stats.memory_budget} MiB)  estimate {stats.memory_estimate} MiB",
-                )
-            )
-        for entry in sorted(stats.active, key=lambda e: -e.seconds)[:8]:
-            lines.append(
-                Text(f"  cloning {visible(entry.url)}  {entry.seconds:.1f} s", style="cyan")
-            )
-        return Group(*lines)
+        elapsed = trio.current_time() - started
+        if final and self._elapsed is not None:
+            elapsed = self._elapsed  # the last frame's time is the summary's
+        figures = Figures(self.tally.total, self.tally.counts(), elapsed, final)
+        rows = self._rows.assign(stats.size, [entry.index for entry in stats.active])
+        size = (self.console.size.width, self.console.size.height)
+        return frame(figures, stats, rows, size, ascii_only=self.console.options.ascii_only)
 
     async def run(self, uc: AnalyzeUseCase) -> None:
-        """Redraw until cancelled (a terminal only)."""
+        """Redraw until :meth:`finish` or cancelled (a terminal only); the last frame
+        stays, above what the run writes next (the table)."""
         from rich.live import Live
 
+        started = trio.current_time()
         try:
-            with Live(
-                self.render(uc), console=self.console, transient=True, auto_refresh=False
-            ) as live:
-                while True:
-                    await trio.sleep(0.1)
-                    live.update(self.render(uc), refresh=True)
+            with Live(self.render(uc, started), console=self.console, auto_refresh=False) as live:
+                try:
+                    while True:
+                        with trio.move_on_after(REFRESH):
+                            await self._stop.wait()
+                        if self._stop.is_set():
+                            break
+                        live.update(self.render(uc, started), refresh=True)
+                finally:
+                    # Drawn as the display stops, after a signal too: no clone is left.
+                    live.update(self.render(uc, started, final=True))
         except OSError:  # the terminal is gone (SIGHUP follows): the drawing stops
             self.stderr_gone = True
+        finally:
+            self._stopped.set()
+
+    async def finish(self, elapsed: float | None = None) -> None:
+        """Stop the live display with its last frame, which gives ``elapsed`` (the
+        summary's) as the time taken, and return once it is drawn: the run writes its
+        table on the same terminal next, and a frame redrawn after it would overwrite
+        its last lines (issue 44)."""
+        self._elapsed = elapsed
+        self._stop.set()
+        if self.live:
+            await self._stopped.wait()
+        else:
+            await trio.lowlevel.checkpoint()

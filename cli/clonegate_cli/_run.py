@@ -88,7 +88,8 @@ def run_batch(
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         terminal = stderr_is_terminal()
-        progress = Progress(terminal, live=terminal and not quiet, verbose=verbose, stderr=stderr)
+        live = terminal and not quiet
+        progress = Progress(terminal, live, verbose, stderr, total=len(urls))
         run = _Run(urls, setup, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
@@ -174,6 +175,8 @@ class _Run:
         # Output goes through a task of its own: a reader who stops reading holds that
         # task, never the event loop, so a signal is always received (issue 38).
         writer = ResultsWriter(self.stream)
+        # JSON lines on the terminal the live display is drawn on go above it (issue 44).
+        above = self.fmt is Format.jsonl and self.progress.shares_terminal(self.stream)
         async with (
             setup.open(with_event_hook(self.progress.on_event)) as uc,
             trio.open_nursery() as nursery,
@@ -186,13 +189,16 @@ class _Run:
                 async with uc.analyze_many(self.urls) as batch:
                     try:
                         async for report in batch:
-                            if self.fmt is Format.jsonl:
+                            if above:
+                                self.progress.above(jsonl_line(report))
+                            elif self.fmt is Format.jsonl:
                                 await writer.write(jsonl_line(report), reports=1)
                             else:
                                 self.reports.append(report)
                     finally:
                         # Read now: what finished, even when a signal cut the batch short.
                         summary = batch.summary
+                await self.progress.finish(summary.elapsed)  # its last frame, above the table
                 await self._write_document(writer, summary)
                 writer.close()  # the writer ends once the rest is written
             nursery.cancel_scope.cancel()

@@ -30,13 +30,20 @@ class Diagnostics:
     """A text stream for stderr: what a log handler and the progress lines write to."""
 
     def __init__(self, stream: TextIO | None = None) -> None:
-        self._stream = stream if stream is not None else sys.stderr
+        self._given = stream
         self._sink: Sink | None = None  # while a run is on, for a pipe or a socket
         self._kept = bytearray()
         self._more: trio.Event | None = None  # set when there is something to write
         self._progress = trio.Event()  # set, and replaced, as the reader takes some
         self._gone = False
         self.dropped = 0  # lines dropped: the reader was too far behind
+
+    @property
+    def _stream(self) -> TextIO:
+        # sys.stderr as it is now: while the live display is drawn on a terminal, Rich's
+        # stand-in, which prints a line above the display. Written past it, a log line
+        # was erased by the next frame, and left the last one's top lines (issue 44).
+        return self._given if self._given is not None else sys.stderr
 
     def write(self, text: str) -> int:
         if self._gone:
