@@ -42,6 +42,7 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
         if sharing.fetchone() is None:
             for table in ("tests", "suites", "files", "scan_errors"):
                 db.execute(f"DELETE FROM {table} WHERE report_id = ?", old)
+        db.execute("DELETE FROM phases WHERE report_id = ?", old)  # its own, never shared
         db.execute("DELETE FROM reports WHERE id = ?", old)
     shared = _shared_inventory(db, key, report) if report.reused else None
     cursor = db.execute(
@@ -50,6 +51,13 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
     )
     report_id = cursor.lastrowid
     assert report_id is not None
+    db.executemany(
+        "INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (report_id, n, p.name, p.attempt, p.started.isoformat(), p.ended.isoformat())
+            for n, p in enumerate(report.phases)
+        ],
+    )
     if shared is not None:
         db.execute("UPDATE reports SET inventory_of = ? WHERE id = ?", (shared, report_id))
     elif report.inventory is not None:
