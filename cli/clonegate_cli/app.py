@@ -14,7 +14,7 @@ import typer
 import clonegate
 from clonegate import RepositoryStatus, with_keep_clones, with_max_concurrent_clones
 
-from . import _cluster, _demo, _store
+from . import _cluster, _demo, _report, _store
 from ._clone_options import (
     CloneFlags,
     QuietOption,
@@ -184,6 +184,7 @@ def demo(
 
 _cluster.register(app)
 _store.register(app)
+_report.register(app)
 
 
 def main() -> None:
