@@ -1,0 +1,340 @@
+"""A run drawn after the fact (issue 44, ADR 0020): each repository's phases on the wall
+clock, the run's limit and budget changes, and ``clonegate report --format json``.
+
+The real runs clone from a loopback HTTP git server that pushes back the first ref
+listing of each repository (so each is cloned in two attempts) into a real SQLite
+file. Instants are compared with each other only: ordered, and inside their run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import sqlite3
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import trio
+import trio.testing
+from typer.testing import CliRunner
+
+from clonegate import (
+    AnalyzeUseCase,
+    Event,
+    EventKind,
+    MemoryReading,
+    RepositoryReport,
+    RepositoryStatus,
+    report_from_json,
+    to_json,
+    with_event_hook,
+    with_max_concurrent_clones,
+    with_memory_budget,
+    with_result_store,
+    with_retries,
+)
+from clonegate.errors import ThrottledError
+from clonegate.store import Phase, RunEvent, open_store, open_store_reader
+from clonegate_cli.app import app
+
+from .support.fakes import FakeAnalyzer, FakeVCS, Readings, url
+from .support.inventories import KEY, report
+from .support.pushback import PushBack
+from .support.repos import FixtureRepo, make_repo
+from .support.servers import http_git_server
+
+GiB = 1 << 30
+TWO_TESTS = b"def test_one():\n    pass\n\n\ndef test_two():\n    pass\n"
+# Every clone asked for too much: the controller shrinks the budget at each chance.
+PRESSED = MemoryReading(limit=GiB, available=GiB // 100, pressure=0.5)
+
+
+class FixedDelay:
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+
+    def delay(self, attempt: int, retry_after: float | None, deadline: float | None) -> float:
+        return self.seconds
+
+
+def _at(text: str) -> datetime:
+    return datetime.fromisoformat(text)
+
+
+def _names(phases: list[dict[str, Any]]) -> list[str]:
+    return [p["name"] if p["attempt"] is None else f"{p['name']}#{p['attempt']}" for p in phases]
+
+
+def _assert_ordered_within(phases: list[dict[str, Any]], start: datetime, end: datetime) -> None:
+    instants = [_at(p[edge]) for p in phases for edge in ("started", "ended")]
+    assert instants == sorted(instants), phases  # each ends before the next begins
+    assert start <= instants[0], (start, phases)
+    assert instants[-1] <= end, (phases, end)
+
+
+def test_a_real_run_is_kept_phase_by_phase_and_reported_whole(
+    runner: CliRunner, tmpdir_env: Path
+) -> None:
+    db, written = tmpdir_env.parent / "runs.db", tmpdir_env.parent / "run.json"
+    served = tmpdir_env.parent / "served"
+    make_repo(served, "tested", files={"tests/test_a.py": TWO_TESTS})
+    make_repo(served, "plain")
+    pushback = PushBack(failures=1, status=503, retry_after="0")
+    with http_git_server(served, wrap=pushback) as server:
+        names = ["tested", "plain", "no-such-repo"]
+        args = ["analyze", "-j", "2", "--db", str(db), "--format", "json"]
+        analyzed = runner.invoke(app, [*args, *(server.url(n) for n in names)])
+    assert analyzed.exit_code == 1, analyzed.output  # no-such-repo is not found
+    printed = json.loads(analyzed.stdout)["repositories"]
+    reported = runner.invoke(
+        app, ["report", "--db", str(db), "--format", "json", "-o", str(written)]
+    )
+    assert reported.exit_code == 0, reported.output
+    assert reported.stdout == ""
+    document = json.loads(written.read_text())
+    run = document["run"]
+    start, end = _at(run["started_at"]), _at(run["finished_at"])
+    assert [r["url"] for r in document["repositories"]] == [server.url(n) for n in names]
+    for shown, stored in zip(printed, document["repositories"], strict=True):
+        assert stored["phases"] == shown["phases"]  # what analyze printed is what was kept
+        assert stored["attempts"] == shown["attempts"]
+        _assert_ordered_within(stored["phases"], start, end)
+    basic, trunk, missing = document["repositories"]
+    for cloned in (basic, trunk):
+        # The first listing pushed back: two attempts, the wait between them without a slot.
+        names_of = _names(cloned["phases"])
+        assert names_of[0] == "waiting#1", names_of
+        assert names_of[-1] == "analysis", names_of
+        assert names_of.index("clone#1") < names_of.index("retry_wait#1"), names_of
+        assert names_of.index("retry_wait#1") < names_of.index("waiting#2"), names_of
+        assert names_of.index("waiting#2") < names_of.index("clone#2"), names_of
+        (retried,) = cloned["attempts"]
+        (wait,) = [p for p in cloned["phases"] if p["name"] == "retry_wait"]
+        slept = (_at(wait["ended"]) - _at(wait["started"])).total_seconds()
+        assert slept >= retried["waited"] - 1e-5  # a sleep ends no sooner than asked
+    assert missing["status"] == "failed"
+    assert "analysis" not in _names(missing["phases"])
+    # The tests counted by framework, language and status are the run's own.
+    assert document["tests"] == [
+        {"framework": "pytest", "language": "python", "status": "active", "tests": 2}
+    ]
+    assert run["summary"]["tests"] == 2
+    # The clone limit the run began with, at its start.
+    (limit,) = [e for e in document["events"] if e["kind"] == "clone_limit"]
+    assert limit["value"] == 2
+    assert start <= _at(limit["at"]) <= end
+    assert run["options"]["max_concurrent_clones"] == 2
+
+
+def test_the_phases_of_a_retried_clone_are_its_attempts_and_waits(tmp_path: Path) -> None:
+    # Virtual time: each clone takes 1 s, the wait after the throttled attempt 5 s.
+    vcs = FakeVCS(tmp_path, delay=1.0)
+    vcs.flaky[url(0)] = [ThrottledError(url(0), "HTTP 429: too many requests")]
+    uc = AnalyzeUseCase(with_retries(1, FixedDelay(5.0)), vcs=vcs, analyzer=FakeAnalyzer())
+
+    async def main() -> RepositoryReport:
+        return await uc.execute(url(0))
+
+    done = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    assert done.status is RepositoryStatus.OK
+    spans = [(p.name, p.attempt, p.ended - p.started) for p in done.phases]
+    second = timedelta(seconds=1)
+    assert spans == [
+        ("waiting", 1, timedelta(0)),
+        ("clone", 1, second),
+        ("retry_wait", 1, 5 * second),
+        ("waiting", 2, timedelta(0)),
+        ("clone", 2, second),
+        ("analysis", None, spans[-1][2]),  # it waits for an analysis process: any time
+    ]
+    assert all(a.ended == b.started for a, b in zip(done.phases, done.phases[1:], strict=False))
+    assert done.phases[0].started.tzinfo is UTC
+    # The JSON document gives them back as they were.
+    assert report_from_json(json.loads(json.dumps(to_json(done)))).phases == done.phases
+
+
+def test_budget_changes_are_kept_with_the_run(tmp_path: Path) -> None:
+    said: list[Event] = []
+    vcs = FakeVCS(tmp_path, delay=30.0)  # long enough for the controller to act, virtually
+
+    async def main() -> tuple[list[RunEvent], int]:
+        async with open_store(tmp_path / "runs.db") as store:
+            uc = AnalyzeUseCase(
+                with_max_concurrent_clones(3),
+                with_memory_budget("800M"),
+                with_result_store(store),
+                with_event_hook(said.append),
+                vcs=vcs,
+                analyzer=FakeAnalyzer(),
+                memory_sensor=Readings(PRESSED),
+            )
+            async with uc.analyze_many([url(i) for i in range(3)]) as batch:
+                async for _ in batch:
+                    pass
+            (run_id,) = await store.run_ids()
+            found = await store.run_report(run_id)
+        assert found is not None
+        return list(found.events), batch.summary.memory_budget or 0
+
+    events, summarized = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
+    decided = [
+        int(re.findall(r"-> (\d+) MiB", e.detail)[0]) for e in said if e.kind is EventKind.BUDGET
+    ]
+    assert len(decided) >= 2  # it shrank more than once
+    assert [(e.kind, e.value) for e in events] == [
+        ("clone_limit", 3),
+        ("memory_budget", 800),
+        *(("memory_budget", size) for size in decided),
+    ]
+    assert summarized == 800
+    actions = [e.status for e in said if e.kind is EventKind.BUDGET]
+    assert [e.detail.split()[0] for e in events[2:]] == actions
+    instants = [e.at for e in events]
+    assert instants == sorted(instants)
+
+
+HOSTILE_URL = "git://example.org/</script><script>alert(1)</script>\x1b[2J\x1b]0;x\x07"
+HOSTILE_TEST = "</script><!-- & \u2028 \x1b[31m"
+
+
+def test_hostile_names_are_kept_and_reported_as_data(runner: CliRunner, tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    inventory = report().inventory
+    assert inventory is not None
+    first = inventory.files[0]
+    hostile_file = dataclasses.replace(
+        first, tests=(dataclasses.replace(first.tests[0], name=HOSTILE_TEST), *first.tests[1:])
+    )
+    hostile = dataclasses.replace(
+        report(),
+        url=HOSTILE_URL,
+        inventory=dataclasses.replace(inventory, files=(hostile_file, *inventory.files[1:])),
+        phases=(Phase("clone", when, when + timedelta(seconds=2), 1),),
+    )
+
+    async def save() -> None:
+        async with open_store(db) as store:
+            run_id = await store.begin_run({"note": HOSTILE_TEST})
+            await store.save(run_id, KEY, hostile)
+            await store.save_events(run_id, [RunEvent("host_limit", when, 4, HOSTILE_URL)])
+            await store.finish_run(run_id)
+
+    trio.run(save)
+    result = runner.invoke(app, ["report", "latest", "--db", str(db), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    text = result.stdout
+    # Nothing a server named reaches the output raw: no escape, no tag, no line break.
+    assert not re.search(r"[\x00-\x1f\x7f<>&\u2028]", text.rstrip("\n")), text
+    document = json.loads(text)
+    (repository,) = document["repositories"]
+    assert repository["url"] == HOSTILE_URL  # as data, whole
+    assert repository["phases"] == [
+        {
+            "name": "clone",
+            "started": when.isoformat(),
+            "ended": (when + timedelta(seconds=2)).isoformat(),
+            "attempt": 1,
+        }
+    ]
+    assert document["events"][0]["detail"] == HOSTILE_URL
+    assert document["run"]["options"]["note"] == HOSTILE_TEST
+    assert sum(row["tests"] for row in document["tests"]) == inventory.tests
+
+
+def test_export_gives_each_repository_its_instants(runner: CliRunner, tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    phases = (
+        Phase("waiting", when, when + timedelta(seconds=1), 1),
+        Phase("clone", when + timedelta(seconds=1), when + timedelta(seconds=3), 1),
+        Phase("analysis", when + timedelta(seconds=3), when + timedelta(seconds=4)),
+    )
+
+    async def save() -> RepositoryReport | None:
+        async with open_store(db) as store:
+            run_id = await store.begin_run({})
+            await store.save(run_id, KEY, dataclasses.replace(report(), phases=phases))
+            await store.finish_run(run_id)
+            return await store.load(run_id, KEY)
+
+    loaded = trio.run(save)
+    assert loaded is not None
+    assert loaded.phases == phases
+    rows = (
+        sqlite3.connect(db)
+        .execute("SELECT name, attempt, started, ended FROM phases ORDER BY phase_no")
+        .fetchall()
+    )
+    assert rows == [(p.name, p.attempt, p.started.isoformat(), p.ended.isoformat()) for p in phases]
+    jsonl = runner.invoke(app, ["export", "latest", "--db", str(db)])
+    assert jsonl.exit_code == 0, jsonl.output
+    (record,) = [json.loads(line) for line in jsonl.stdout.splitlines()]
+    assert record["started_at"] == when.isoformat()
+    assert record["finished_at"] == (when + timedelta(seconds=4)).isoformat()
+    assert [p["name"] for p in record["phases"]] == ["waiting", "clone", "analysis"]
+    csv = runner.invoke(app, ["export", "latest", "--db", str(db), "--format", "csv"])
+    assert csv.exit_code == 0, csv.output
+    assert f"clone#1 {phases[1].started.isoformat()}/{phases[1].ended.isoformat()}" in csv.stdout
+
+
+def test_auto_budget_is_said_at_v_and_in_the_json_summary(
+    repo_root: Path, repos: dict[str, FixtureRepo], tmpdir_env: Path
+) -> None:
+    # A process of its own: logging is configured once per process.
+    with http_git_server(repo_root) as server:
+        args = ["analyze", "-v", "--memory-budget", "auto", "--format", "json"]
+        result = subprocess.run(
+            [sys.executable, "-m", "clonegate", *args, server.url("basic")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert result.returncode == 0, result.stderr
+    chosen = json.loads(result.stdout)["summary"]["memory_budget"]
+    said = re.search(
+        r"memory budget: (\d+) MiB \(auto: 75% of the (\d+) MiB available\)", result.stderr
+    )
+    assert said is not None, result.stderr
+    assert int(said.group(1)) == chosen > 0
+    assert chosen <= int(said.group(2))
+
+
+def test_report_names_a_missing_run_and_a_bad_format(runner: CliRunner, tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+
+    async def save() -> None:
+        async with open_store(db) as store:
+            run_id = await store.begin_run({})
+            await store.finish_run(run_id)
+
+    trio.run(save)
+    missing = runner.invoke(app, ["report", "7", "--db", str(db)])
+    assert missing.exit_code == 2
+    assert "there is no run 7" in missing.output
+    wrong = runner.invoke(app, ["report", "--db", str(db), "--format", "html"])
+    assert wrong.exit_code == 2
+    assert "--format must be json" in wrong.output
+    nowhere = runner.invoke(app, ["report", "--db", str(db), "-o", str(tmp_path / "no" / "r.json")])
+    assert nowhere.exit_code == 4
+    assert "cannot write" in nowhere.output
+
+
+async def test_a_run_kept_without_phases_or_events_reads_as_none(tmp_path: Path) -> None:
+    # As runs stored before they were kept: nothing to draw, and not an error.
+    db = tmp_path / "old.db"
+    async with open_store(db) as store:
+        run_id = await store.begin_run({})
+        await store.save(run_id, KEY, report())
+        await store.finish_run(run_id)
+    async with open_store_reader(db) as reader:
+        found = await reader.run_report(run_id)
+    assert found is not None
+    assert found.events == ()
+    (only,) = found.repositories
+    assert only.phases == ()
