@@ -24,6 +24,7 @@ from typer.testing import CliRunner
 
 from clonegate import (
     AnalyzeUseCase,
+    Batch,
     Event,
     EventKind,
     MemoryReading,
@@ -37,6 +38,7 @@ from clonegate import (
     with_result_store,
     with_retries,
 )
+from clonegate._domain.timeline import microseconds
 from clonegate.errors import ThrottledError
 from clonegate.store import Phase, RunEvent, open_store, open_store_reader
 from clonegate_cli.app import app
@@ -47,7 +49,7 @@ from .support.pushback import PushBack
 from .support.repos import FixtureRepo, make_repo
 from .support.servers import http_git_server
 
-GiB = 1 << 30
+MiB, GiB = 1 << 20, 1 << 30
 TWO_TESTS = b"def test_one():\n    pass\n\n\ndef test_two():\n    pass\n"
 # Every clone asked for too much: the controller shrinks the budget at each chance.
 PRESSED = MemoryReading(limit=GiB, available=GiB // 100, pressure=0.5)
@@ -157,44 +159,67 @@ def test_the_phases_of_a_retried_clone_are_its_attempts_and_waits(tmp_path: Path
     assert report_from_json(json.loads(json.dumps(to_json(done)))).phases == done.phases
 
 
-def test_budget_changes_are_kept_with_the_run(tmp_path: Path) -> None:
+async def test_budget_changes_are_kept_with_the_run(
+    tmp_path: Path, mock_clock: trio.testing.MockClock
+) -> None:
     said: list[Event] = []
-    vcs = FakeVCS(tmp_path, delay=30.0)  # long enough for the controller to act, virtually
+    cloning = trio.Event()
 
-    async def main() -> tuple[list[RunEvent], int]:
-        async with open_store(tmp_path / "runs.db") as store:
-            uc = AnalyzeUseCase(
-                with_max_concurrent_clones(3),
-                with_memory_budget("800M"),
-                with_result_store(store),
-                with_event_hook(said.append),
-                vcs=vcs,
-                analyzer=FakeAnalyzer(),
-                memory_sensor=Readings(PRESSED),
-            )
-            async with uc.analyze_many([url(i) for i in range(3)]) as batch:
-                async for _ in batch:
-                    pass
-            (run_id,) = await store.run_ids()
-            found = await store.run_report(run_id)
-        assert found is not None
-        return list(found.events), batch.summary.memory_budget or 0
+    def hook(event: Event) -> None:
+        said.append(event)
+        if sum(e.kind is EventKind.CLONING for e in said) == 3:
+            cloning.set()
 
-    events, summarized = trio.run(main, clock=trio.testing.MockClock(autojump_threshold=0))
-    decided = [
-        int(re.findall(r"-> (\d+) MiB", e.detail)[0]) for e in said if e.kind is EventKind.BUDGET
+    vcs = FakeVCS(tmp_path, blocking=True)
+    vcs.max_memory = 100 * MiB  # what each clone reserves: three fit in any size below
+    urls = [url(i) for i in range(3)]
+    async with open_store(tmp_path / "runs.db") as store:
+        uc = AnalyzeUseCase(
+            with_max_concurrent_clones(3),
+            with_memory_budget("800M"),
+            with_result_store(store),
+            with_event_hook(hook),
+            vcs=vcs,
+            analyzer=FakeAnalyzer(),
+            memory_sensor=Readings(PRESSED),
+        )
+        async with uc.analyze_many(urls) as batch, trio.open_nursery() as nursery:
+            nursery.start_soon(_drain, batch)
+            await cloning.wait()
+            # Ten readings of a memory under pressure, one a second: the controller
+            # shrinks at the first, then after each cooldown of three readings.
+            for _ in range(10):
+                await trio.testing.wait_all_tasks_blocked()
+                mock_clock.jump(1.0)
+            await trio.testing.wait_all_tasks_blocked()
+            for each in urls:
+                vcs.release[each].set()
+        (run_id,) = await store.run_ids()
+        found = await store.run_report(run_id)
+    assert found is not None
+    decisions = [e for e in said if e.kind is EventKind.BUDGET]
+    assert [e.detail.split(" MiB")[0] for e in decisions] == [
+        "800 -> 600",
+        "600 -> 450",
+        "450 -> 337",
     ]
-    assert len(decided) >= 2  # it shrank more than once
-    assert [(e.kind, e.value) for e in events] == [
+    assert [(e.kind, e.value) for e in found.events] == [
         ("clone_limit", 3),
         ("memory_budget", 800),
-        *(("memory_budget", size) for size in decided),
+        ("memory_budget", 600),
+        ("memory_budget", 450),
+        ("memory_budget", 337),
     ]
-    assert summarized == 800
-    actions = [e.status for e in said if e.kind is EventKind.BUDGET]
-    assert [e.detail.split()[0] for e in events[2:]] == actions
-    instants = [e.at for e in events]
+    assert [e.detail.split(" ", 1)[0] for e in found.events[2:]] == ["shrink"] * 3
+    assert found.events[1].detail == ""  # a budget given, not chosen
+    assert batch.summary.memory_budget == 800
+    instants = [e.at for e in found.events]
     assert instants == sorted(instants)
+
+
+async def _drain(batch: Batch) -> None:
+    async for _ in batch:
+        pass
 
 
 HOSTILE_URL = "git://example.org/</script><script>alert(1)</script>\x1b[2J\x1b]0;x\x07"
@@ -270,7 +295,9 @@ def test_export_gives_each_repository_its_instants(runner: CliRunner, tmp_path: 
         .execute("SELECT name, attempt, started, ended FROM phases ORDER BY phase_no")
         .fetchall()
     )
-    assert rows == [(p.name, p.attempt, p.started.isoformat(), p.ended.isoformat()) for p in phases]
+    assert rows == [
+        (p.name, p.attempt, microseconds(p.started), microseconds(p.ended)) for p in phases
+    ]
     jsonl = runner.invoke(app, ["export", "latest", "--db", str(db)])
     assert jsonl.exit_code == 0, jsonl.output
     (record,) = [json.loads(line) for line in jsonl.stdout.splitlines()]
@@ -338,3 +365,29 @@ async def test_a_run_kept_without_phases_or_events_reads_as_none(tmp_path: Path)
     assert found.events == ()
     (only,) = found.repositories
     assert only.phases == ()
+
+
+def test_a_damaged_phase_or_event_is_named_and_left_out(runner: CliRunner, tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    phased = dataclasses.replace(report(), phases=(Phase("clone", when, when, 1),))
+
+    async def save() -> None:
+        async with open_store(db) as store:
+            run_id = await store.begin_run({})
+            await store.save(run_id, KEY, phased)
+            await store.save(run_id, KEY + "2", dataclasses.replace(phased, index=1))
+            await store.save_events(run_id, [RunEvent("clone_limit", when, 4)] * 2)
+            await store.finish_run(run_id)
+
+    trio.run(save)
+    with sqlite3.connect(db) as edit:  # anyone may edit the file
+        edit.execute("UPDATE phases SET started = 'soon' WHERE report_id = 1")
+        edit.execute("UPDATE run_events SET at = 'then' WHERE event_no = 1")
+    result = runner.invoke(app, ["report", "--db", str(db)])
+    assert result.exit_code == 1
+    document = json.loads(result.stdout)
+    assert [r["index"] for r in document["repositories"]] == [1]
+    assert len(document["events"]) == 1
+    assert "reports row 1" in result.stderr
+    assert "run_events row 1" in result.stderr

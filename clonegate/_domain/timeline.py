@@ -13,10 +13,20 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 
-__all__ = ["Phase", "PhaseName", "RunClock", "RunEvent", "RunEventKind"]
+__all__ = [
+    "Phase",
+    "PhaseName",
+    "RunClock",
+    "RunEvent",
+    "RunEventKind",
+    "from_microseconds",
+    "microseconds",
+]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 class PhaseName(StrEnum):
@@ -86,3 +96,14 @@ class RunClock:
 
     def now(self) -> datetime:
         return self.at(self.monotonic())
+
+
+def microseconds(instant: datetime) -> int:
+    """``instant`` as whole microseconds since the Unix epoch: exact, where a float of
+    seconds is not."""
+    return (instant - _EPOCH) // timedelta(microseconds=1)
+
+
+def from_microseconds(count: int) -> datetime:
+    """The instant (UTC) :func:`microseconds` gave ``count`` for."""
+    return _EPOCH + timedelta(microseconds=count)

@@ -12,6 +12,7 @@ from typing import Any
 from ..._domain.inventory import Inventory, ScanError, TestCase, TestFile, TestStatus, TestSuite
 from ..._domain.report_json import report_from_json, to_json
 from ..._domain.reports import RepositoryReport
+from ..._domain.timeline import Phase, from_microseconds, microseconds
 from .damage import reading_row
 
 __all__ = ["insert_report", "inventory_rows_of", "read_inventory", "read_report"]
@@ -54,7 +55,7 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
     db.executemany(
         "INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?)",
         [
-            (report_id, n, p.name, p.attempt, p.started.isoformat(), p.ended.isoformat())
+            (report_id, n, p.name, p.attempt, microseconds(p.started), microseconds(p.ended))
             for n, p in enumerate(report.phases)
         ],
     )
@@ -89,7 +90,8 @@ def _report_row(run_id: int, key: str, report: RepositoryReport) -> tuple[object
         timings.analysis,
         totals.test_files if totals else None,
         totals.tests if totals else None,
-        json.dumps(to_json(report), separators=(",", ":")),
+        # Without its phases: they are rows of their own (ADR 0020).
+        json.dumps(to_json(replace(report, phases=())), separators=(",", ":")),
         report.clone_memory,
         totals.unread_files if totals else None,
         len(report.attempts),
@@ -180,10 +182,26 @@ def read_report(
         document, shared = db.execute(
             "SELECT document, inventory_of FROM reports WHERE id = ?", (report_id,)
         ).fetchone()
-        report = report_from_json(json.loads(document))
+        report = replace(report_from_json(json.loads(document)), phases=_phases(db, report_id))
         if report.analysis is None or not inventory:
             return report
         return replace(report, inventory=read_inventory(db, shared or report_id))
+
+
+def _phases(db: sqlite3.Connection, report_id: int) -> tuple[Phase, ...]:
+    return tuple(
+        Phase(
+            str(name),
+            from_microseconds(started),
+            from_microseconds(ended),
+            None if attempt is None else int(attempt),
+        )
+        for name, attempt, started, ended in db.execute(
+            "SELECT name, attempt, started, ended FROM phases WHERE report_id = ? "
+            "ORDER BY phase_no",
+            (report_id,),
+        )
+    )
 
 
 def inventory_rows_of(db: sqlite3.Connection, report_id: int) -> int:

@@ -7,11 +7,10 @@ from __future__ import annotations
 import sqlite3
 from collections import Counter
 from dataclasses import dataclass
-from datetime import datetime
 
 from ..._domain.reports import RepositoryReport
 from ..._domain.store import DamagedRowError
-from ..._domain.timeline import RunEvent
+from ..._domain.timeline import RunEvent, from_microseconds
 from .damage import Damage, reading_row
 from .reading import RunInfo, reports, runs_by_id
 
@@ -109,7 +108,7 @@ def _events(db: sqlite3.Connection, run_id: int, damage: Damage) -> list[RunEven
                 ).fetchone()
                 if not isinstance(kind, str) or not isinstance(detail, str):
                     raise TypeError("kind and detail must be text")
-                found.append(RunEvent(kind, datetime.fromisoformat(at), int(value), detail))
+                found.append(RunEvent(kind, from_microseconds(at), int(value), detail))
         except DamagedRowError as exc:
             damage.tolerate(exc)
     return found

@@ -23,7 +23,7 @@ import trio
 
 from ..._domain.reports import RepositoryReport
 from ..._domain.store import StoredResult, StoreError
-from ..._domain.timeline import RunEvent
+from ..._domain.timeline import RunEvent, microseconds
 from . import reading
 from .cache_rows import evict, touch
 from .files import connect, open_writer, store_error
@@ -103,7 +103,7 @@ class SQLiteStore(StoreReader):
         await self._write(finish)
 
     async def save_events(self, run_id: int, events: Sequence[RunEvent]) -> None:
-        rows = [(e.kind, e.at.isoformat(), e.value, e.detail) for e in events]
+        rows = [(e.kind, microseconds(e.at), e.value, e.detail) for e in events]
 
         def save(db: sqlite3.Connection) -> None:
             (count,) = db.execute(
