@@ -390,4 +390,8 @@ def test_a_damaged_phase_or_event_is_named_and_left_out(runner: CliRunner, tmp_p
     assert [r["index"] for r in document["repositories"]] == [1]
     assert len(document["events"]) == 1
     assert "reports row 1" in result.stderr
-    assert "run_events row 1" in result.stderr
+    assert "run_events (run 1) row 1" in result.stderr
+    checked = runner.invoke(app, ["check", "--db", str(db)])
+    assert checked.exit_code == 1
+    assert "reports row 1" in checked.stdout
+    assert "run_events (run 1) row 1" in checked.stdout

@@ -14,7 +14,7 @@ from ..._domain.timeline import RunEvent, from_microseconds
 from .damage import Damage, reading_row
 from .reading import RunInfo, reports, runs_by_id
 
-__all__ = ["RunReport", "TestCount", "run_report"]
+__all__ = ["RunReport", "TestCount", "events", "run_report"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +59,7 @@ def run_report(db: sqlite3.Connection, run_id: int, damage: Damage) -> RunReport
             damage.tolerate(exc)
     return RunReport(
         run=run[0],
-        events=tuple(_events(db, run_id, damage)),
+        events=tuple(events(db, run_id, damage)),
         repositories=tuple(listed),
         tests=tuple(TestCount(*key, n) for key, n in sorted(counts.items())),
     )
@@ -90,7 +90,9 @@ def _tests_of(db: sqlite3.Connection, report_id: int) -> Counter[tuple[str, str,
     return found
 
 
-def _events(db: sqlite3.Connection, run_id: int, damage: Damage) -> list[RunEvent]:
+def events(db: sqlite3.Connection, run_id: int, damage: Damage) -> list[RunEvent]:
+    """Run ``run_id``'s events in order; a damaged one in ``damage``, named by its run
+    and number (``run_events (run 5) row 1``)."""
     numbers = [
         n
         for (n,) in db.execute(
@@ -100,7 +102,7 @@ def _events(db: sqlite3.Connection, run_id: int, damage: Damage) -> list[RunEven
     found = []
     for number in numbers:
         try:
-            with reading_row("run_events", number):
+            with reading_row(f"run_events (run {run_id})", number):
                 kind, at, value, detail = db.execute(
                     "SELECT kind, at, value, detail FROM run_events "
                     "WHERE run_id = ? AND event_no = ?",
