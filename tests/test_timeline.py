@@ -90,10 +90,13 @@ def test_a_real_run_is_kept_phase_by_phase_and_reported_whole(
         names = ["tested", "plain", "no-such-repo"]
         args = ["analyze", "-j", "2", "--db", str(db), "--format", "json"]
         analyzed = runner.invoke(app, [*args, *(server.url(n) for n in names)])
+        # Again, incremental: nothing moved, each HEAD listed and its result reused.
+        again = runner.invoke(app, [*args, "--incremental", *(server.url(n) for n in names)])
     assert analyzed.exit_code == 1, analyzed.output  # no-such-repo is not found
+    assert again.exit_code == 1, again.output
     printed = json.loads(analyzed.stdout)["repositories"]
     reported = runner.invoke(
-        app, ["report", "--db", str(db), "--format", "json", "-o", str(written)]
+        app, ["report", "1", "--db", str(db), "--format", "json", "-o", str(written)]
     )
     assert reported.exit_code == 0, reported.output
     assert reported.stdout == ""
@@ -105,8 +108,8 @@ def test_a_real_run_is_kept_phase_by_phase_and_reported_whole(
         assert stored["phases"] == shown["phases"]  # what analyze printed is what was kept
         assert stored["attempts"] == shown["attempts"]
         _assert_ordered_within(stored["phases"], start, end)
-    basic, trunk, missing = document["repositories"]
-    for cloned in (basic, trunk):
+    tested, plain, missing = document["repositories"]
+    for cloned in (tested, plain):
         # The first listing pushed back: two attempts, the wait between them without a slot.
         names_of = _names(cloned["phases"])
         assert names_of[0] == "waiting#1", names_of
@@ -130,6 +133,14 @@ def test_a_real_run_is_kept_phase_by_phase_and_reported_whole(
     assert limit["value"] == 2
     assert start <= _at(limit["at"]) <= end
     assert run["options"]["max_concurrent_clones"] == 2
+    # The second run only listed each remote's HEAD: that, inside its own run.
+    second = json.loads(runner.invoke(app, ["report", "--db", str(db)]).stdout)
+    assert second["run"]["id"] == 2
+    start, end = _at(second["run"]["started_at"]), _at(second["run"]["finished_at"])
+    assert [r["reused"] for r in second["repositories"]] == [True, True, False]
+    for listed in second["repositories"]:
+        assert _names(listed["phases"]) == ["listing"]
+        _assert_ordered_within(listed["phases"], start, end)
 
 
 def test_the_phases_of_a_retried_clone_are_its_attempts_and_waits(tmp_path: Path) -> None:
