@@ -21,8 +21,8 @@ import clonegate.store
 from clonegate import to_json, visible
 from clonegate.store import DamagedRow
 
-from ._run import EXIT_OUTPUT, usage_error
-from ._store import _run_id, _with_store
+from ._run import EXIT_OUTPUT, OutputOption, usage_error
+from ._store import RUN_HELP, _run_id, _with_store
 from ._store_options import DbOption
 
 __all__ = ["FORMATS", "register", "report", "safe_json"]
@@ -35,19 +35,12 @@ FORMATS = ("json",)
 
 
 def report(
-    run: Annotated[
-        str, typer.Argument(metavar="[RUN]", help="A run id, or 'latest' (the newest run).")
-    ] = "latest",
+    run: Annotated[str, typer.Argument(metavar="[RUN]", help=RUN_HELP)] = "latest",
     db: DbOption = None,
     output_format: Annotated[
         str, typer.Option("--format", help="json: the run as one JSON document.", metavar="json")
     ] = "json",
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "-o", "--output", help="Write the report to FILE instead of stdout.", metavar="FILE"
-        ),
-    ] = None,
+    output: OutputOption = None,
 ) -> None:
     """A stored run whole: summary, options, limits and their changes, each
     repository's phases and attempts on the wall clock, tests by framework, language

@@ -35,7 +35,8 @@ Reader = Callable[["clonegate.store.StoreReader", list[DamagedRow]], Awaitable[N
 # A reading command that left damaged rows out: what it wrote is true but incomplete.
 EXIT_DAMAGED = EXIT_FAILED
 
-RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, or 'latest'.")]
+RUN_HELP = "A run id, or 'latest'."
+RunArgument = Annotated[str, typer.Argument(metavar="RUN", help=RUN_HELP)]
 
 
 def runs(

@@ -23,7 +23,7 @@ from ._clone_options import (
     clone_options,
 )
 from ._input import read_urls
-from ._run import Format, run_batch, usage_error
+from ._run import Format, OutputOption, run_batch, usage_error
 from ._setup import Setup
 from ._store_options import (
     CACHE_SIZE,
@@ -105,12 +105,7 @@ def analyze(
     *,
     clone: CloneFlags,
     output_format: FormatOption = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "-o", "--output", help="Write results to FILE instead of stdout.", metavar="FILE"
-        ),
-    ] = None,
+    output: OutputOption = None,
     keep: Annotated[
         Path | None,
         typer.Option(
