@@ -14,10 +14,12 @@ import re
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 from typer.testing import CliRunner
@@ -38,7 +40,8 @@ from clonegate import (
     with_result_store,
     with_retries,
 )
-from clonegate._domain.timeline import microseconds
+from clonegate._domain.timeline import RunClock, microseconds
+from clonegate._usecase.run_log import RunLog
 from clonegate.errors import ThrottledError
 from clonegate.store import Phase, RunEvent, open_store, open_store_reader
 from clonegate_cli.app import app
@@ -406,3 +409,37 @@ def test_a_damaged_phase_or_event_is_named_and_left_out(runner: CliRunner, tmp_p
     assert checked.exit_code == 1
     assert "reports row 1" in checked.stdout
     assert "run_events (run 1) row 1" in checked.stdout
+
+
+class EventsKept:
+    """The part of a ReportStore that keeps events: what each run was given."""
+
+    def __init__(self) -> None:
+        self.kept: dict[int, list[RunEvent]] = {}
+
+    async def save_events(self, run_id: int, events: Sequence[RunEvent]) -> None:
+        await trio.lowlevel.checkpoint()
+        self.kept.setdefault(run_id, []).extend(events)
+
+
+async def test_runs_in_flight_share_the_limits_and_one_clock_reading(
+    mock_clock: trio.testing.MockClock,  # trio's clock stands still: instants compare
+) -> None:
+    walls = iter([1000.0, 2000.0, 3000.0])  # each reading of the wall clock, in turn
+    clock = RunClock(trio.current_time, wall=lambda: next(walls))
+    store = EventsKept()
+    log = RunLog(store, clock)  # type: ignore[arg-type]  # only save_events is asked
+    log.open(1, [("clone_limit", 4, "")])
+    log.open(2, [("clone_limit", 4, "")])  # overlaps run 1: the same reading
+    log.note("memory_budget", 300, "shrink")  # the use case's limit: both runs'
+    await log.flush(1)
+    log.close(1)
+    await log.flush(2)
+    log.close(2)
+    log.open(3, [])  # nothing in flight: the wall clock is read again
+    assert [(e.kind, e.value) for e in store.kept[1]] == [
+        ("clone_limit", 4),
+        ("memory_budget", 300),
+    ]
+    assert store.kept[2] == store.kept[1]
+    assert clock.now().timestamp() == pytest.approx(2000.0)

@@ -38,8 +38,11 @@ class RunLog:
 
     def open(self, run_id: int, first: list[tuple[str, int, str]]) -> None:
         """Run ``run_id`` began: its limits' first values, as (kind, value, detail).
-        The clock reads the wall clock again: a use case may live for days."""
-        self.clock.anchor()
+        The clock reads the wall clock again (a use case may live for days), unless
+        another run is in flight: runs that overlap share one reading, so that their
+        instants compare."""
+        if not self._pending:
+            self.clock.anchor()
         at = self.clock.now()
         self._pending[run_id] = [RunEvent(kind, at, value, detail) for kind, value, detail in first]
 
