@@ -117,6 +117,10 @@ class Recorder:
             "max_concurrent_clones": config.max_concurrent_clones,
             "memory_budget": config.memory_budget,
             "analyzer_version": analyzer.version,
+            # The limits a drawing of the run shows beside its events (ADR 0020).
+            "retries": config.retries,
+            "repository_timeout": config.repository_timeout,
+            "clone_timeout": config.clone_timeout,
         }
 
     async def begin(self, first: list[tuple[str, int, str]] | None = None) -> int:
