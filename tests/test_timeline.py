@@ -209,9 +209,18 @@ async def test_budget_changes_are_kept_with_the_run(
             await trio.testing.wait_all_tasks_blocked()
             for each in urls:
                 vcs.release[each].set()
-        (run_id,) = await store.run_ids()
+        # The next run of the same use case begins where the controller left the budget.
+        async with uc.analyze_many(urls[:1]) as again:
+            await _drain(again)
+        second, run_id = await store.run_ids()
         found = await store.run_report(run_id)
+        next_run = await store.run_report(second)
     assert found is not None
+    assert next_run is not None
+    assert [(e.kind, e.value, e.detail) for e in next_run.events] == [
+        ("clone_limit", 3, ""),
+        ("memory_budget", 337, "of 800 MiB, as an earlier run left it"),
+    ]
     decisions = [e for e in said if e.kind is EventKind.BUDGET]
     assert [e.detail.split(" MiB")[0] for e in decisions] == [
         "800 -> 600",

@@ -18,8 +18,12 @@ def first_limits(gate: CloneGate) -> list[tuple[str, int, str]]:
     limits = [(str(RunEventKind.CLONE_LIMIT), gate.size, "")]
     if gate.admission is not None:
         estimates = gate.admission.estimates
-        size = gate.admission.semaphore.size
-        limits.append((str(RunEventKind.MEMORY_BUDGET), size, estimates.origin))
+        size, detail = gate.admission.semaphore.size, estimates.origin
+        if size != estimates.ceiling:  # the use case's controller moved it in a run before
+            detail = "; ".join(
+                filter(None, [detail, f"of {estimates.ceiling} MiB, as an earlier run left it"])
+            )
+        limits.append((str(RunEventKind.MEMORY_BUDGET), size, detail))
     return limits
 
 
