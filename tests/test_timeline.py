@@ -47,6 +47,7 @@ from clonegate.store import Phase, RunEvent, open_store, open_store_reader
 from clonegate_cli.app import app
 
 from .support.fakes import FakeAnalyzer, FakeVCS, Readings, url
+from .support.hostile_servers import renaming_git_daemon
 from .support.inventories import KEY, report
 from .support.pushback import PushBack
 from .support.repos import FixtureRepo, make_repo
@@ -454,3 +455,23 @@ async def test_runs_in_flight_share_the_limits_and_one_clock_reading(
     ]
     assert store.kept[2] == store.kept[1]
     assert clock.now().timestamp() == pytest.approx(2000.0)
+
+
+SCRIPT_BRANCH = "main</script><script>x()</script>\u202egnp"  # a valid git branch name
+
+
+def test_a_real_servers_hostile_branch_is_reported_as_data(
+    runner: CliRunner, repo_root: Path, repos: dict[str, FixtureRepo], tmpdir_env: Path
+) -> None:
+    db = tmpdir_env.parent / "runs.db"
+    source = repo_root / "basic.git"
+    with renaming_git_daemon(source, SCRIPT_BRANCH.encode()) as port:
+        hostile = f"git://127.0.0.1:{port}/basic.git"
+        analyzed = runner.invoke(app, ["analyze", "--db", str(db), hostile])
+    assert analyzed.exit_code == 0, analyzed.output
+    result = runner.invoke(app, ["report", "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert not re.search(r"[\x00-\x1f\x7f<>&\u202e]", result.stdout.rstrip("\n"))
+    (repository,) = json.loads(result.stdout)["repositories"]
+    assert repository["ref"]["branch"] == SCRIPT_BRANCH
+    assert _names(repository["phases"])[-1] == "analysis"
