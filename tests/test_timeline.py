@@ -1,17 +1,16 @@
 """A run drawn after the fact (issue 44, ADR 0020): each repository's phases on the wall
-clock, the run's limit and budget changes, and ``clonegate report --format json``.
+clock, the run's limit and budget changes, ``--memory-budget auto``'s size said
+(the report command's own tests: tests/test_run_report.py).
 
-The real runs clone from a loopback HTTP git server that pushes back the first ref
+The real run clones from a loopback HTTP git server that pushes back the first ref
 listing of each repository (so each is cloned in two attempts) into a real SQLite
 file. Instants are compared with each other only: ordered, and inside their run.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Sequence
@@ -40,18 +39,17 @@ from clonegate import (
     with_result_store,
     with_retries,
 )
-from clonegate._domain.timeline import RunClock, microseconds
+from clonegate._domain.timeline import RunClock
 from clonegate._usecase.run_log import RunLog
 from clonegate.errors import ThrottledError
-from clonegate.store import Phase, RunEvent, open_store, open_store_reader
+from clonegate.store import RunEvent, open_store
 from clonegate_cli.app import app
 
 from .support.fakes import FakeAnalyzer, FakeVCS, Readings, url
-from .support.hostile_servers import renaming_git_daemon
-from .support.inventories import KEY, report
 from .support.pushback import PushBack
 from .support.repos import FixtureRepo, make_repo
 from .support.servers import http_git_server
+from .support.timelines import phase_names
 
 MiB, GiB = 1 << 20, 1 << 30
 TWO_TESTS = b"def test_one():\n    pass\n\n\ndef test_two():\n    pass\n"
@@ -69,10 +67,6 @@ class FixedDelay:
 
 def _at(text: str) -> datetime:
     return datetime.fromisoformat(text)
-
-
-def _names(phases: list[dict[str, Any]]) -> list[str]:
-    return [p["name"] if p["attempt"] is None else f"{p['name']}#{p['attempt']}" for p in phases]
 
 
 def _assert_ordered_within(phases: list[dict[str, Any]], start: datetime, end: datetime) -> None:
@@ -115,7 +109,7 @@ def test_a_real_run_is_kept_phase_by_phase_and_reported_whole(
     tested, plain, missing = document["repositories"]
     for cloned in (tested, plain):
         # The first listing pushed back: two attempts, the wait between them without a slot.
-        names_of = _names(cloned["phases"])
+        names_of = phase_names(cloned["phases"])
         assert names_of[0] == "waiting#1", names_of
         assert names_of[-1] == "analysis", names_of
         assert names_of.index("clone#1") < names_of.index("retry_wait#1"), names_of
@@ -127,7 +121,7 @@ def test_a_real_run_is_kept_phase_by_phase_and_reported_whole(
         # A sleep ends no sooner than asked; ``waited`` is to the millisecond, rounded.
         assert slept >= retried["waited"] - 0.0005
     assert missing["status"] == "failed"
-    assert "analysis" not in _names(missing["phases"])
+    assert "analysis" not in phase_names(missing["phases"])
     # The tests counted by framework, language and status are the run's own.
     assert document["tests"] == [
         {"framework": "pytest", "language": "python", "status": "active", "tests": 2}
@@ -145,7 +139,7 @@ def test_a_real_run_is_kept_phase_by_phase_and_reported_whole(
     start, end = _at(second["run"]["started_at"]), _at(second["run"]["finished_at"])
     assert [r["reused"] for r in second["repositories"]] == [True, True, False]
     for listed in second["repositories"]:
-        assert _names(listed["phases"]) == ["listing"]
+        assert phase_names(listed["phases"]) == ["listing"]
         _assert_ordered_within(listed["phases"], start, end)
 
 
@@ -248,93 +242,6 @@ async def _drain(batch: Batch) -> None:
         pass
 
 
-HOSTILE_URL = "git://example.org/</script><script>alert(1)</script>\x1b[2J\x1b]0;x\x07"
-HOSTILE_TEST = "</script><!-- & \u2028 \x1b[31m"
-
-
-def test_hostile_names_are_kept_and_reported_as_data(runner: CliRunner, tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    inventory = report().inventory
-    assert inventory is not None
-    first = inventory.files[0]
-    hostile_file = dataclasses.replace(
-        first, tests=(dataclasses.replace(first.tests[0], name=HOSTILE_TEST), *first.tests[1:])
-    )
-    hostile = dataclasses.replace(
-        report(),
-        url=HOSTILE_URL,
-        inventory=dataclasses.replace(inventory, files=(hostile_file, *inventory.files[1:])),
-        phases=(Phase("clone", when, when + timedelta(seconds=2), 1),),
-    )
-
-    async def save() -> None:
-        async with open_store(db) as store:
-            run_id = await store.begin_run({"note": HOSTILE_TEST})
-            await store.save(run_id, KEY, hostile)
-            await store.save_events(run_id, [RunEvent("host_limit", when, 4, HOSTILE_URL)])
-            await store.finish_run(run_id)
-
-    trio.run(save)
-    result = runner.invoke(app, ["report", "latest", "--db", str(db), "--format", "json"])
-    assert result.exit_code == 0, result.output
-    text = result.stdout
-    # Nothing a server named reaches the output raw: no escape, no tag, no line break.
-    assert not re.search(r"[\x00-\x1f\x7f<>&\u2028]", text.rstrip("\n")), text
-    document = json.loads(text)
-    (repository,) = document["repositories"]
-    assert repository["url"] == HOSTILE_URL  # as data, whole
-    assert repository["phases"] == [
-        {
-            "name": "clone",
-            "started": when.isoformat(),
-            "ended": (when + timedelta(seconds=2)).isoformat(),
-            "attempt": 1,
-        }
-    ]
-    assert document["events"][0]["detail"] == HOSTILE_URL
-    assert document["run"]["options"]["note"] == HOSTILE_TEST
-    assert sum(row["tests"] for row in document["tests"]) == inventory.tests
-
-
-def test_export_gives_each_repository_its_instants(runner: CliRunner, tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    phases = (
-        Phase("waiting", when, when + timedelta(seconds=1), 1),
-        Phase("clone", when + timedelta(seconds=1), when + timedelta(seconds=3), 1),
-        Phase("analysis", when + timedelta(seconds=3), when + timedelta(seconds=4)),
-    )
-
-    async def save() -> RepositoryReport | None:
-        async with open_store(db) as store:
-            run_id = await store.begin_run({})
-            await store.save(run_id, KEY, dataclasses.replace(report(), phases=phases))
-            await store.finish_run(run_id)
-            return await store.load(run_id, KEY)
-
-    loaded = trio.run(save)
-    assert loaded is not None
-    assert loaded.phases == phases
-    rows = (
-        sqlite3.connect(db)
-        .execute("SELECT name, attempt, started, ended FROM phases ORDER BY phase_no")
-        .fetchall()
-    )
-    assert rows == [
-        (p.name, p.attempt, microseconds(p.started), microseconds(p.ended)) for p in phases
-    ]
-    jsonl = runner.invoke(app, ["export", "latest", "--db", str(db)])
-    assert jsonl.exit_code == 0, jsonl.output
-    (record,) = [json.loads(line) for line in jsonl.stdout.splitlines()]
-    assert record["started_at"] == when.isoformat()
-    assert record["finished_at"] == (when + timedelta(seconds=4)).isoformat()
-    assert [p["name"] for p in record["phases"]] == ["waiting", "clone", "analysis"]
-    csv = runner.invoke(app, ["export", "latest", "--db", str(db), "--format", "csv"])
-    assert csv.exit_code == 0, csv.output
-    assert f"clone#1 {phases[1].started.isoformat()}/{phases[1].ended.isoformat()}" in csv.stdout
-
-
 def test_auto_budget_is_said_at_v_and_in_the_json_summary(
     repo_root: Path, repos: dict[str, FixtureRepo], tmpdir_env: Path
 ) -> None:
@@ -356,71 +263,6 @@ def test_auto_budget_is_said_at_v_and_in_the_json_summary(
     assert said is not None, result.stderr
     assert int(said.group(1)) == chosen > 0
     assert chosen <= int(said.group(2))
-
-
-def test_report_names_a_missing_run_and_a_bad_format(runner: CliRunner, tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-
-    async def save() -> None:
-        async with open_store(db) as store:
-            run_id = await store.begin_run({})
-            await store.finish_run(run_id)
-
-    trio.run(save)
-    missing = runner.invoke(app, ["report", "7", "--db", str(db)])
-    assert missing.exit_code == 2
-    assert "there is no run 7" in missing.output
-    wrong = runner.invoke(app, ["report", "--db", str(db), "--format", "html"])
-    assert wrong.exit_code == 2
-    assert "--format must be json" in wrong.output
-    nowhere = runner.invoke(app, ["report", "--db", str(db), "-o", str(tmp_path / "no" / "r.json")])
-    assert nowhere.exit_code == 4
-    assert "cannot write" in nowhere.output
-
-
-async def test_a_run_kept_without_phases_or_events_reads_as_none(tmp_path: Path) -> None:
-    # As runs stored before they were kept: nothing to draw, and not an error.
-    db = tmp_path / "old.db"
-    async with open_store(db) as store:
-        run_id = await store.begin_run({})
-        await store.save(run_id, KEY, report())
-        await store.finish_run(run_id)
-    async with open_store_reader(db) as reader:
-        found = await reader.run_report(run_id)
-    assert found is not None
-    assert found.events == ()
-    (only,) = found.repositories
-    assert only.phases == ()
-
-
-def test_a_damaged_phase_or_event_is_named_and_left_out(runner: CliRunner, tmp_path: Path) -> None:
-    db = tmp_path / "runs.db"
-    when = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
-    phased = dataclasses.replace(report(), phases=(Phase("clone", when, when, 1),))
-
-    async def save() -> None:
-        async with open_store(db) as store:
-            run_id = await store.begin_run({})
-            await store.save(run_id, KEY, phased)
-            await store.save(run_id, KEY + "2", dataclasses.replace(phased, index=1))
-            await store.save_events(run_id, [RunEvent("clone_limit", when, 4)] * 2)
-            await store.finish_run(run_id)
-
-    trio.run(save)
-    with sqlite3.connect(db) as edit:  # anyone may edit the file
-        edit.execute("UPDATE phases SET started = 'soon' WHERE report_id = 1")
-        edit.execute("UPDATE run_events SET at = 'then' WHERE event_no = 1")
-    result = runner.invoke(app, ["report", "--db", str(db)])
-    assert result.exit_code == 1
-    document = json.loads(result.stdout)
-    assert [r["index"] for r in document["repositories"]] == [1]
-    assert len(document["events"]) == 1
-    assert "reports row 1" in result.stderr
-    assert "run_events (run 1) row 1" in result.stderr
-    checked = runner.invoke(app, ["check", "--db", str(db)])
-    assert checked.exit_code == 1
-    assert "reports row 1" in checked.stdout
-    assert "run_events (run 1) row 1" in checked.stdout
 
 
 class EventsKept:
@@ -455,23 +297,3 @@ async def test_runs_in_flight_share_the_limits_and_one_clock_reading(
     ]
     assert store.kept[2] == store.kept[1]
     assert clock.now().timestamp() == pytest.approx(2000.0)
-
-
-SCRIPT_BRANCH = "main</script><script>x()</script>\u202egnp"  # a valid git branch name
-
-
-def test_a_real_servers_hostile_branch_is_reported_as_data(
-    runner: CliRunner, repo_root: Path, repos: dict[str, FixtureRepo], tmpdir_env: Path
-) -> None:
-    db = tmpdir_env.parent / "runs.db"
-    source = repo_root / "basic.git"
-    with renaming_git_daemon(source, SCRIPT_BRANCH.encode()) as port:
-        hostile = f"git://127.0.0.1:{port}/basic.git"
-        analyzed = runner.invoke(app, ["analyze", "--db", str(db), hostile])
-    assert analyzed.exit_code == 0, analyzed.output
-    result = runner.invoke(app, ["report", "--db", str(db)])
-    assert result.exit_code == 0, result.output
-    assert not re.search(r"[\x00-\x1f\x7f<>&\u202e]", result.stdout.rstrip("\n"))
-    (repository,) = json.loads(result.stdout)["repositories"]
-    assert repository["ref"]["branch"] == SCRIPT_BRANCH
-    assert _names(repository["phases"])[-1] == "analysis"
