@@ -3,7 +3,7 @@ what a failing store does to a batch (the real store and servers: test_increment
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,14 @@ from clonegate import (
     with_result_store,
 )
 from clonegate._domain.credentials import Credential
-from clonegate.store import SQLiteStore, StoreError, StoreSettings, open_store, open_store_reader
+from clonegate.store import (
+    RunEvent,
+    SQLiteStore,
+    StoreError,
+    StoreSettings,
+    open_store,
+    open_store_reader,
+)
 
 from .support.fakes import FakeAnalyzer, FakeVCS, url
 
@@ -63,6 +70,9 @@ class BrokenStore:
         if len(self.saved) >= self.good:
             raise StoreError("the result store x.db: database or disk is full")
         self.saved.append(report.index)
+
+    async def save_events(self, run_id: int, events: Sequence[RunEvent]) -> None:
+        await trio.lowlevel.checkpoint()
 
     async def finish_run(self, run_id: int) -> None:
         await trio.lowlevel.checkpoint()

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TextIO, TypeVar
+from typing import Annotated, TextIO, TypeVar
 
 import trio
 import typer
@@ -37,6 +37,7 @@ __all__ = [
     "EXIT_TERMINATED",
     "EXIT_USAGE",
     "Format",
+    "OutputOption",
     "configure_logging",
     "results_stdout",
     "run_batch",
@@ -66,6 +67,13 @@ class Format(enum.StrEnum):
     table = "table"
     json = "json"
     jsonl = "jsonl"
+
+
+# analyze's and report's -o: written once.
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("-o", "--output", help="Write results to FILE instead of stdout.", metavar="FILE"),
+]
 
 
 def usage_error(message: str) -> typer.Exit:

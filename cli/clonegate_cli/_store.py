@@ -35,7 +35,8 @@ Reader = Callable[["clonegate.store.StoreReader", list[DamagedRow]], Awaitable[N
 # A reading command that left damaged rows out: what it wrote is true but incomplete.
 EXIT_DAMAGED = EXIT_FAILED
 
-RunArgument = Annotated[str, typer.Argument(metavar="RUN", help="A run id, or 'latest'.")]
+RUN_HELP = "A run id, or 'latest'."
+RunArgument = Annotated[str, typer.Argument(metavar="RUN", help=RUN_HELP)]
 
 
 def runs(
@@ -177,10 +178,18 @@ def _csv_cell(value: object) -> object:
     escaped as the table does, and a leading ' before what would start a formula."""
     if isinstance(value, dict):  # ``ruby 34; php 2``: names from a report, escaped below
         value = "; ".join(f"{name} {count}" for name, count in value.items())
+    if isinstance(value, list):  # phases: ``clone#1 2026-...+00:00/2026-...+00:00``
+        value = "; ".join(_interval(phase) for phase in value)
     if not isinstance(value, str):
         return value  # numbers and booleans: ours, never a server's
     shown = visible(value)
     return f"'{shown}" if shown.startswith(_FORMULA_STARTS) else shown
+
+
+def _interval(phase: dict[str, Any]) -> str:
+    attempt = phase.get("attempt")
+    name = phase["name"] if attempt is None else f"{phase['name']}#{attempt}"
+    return f"{name} {phase['started']}/{phase['ended']}"
 
 
 def _flat(report: RepositoryReport) -> dict[str, Any]:
@@ -207,6 +216,12 @@ def _flat(report: RepositoryReport) -> dict[str, Any]:
         # Clone attempts that failed and were tried again, oldest first (issue 43).
         "retries": len(report.attempts),
         "retry_errors": "; ".join(f"{a.kind}: {a.message}" for a in report.attempts),
+        # When it began and ended on the wall clock, and each phase between (ADR 0020):
+        # a list in JSON lines, ISO 8601 intervals in CSV. Empty: a line that never
+        # started, or a report stored before phases were kept.
+        "started_at": document["phases"][0]["started"] if report.phases else "",
+        "finished_at": document["phases"][-1]["ended"] if report.phases else "",
+        "phases": document.get("phases", []),
     }
 
 
@@ -255,10 +270,13 @@ async def _run_id(store: clonegate.store.StoreReader, text: str) -> int:
     return run_id
 
 
-def _with_store(db: Path | None, use: Reader) -> None:
+def _with_store(db: Path | None, use: Reader, *, stdout: bool = True) -> None:
+    """Run ``use`` on the store ``db`` opened read-only; ``stdout``: the answer goes
+    there (not to a file), which must then be open."""
     if db is None:
         raise usage_error("no result store: give --db PATH or set CLONEGATE_DB")
-    results_stdout()  # every one of these commands writes its answer there
+    if stdout:
+        results_stdout()
     damaged: list[DamagedRow] = []
 
     async def main() -> None:

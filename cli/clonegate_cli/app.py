@@ -14,7 +14,7 @@ import typer
 import clonegate
 from clonegate import RepositoryStatus, with_keep_clones, with_max_concurrent_clones
 
-from . import _cluster, _demo, _store
+from . import _cluster, _demo, _report, _store
 from ._clone_options import (
     CloneFlags,
     QuietOption,
@@ -24,7 +24,7 @@ from ._clone_options import (
 )
 from ._host_options import ADAPTIVE, AdaptiveOption, HostLimitOption, HostRateOption, host_options
 from ._input import read_urls
-from ._run import Format, run_batch, usage_error
+from ._run import Format, OutputOption, run_batch, usage_error
 from ._setup import Setup
 from ._store_options import (
     CACHE_SIZE,
@@ -109,12 +109,7 @@ def analyze(
     adaptive: AdaptiveOption = ADAPTIVE,
     host_rate: HostRateOption = None,
     output_format: FormatOption = None,
-    output: Annotated[
-        Path | None,
-        typer.Option(
-            "-o", "--output", help="Write results to FILE instead of stdout.", metavar="FILE"
-        ),
-    ] = None,
+    output: OutputOption = None,
     keep: Annotated[
         Path | None,
         typer.Option(
@@ -188,6 +183,7 @@ def demo(
 
 _cluster.register(app)
 _store.register(app)
+_report.register(app)
 
 
 def main() -> None:

@@ -19,6 +19,7 @@ from .reports import (
     Timings,
 )
 from .retries import FailedAttempt
+from .timeline import Phase
 
 __all__ = ["report_from_json", "to_json"]
 
@@ -26,8 +27,9 @@ __all__ = ["report_from_json", "to_json"]
 # (``analysis``) are in every report; the library gives the whole inventory.
 _DETAILS = frozenset({"inventory"})
 # Left out when empty: a report of one attempt, and a summary of a batch that retried
-# nothing, read as they did before retries (issue 43).
-_WHEN_ANY = frozenset({"attempts", "retried", "retry_wait"})
+# nothing, read as they did before retries (issue 43); a line that never started has
+# no phases, a batch without a memory budget no budget (ADR 0020).
+_WHEN_ANY = frozenset({"attempts", "retried", "retry_wait", "phases", "memory_budget"})
 
 
 def to_json(value: Any) -> Any:
@@ -82,6 +84,17 @@ def report_from_json(document: dict[str, Any]) -> RepositoryReport:
         reused=bool(document.get("reused", False)),
         clone_memory=_optional_int(document.get("clone_memory")),
         attempts=tuple(FailedAttempt(**a) for a in document.get("attempts", ())),
+        phases=tuple(_phase(p) for p in document.get("phases", ())),
+    )
+
+
+def _phase(document: dict[str, Any]) -> Phase:
+    attempt = document.get("attempt")
+    return Phase(
+        str(document["name"]),
+        datetime.fromisoformat(document["started"]),
+        datetime.fromisoformat(document["ended"]),
+        None if attempt is None else int(attempt),
     )
 
 

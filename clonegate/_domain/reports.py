@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .inventory import AnalysisReport, Inventory, ScanError
 from .retries import FailedAttempt
+from .timeline import Phase
 from .urls import redact, visible
 
 __all__ = [
@@ -141,7 +142,10 @@ class RepositoryReport:
     with (what a memory budget learns from, ADR 0014); None when there was no clone
     or the VCS does not measure it. ``attempts`` holds each clone attempt that failed
     and was tried again (issue 43), oldest first: empty when the first attempt was the
-    last (the JSON document then leaves it out).
+    last (the JSON document then leaves it out). ``phases``: when it waited, cloned
+    (each attempt) and was analyzed, wall-clock instants in order (ADR 0020); empty
+    for a line that never started (a duplicate, no URL) and in reports made before
+    they were kept.
     """
 
     url: str
@@ -158,6 +162,7 @@ class RepositoryReport:
     reused: bool = False
     clone_memory: int | None = None
     attempts: tuple[FailedAttempt, ...] = ()
+    phases: tuple[Phase, ...] = ()
 
     @classmethod
     def failure(
@@ -212,3 +217,6 @@ class BatchSummary:
     # between attempts, with no clone slot (issue 43).
     retried: int = 0
     retry_wait: float = 0.0
+    # MiB the memory budget admitted when the batch began: with ``auto``, what it chose
+    # (ADR 0014); None without a budget (ADR 0020).
+    memory_budget: int | None = None

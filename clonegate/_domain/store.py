@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .reports import RepositoryReport
+from .timeline import RunEvent
 
 __all__ = [
     "AnalysisCache",
@@ -81,6 +82,12 @@ class ReportStore(Protocol):
 
     async def finish_run(self, run_id: int) -> None:
         """Record the run's end and its summary, counted from the reports saved."""
+        ...
+
+    async def save_events(self, run_id: int, events: Sequence[RunEvent]) -> None:
+        """Keep ``events`` of run ``run_id`` after those kept before: its clone limit and
+        memory budget when it began, then each change (ADR 0020). A store that does
+        not draw runs may drop them."""
         ...
 
     async def reusable(

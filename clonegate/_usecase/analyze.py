@@ -23,6 +23,7 @@ from .._domain.reports import AnalysisTotals, RefInfo, RepositoryReport, Reposit
 from .._domain.repository import Repository
 from .._domain.retries import FailedAttempt
 from .._domain.store import StoreError
+from .._domain.timeline import RunClock, RunEventKind
 from .._domain.vcs import VCS, ClonedSource
 from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
@@ -35,6 +36,7 @@ from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
 from .retry_step import Tried, clone_failure, with_retries
+from .run_log import RunLog, first_limits
 from .stopwatch import Stopwatch
 
 __all__ = ["AnalyzeUseCase"]
@@ -92,7 +94,11 @@ class AnalyzeUseCase:
                 self._gate.heaviest,
                 on_decision=self._budget_changed,
             )
-        self._recorder = Recorder(store, config, vcs, analyzer) if store is not None else None
+        self._clock = RunClock(trio.current_time)  # every instant on one clock (ADR 0020)
+        self._events = RunLog(store, self._clock)  # notes nothing without a store
+        self._recorder = (
+            Recorder(store, config, vcs, analyzer, self._events) if store is not None else None
+        )
         self._reuse: Reuse | None = None
         if config.incremental:
             if store is None:
@@ -150,7 +156,8 @@ class AnalyzeUseCase:
         clones are killed and removed. With a result store, the batch is one run.
         """
         send, receive = trio.open_memory_channel[RepositoryReport](0)
-        state = BatchState(started=trio.current_time())
+        budget = self._controller.budget if self._controller is not None else None
+        state = BatchState(started=trio.current_time(), memory_budget=budget)
         async with self._run(session=False) as (run_id, nursery):
             nursery.start_soon(self._feed, urls, send, state, run_id)
             async with receive:
@@ -169,7 +176,7 @@ class AnalyzeUseCase:
         try:
             async with trio.open_nursery() as nursery:
                 if recorder is not None:
-                    run_id = await recorder.begin()
+                    run_id = await recorder.begin(first_limits(self._gate))
                     if session:  # execute() calls inside save in this run
                         self._session_run = run_id
                 threshold = self.config.stuck_threshold
@@ -217,19 +224,17 @@ class AnalyzeUseCase:
     async def _run_one(
         self, repository: Repository, *, raise_limit_errors: bool = False
     ) -> RepositoryReport:
-        tried = Tried()
-        report = await self._run_tried(repository, tried, raise_limit_errors)
-        if tried.failed:
-            return dataclasses.replace(report, attempts=tuple(tried.failed))
-        return report
+        tried, watch = Tried(), Stopwatch(trio.current_time())
+        report = await self._run_tried(repository, tried, watch, raise_limit_errors)
+        phases = watch.phases(trio.current_time(), self._clock)
+        return dataclasses.replace(report, attempts=tuple(tried.failed), phases=phases)
 
     async def _run_tried(
-        self, repository: Repository, tried: Tried, raise_limit_errors: bool
+        self, repository: Repository, tried: Tried, watch: Stopwatch, raise_limit_errors: bool
     ) -> RepositoryReport:
         # A checkpoint on every path, the early failures below included.
         await trio.lowlevel.checkpoint()
         url, index, shown = repository.url, repository.index, repository.shown
-        watch = Stopwatch(trio.current_time())
         parsed = repository.parsed
         if parsed is None:
             return repository.refused()
@@ -245,6 +250,7 @@ class AnalyzeUseCase:
         clock = WorkClock()
         with clock.current(), clock.limit(self.config.repository_timeout) as deadline:
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
+                watch.listing_at = trio.current_time()
                 early = await self._reuse.early_report(repository, credential)
                 if early is not None:
                     return early
@@ -252,7 +258,8 @@ class AnalyzeUseCase:
                 attempt = partial(self._clone_in_slot, repository, credential, weight, watch, tried)
                 retried = partial(self._retrying, shown, index)
                 retries, delay = self.config.retries, self.config.retry_delay
-                source = await with_retries(attempt, retries, delay, deadline, tried, retried)
+                timed = watch.timed(attempt)  # each attempt's phases (ADR 0020)
+                source = await with_retries(timed, retries, delay, deadline, tried, retried)
             except Exception as exc:
                 kind, status, message = clone_failure(exc, shown)
                 # Cloned, then the bookkeeping failed (a shared limit's lease lost on
@@ -351,6 +358,7 @@ class AnalyzeUseCase:
         self._gate.changed()  # a clone waiting for memory may fit now
         detail = f"{decision.previous} -> {decision.size} MiB: {decision.reason}"
         logger.info("memory budget: %s %s", decision.action, detail)
+        self._events.note(RunEventKind.MEMORY_BUDGET, decision.size, f"{decision.action} {detail}")
         self._emit(EventKind.BUDGET, "", -1, status=decision.action, detail=detail)
 
     def _stuck(self, entry: GateEntry) -> None:

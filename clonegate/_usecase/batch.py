@@ -29,6 +29,7 @@ class BatchState:
     unread_files: int = 0
     retried: int = 0
     retry_wait: float = 0.0
+    memory_budget: int | None = None  # MiB, when the batch began (ADR 0020)
 
     def count(self, report: RepositoryReport) -> None:
         self.counts[report.status] = self.counts.get(report.status, 0) + 1
@@ -77,6 +78,7 @@ class Batch:
             unread_files=state.unread_files,
             retried=state.retried,
             retry_wait=state.retry_wait,
+            memory_budget=state.memory_budget,
         )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections import deque
 
@@ -9,6 +10,8 @@ from .._domain.memory import MemorySensor
 from .options import UseCaseConfig
 
 __all__ = ["MemoryEstimates"]
+
+logger = logging.getLogger("clonegate")
 
 MiB = 1 << 20
 # "auto": this share of the memory available when the use case is made; the rest is
@@ -49,6 +52,7 @@ class MemoryEstimates:
         margin: float = 1.25,
         window: int = 32,
         opening: int | None = None,
+        origin: str = "",
     ) -> None:
         if not 0.0 < quantile <= 1.0 or margin < 1.0 or window < 1:
             raise ValueError("quantile must be in (0, 1], margin >= 1 and window >= 1")
@@ -57,6 +61,7 @@ class MemoryEstimates:
         # anything was learned: the rest it asks for when it knows.
         self.opening = max(1, min(opening, self.initial)) if opening is not None else None
         self.ceiling = ceiling
+        self.origin = origin  # how the budget was chosen, in words ("" when given)
         self._quantile = quantile
         self._margin = margin
         self._by_host: dict[str, deque[int]] = {}
@@ -78,13 +83,18 @@ class MemoryEstimates:
         budget = config.memory_budget
         if budget is None:
             return None
+        origin = ""
         if budget == "auto":
             if sensor is None:
                 raise TypeError("a memory budget of 'auto' needs a memory sensor")
-            budget = int(sensor.read().available * AUTO_SHARE)
+            available = sensor.read().available
+            budget = int(available * AUTO_SHARE)
+            origin = f"auto: {AUTO_SHARE:.0%} of the {available // MiB} MiB available"
+        # What auto chose is said at -v, and kept with each run (ADR 0020).
+        logger.info("memory budget: %d MiB%s", budget // MiB, f" ({origin})" if origin else "")
         # The cap is the one figure known to be enough for a clone (ADR 0014).
         first = -(-opening // MiB) if opening is not None else None
-        return cls(cap // MiB, budget // MiB, opening=first)
+        return cls(cap // MiB, budget // MiB, opening=first, origin=origin)
 
     def estimate(self, host: str | None = None, known: int | None = None) -> int:
         """MiB to reserve for the next clone from ``host`` (``None``: a host not seen yet)

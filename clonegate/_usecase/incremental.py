@@ -18,6 +18,7 @@ from .._domain.repository import Repository
 from .._domain.store import DamagedRowError, ReportStore, StoreError
 from .._domain.vcs import VCS
 from .options import UseCaseConfig
+from .run_log import RunLog
 
 __all__ = ["Recorder", "Reuse", "first_store_error", "stored_peaks"]
 
@@ -100,9 +101,15 @@ class Recorder:
     FINISH_SECONDS = 10.0
 
     def __init__(
-        self, store: ReportStore, config: UseCaseConfig, vcs: VCS, analyzer: Analyzer
+        self,
+        store: ReportStore,
+        config: UseCaseConfig,
+        vcs: VCS,
+        analyzer: Analyzer,
+        events: RunLog | None = None,
     ) -> None:
         self._store = store
+        self._events = events  # the run's limit changes, written with its reports
         # What shapes the results, recorded with each run.
         self._options = {
             "clone_depth": vcs.depth,
@@ -110,12 +117,22 @@ class Recorder:
             "max_concurrent_clones": config.max_concurrent_clones,
             "memory_budget": config.memory_budget,
             "analyzer_version": analyzer.version,
+            # The limits a drawing of the run shows beside its events (ADR 0020).
+            "retries": config.retries,
+            "repository_timeout": config.repository_timeout,
+            "clone_timeout": config.clone_timeout,
         }
 
-    async def begin(self) -> int:
-        return await self._store.begin_run(self._options)
+    async def begin(self, first: list[tuple[str, int, str]] | None = None) -> int:
+        """Begin a run; ``first``: its limits' first values, for its events."""
+        run_id = await self._store.begin_run(self._options)
+        if self._events is not None:
+            self._events.open(run_id, first or [])
+        return run_id
 
     async def save(self, run_id: int, key: str, report: RepositoryReport) -> None:
+        if self._events is not None:
+            await self._events.flush(run_id)
         await self._store.save(run_id, key, report)
 
     async def save_one(self, run_id: int | None, key: str, report: RepositoryReport) -> None:
@@ -133,10 +150,22 @@ class Recorder:
         """Record the run's end; never raises: it runs in ``finally`` blocks, where an
         error of its own would hide the one (or the cancellation) in flight."""
         with trio.move_on_after(self.FINISH_SECONDS, shield=True):
+            await self._last_events(run_id)
             try:
                 await self._store.finish_run(run_id)
             except StoreError as exc:
                 logger.warning("could not record the end of run %d: %s", run_id, exc)
+
+    async def _last_events(self, run_id: int) -> None:
+        """Write what is left of the run's events; a failure is a warning (as finishing)."""
+        if self._events is None:
+            return
+        try:
+            await self._events.flush(run_id)
+        except StoreError as exc:
+            logger.warning("could not record the limits of run %d: %s", run_id, exc)
+        finally:
+            self._events.close(run_id)
 
 
 def stored_peaks(

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from .reading import Difference as Difference
     from .reading import HistoryEntry as HistoryEntry
     from .reading import RunInfo as RunInfo
+    from .run_report import RunReport as RunReport
+    from .run_report import TestCount as TestCount
     from .settings import DEFAULT_CACHE_LIMIT as DEFAULT_CACHE_LIMIT
     from .settings import StoreSettings as StoreSettings
     from .sqlite import SQLiteStore as SQLiteStore
@@ -29,6 +31,7 @@ __all__, __getattr__, __dir__ = exports(
         "._adapters.store.settings": "DEFAULT_CACHE_LIMIT StoreSettings",
         "._adapters.store.reading": "Difference HistoryEntry RunInfo",
         "._adapters.store.reader": "StoreReader open_store_reader",
+        "._adapters.store.run_report": "RunReport TestCount",
         "._adapters.store.sqlite": "SQLiteStore open_store",
     },
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from ..._domain.store import DamagedRow, DamagedRowError
-from . import reading
+from . import reading, run_report
 from .damage import Damage, reading_row
 from .rows import read_report
 
@@ -13,8 +13,9 @@ __all__ = ["check"]
 
 
 def check(db: sqlite3.Connection) -> list[DamagedRow]:
-    """SQLite's own check of the file, then every run and every report (its document,
-    its columns, its inventory rows) read back as the commands read them.
+    """SQLite's own check of the file, then every run (and its events) and every report
+    (its document, its columns, its phases, its inventory rows) read back as the
+    commands read them.
 
     The analysis cache is not read: its values are the analyzer's encoding, and one
     that does not decode is already a cache miss, parsed again and replaced.
@@ -26,6 +27,8 @@ def check(db: sqlite3.Connection) -> list[DamagedRow]:
     ]
     damage = Damage(found)
     reading.runs(db, None, damage)
+    for run_id in reading.run_ids(db):  # the limits' changes (ADR 0020)
+        run_report.events(db, run_id, damage)
     for (report_id,) in db.execute("SELECT id FROM reports ORDER BY id").fetchall():
         try:
             _check_report(db, report_id)

@@ -14,10 +14,11 @@ import trio
 
 from ..._domain.reports import RepositoryReport
 from ..._domain.store import DamagedRow
-from . import checking, reading
+from . import checking, reading, run_report
 from .damage import Damage
 from .files import open_read_only, store_error
 from .reading import Difference, HistoryEntry, RunInfo
+from .run_report import RunReport
 
 __all__ = ["StoreReader", "open_store_reader"]
 
@@ -81,6 +82,14 @@ class StoreReader:
         """The repositories whose status or tests differ from run ``run_a`` to ``run_b``;
         a repository with a damaged row in either run is left out (and in ``damaged``)."""
         return await self._tolerant(lambda db, d: reading.diff(db, run_a, run_b, d), damaged)
+
+    async def run_report(
+        self, run_id: int, *, damaged: list[DamagedRow] | None = None
+    ) -> RunReport | None:
+        """Run ``run_id`` whole (ADR 0020): summary and options, events, repositories
+        with their phases and attempts, tests by framework, language and status; None
+        if there is no such run."""
+        return await self._tolerant(lambda db, d: run_report.run_report(db, run_id, d), damaged)
 
     async def check(self) -> list[DamagedRow]:
         """Every damaged row: SQLite's check of the file, then each run and report."""

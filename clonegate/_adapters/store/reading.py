@@ -28,6 +28,7 @@ __all__ = [
     "reusable",
     "run_ids",
     "runs",
+    "runs_by_id",
 ]
 
 
@@ -135,14 +136,22 @@ def run_ids(db: sqlite3.Connection) -> list[int]:
 
 
 def runs(db: sqlite3.Connection, limit: int | None, damage: Damage) -> list[RunInfo]:
+    return runs_by_id(db, run_ids(db)[:limit], damage)
+
+
+def runs_by_id(db: sqlite3.Connection, ids: list[int], damage: Damage) -> list[RunInfo]:
+    """The runs of ``ids`` that exist, in that order; a damaged one in ``damage``."""
     found = []
-    for run_id in run_ids(db)[:limit]:
+    for run_id in ids:
         try:
             with reading_row("runs", run_id):
-                started, finished, options, summary = db.execute(
+                row = db.execute(
                     "SELECT started_at, finished_at, options, summary FROM runs WHERE id = ?",
                     (run_id,),
                 ).fetchone()
+                if row is None:
+                    continue
+                started, finished, options, summary = row
                 found.append(
                     RunInfo(
                         run_id,

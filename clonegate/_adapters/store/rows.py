@@ -12,6 +12,7 @@ from typing import Any
 from ..._domain.inventory import Inventory, ScanError, TestCase, TestFile, TestStatus, TestSuite
 from ..._domain.report_json import report_from_json, to_json
 from ..._domain.reports import RepositoryReport
+from ..._domain.timeline import Phase, from_microseconds, microseconds
 from .damage import reading_row
 
 __all__ = ["insert_report", "inventory_rows_of", "read_inventory", "read_report"]
@@ -42,6 +43,7 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
         if sharing.fetchone() is None:
             for table in ("tests", "suites", "files", "scan_errors"):
                 db.execute(f"DELETE FROM {table} WHERE report_id = ?", old)
+        db.execute("DELETE FROM phases WHERE report_id = ?", old)  # its own, never shared
         db.execute("DELETE FROM reports WHERE id = ?", old)
     shared = _shared_inventory(db, key, report) if report.reused else None
     cursor = db.execute(
@@ -50,6 +52,13 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
     )
     report_id = cursor.lastrowid
     assert report_id is not None
+    db.executemany(
+        "INSERT INTO phases VALUES (?, ?, ?, ?, ?, ?)",
+        [
+            (report_id, n, p.name, p.attempt, microseconds(p.started), microseconds(p.ended))
+            for n, p in enumerate(report.phases)
+        ],
+    )
     if shared is not None:
         db.execute("UPDATE reports SET inventory_of = ? WHERE id = ?", (shared, report_id))
     elif report.inventory is not None:
@@ -81,7 +90,8 @@ def _report_row(run_id: int, key: str, report: RepositoryReport) -> tuple[object
         timings.analysis,
         totals.test_files if totals else None,
         totals.tests if totals else None,
-        json.dumps(to_json(report), separators=(",", ":")),
+        # Without its phases: they are rows of their own (ADR 0020).
+        json.dumps(to_json(replace(report, phases=())), separators=(",", ":")),
         report.clone_memory,
         totals.unread_files if totals else None,
         len(report.attempts),
@@ -172,10 +182,26 @@ def read_report(
         document, shared = db.execute(
             "SELECT document, inventory_of FROM reports WHERE id = ?", (report_id,)
         ).fetchone()
-        report = report_from_json(json.loads(document))
+        report = replace(report_from_json(json.loads(document)), phases=_phases(db, report_id))
         if report.analysis is None or not inventory:
             return report
         return replace(report, inventory=read_inventory(db, shared or report_id))
+
+
+def _phases(db: sqlite3.Connection, report_id: int) -> tuple[Phase, ...]:
+    return tuple(
+        Phase(
+            str(name),
+            from_microseconds(started),
+            from_microseconds(ended),
+            None if attempt is None else int(attempt),
+        )
+        for name, attempt, started, ended in db.execute(
+            "SELECT name, attempt, started, ended FROM phases WHERE report_id = ? "
+            "ORDER BY phase_no",
+            (report_id,),
+        )
+    )
 
 
 def inventory_rows_of(db: sqlite3.Connection, report_id: int) -> int:

@@ -116,6 +116,31 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE reports ADD COLUMN retried_attempts INTEGER NOT NULL DEFAULT 0;
     """,
+    # 7: a run drawn after the fact (ADR 0020). Each repository's phases (waiting,
+    # setup, clone per attempt, retry waits, analysis; kept here, not in ``document``,
+    # like the inventory), and each run's events: its limits' first values, then each
+    # change. Instants are microseconds since the Unix epoch (UTC): exact, and a third
+    # of ISO 8601's bytes. Reports stored before have no phases, runs no events.
+    """
+    CREATE TABLE phases (
+        report_id INTEGER NOT NULL,
+        phase_no INTEGER NOT NULL,       -- in order
+        name TEXT NOT NULL,              -- a PhaseName value
+        attempt INTEGER,                 -- the clone attempt; NULL: listing, analysis
+        started INTEGER NOT NULL,
+        ended INTEGER NOT NULL,
+        PRIMARY KEY (report_id, phase_no)
+    ) WITHOUT ROWID;
+    CREATE TABLE run_events (
+        run_id INTEGER NOT NULL,
+        event_no INTEGER NOT NULL,       -- in order
+        kind TEXT NOT NULL,              -- a RunEventKind value
+        at INTEGER NOT NULL,
+        value INTEGER NOT NULL,
+        detail TEXT NOT NULL,
+        PRIMARY KEY (run_id, event_no)
+    ) WITHOUT ROWID;
+    """,
 )
 
 

@@ -23,6 +23,7 @@ import trio
 
 from ..._domain.reports import RepositoryReport
 from ..._domain.store import StoredResult, StoreError
+from ..._domain.timeline import RunEvent, microseconds
 from . import reading
 from .cache_rows import evict, touch
 from .files import connect, open_writer, store_error
@@ -100,6 +101,20 @@ class SQLiteStore(StoreReader):
             )
 
         await self._write(finish)
+
+    async def save_events(self, run_id: int, events: Sequence[RunEvent]) -> None:
+        rows = [(e.kind, microseconds(e.at), e.value, e.detail) for e in events]
+
+        def save(db: sqlite3.Connection) -> None:
+            (count,) = db.execute(
+                "SELECT count(*) FROM run_events WHERE run_id = ?", (run_id,)
+            ).fetchone()
+            db.executemany(
+                "INSERT INTO run_events VALUES (?, ?, ?, ?, ?, ?)",
+                [(run_id, count + n, *row) for n, row in enumerate(rows)],
+            )
+
+        await self._write(save)
 
     async def last_result(self, key: str) -> StoredResult | None:
         row = await self._read(lambda db: reading.last_result(db, key))
@@ -300,4 +315,6 @@ async def open_store(
 
 
 def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")
+    # To the microsecond, as the phases and events of its reports are (ADR 0020): a
+    # run's end in seconds would come before what it ended with.
+    return datetime.now(UTC).isoformat(timespec="microseconds")
