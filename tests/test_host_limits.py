@@ -23,6 +23,7 @@ from clonegate import (
     with_host_rate,
     with_keep_clones,
     with_max_concurrent_clones,
+    with_result_store,
     with_retries,
 )
 from clonegate._domain.adaptive import AdaptiveLimit, Signal, signal_of
@@ -36,6 +37,7 @@ from clonegate.errors import (
     TransportError,
     UnavailableError,
 )
+from clonegate.store import open_store
 
 from .support.fakes import FakeAnalyzer, FakeVCS, url
 
@@ -146,6 +148,33 @@ async def test_each_attempt_reports_once_and_a_429_brings_the_hosts_limit_down(
     # Without with_adaptive (off), nothing adapts and nothing is kept.
     plain = AnalyzeUseCase(with_adaptive(False), vcs=vcs, analyzer=FakeAnalyzer())
     assert plain.host_statistics() == {}
+
+
+async def test_a_hosts_limit_changes_are_kept_with_the_run(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path, delay=1.0)
+    for i in range(4):
+        vcs.flaky[url(i)] = [_throttled(i)]
+    async with open_store(tmp_path / "runs.db") as store:
+        uc = AnalyzeUseCase(
+            with_max_concurrent_clones(4),
+            with_retries(2, _NoWait()),
+            with_keep_clones(),
+            with_result_store(store),
+            vcs=vcs,
+            analyzer=FakeAnalyzer(),
+        )
+        async with uc.analyze_many([url(i) for i in range(8)]) as batch:
+            assert all([r.status == "ok" async for r in batch])
+        (run_id,) = await store.run_ids()
+        found = await store.run_report(run_id)
+    assert found is not None
+    changes = [(e.kind, e.value, e.detail) for e in found.events if e.kind == "host_limit"]
+    timeline = uc.host_statistics()["git.example"].timeline
+    # Every change of the host's limit, in order, as the run's events (ADR 0020).
+    assert changes == [("host_limit", c.size, "git.example") for c in timeline[1:]]
+    assert changes[0] == ("host_limit", 3, "git.example")
 
 
 async def test_a_hosts_limit_change_is_logged_escaped(

@@ -75,7 +75,12 @@ class AnalyzeUseCase:
         opening = vcs.opening_memory
         estimates = MemoryEstimates.for_budget(config, memory_sensor, vcs.max_memory, opening)
         store = config.result_store
-        self._hosts = HostLimits(config)
+        self._clock = RunClock(trio.current_time)  # every instant on one clock (ADR 0020)
+        self._events = RunLog(store, self._clock)  # notes nothing without a store
+        self._hosts = HostLimits(
+            config,
+            lambda host, change: self._events.note(RunEventKind.HOST_LIMIT, change.size, host),
+        )
         self._gate = CloneGate(
             config.max_concurrent_clones,
             estimates,
@@ -94,8 +99,6 @@ class AnalyzeUseCase:
                 self._gate.heaviest,
                 on_decision=self._budget_changed,
             )
-        self._clock = RunClock(trio.current_time)  # every instant on one clock (ADR 0020)
-        self._events = RunLog(store, self._clock)  # notes nothing without a store
         self._recorder = (
             Recorder(store, config, vcs, analyzer, self._events) if store is not None else None
         )

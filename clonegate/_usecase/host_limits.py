@@ -49,7 +49,9 @@ class HostLimits:
     Each is made the first time its host asks (hosts are few; entries are small).
     """
 
-    def __init__(self, config: UseCaseConfig) -> None:
+    def __init__(
+        self, config: UseCaseConfig, on_change: Callable[[str, LimitChange], None] | None = None
+    ) -> None:
         jobs = config.max_concurrent_clones
         self.ceiling = min(config.host_limit or jobs, jobs)
         self._custom = config.host_limiter
@@ -59,6 +61,7 @@ class HostLimits:
         self._limits: dict[str, AdaptiveLimit] = {}
         self._buckets: dict[str, TokenBucket] = {}
         self._sizes: dict[str, int] = {}
+        self._on_change = on_change  # each host's limit change, after the log line
 
     @property
     def limiter_for(self) -> Callable[[str], Limiter] | None:
@@ -90,6 +93,8 @@ class HostLimits:
                 change.size,
                 change.signal,
             )
+            if self._on_change is not None:
+                self._on_change(host, change)
 
         limit = self._limits[host] = AdaptiveLimit(self.ceiling, on_change=changed)
         return _PerClone(limit)
