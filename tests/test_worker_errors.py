@@ -68,7 +68,7 @@ def test_dulwichs_words_for_a_stream_cut_inside_a_pkt_line(
     error = _pkt_line_error(stream)
     assert type(error) is GitProtocolError
     expected = _MID_TRANSFER if mid_transfer else _MID_ANSWER
-    assert _classified(error, mid_transfer=mid_transfer) == (ErrorKind.TRANSPORT, expected)
+    assert _classified(error, mid_transfer=mid_transfer) == (ErrorKind.CONNECTION_LOST, expected)
 
 
 @pytest.mark.parametrize(
@@ -88,8 +88,8 @@ def test_an_empty_stream_is_a_hang_up_by_type() -> None:
 
     error = _pkt_line_error(b"")
     assert type(error) is HangupException
-    assert _classified(error) == (ErrorKind.TRANSPORT, "the server hung up")
-    assert _classified(error, mid_transfer=True) == (ErrorKind.TRANSPORT, _MID_TRANSFER)
+    assert _classified(error) == (ErrorKind.CONNECTION_LOST, "the server hung up")
+    assert _classified(error, mid_transfer=True) == (ErrorKind.CONNECTION_LOST, _MID_TRANSFER)
 
 
 def test_an_err_line_says_what_is_missing_in_its_own_words() -> None:
@@ -122,14 +122,17 @@ def test_a_refused_connection_is_no_connect_timeout() -> None:
         bound.bind(("127.0.0.1", 0))
         error = _urllib3_error(bound.getsockname()[1])
     assert isinstance(error, urllib3.exceptions.NewConnectionError)
-    assert _classified(error) == (ErrorKind.TRANSPORT, "connection refused")
+    assert _classified(error) == (ErrorKind.UNREACHABLE, "connection refused")
 
 
 def test_a_silent_server_is_a_read_timeout_by_type() -> None:
     with raw_tcp_server(never_answer) as port:
         error = _urllib3_error(port)
     assert isinstance(error, urllib3.exceptions.ReadTimeoutError)
-    assert _classified(error) == (ErrorKind.TIMEOUT, "no answer within the 0.2 s read timeout")
+    assert _classified(error) == (
+        ErrorKind.READ_TIMEOUT,
+        "no answer within the 0.2 s read timeout",
+    )
 
 
 @contextmanager
@@ -167,7 +170,7 @@ def test_a_body_cut_short_is_an_incomplete_read_by_type() -> None:
     with raw_tcp_server(short_body) as port:
         error = _urllib3_error(port)
     assert isinstance(error, urllib3.exceptions.ProtocolError)
-    assert _classified(error) == (ErrorKind.TRANSPORT, _MID_ANSWER)
+    assert _classified(error) == (ErrorKind.CONNECTION_LOST, _MID_ANSWER)
 
 
 def test_a_refusal_of_a_repository_named_404_is_not_not_found() -> None:

@@ -13,7 +13,7 @@ from typing import final
 import trio
 
 from .._domain.credentials import Credential, credential_for
-from .._domain.errors import CloneError, ErrorKind
+from .._domain.errors import CloneError, ErrorKind, retried_kinds
 from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
 from .._domain.limits import LimitError
@@ -26,13 +26,14 @@ from .._domain.vcs import VCS, ClonedSource
 from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
+from .breakers import Breakers
 from .clone_step import clone_timed
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
-from .retry_step import Tried, clone_failure, with_retries
+from .retry_step import Retrying, Tried, clone_failure, with_retries
 from .stopwatch import Stopwatch
 
 __all__ = ["AnalyzeUseCase"]
@@ -95,6 +96,8 @@ class AnalyzeUseCase:
                 raise ValueError("an incremental run needs a result store (with_result_store)")
             self._reuse = Reuse(store, vcs, analyzer, config.remote_head_limit)
         self._session_run: int | None = None  # the run of the open session() block
+        # One breaker per host for the use case's life (ADR 0019), if configured.
+        self._breakers = Breakers(config.breaker) if config.breaker is not None else None
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
@@ -236,15 +239,14 @@ class AnalyzeUseCase:
         # The repository's deadline stops while it only waits for an analysis process.
         clock = WorkClock()
         with clock.current(), clock.limit(self.config.repository_timeout) as deadline:
+            retrying = self._retry_loop(repository, deadline, tried)
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
-                early = await self._reuse.early_report(repository, credential)
+                early = await self._reuse.early_report(repository, credential, retrying)
                 if early is not None:
                     return early
             try:
                 attempt = partial(self._clone_in_slot, repository, credential, weight, watch, tried)
-                retried = partial(self._retrying, shown, index)
-                retries, delay = self.config.retries, self.config.retry_delay
-                source = await with_retries(attempt, retries, delay, deadline, tried, retried)
+                source = await retrying(attempt)
             except Exception as exc:
                 kind, status, message = clone_failure(exc, shown)
                 # Cloned, then the bookkeeping failed (a shared limit's lease lost on
@@ -266,6 +268,13 @@ class AnalyzeUseCase:
                 if not self.config.keep_clones:
                     await self._discard(source, shown)
         # The repository's deadline passed: the clone or analysis was stopped and cleaned up.
+        if tried.guard is not None and tried.guard.waiting:  # its host was down meanwhile
+            limit = self.config.repository_timeout
+            down = tried.guard.unavailable(f"still down at the {limit:g} s repository timeout")
+            timings = watch.timings(trio.current_time())
+            return RepositoryReport.failure(
+                shown, index, "clone", down.kind, str(down), RepositoryStatus.FAILED, timings
+            )
         return RepositoryReport.failure(
             shown,
             index,
@@ -312,6 +321,24 @@ class AnalyzeUseCase:
             watch.cloned_at = cloned_at = trio.current_time()
         self._emit(EventKind.CLONED, shown, index, cloned_at - watch.slot_at)
         return source
+
+    def _retry_loop(
+        self, repository: Repository, deadline: trio.CancelScope, tried: Tried
+    ) -> Retrying:
+        """The retry loop of ``repository``'s attempts, ref listing and clones alike
+        (``with_retries`` with the run's policy and the host's breaker)."""
+        config, shown = self.config, repository.shown
+        guard = self._breakers.guard(repository.parsed, shown) if self._breakers else None
+        return partial(
+            with_retries,
+            retries=config.retries,
+            delay=config.retry_delay,
+            deadline=deadline,
+            tried=tried,
+            on_retry=partial(self._retrying, shown, repository.index),
+            kinds=retried_kinds(timeouts=config.retry_timeouts),
+            guard=guard,
+        )
 
     def _retrying(self, shown: str, index: int, failed: FailedAttempt) -> None:
         logger.info("%s: %s; attempt again in %.1f s", shown, failed.message, failed.waited)

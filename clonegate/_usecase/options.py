@@ -17,11 +17,13 @@ from .._domain.retries import RetryDelay
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
 from .._domain.store import ReportStore
+from .breakers import BreakerSettings
 
 __all__ = [
     "Option",
     "UseCaseConfig",
     "with_analysis_timeout",
+    "with_breaker",
     "with_clone_timeout",
     "with_clone_weight",
     "with_event_hook",
@@ -36,6 +38,7 @@ __all__ = [
     "with_repository_timeout",
     "with_result_store",
     "with_retries",
+    "with_retry_timeouts",
     "with_stuck_threshold",
     "with_token",
 ]
@@ -46,6 +49,7 @@ def _one_per_clone(url: str) -> int:
 
 
 _BACKOFF = Backoff()  # 1 s base, 30 s cap (clonegate._domain.backoff)
+_BREAKER = BreakerSettings()  # the defaults, written once
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +84,10 @@ class UseCaseConfig:
     # how long each waits, without a clone slot.
     retries: int = 2
     retry_delay: RetryDelay = _BACKOFF
+    # Whether a read timeout is retried too (off: see clonegate._domain.errors).
+    retry_timeouts: bool = False
+    # One breaker per host (ADR 0019); None: none.
+    breaker: BreakerSettings | None = _BREAKER
 
     @classmethod
     def of(cls, options: Iterable[Option]) -> UseCaseConfig:
@@ -285,3 +293,28 @@ def with_retries(n: int, delay: RetryDelay | None = None) -> Option:
         return dataclasses.replace(config, retries=n, retry_delay=chosen)
 
     return apply
+
+
+def with_retry_timeouts(enabled: bool = True) -> Option:
+    """Retry a clone whose server sent nothing within the read timeout (kind
+    ``read_timeout``), as :func:`with_retries` retries a server that pushed back.
+    Off by default: each retry of a silent server holds a clone slot for the whole
+    read timeout again, and a server that went silent is more often stuck than busy."""
+    return lambda config: dataclasses.replace(config, retry_timeouts=bool(enabled))
+
+
+def with_breaker(
+    threshold: int = _BREAKER.threshold, cool_down: float = _BREAKER.cool_down
+) -> Option:
+    """A breaker per host (on by default): after ``threshold`` connection failures in a
+    row to one host (refused, unknown name, TLS, no answer to the connect), its other
+    repositories wait, holding no clone slot, while one probe tries again after
+    ``cool_down`` seconds (then twice as long after each failed probe, up to 60 s).
+    After four failed probes, or at a repository's deadline, the host's waiting
+    repositories are reported ``failed``, kind ``host_unavailable``, with their
+    attempts. ``threshold=0`` turns it off: every repository tries on its own."""
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+        raise ValueError(f"breaker threshold must be an integer >= 0, got {threshold!r}")
+    seconds = positive_seconds("breaker cool_down", cool_down)
+    settings = BreakerSettings(threshold, seconds) if threshold else None
+    return lambda config: dataclasses.replace(config, breaker=settings)
