@@ -67,6 +67,7 @@ if TYPE_CHECKING:
     from ._usecase.options import Option as Option
     from ._usecase.options import UseCaseConfig as UseCaseConfig
     from ._usecase.options import with_analysis_timeout as with_analysis_timeout
+    from ._usecase.options import with_breaker as with_breaker
     from ._usecase.options import with_clone_timeout as with_clone_timeout
     from ._usecase.options import with_clone_weight as with_clone_weight
     from ._usecase.options import with_event_hook as with_event_hook
@@ -93,7 +94,8 @@ _TABLE = {
     "._usecase.batch": "Batch",
     "._usecase.gate": "CloneGateStatistics",
     "._usecase.options": (
-        "Option UseCaseConfig with_analysis_timeout with_clone_timeout with_clone_weight "
+        "Option UseCaseConfig with_analysis_timeout with_breaker with_clone_timeout "
+        "with_clone_weight "
         "with_event_hook with_global_limiter with_host_limit with_host_limiter "
         "with_incremental with_keep_clones with_max_concurrent_clones with_memory_budget "
         "with_remote_head_limit with_repository_timeout with_result_store with_retries "

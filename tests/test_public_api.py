@@ -28,8 +28,8 @@ PUBLIC = [
     "clonegate.cluster",
     "clonegate.workers",
 ]
-# The top level's bound: httpx exports about 70 names (issue 42).
-MOST_TOP_LEVEL_NAMES = 70
+# The top level's bound: httpx exports about 70 names (issue 42); with_breaker (issue 43).
+MOST_TOP_LEVEL_NAMES = 71
 
 
 def source_of(public: str) -> Path:
@@ -50,7 +50,7 @@ def imports_for_type_checkers(public: str) -> dict[str, str]:
     return found
 
 
-def test_the_top_level_exports_at_most_70_names() -> None:
+def test_the_top_level_exports_at_most_71_names() -> None:
     assert len(clonegate.__all__) <= MOST_TOP_LEVEL_NAMES
     assert len(set(clonegate.__all__)) == len(clonegate.__all__)
 

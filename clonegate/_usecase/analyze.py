@@ -13,7 +13,7 @@ from typing import final
 import trio
 
 from .._domain.credentials import Credential, credential_for
-from .._domain.errors import CloneError, ErrorKind, retried_kinds
+from .._domain.errors import CloneError, ErrorKind
 from .._domain.events import Event, EventKind
 from .._domain.inventory import Analyzer
 from .._domain.limits import LimitError
@@ -33,7 +33,7 @@ from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
-from .retry_step import Retrying, Tried, clone_failure, with_retries
+from .retry_step import Tried, clone_failure, host_down_report, retry_loop
 from .stopwatch import Stopwatch
 
 __all__ = ["AnalyzeUseCase"]
@@ -97,7 +97,7 @@ class AnalyzeUseCase:
             self._reuse = Reuse(store, vcs, analyzer, config.remote_head_limit)
         self._session_run: int | None = None  # the run of the open session() block
         # One breaker per host for the use case's life (ADR 0019), if configured.
-        self._breakers = Breakers(config.breaker) if config.breaker is not None else None
+        self._breakers = Breakers.of(config.breaker_threshold, config.breaker_cool_down)
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
@@ -239,7 +239,9 @@ class AnalyzeUseCase:
         # The repository's deadline stops while it only waits for an analysis process.
         clock = WorkClock()
         with clock.current(), clock.limit(self.config.repository_timeout) as deadline:
-            retrying = self._retry_loop(repository, deadline, tried)
+            guard = self._breakers.guard(repository.parsed, shown) if self._breakers else None
+            on_retry = partial(self._retrying, shown, index)
+            retrying = retry_loop(self.config, guard, deadline, tried, on_retry)
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
                 early = await self._reuse.early_report(repository, credential, retrying)
                 if early is not None:
@@ -268,14 +270,9 @@ class AnalyzeUseCase:
                 if not self.config.keep_clones:
                     await self._discard(source, shown)
         # The repository's deadline passed: the clone or analysis was stopped and cleaned up.
-        if tried.guard is not None and tried.guard.waiting:  # its host was down meanwhile
-            limit = self.config.repository_timeout
-            down = tried.guard.unavailable(f"still down at the {limit:g} s repository timeout")
-            timings = watch.timings(trio.current_time())
-            return RepositoryReport.failure(
-                shown, index, "clone", down.kind, str(down), RepositoryStatus.FAILED, timings
-            )
-        return RepositoryReport.failure(
+        timings = watch.timings(trio.current_time())
+        down = host_down_report(tried, shown, index, self.config.repository_timeout, timings)
+        return down or RepositoryReport.failure(
             shown,
             index,
             "analyze" if watch.cloned_at is not None else "clone",
@@ -283,7 +280,7 @@ class AnalyzeUseCase:
             f"{shown}: no result within the {self.config.repository_timeout:g} s "
             f"repository timeout (while {watch.phase()})",
             RepositoryStatus.TIMEOUT,
-            watch.timings(trio.current_time()),
+            timings,
             tried.peak,
         )
 
@@ -322,27 +319,10 @@ class AnalyzeUseCase:
         self._emit(EventKind.CLONED, shown, index, cloned_at - watch.slot_at)
         return source
 
-    def _retry_loop(
-        self, repository: Repository, deadline: trio.CancelScope, tried: Tried
-    ) -> Retrying:
-        """The retry loop of ``repository``'s attempts, ref listing and clones alike
-        (``with_retries`` with the run's policy and the host's breaker)."""
-        config, shown = self.config, repository.shown
-        guard = self._breakers.guard(repository.parsed, shown) if self._breakers else None
-        return partial(
-            with_retries,
-            retries=config.retries,
-            delay=config.retry_delay,
-            deadline=deadline,
-            tried=tried,
-            on_retry=partial(self._retrying, shown, repository.index),
-            kinds=retried_kinds(timeouts=config.retry_timeouts),
-            guard=guard,
-        )
-
-    def _retrying(self, shown: str, index: int, failed: FailedAttempt) -> None:
-        logger.info("%s: %s; attempt again in %.1f s", shown, failed.message, failed.waited)
-        detail = f"{failed.message}; next attempt in {failed.waited:.1f} s"
+    def _retrying(self, shown: str, index: int, failed: FailedAttempt, host_down: bool) -> None:
+        when = "when its host is back" if host_down else f"in {failed.waited:.1f} s"
+        logger.info("%s: %s; attempt again %s", shown, failed.message, when)
+        detail = f"{failed.message}; next attempt {when}"
         self._emit(EventKind.RETRY, shown, index, failed.waited, failed.kind, detail)
 
     def _forecasts_to(

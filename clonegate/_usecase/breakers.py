@@ -34,10 +34,11 @@ _SAYS_NOTHING = frozenset({ErrorKind.INVALID_URL, ErrorKind.CANCELLED, ErrorKind
 @dataclass(frozen=True, slots=True)
 class BreakerSettings:
     """A host's breaker opens after ``threshold`` connection failures in a row; its
-    first probe comes ``cool_down`` seconds later (see :class:`Breaker`)."""
+    first probe comes ``cool_down`` seconds later (see :class:`Breaker`; the defaults
+    are ``UseCaseConfig``'s)."""
 
-    threshold: int = 5
-    cool_down: float = 5.0
+    threshold: int
+    cool_down: float
 
 
 @dataclass
@@ -57,6 +58,11 @@ class Breakers:
     def __init__(self, settings: BreakerSettings) -> None:
         self.settings = settings
         self._entries: dict[str, _Entry] = {}
+
+    @classmethod
+    def of(cls, threshold: int, cool_down: float) -> Breakers | None:
+        """The breakers a use case's options ask for; None with ``threshold`` 0."""
+        return cls(BreakerSettings(threshold, cool_down)) if threshold else None
 
     def guard(self, parsed: RepoURL | None, shown: str) -> HostGuard | None:
         """The guard for one repository's attempts; None for a local one (no host)."""
@@ -84,7 +90,8 @@ class Breakers:
                 cool_down=cool_down,
                 longest_cool_down=max(60.0, cool_down),
             )
-            entry = self._entries[origin] = _Entry(made, users=entry.users if entry else 0)
+            # The old breaker's attempts leave it, not this one (leave checks which).
+            entry = self._entries[origin] = _Entry(made)
         entry.users += 1
         return entry.breaker
 

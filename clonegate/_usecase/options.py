@@ -17,7 +17,6 @@ from .._domain.retries import RetryDelay
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.sizes import parse_size
 from .._domain.store import ReportStore
-from .breakers import BreakerSettings
 
 __all__ = [
     "Option",
@@ -38,7 +37,6 @@ __all__ = [
     "with_repository_timeout",
     "with_result_store",
     "with_retries",
-    "with_retry_timeouts",
     "with_stuck_threshold",
     "with_token",
 ]
@@ -49,7 +47,6 @@ def _one_per_clone(url: str) -> int:
 
 
 _BACKOFF = Backoff()  # 1 s base, 30 s cap (clonegate._domain.backoff)
-_BREAKER = BreakerSettings()  # the defaults, written once
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,10 +81,12 @@ class UseCaseConfig:
     # how long each waits, without a clone slot.
     retries: int = 2
     retry_delay: RetryDelay = _BACKOFF
-    # Whether a read timeout is retried too (off: see clonegate._domain.errors).
+    # Whether a read timeout is retried too (off: see with_retries).
     retry_timeouts: bool = False
-    # One breaker per host (ADR 0019); None: none.
-    breaker: BreakerSettings | None = _BREAKER
+    # A breaker per host (ADR 0019): open after this many connection failures in a
+    # row (0: no breaker), first probe this many seconds later.
+    breaker_threshold: int = 5
+    breaker_cool_down: float = 5.0
 
     @classmethod
     def of(cls, options: Iterable[Option]) -> UseCaseConfig:
@@ -104,6 +103,7 @@ class UseCaseConfig:
 
 
 Option = Callable[[UseCaseConfig], UseCaseConfig]
+_DEFAULT = UseCaseConfig()
 MiB = 1 << 20
 
 
@@ -273,16 +273,20 @@ def with_remote_head_limit(n: int) -> Option:
     return lambda config: dataclasses.replace(config, remote_head_limit=n)
 
 
-def with_retries(n: int, delay: RetryDelay | None = None) -> Option:
-    """Try a clone again up to ``n`` times when the server pushed back (an error of a
-    kind in ``clonegate._domain.errors.RETRIED_KINDS``: HTTP 429, 502, 503, 504);
-    default 2, ``0`` turns retries off. Each attempt is a fresh clone under the clone
+def with_retries(n: int, delay: RetryDelay | None = None, *, timeouts: bool = False) -> Option:
+    """Try a clone again up to ``n`` times when the server pushed back or the
+    connection failed (an error of a kind in ``clonegate._domain.errors.RETRIED_KINDS``:
+    HTTP 429, 502, 503, 504, a "rate limit" in the server's words, a connection
+    refused, reset or closed mid-answer); default 2, ``0`` turns retries off. With
+    ``timeouts``, a read timeout too (off by default: each retry of a silent server
+    holds a clone slot for the whole read timeout again, and a server gone silent is
+    more often stuck than busy). Each attempt is a fresh clone under the clone
     limit; between attempts the repository gives its clone slot back and waits
     ``delay.delay(attempt, retry_after, deadline)`` seconds (default: exponential
     backoff with full jitter, 1 s base, 30 s cap, the server's ``Retry-After`` or
     ``RateLimit-Reset`` when longer), within its own deadline (trio time): a wait
     that would reach it is not begun, and the last error is reported. Other failures
-    are never retried."""
+    are never retried. The ref listings of an incremental run are retried alike."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"retries must be an integer >= 0, got {n!r}")
     if delay is not None and not callable(getattr(delay, "delay", None)):
@@ -290,21 +294,15 @@ def with_retries(n: int, delay: RetryDelay | None = None) -> Option:
 
     def apply(config: UseCaseConfig) -> UseCaseConfig:
         chosen = delay if delay is not None else config.retry_delay
-        return dataclasses.replace(config, retries=n, retry_delay=chosen)
+        return dataclasses.replace(
+            config, retries=n, retry_delay=chosen, retry_timeouts=bool(timeouts)
+        )
 
     return apply
 
 
-def with_retry_timeouts(enabled: bool = True) -> Option:
-    """Retry a clone whose server sent nothing within the read timeout (kind
-    ``read_timeout``), as :func:`with_retries` retries a server that pushed back.
-    Off by default: each retry of a silent server holds a clone slot for the whole
-    read timeout again, and a server that went silent is more often stuck than busy."""
-    return lambda config: dataclasses.replace(config, retry_timeouts=bool(enabled))
-
-
 def with_breaker(
-    threshold: int = _BREAKER.threshold, cool_down: float = _BREAKER.cool_down
+    threshold: int = _DEFAULT.breaker_threshold, cool_down: float = _DEFAULT.breaker_cool_down
 ) -> Option:
     """A breaker per host (on by default): after ``threshold`` connection failures in a
     row to one host (refused, unknown name, TLS, no answer to the connect), its other
@@ -316,5 +314,6 @@ def with_breaker(
     if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
         raise ValueError(f"breaker threshold must be an integer >= 0, got {threshold!r}")
     seconds = positive_seconds("breaker cool_down", cool_down)
-    settings = BreakerSettings(threshold, seconds) if threshold else None
-    return lambda config: dataclasses.replace(config, breaker=settings)
+    return lambda config: dataclasses.replace(
+        config, breaker_threshold=threshold, breaker_cool_down=seconds
+    )

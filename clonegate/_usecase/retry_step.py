@@ -7,19 +7,34 @@ import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Protocol, TypeVar
 
 import trio
 
-from .._domain.errors import CONNECTION_FAILURE_KINDS, RETRIED_KINDS, CloneError, ErrorKind
+from .._domain.errors import (
+    CONNECTION_FAILURE_KINDS,
+    RETRIED_KINDS,
+    CloneError,
+    ErrorKind,
+    retried_kinds,
+)
 from .._domain.limits import LimitError
-from .._domain.reports import RepositoryStatus
+from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
 from .._domain.retries import FailedAttempt, RetryDelay
 from .._domain.urls import redact
 from .._domain.vcs import ClonedSource
 from .breakers import HostGuard
+from .options import UseCaseConfig
 
-__all__ = ["Retrying", "Tried", "clone_failure", "with_retries"]
+__all__ = [
+    "Retrying",
+    "Tried",
+    "clone_failure",
+    "host_down_report",
+    "retry_loop",
+    "with_retries",
+]
 
 logger = logging.getLogger("clonegate")
 T = TypeVar("T")
@@ -49,7 +64,7 @@ async def with_retries(
     delay: RetryDelay,
     deadline: trio.CancelScope,
     tried: Tried,
-    on_retry: Callable[[FailedAttempt], None],
+    on_retry: Callable[[FailedAttempt, bool], None],
     *,
     kinds: frozenset[ErrorKind] = RETRIED_KINDS,
     guard: HostGuard | None = None,
@@ -59,12 +74,13 @@ async def with_retries(
     raised as itself.
 
     Each retried failure is appended to ``tried.failed`` and given to ``on_retry``
-    before the wait. ``attempt`` takes and gives back its own clone slot, so the wait
-    between attempts holds none. The wait is ``delay.delay(number, retry_after,
-    ends)``, ``ends`` the repository's deadline (its ``deadline`` scope's, trio time);
-    one that would reach the repository's deadline is not begun: the error is raised
-    then, since a report of the server's answer says more than a timeout. Cancellation
-    during the wait propagates (the sleep is the checkpoint), with nothing held.
+    before the wait, with whether the wait is for the host's breaker. ``attempt``
+    takes and gives back its own clone slot, so the wait between attempts holds none.
+    The wait is ``delay.delay(number, retry_after, ends)``, ``ends`` the repository's
+    deadline (its ``deadline`` scope's, trio time); one that would reach the
+    repository's deadline is not begun: the error is raised then, since a report of
+    the server's answer says more than a timeout. Cancellation during the wait
+    propagates (the sleep is the checkpoint), with nothing held.
 
     With a ``guard`` (the repository's host breaker), each attempt first waits for the
     breaker. A connection that failed while the host's breaker is open (the host is
@@ -85,7 +101,7 @@ async def with_retries(
                 raise
             if guard is not None and exc.kind in CONNECTION_FAILURE_KINDS and guard.host_down():
                 tried.failed.append(FailedAttempt(str(exc.kind), str(exc), 0.0))
-                on_retry(tried.failed[-1])
+                on_retry(tried.failed[-1], True)
                 continue
             charged += 1
             if charged > retries:
@@ -96,7 +112,7 @@ async def with_retries(
             if not 0.0 <= wait < left:  # NaN and negatives too: a broken delay ends it
                 raise
             tried.failed.append(FailedAttempt(str(exc.kind), str(exc), wait))
-            on_retry(tried.failed[-1])
+            on_retry(tried.failed[-1], False)
             await trio.sleep(wait)
         finally:
             if guard is not None and guard.waited and earlier:
@@ -104,6 +120,40 @@ async def with_retries(
                 last = tried.failed[earlier - 1]
                 waited = last.waited + guard.waited
                 tried.failed[earlier - 1] = dataclasses.replace(last, waited=waited)
+
+
+def retry_loop(
+    config: UseCaseConfig,
+    guard: HostGuard | None,
+    deadline: trio.CancelScope,
+    tried: Tried,
+    on_retry: Callable[[FailedAttempt, bool], None],
+) -> Retrying:
+    """A repository's retry loop, for its ref listing and its clones alike: the run's
+    policy (``config``) and its host's breaker (``guard``)."""
+    return partial(
+        with_retries,
+        retries=config.retries,
+        delay=config.retry_delay,
+        deadline=deadline,
+        tried=tried,
+        on_retry=on_retry,
+        kinds=retried_kinds(timeouts=config.retry_timeouts),
+        guard=guard,
+    )
+
+
+def host_down_report(
+    tried: Tried, shown: str, index: int, limit: float, timings: Timings
+) -> RepositoryReport | None:
+    """The report of a repository whose deadline (``limit`` seconds) came while it
+    waited in its host's breaker's line: its host's unavailability, not a timeout."""
+    if tried.guard is None or not tried.guard.waiting:
+        return None
+    down = tried.guard.unavailable(f"still down at the {limit:g} s repository timeout")
+    return RepositoryReport.failure(
+        shown, index, "clone", down.kind, str(down), RepositoryStatus.FAILED, timings
+    )
 
 
 def clone_failure(exc: Exception, shown: str) -> tuple[str, RepositoryStatus, str]:

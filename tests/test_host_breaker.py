@@ -1,0 +1,192 @@
+"""A breaker per host (issue 43, ADR 0019): real clones against a port that refuses
+connections and then recovers, or never does; the deadline and cancellation while a
+repository waits in its host's line (MockClock, fakes)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import trio
+import trio.testing
+
+from clonegate import (
+    AnalyzeUseCase,
+    CloneSettings,
+    DulwichVCS,
+    Event,
+    EventKind,
+    RepositoryReport,
+    RepositoryStatus,
+    with_breaker,
+    with_event_hook,
+    with_keep_clones,
+    with_max_concurrent_clones,
+    with_repository_timeout,
+    with_retries,
+)
+from clonegate.errors import UnreachableError
+
+from .support.fakes import FakeAnalyzer, FakeVCS, url
+from .support.flaky_fronts import RecoveringHttp, recovering_http
+from .support.repos import FixtureRepo
+
+NAMES = tuple(f"r{i}" for i in range(6))
+
+
+class CountingVCS:
+    """A real VCS whose clone attempts are counted: each one is a connection attempt
+    (a refused port records nothing on the server's side)."""
+
+    def __init__(self, inner: DulwichVCS) -> None:
+        self.inner = inner
+        self.clones = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def clone(self, *args: Any, **kwargs: Any) -> Any:
+        self.clones += 1
+        return await self.inner.clone(*args, **kwargs)
+
+
+def _served(repo_root: Path, tmp_path: Path) -> Path:
+    """Six repositories (one, under six names): the breaker is per host, not per name."""
+    served = tmp_path / "served"
+    served.mkdir()
+    for name in NAMES:
+        (served / f"{name}.git").symlink_to(repo_root / "basic.git")
+    return served
+
+
+async def _run(
+    server: RecoveringHttp, tmp_path: Path, *options: Any
+) -> tuple[list[RepositoryReport], CountingVCS]:
+    work = tmp_path / "work"
+    work.mkdir()
+    vcs = CountingVCS(DulwichVCS(CloneSettings(work_dir=work, connect_timeout=5)))
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(2),
+        with_breaker(1, 0.05),
+        *options,
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    with trio.fail_after(120):  # a safety net: the assertions are below
+        async with uc.analyze_many([server.url(name) for name in NAMES]) as batch:
+            reports = sorted([r async for r in batch], key=lambda r: r.index)
+    return reports, vcs
+
+
+async def test_a_host_that_refuses_then_recovers_loses_no_repository(
+    repo_root: Path, repos: dict[str, FixtureRepo], tmp_path: Path
+) -> None:
+    refused = 0
+
+    def hook(event: Event) -> None:
+        nonlocal refused
+        if event.kind is EventKind.RETRY and event.status == "unreachable":
+            refused += 1
+            if refused == len(NAMES) + 1:  # every first attempt, then the first probe
+                server.recover()
+
+    async with recovering_http(_served(repo_root, tmp_path)) as server:
+        reports, vcs = await _run(server, tmp_path, with_event_hook(hook))
+    assert [r.status for r in reports] == [RepositoryStatus.OK] * len(NAMES), reports
+    # The first attempt of each (all under way when it opened), one failed probe, one
+    # that connected and closed it, then each of the others once: not one per retry.
+    assert vcs.clones == len(NAMES) + 1 + len(NAMES)
+    tried = Counter(a.kind for r in reports for a in r.attempts)
+    assert tried == Counter({"unreachable": len(NAMES) + 1})
+    # The server, once up, served each repository once: a ref listing and a pack.
+    assert Counter(r.method for r in server.requests) == Counter(
+        {"GET": len(NAMES), "POST": len(NAMES)}
+    )
+    # The waits in the breaker's line are in the attempts (the summary's retry_wait).
+    assert all(sum(a.waited for a in r.attempts) > 0 for r in reports)
+
+
+async def test_a_host_that_never_recovers_costs_its_probes_not_a_timeout_each(
+    repo_root: Path, repos: dict[str, FixtureRepo], tmp_path: Path
+) -> None:
+    async with recovering_http(_served(repo_root, tmp_path)) as server:
+        reports, vcs = await _run(server, tmp_path, with_retries(2))
+    assert {r.status for r in reports} == {RepositoryStatus.FAILED}
+    for report in reports:
+        assert report.error is not None
+        assert report.error.kind == "host_unavailable"
+        assert "failed connections" in report.error.message
+        assert report.attempts, report  # what each tried, with its kind
+        assert {a.kind for a in report.attempts} == {"unreachable"}
+    # The six first attempts, then the breaker's four probes: bounded by the breaker,
+    # not six repositories times three attempts.
+    assert vcs.clones == len(NAMES) + 4
+    assert sum(len(r.attempts) for r in reports) == vcs.clones
+    assert server.requests == []
+
+
+async def test_a_repository_whose_deadline_comes_in_its_hosts_line_is_host_unavailable(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path)
+    for i in range(3):
+        vcs.failures[url(i)] = UnreachableError(url(i), "connection refused")
+    uc = AnalyzeUseCase(
+        with_breaker(1, 20.0),  # a probe at 20 s, the next at 60 s
+        with_repository_timeout(30),
+        with_keep_clones(),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    async with uc.analyze_many([url(i) for i in range(3)]) as batch:
+        reports = [r async for r in batch]
+    assert len(vcs.calls) == 3 + 1  # the first attempts, one probe at 20 s
+    assert trio.current_time() == 30.0  # mock time: each ended at its deadline
+    for report in reports:
+        assert report.status is RepositoryStatus.FAILED
+        assert report.error is not None
+        assert report.error.kind == "host_unavailable"
+        assert "still down at the 30 s repository timeout" in report.error.message
+    assert sorted(len(r.attempts) for r in reports) == [1, 1, 2]
+
+
+async def test_cancelled_while_waiting_in_a_hosts_line_leaves_nothing_behind(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path)
+    vcs.flaky[url(0)] = [UnreachableError(url(0), "connection refused")]
+    vcs.flaky[url(1)] = [UnreachableError(url(1), "connection refused")]
+    waiting = trio.Event()
+    retried = 0
+
+    def hook(event: Event) -> None:
+        nonlocal retried
+        if event.kind is EventKind.RETRY:
+            retried += 1
+            if retried == 2:
+                waiting.set()
+
+    uc = AnalyzeUseCase(
+        with_breaker(1, 1000.0), with_event_hook(hook), vcs=vcs, analyzer=FakeAnalyzer()
+    )
+    with trio.CancelScope() as scope:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(uc.execute, url(0))
+            nursery.start_soon(uc.execute, url(1))
+            with trio.fail_after(50):  # mock time: the breaker's line waits 1000 s
+                await waiting.wait()
+            await trio.testing.wait_all_tasks_blocked()
+            scope.cancel()
+    assert scope.cancelled_caught
+    assert trio.current_time() < 1000.0
+    stats = uc.clone_gate_statistics()
+    assert (stats.queued, stats.active) == ((), ())
+    assert stats.acquired == stats.released == 2
+    assert list(tmp_path.iterdir()) == []
+    # Nobody is left in the host's line.
+    breakers = uc._breakers
+    assert breakers is not None
+    host = breakers.statistics("https://git.example:443")
+    assert host is not None
+    assert host.tasks_waiting == 0
