@@ -82,13 +82,12 @@ async def _run(
 async def test_a_host_that_refuses_then_recovers_loses_no_repository(
     repo_root: Path, repos: dict[str, FixtureRepo], tmp_path: Path
 ) -> None:
-    refused = 0
+    waits: list[str] = []
 
     def hook(event: Event) -> None:
-        nonlocal refused
         if event.kind is EventKind.RETRY and event.status == "unreachable":
-            refused += 1
-            if refused == len(NAMES) + 1:  # every first attempt, then the first probe
+            waits.append(event.detail.rsplit(";", 1)[-1])
+            if len(waits) == len(NAMES) + 1:  # every first attempt, then the first probe
                 server.recover()
 
     async with recovering_http(_served(repo_root, tmp_path)) as server:
@@ -99,10 +98,16 @@ async def test_a_host_that_refuses_then_recovers_loses_no_repository(
     assert vcs.clones == len(NAMES) + 1 + len(NAMES)
     tried = Counter(a.kind for r in reports for a in r.attempts)
     assert tried == Counter({"unreachable": len(NAMES) + 1})
-    # The server, once up, served each repository once: a ref listing and a pack.
+    # Each waited in the host's line, not a backoff of its own.
+    assert waits == [" next attempt when its host is back"] * (len(NAMES) + 1)
+    # The server, once up, served each repository once: a ref listing and a pack,
+    # the probe's alone first (half-open), the others once it had connected (closed).
     assert Counter(r.method for r in server.requests) == Counter(
         {"GET": len(NAMES), "POST": len(NAMES)}
     )
+    probe_listing, probe_pack, *others = sorted(server.requests, key=lambda r: r.arrived)
+    assert probe_listing.repository == probe_pack.repository
+    assert all(r.arrived >= probe_pack.ended for r in others)
     # The waits in the breaker's line are in the attempts (the summary's retry_wait).
     assert all(sum(a.waited for a in r.attempts) > 0 for r in reports)
 
@@ -111,7 +116,8 @@ async def test_a_host_that_never_recovers_costs_its_probes_not_a_timeout_each(
     repo_root: Path, repos: dict[str, FixtureRepo], tmp_path: Path
 ) -> None:
     async with recovering_http(_served(repo_root, tmp_path)) as server:
-        reports, vcs = await _run(server, tmp_path, with_retries(2))
+        # One retry: a failed probe charged to its repository would end it (unreachable).
+        reports, vcs = await _run(server, tmp_path, with_retries(1))
     assert {r.status for r in reports} == {RepositoryStatus.FAILED}
     for report in reports:
         assert report.error is not None
