@@ -1,9 +1,16 @@
 """A breaker per host (issue 43, ADR 0019): real clones against a port that refuses
 connections and then recovers, or never does; the deadline and cancellation while a
-repository waits in its host's line (MockClock, fakes)."""
+repository waits in its host's line (MockClock, fakes), and Ctrl-C of the command line
+while it waits."""
 
 from __future__ import annotations
 
+import os
+import signal
+import socket
+import subprocess
+import sys
+import uuid
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,6 +37,7 @@ from clonegate.errors import UnreachableError
 
 from .support.fakes import FakeAnalyzer, FakeVCS, url
 from .support.flaky_fronts import RecoveringHttp, recovering_http
+from .support.processes import processes_with
 from .support.repos import FixtureRepo
 
 NAMES = tuple(f"r{i}" for i in range(6))
@@ -196,3 +204,39 @@ async def test_cancelled_while_waiting_in_a_hosts_line_leaves_nothing_behind(
     host = breakers.statistics("https://git.example:443")
     assert host is not None
     assert host.tasks_waiting == 0
+
+
+async def test_ctrl_c_while_repositories_wait_in_a_hosts_line_leaves_nothing_behind(
+    tmp_path: Path,
+) -> None:
+    run_id = uuid.uuid4().hex
+    refusing = socket.socket()  # bound, not listening: the kernel refuses
+    refusing.bind(("127.0.0.1", 0))
+    port = refusing.getsockname()[1]
+    urls = [f"http://127.0.0.1:{port}/r{i}.git" for i in range(2)]
+    command = ["analyze", "-v", "--breaker", "1", "--breaker-cool-down", "1000", *urls]
+    seen = bytearray()
+    with refusing:
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "clonegate", *command],
+            stderr=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            env={**os.environ, "CLONEGATE_TEST_RUN": run_id, "TMPDIR": str(tmp_path)},
+        )
+        assert process.stderr is not None
+        try:
+            with trio.fail_after(60):  # a safety net only: the lines below drive it
+                while seen.count(b"when its host is back") < len(urls):
+                    chunk = await process.stderr.receive_some()
+                    assert chunk, bytes(seen)
+                    seen += chunk
+            process.send_signal(signal.SIGINT)
+            with trio.move_on_after(60):  # turns a hang into a failure below
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+    assert process.returncode == 130
+    assert processes_with(f"CLONEGATE_TEST_RUN={run_id}".encode()) == set()
+    assert list(tmp_path.iterdir()) == []
