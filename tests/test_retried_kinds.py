@@ -22,6 +22,7 @@ from clonegate.store import open_store
 from .support.flaky_fronts import flaky_git
 from .support.repos import FixtureRepo
 from .support.throttling_http import throttling_http
+from .support.wire_servers import Record, sideband_server
 
 
 class NoWait:
@@ -62,6 +63,21 @@ async def test_a_git_server_that_pushes_back_in_its_own_way_is_tried_again(
     assert refused.error is not None
     assert (refused.error.kind, refused.attempts) == (kind, ())
     assert server.seen == {"basic": 2, "trunk": 1}
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("transport", ["git", "http"])
+async def test_a_side_band_error_that_says_rate_limited_is_throttled(
+    transport: str, tmp_path: Path
+) -> None:
+    record = Record()
+    with sideband_server(transport, "rate_limited", record, 1 << 20) as url:
+        # The whole branch: the stand-in server speaks no shallow negotiation.
+        report = await _clone(url, tmp_path, with_retries(1, NoWait()), depth=None)
+    assert report.error is not None
+    assert report.error.kind == "throttled"
+    assert "rate-limited due to too many requests" in report.error.message
+    assert [a.kind for a in report.attempts] == ["throttled"]  # asked again, once
     assert list(tmp_path.iterdir()) == []
 
 

@@ -43,6 +43,7 @@ from .servers import raw_tcp_server, read_request_head
 MiB = 1 << 20
 # The words of git's upload-pack when pack-objects fails, with a terminal escape in front.
 CORRUPTION = b"\x1b[31maborting due to possible repository corruption on the remote side."
+RATE_LIMITED = b"This request was rate-limited due to too many requests."
 _SERVICE = _pkt(b"# service=git-upload-pack\n") + b"0000"
 _ADVERTISEMENT_TYPE = b"application/x-git-upload-pack-advertisement"
 
@@ -77,6 +78,9 @@ class Record:
 
 def _messages(behaviour: str, cap: int) -> Iterator[bytes]:
     """The side-band stream of ``behaviour``, up to ``cap`` bytes."""
+    if behaviour == "rate_limited":  # GitHub's words, on the error band (issue 43)
+        yield _pkt(b"\x03" + RATE_LIMITED + b"\n")
+        return
     band = b"\x03" if behaviour == "errors" else b"\x02"
     if behaviour == "trickle":
         piece = _pkt(band + b"Counting objects: 1%\r" * 19)  # 404 bytes
