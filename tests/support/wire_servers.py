@@ -2,8 +2,9 @@
 
 - :func:`sideband_server`: one ref, then, once asked for it, a side-band stream made
   of messages only: ``flood`` (progress, band 2, as fast as the client reads),
-  ``errors`` (fatal errors, band 3, the same) or ``trickle`` (progress at 4000 bytes a
-  second, four times the low-speed limit the tests set); over git:// or smart HTTP.
+  ``errors`` (fatal errors, band 3, the same), ``trickle`` (progress at 4000 bytes a
+  second, four times the low-speed limit the tests set) or ``rate_limited`` (one
+  band-3 message saying so, GitHub's words); over git:// or smart HTTP.
 - :func:`gzip_ref_bomb`: smart HTTP whose ref list comes gzip-compressed though the
   client asked for none, and expands about 300 times: long ref lines (the byte cap)
   or short repeated ones (the line cap).
