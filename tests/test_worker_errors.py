@@ -11,6 +11,7 @@ test_clone.py and test_hangups.py.
 
 from __future__ import annotations
 
+import errno
 import io
 import socket
 import ssl
@@ -204,3 +205,18 @@ def test_a_refusal_of_a_repository_named_404_is_not_not_found() -> None:
             answer.close()
     assert "404" in str(caught.value)  # in the URL only
     assert _classified(caught.value)[0] is not ErrorKind.NOT_FOUND
+
+
+def test_a_servers_words_for_a_rate_limit_are_throttled_a_files_name_is_not() -> None:
+    from dulwich.client import read_pkt_refs_v1
+    from dulwich.errors import GitProtocolError
+
+    line = b"ERR rate limit exceeded: too many requests\n"  # what a forge says over git://
+    with pytest.raises(GitProtocolError) as caught:
+        read_pkt_refs_v1(iter([line]))
+    assert _classified(caught.value) == (
+        ErrorKind.THROTTLED,
+        "the server asked for fewer requests: rate limit exceeded: too many requests",
+    )
+    local = OSError(errno.ENOENT, "No such file or directory", "docs/rate-limit.md")
+    assert _classified(local)[0] is not ErrorKind.THROTTLED

@@ -369,9 +369,12 @@ def rate_limited(words: str) -> bool:
 
 
 def _throttled(found: list[BaseException]) -> tuple[ErrorKind, str] | None:
-    # A forge that throttles git:// or ssh says so only in words; a URL the text
-    # quotes is the repository's name, not the server's answer.
-    said = next((e for e in found if rate_limited(str(e))), None)
+    # A forge that throttles git:// or ssh says so only in words: an ERR line, or
+    # ssh's relay of its message when it hangs up. Only those carry the server's
+    # words; a local error may quote a file of the repository (docs/rate-limit.md).
+    types = _types()
+    spoken = (e for e in found if type(e) in (types.git_protocol, types.hangup))
+    said = next((e for e in spoken if rate_limited(str(e))), None)
     if said is None:
         return None
     return ErrorKind.THROTTLED, f"the server asked for fewer requests: {visible(_words(said))}"
