@@ -240,3 +240,30 @@ async def test_ctrl_c_while_repositories_wait_in_a_hosts_line_leaves_nothing_beh
     assert process.returncode == 130
     assert processes_with(f"CLONEGATE_TEST_RUN={run_id}".encode()) == set()
     assert list(tmp_path.iterdir()) == []
+
+
+async def test_a_given_up_host_is_tried_again_a_minute_later_and_answered_hosts_are_forgotten(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    vcs = FakeVCS(tmp_path)
+    down = [f"https://down.example/r{i}.git" for i in range(3)]
+    for line in down:
+        vcs.failures[line] = UnreachableError(line, "connection refused")
+    uc = AnalyzeUseCase(with_breaker(1, 1.0), with_keep_clones(), vcs=vcs, analyzer=FakeAnalyzer())
+    breakers = uc._breakers
+    assert breakers is not None
+    answered = [url(i) for i in range(50)]  # 50 repositories of a host that answers
+    async with uc.analyze_many(answered + down[:2]) as batch:
+        first = [r async for r in batch]
+    assert [r.status for r in first[:50]] == [RepositoryStatus.OK] * 50
+    assert {r.error.kind for r in first[50:] if r.error} == {"host_unavailable"}
+    assert len(breakers) == 1  # the host that answered left nothing behind
+    calls = len(vcs.calls)
+    soon = await uc.execute(down[2])  # given up a moment ago: not tried
+    assert soon.error is not None
+    assert soon.error.kind == "host_unavailable"
+    assert len(vcs.calls) == calls
+    await trio.sleep(60.0)
+    later = await uc.execute(down[2])  # a minute on: tried afresh
+    assert later.error is not None
+    assert len(vcs.calls) > calls

@@ -239,7 +239,8 @@ class AnalyzeUseCase:
         # The repository's deadline stops while it only waits for an analysis process.
         clock = WorkClock()
         with clock.current(), clock.limit(self.config.repository_timeout) as deadline:
-            guard = self._breakers.guard(repository.parsed, shown) if self._breakers else None
+            breakers = self._breakers
+            guard = breakers.guard(repository.parsed, shown) if breakers is not None else None
             on_retry = partial(self._retrying, shown, index)
             retrying = retry_loop(self.config, guard, deadline, tried, on_retry)
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD

@@ -71,6 +71,10 @@ class Breakers:
         port = parsed.port or DEFAULT_PORTS.get(parsed.scheme, 0)
         return HostGuard(self, f"{parsed.scheme}://{parsed.host}:{port}", shown)
 
+    def __len__(self) -> int:
+        """Hosts with a breaker kept now (in flight, or with failures to remember)."""
+        return len(self._entries)
+
     def statistics(self, origin: str) -> BreakerStatistics | None:
         """The breaker of ``origin`` (``scheme://host:port``), if one is kept."""
         entry = self._entries.get(origin)
