@@ -220,3 +220,18 @@ def test_a_servers_words_for_a_rate_limit_are_throttled_a_files_name_is_not() ->
     )
     local = OSError(errno.ENOENT, "No such file or directory", "docs/rate-limit.md")
     assert _classified(local)[0] is not ErrorKind.THROTTLED
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "ssh: connect to host git.example port 22: Connection timed out",
+        "ssh: connect to host git.example port 22: No route to host",
+    ],
+)
+def test_sshs_words_for_a_connect_that_got_no_answer_are_unreachable(words: str) -> None:
+    from dulwich.errors import HangupException
+
+    # What dulwich raises when ssh exits with these words on its stderr.
+    error = HangupException([words.encode()])
+    assert _classified(error)[0] is ErrorKind.UNREACHABLE

@@ -355,6 +355,10 @@ def _by_text(text: str) -> tuple[ErrorKind, str] | None:
         return ErrorKind.TRANSPORT, "unknown host"
     if "connection refused" in text:
         return ErrorKind.UNREACHABLE, "connection refused"
+    # ssh's and the OS's words for a connect unanswered: no conversation, not a hang-up.
+    for words in ("connection timed out", "no route to host", "network is unreachable"):
+        if words in text:
+            return ErrorKind.UNREACHABLE, f"could not connect ({words})"
     if "certificate verify failed" in text:
         return ErrorKind.TRANSPORT, CERTIFICATE_FAILED
     answer = _QUOTED_URL.sub(" ", text)
@@ -369,9 +373,8 @@ def rate_limited(words: str) -> bool:
 
 
 def _throttled(found: list[BaseException]) -> tuple[ErrorKind, str] | None:
-    # A forge that throttles git:// or ssh says so only in words: an ERR line, or
-    # ssh's relay of its message when it hangs up. Only those carry the server's
-    # words; a local error may quote a file of the repository (docs/rate-limit.md).
+    # A forge throttling git:// or ssh says so in an ERR line or ssh's relayed words;
+    # a local error may quote a file of the repository (docs/rate-limit.md).
     types = _types()
     spoken = (e for e in found if type(e) in (types.git_protocol, types.hangup))
     said = next((e for e in spoken if rate_limited(str(e))), None)
