@@ -162,7 +162,10 @@ async def test_a_repository_whose_deadline_comes_in_its_hosts_line_is_host_unava
         assert report.error is not None
         assert report.error.kind == "host_unavailable"
         assert "still down at the 30 s repository timeout" in report.error.message
-    assert sorted(len(r.attempts) for r in reports) == [1, 1, 2]
+    # Each waited in the line until its deadline (mock time: exact); the probe's
+    # repository from its first failure to the probe, then to its deadline.
+    waits = sorted([a.waited for a in r.attempts] for r in reports)
+    assert waits == [[20.0, 10.0], [30.0], [30.0]]
 
 
 async def test_cancelled_while_waiting_in_a_hosts_line_leaves_nothing_behind(

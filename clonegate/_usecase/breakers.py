@@ -157,6 +157,8 @@ class HostGuard:
         except domain.HostUnavailableError as exc:
             raise self.unavailable(exc.reason) from None
         finally:
+            if self.waiting:  # it ended in the line: given up, or the deadline came
+                self.waited = trio.current_time() - entered
             self._breakers.leave(self.origin, breaker)
 
 
