@@ -44,12 +44,13 @@ NAMES = tuple(f"r{i}" for i in range(6))
 
 
 class CountingVCS:
-    """A real VCS whose clone attempts are counted: each one is a connection attempt
-    (a refused port records nothing on the server's side)."""
+    """A real VCS whose clone attempts and ref listings (the breaker's probes) are
+    counted: each one is a connection attempt (a refused port records nothing on the
+    server's side)."""
 
     def __init__(self, inner: DulwichVCS) -> None:
         self.inner = inner
-        self.clones = 0
+        self.clones = self.listings = 0
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.inner, name)
@@ -57,6 +58,10 @@ class CountingVCS:
     async def clone(self, *args: Any, **kwargs: Any) -> Any:
         self.clones += 1
         return await self.inner.clone(*args, **kwargs)
+
+    async def remote_head(self, *args: Any, **kwargs: Any) -> Any:
+        self.listings += 1  # a probe: the ref listing alone
+        return await self.inner.remote_head(*args, **kwargs)
 
 
 def _served(repo_root: Path, tmp_path: Path) -> Path:
@@ -102,20 +107,20 @@ async def test_a_host_that_refuses_then_recovers_loses_no_repository(
         reports, vcs = await _run(server, tmp_path, with_event_hook(hook))
     assert [r.status for r in reports] == [RepositoryStatus.OK] * len(NAMES), reports
     # The first attempt of each (all under way when it opened), one failed probe, one
-    # that connected and closed it, then each of the others once: not one per retry.
-    assert vcs.clones == len(NAMES) + 1 + len(NAMES)
+    # that connected and closed it (ref listings), then each clone once: not one per retry.
+    assert (vcs.clones, vcs.listings) == (len(NAMES) + len(NAMES), 2)
     tried = Counter(a.kind for r in reports for a in r.attempts)
     assert tried == Counter({"unreachable": len(NAMES) + 1})
     # Each waited in the host's line, not a backoff of its own.
     assert waits == [" next attempt when its host is back"] * (len(NAMES) + 1)
-    # The server, once up, served each repository once: a ref listing and a pack,
-    # the probe's alone first (half-open), the others once it had connected (closed).
+    # The server, once up, saw the probe's ref listing alone (half-open), then, once it
+    # had answered (closed), each repository's clone: a ref listing and a pack.
     assert Counter(r.method for r in server.requests) == Counter(
-        {"GET": len(NAMES), "POST": len(NAMES)}
+        {"GET": 1 + len(NAMES), "POST": len(NAMES)}
     )
-    probe_listing, probe_pack, *others = sorted(server.requests, key=lambda r: r.arrived)
-    assert probe_listing.repository == probe_pack.repository
-    assert all(r.arrived >= probe_pack.ended for r in others)
+    probe, *others = sorted(server.requests, key=lambda r: r.arrived)
+    assert probe.method == "GET"
+    assert all(r.arrived >= probe.ended for r in others)
     # The waits in the breaker's line are in the attempts (the summary's retry_wait).
     assert all(sum(a.waited for a in r.attempts) > 0 for r in reports)
 
@@ -133,10 +138,10 @@ async def test_a_host_that_never_recovers_costs_its_probes_not_a_timeout_each(
         assert "failed connections" in report.error.message
         assert report.attempts, report  # what each tried, with its kind
         assert {a.kind for a in report.attempts} == {"unreachable"}
-    # The six first attempts, then the breaker's four probes: bounded by the breaker,
-    # not six repositories times three attempts.
-    assert vcs.clones == len(NAMES) + 4
-    assert sum(len(r.attempts) for r in reports) == vcs.clones
+    # The six first attempts, then the breaker's four probes (ref listings): bounded
+    # by the breaker, not six repositories times three attempts.
+    assert (vcs.clones, vcs.listings) == (len(NAMES), 4)
+    assert sum(len(r.attempts) for r in reports) == vcs.clones + vcs.listings
     assert server.requests == []
 
 

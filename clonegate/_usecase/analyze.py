@@ -26,7 +26,7 @@ from .._domain.vcs import VCS, ClonedSource
 from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
-from .breakers import Breakers
+from .breakers import Breakers, guard_for
 from .clone_step import clone_timed
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
@@ -239,8 +239,7 @@ class AnalyzeUseCase:
         # The repository's deadline stops while it only waits for an analysis process.
         clock = WorkClock()
         with clock.current(), clock.limit(self.config.repository_timeout) as deadline:
-            breakers = self._breakers
-            guard = breakers.guard(repository.parsed, shown) if breakers is not None else None
+            guard = guard_for(self._breakers, repository, self._vcs, credential)
             on_retry = partial(self._retrying, shown, index)
             retrying = retry_loop(self.config, guard, deadline, tried, on_retry)
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD

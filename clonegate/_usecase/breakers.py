@@ -8,23 +8,28 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TypeVar
 
 import trio
 
 from .._domain import breaker as domain
 from .._domain.breaker import Attempt, Breaker, BreakerState, BreakerStatistics
+from .._domain.credentials import Credential
 from .._domain.errors import (
     CONNECTION_FAILURE_KINDS,
     CloneError,
     ErrorKind,
     HostUnavailableError,
 )
+from .._domain.repository import Repository
 from .._domain.urls import DEFAULT_PORTS, RepoURL
+from .._domain.vcs import VCS
 
-__all__ = ["BreakerSettings", "Breakers", "HostGuard"]
+__all__ = ["BreakerSettings", "Breakers", "HostGuard", "guard_for"]
 
 T = TypeVar("T")
+Probe = Callable[[], Awaitable[object]]
 
 # Kinds that say nothing about the host: nothing was sent (an invalid URL), the
 # worker was killed from outside, a deadline passed while the outcome was unknown.
@@ -64,12 +69,16 @@ class Breakers:
         """The breakers a use case's options ask for; None with ``threshold`` 0."""
         return cls(BreakerSettings(threshold, cool_down)) if threshold else None
 
-    def guard(self, parsed: RepoURL | None, shown: str) -> HostGuard | None:
-        """The guard for one repository's attempts; None for a local one (no host)."""
+    def guard(
+        self, parsed: RepoURL | None, shown: str, probe: Probe | None = None
+    ) -> HostGuard | None:
+        """The guard for one repository's attempts; None for a local one (no host).
+        ``probe``: a cheap request to the repository's server (its ref listing), made
+        first when the repository's attempt is its host's probe."""
         if parsed is None or not parsed.host:
             return None
         port = parsed.port or DEFAULT_PORTS.get(parsed.scheme, 0)
-        return HostGuard(self, f"{parsed.scheme}://{parsed.host}:{port}", shown)
+        return HostGuard(self, f"{parsed.scheme}://{parsed.host}:{port}", shown, probe)
 
     def __len__(self) -> int:
         """Hosts with a breaker kept now (in flight, or with failures to remember)."""
@@ -112,6 +121,16 @@ class Breakers:
             del self._entries[origin]  # nothing to remember: one entry per host in flight
 
 
+def guard_for(
+    breakers: Breakers | None, repository: Repository, vcs: VCS, credential: Credential | None
+) -> HostGuard | None:
+    """``repository``'s way through its host's breaker, its probe a ref listing."""
+    if breakers is None:
+        return None
+    listing = partial(vcs.remote_head, repository.url, credential=credential)
+    return breakers.guard(repository.parsed, repository.shown, listing)
+
+
 def _longest(entry: _Entry) -> float:
     return entry.breaker.longest_cool_down
 
@@ -119,10 +138,13 @@ def _longest(entry: _Entry) -> float:
 class HostGuard:
     """One repository's way through its host's breaker, attempt after attempt."""
 
-    def __init__(self, breakers: Breakers, origin: str, shown: str) -> None:
+    def __init__(
+        self, breakers: Breakers, origin: str, shown: str, probe: Probe | None = None
+    ) -> None:
         self._breakers = breakers
         self.origin = origin
         self._shown = shown
+        self._probe = probe
         self.waiting = False  # in the breaker's line now (the host is down)
         self.waited = 0.0  # seconds the last attempt waited in the breaker's line
 
@@ -153,6 +175,8 @@ class HostGuard:
             async with breaker.attempt() as admitted:
                 if self.waiting:
                     self.waiting, self.waited = False, trio.current_time() - entered
+                if admitted.probe and self._probe is not None:
+                    await _probed(admitted, self._probe)
                 return await _reported(admitted, attempt)
         except domain.HostUnavailableError as exc:
             raise self.unavailable(exc.reason) from None
@@ -160,6 +184,23 @@ class HostGuard:
             if self.waiting:  # it ended in the line: given up, or the deadline came
                 self.waited = trio.current_time() - entered
             self._breakers.leave(self.origin, breaker)
+
+
+async def _probed(admitted: Attempt, probe: Probe) -> None:
+    """Ask the host first, cheaply: its answer (any) closes the breaker now, so its
+    waiting repositories go while this one clones, not once its clone has ended."""
+    try:
+        await probe()
+    except NotImplementedError:
+        return  # a VCS that cannot list: the attempt itself is the probe
+    except CloneError as exc:
+        if exc.kind in CONNECTION_FAILURE_KINDS:
+            admitted.failed(exc.reason)
+            raise
+        if exc.kind not in _SAYS_NOTHING:
+            admitted.connected()
+        return
+    admitted.connected()
 
 
 async def _reported(admitted: Attempt, attempt: Callable[[], Awaitable[T]]) -> T:
