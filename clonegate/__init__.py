@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from ._usecase.options import UseCaseConfig as UseCaseConfig
     from ._usecase.options import with_adaptive as with_adaptive
     from ._usecase.options import with_analysis_timeout as with_analysis_timeout
+    from ._usecase.options import with_breaker as with_breaker
     from ._usecase.options import with_clone_timeout as with_clone_timeout
     from ._usecase.options import with_clone_weight as with_clone_weight
     from ._usecase.options import with_event_hook as with_event_hook
@@ -95,9 +96,9 @@ _TABLE = {
     "._usecase.batch": "Batch",
     "._usecase.gate": "CloneGateStatistics",
     "._usecase.options": (
-        "Option UseCaseConfig with_adaptive with_analysis_timeout with_clone_timeout "
-        "with_clone_weight with_event_hook with_global_limiter with_host_limit "
-        "with_host_limiter with_host_rate "
+        "Option UseCaseConfig with_adaptive with_analysis_timeout with_breaker "
+        "with_clone_timeout with_clone_weight with_event_hook with_global_limiter "
+        "with_host_limit with_host_limiter with_host_rate "
         "with_incremental with_keep_clones with_max_concurrent_clones with_memory_budget "
         "with_remote_head_limit with_repository_timeout with_result_store with_retries "
         "with_stuck_threshold with_token"

@@ -13,10 +13,13 @@ if TYPE_CHECKING:
     from ._domain.errors import AuthenticationError as AuthenticationError
     from ._domain.errors import CloneCancelledError as CloneCancelledError
     from ._domain.errors import CloneTimeoutError as CloneTimeoutError
+    from ._domain.errors import ConnectionLostError as ConnectionLostError
     from ._domain.errors import EmptyRepositoryError as EmptyRepositoryError
+    from ._domain.errors import HostUnavailableError as HostUnavailableError
     from ._domain.errors import InvalidRepositoryError as InvalidRepositoryError
     from ._domain.errors import OutOfMemoryError as OutOfMemoryError
     from ._domain.errors import ProtocolError as ProtocolError
+    from ._domain.errors import ReadTimeoutError as ReadTimeoutError
     from ._domain.errors import RepositoryNotFoundError as RepositoryNotFoundError
     from ._domain.errors import StorageError as StorageError
     from ._domain.errors import ThrottledError as ThrottledError
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from ._domain.errors import TooSlowError as TooSlowError
     from ._domain.errors import TransportError as TransportError
     from ._domain.errors import UnavailableError as UnavailableError
+    from ._domain.errors import UnreachableError as UnreachableError
     from ._domain.limits import LeaseLostError as LeaseLostError
     from ._domain.limits import LimitConfigError as LimitConfigError
     from ._domain.limits import LimitError as LimitError
@@ -32,10 +36,10 @@ if TYPE_CHECKING:
 # The one table of this module's names (clonegate._exports).
 _TABLE = {
     "._domain.errors": (
-        "AuthenticationError CloneCancelledError CloneTimeoutError EmptyRepositoryError "
-        "InvalidRepositoryError OutOfMemoryError ProtocolError RepositoryNotFoundError "
-        "StorageError ThrottledError TooLargeError TooSlowError TransportError "
-        "UnavailableError"
+        "AuthenticationError CloneCancelledError CloneTimeoutError ConnectionLostError "
+        "EmptyRepositoryError HostUnavailableError InvalidRepositoryError OutOfMemoryError "
+        "ProtocolError ReadTimeoutError RepositoryNotFoundError StorageError ThrottledError "
+        "TooLargeError TooSlowError TransportError UnavailableError UnreachableError"
     ),
     "._domain.limits": "LeaseLostError LimitConfigError LimitError LimiterUnavailableError",
 }

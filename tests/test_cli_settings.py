@@ -39,6 +39,9 @@ _SAME: dict[str, tuple[type, str, object]] = {
     "timeout": (UseCaseConfig, "repository_timeout", float),
     "analysis_timeout": (UseCaseConfig, "analysis_time_limit", float),
     "retries": (UseCaseConfig, "retries", int),
+    "retry_timeouts": (UseCaseConfig, "retry_timeouts", bool),
+    "breaker": (UseCaseConfig, "breaker_threshold", int),
+    "breaker_cool_down": (UseCaseConfig, "breaker_cool_down", float),
 }
 
 
@@ -171,3 +174,13 @@ def test_the_retries_flag_reaches_the_use_case() -> None:
     flags = dataclasses.replace(CloneFlags(), retries=0)
     setup = flags.setup(typer.Context(typer.main.get_command(app)))
     assert UseCaseConfig.of(setup.options).retries == 0
+
+
+def test_the_retry_and_breaker_flags_reach_the_use_case() -> None:
+    flags = dataclasses.replace(CloneFlags(), retry_timeouts=True, breaker=0, breaker_cool_down=2.5)
+    config = UseCaseConfig.of(flags.setup(typer.Context(typer.main.get_command(app))).options)
+    assert (config.retry_timeouts, config.breaker_threshold, config.breaker_cool_down) == (
+        True,
+        0,
+        2.5,
+    )

@@ -323,7 +323,7 @@ async def test_server_killed_mid_clone(
                 )
             nursery.cancel_scope.cancel()
     assert proxy.forwarded < BIG_BLOB_BYTES  # really mid-transfer
-    assert caught.value.kind is ErrorKind.TRANSPORT
+    assert caught.value.kind is ErrorKind.CONNECTION_LOST  # a TransportError still
     assert list(work_dir.iterdir()) == []
 
 

@@ -1,11 +1,12 @@
-"""Servers that stop in the middle of their answer: a transport failure, never a protocol one.
+"""Servers that stop in the middle of their answer: a connection lost, never a protocol error.
 
 A git server killed while it lists its refs ends the stream wherever it was: inside a
 pkt-line's length prefix, inside the line, between lines, or before its first byte.
 git itself says "the remote end hung up unexpectedly" in each case, and so does
-clonegate (``transport``): the server did not speak another protocol, it stopped
-speaking. Nor is a silent close a missing repository: git daemon says so in an ``ERR``
-line, and closes without a word when it is killed or has too many connections.
+clonegate (``connection_lost``, retried; ``transport`` until issue 43): the server did
+not speak another protocol, it stopped speaking. Nor is a silent close a missing
+repository: git daemon says so in an ``ERR`` line, and closes without a word when it
+is killed or has too many connections.
 
 The servers here send a real ``git upload-pack --advertise-refs`` answer cut at a
 chosen byte, so each cut is exact and the same on every run.
@@ -127,14 +128,14 @@ async def test_a_git_daemon_that_stops_mid_answer(
     for where, (cut, between_lines) in _cuts(advertisement).items():
         with raw_tcp_server(_git_cut(advertisement[:cut])) as port:
             seen[where] = await _outcome(vcs, op, f"git://127.0.0.1:{port}/basic.git")
-        expected[where] = (ErrorKind.TRANSPORT, _HUNG_UP if between_lines else _MID_ANSWER)
+        expected[where] = (ErrorKind.CONNECTION_LOST, _HUNG_UP if between_lines else _MID_ANSWER)
     assert seen == expected
     # The whole listing, then nothing: the listing alone succeeds, and proves the
     # bytes cut above are a valid answer; a clone breaks once it asked for objects.
     with raw_tcp_server(_git_cut(advertisement)) as port:
         outcome = await _outcome(vcs, op, f"git://127.0.0.1:{port}/basic.git")
     if op == "clone":
-        assert outcome == (ErrorKind.TRANSPORT, _MID_TRANSFER)
+        assert outcome == (ErrorKind.CONNECTION_LOST, _MID_TRANSFER)
     else:
         assert outcome == (None, "ok")
     assert list(work_dir.iterdir()) == []
@@ -159,8 +160,8 @@ async def test_a_full_git_daemon_is_no_missing_repository(
     # It closes with the request unread, which resets the connection, unless the
     # request had not arrived yet.
     assert outcome in {
-        (ErrorKind.TRANSPORT, "the connection was reset by the server"),
-        (ErrorKind.TRANSPORT, _HUNG_UP),
+        (ErrorKind.CONNECTION_LOST, "the connection was reset by the server"),
+        (ErrorKind.CONNECTION_LOST, _HUNG_UP),
     }
 
 
@@ -176,11 +177,11 @@ async def test_an_http_server_that_stops_mid_answer(
         with raw_tcp_server(_http_cut(body[:cut], len(body))) as port:
             seen[where] = await _outcome(vcs, op, f"http://127.0.0.1:{port}/basic.git")
     # Over http the body's length is known: any cut is an answer ended early.
-    assert seen == dict.fromkeys(cuts, (ErrorKind.TRANSPORT, _MID_ANSWER))
+    assert seen == dict.fromkeys(cuts, (ErrorKind.CONNECTION_LOST, _MID_ANSWER))
     with raw_tcp_server(_http_cut(body, len(body))) as port:
         outcome = await _outcome(vcs, op, f"http://127.0.0.1:{port}/basic.git")
     if op == "clone":
-        assert outcome[0] is ErrorKind.TRANSPORT, outcome
+        assert outcome[0] is ErrorKind.CONNECTION_LOST, outcome
     else:
         assert outcome == (None, "ok")
     assert list(work_dir.iterdir()) == []
@@ -208,7 +209,7 @@ def test_dulwichs_words_for_a_cut_stream(message: str, mid_transfer: bool) -> No
     kind, reason = classify(
         GitProtocolError(message), _Limits(), has_credentials=False, mid_transfer=mid_transfer
     )
-    assert kind is ErrorKind.TRANSPORT
+    assert kind is ErrorKind.CONNECTION_LOST
     assert reason == (_MID_TRANSFER if mid_transfer else _MID_ANSWER)
 
 

@@ -32,10 +32,12 @@ from clonegate._domain.rate import Rate, TokenBucket
 from clonegate._usecase.gate import CloneGate
 from clonegate._usecase.host_limits import HostLimits
 from clonegate.errors import (
+    ConnectionLostError,
     RepositoryNotFoundError,
     ThrottledError,
     TransportError,
     UnavailableError,
+    UnreachableError,
 )
 from clonegate.store import open_store
 
@@ -54,10 +56,10 @@ def _with_hint(error: UnavailableError, seconds: float | None) -> UnavailableErr
         (ThrottledError("u", "HTTP 429: too many requests"), Signal.THROTTLED),
         (_with_hint(UnavailableError("u", "HTTP 503"), 1.0), Signal.UNAVAILABLE_RETRY_AFTER),
         (_with_hint(UnavailableError("u", "HTTP 503"), None), Signal.OTHER),
-        (TransportError("u", "the connection was reset by the server"), Signal.RESET),
-        (TransportError("u", "connection refused"), Signal.OTHER),
-        # The URL holds "reset", the reason does not: a repository's name is no signal.
-        (TransportError("https://h/reset.git", "connection refused"), Signal.OTHER),
+        (ConnectionLostError("u", "the connection was reset by the server"), Signal.RESET),
+        # By kind, never by words: a transport error that says "reset" is no signal.
+        (TransportError("u", "the connection was reset by the proxy"), Signal.OTHER),
+        (UnreachableError("https://h/reset.git", "connection refused"), Signal.OTHER),
         (RepositoryNotFoundError("u", "not found"), Signal.OTHER),
         (LimiterUnavailableError("redis down"), Signal.OTHER),
         (trio.Cancelled._create(), Signal.OTHER),

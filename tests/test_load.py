@@ -66,17 +66,25 @@ def test_a_thousand_urls_with_ten_percent_bad(tmp_path: Path, work: Path) -> Non
         listing = tmp_path / "urls.txt"
         listing.write_text("\n".join(scenario.urls) + "\n")
         code, stdout, peak, wall = run_cli(
-            ["--from-file", str(listing), "-j", "2", "--clone-timeout", "3", "--format", "json"],
+            [
+                *("--from-file", str(listing), "-j", "2", "--clone-timeout", "3"),
+                *("--format", "json", "--breaker-cool-down", "0.5"),
+            ],
             work,
         )
     document = json.loads(stdout)
     reports = document["repositories"]
     assert [r["index"] for r in reports] == list(range(1000))
     for report, kind in zip(reports, scenario.kinds, strict=True):
-        status, error_kind = EXPECTED[kind]
+        status, error_kinds = EXPECTED[kind]
         assert report["status"] == status, report
-        assert (report["error"] or {}).get("kind") == error_kind, report
-    assert document["summary"] | {"elapsed": 0} == {
+        assert (report["error"] or {}).get("kind") in error_kinds, report
+    summary = dict(document["summary"])
+    # Only the refused port's URLs are tried again (issue 43); how long they waited is
+    # drawn at random (backoff with jitter).
+    assert 1 <= summary.pop("retried") <= 25
+    assert summary.pop("retry_wait") > 0
+    assert summary | {"elapsed": 0} == {
         "repositories": 1000,
         "ok": 900,
         "failed": 75,
@@ -164,7 +172,18 @@ async def test_killing_a_server_mid_run_fails_only_its_repositories(
             urls.append(doomed.url(f"repo{n:05}"))
             urls.append(daemon.url("trunk" if n % 2 else "basic"))
         process = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "clonegate", "analyze", "-j", "2", *urls],
+            # A short cool-down: the dead server's breaker gives it up in 1.5 s, not 75.
+            [
+                sys.executable,
+                "-m",
+                "clonegate",
+                "analyze",
+                "-j",
+                "2",
+                "--breaker-cool-down",
+                "0.1",
+                *urls,
+            ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=cli_env(work),
@@ -183,9 +202,11 @@ async def test_killing_a_server_mid_run_fails_only_its_repositories(
     assert all(r["status"] == "ok" for r in healthy)
     broken = [r for r in reports if f":{doomed.port}/" in r["url"] and r["status"] != "ok"]
     kinds = [r["error"]["kind"] for r in broken]
-    # Clones started after the kill are refused; one caught in flight sees its server
-    # stop mid-answer, wherever the stream ended (tests/test_hangups.py).
-    assert set(kinds) == {"transport"}, [r["error"] for r in broken]
+    # Clones started after the kill are refused (and retried until the host's breaker
+    # gives it up); one caught in flight sees its server stop mid-answer, wherever the
+    # stream ended (tests/test_hangups.py), and is retried too.
+    lost = {"unreachable", "connection_lost", "host_unavailable"}
+    assert set(kinds) <= lost, [r["error"] for r in broken]
     assert list(work.iterdir()) == []
 
 

@@ -26,8 +26,10 @@ from clonegate import (
     Event,
     TestInventoryAnalyzer,
     parse_repo_url,
+    with_breaker,
     with_event_hook,
     with_result_store,
+    with_retries,
     with_token,
 )
 from clonegate._adapters.workers import open_worker_pool
@@ -115,6 +117,10 @@ async def _run_batch(base: Path, port: int, dead: int, db: Path) -> dict[str, An
             with_result_store(store),
             with_token("t0ken", f"127.0.0.1:{dead}"),
             with_event_hook(events.append),
+            # One attempt each, no breaker (issue 43): the refused port's reports and
+            # events are the same on every run, with no backoff drawn at random.
+            with_retries(0),
+            with_breaker(0),
             vcs=DulwichVCS(pool=pool, allow_local=True),
             analyzer=TestInventoryAnalyzer(AnalysisSettings(processes=1), pool=pool),
         )

@@ -200,7 +200,7 @@ async def test_every_nth_pack_answer_is_reset_mid_pack(
     assert [r.repository for r in server.resets()] == ["b", "d"]
     assert all(r.status == 200 and r.method == "POST" for r in server.resets())
     assert (error.kind, error.reason) == (
-        ErrorKind.TRANSPORT,
+        ErrorKind.CONNECTION_LOST,
         "the connection was reset by the server",
     )
 

@@ -11,6 +11,7 @@ test_clone.py and test_hangups.py.
 
 from __future__ import annotations
 
+import errno
 import io
 import socket
 import ssl
@@ -68,7 +69,7 @@ def test_dulwichs_words_for_a_stream_cut_inside_a_pkt_line(
     error = _pkt_line_error(stream)
     assert type(error) is GitProtocolError
     expected = _MID_TRANSFER if mid_transfer else _MID_ANSWER
-    assert _classified(error, mid_transfer=mid_transfer) == (ErrorKind.TRANSPORT, expected)
+    assert _classified(error, mid_transfer=mid_transfer) == (ErrorKind.CONNECTION_LOST, expected)
 
 
 @pytest.mark.parametrize(
@@ -88,8 +89,8 @@ def test_an_empty_stream_is_a_hang_up_by_type() -> None:
 
     error = _pkt_line_error(b"")
     assert type(error) is HangupException
-    assert _classified(error) == (ErrorKind.TRANSPORT, "the server hung up")
-    assert _classified(error, mid_transfer=True) == (ErrorKind.TRANSPORT, _MID_TRANSFER)
+    assert _classified(error) == (ErrorKind.CONNECTION_LOST, "the server hung up")
+    assert _classified(error, mid_transfer=True) == (ErrorKind.CONNECTION_LOST, _MID_TRANSFER)
 
 
 def test_an_err_line_says_what_is_missing_in_its_own_words() -> None:
@@ -122,14 +123,17 @@ def test_a_refused_connection_is_no_connect_timeout() -> None:
         bound.bind(("127.0.0.1", 0))
         error = _urllib3_error(bound.getsockname()[1])
     assert isinstance(error, urllib3.exceptions.NewConnectionError)
-    assert _classified(error) == (ErrorKind.TRANSPORT, "connection refused")
+    assert _classified(error) == (ErrorKind.UNREACHABLE, "connection refused")
 
 
 def test_a_silent_server_is_a_read_timeout_by_type() -> None:
     with raw_tcp_server(never_answer) as port:
         error = _urllib3_error(port)
     assert isinstance(error, urllib3.exceptions.ReadTimeoutError)
-    assert _classified(error) == (ErrorKind.TIMEOUT, "no answer within the 0.2 s read timeout")
+    assert _classified(error) == (
+        ErrorKind.READ_TIMEOUT,
+        "no answer within the 0.2 s read timeout",
+    )
 
 
 @contextmanager
@@ -167,7 +171,7 @@ def test_a_body_cut_short_is_an_incomplete_read_by_type() -> None:
     with raw_tcp_server(short_body) as port:
         error = _urllib3_error(port)
     assert isinstance(error, urllib3.exceptions.ProtocolError)
-    assert _classified(error) == (ErrorKind.TRANSPORT, _MID_ANSWER)
+    assert _classified(error) == (ErrorKind.CONNECTION_LOST, _MID_ANSWER)
 
 
 def test_a_refusal_of_a_repository_named_404_is_not_not_found() -> None:
@@ -201,3 +205,33 @@ def test_a_refusal_of_a_repository_named_404_is_not_not_found() -> None:
             answer.close()
     assert "404" in str(caught.value)  # in the URL only
     assert _classified(caught.value)[0] is not ErrorKind.NOT_FOUND
+
+
+def test_a_servers_words_for_a_rate_limit_are_throttled_a_files_name_is_not() -> None:
+    from dulwich.client import read_pkt_refs_v1
+    from dulwich.errors import GitProtocolError
+
+    line = b"ERR rate limit exceeded: too many requests\n"  # what a forge says over git://
+    with pytest.raises(GitProtocolError) as caught:
+        read_pkt_refs_v1(iter([line]))
+    assert _classified(caught.value) == (
+        ErrorKind.THROTTLED,
+        "the server asked for fewer requests: rate limit exceeded: too many requests",
+    )
+    local = OSError(errno.ENOENT, "No such file or directory", "docs/rate-limit.md")
+    assert _classified(local)[0] is not ErrorKind.THROTTLED
+
+
+@pytest.mark.parametrize(
+    "words",
+    [
+        "ssh: connect to host git.example port 22: Connection timed out",
+        "ssh: connect to host git.example port 22: No route to host",
+    ],
+)
+def test_sshs_words_for_a_connect_that_got_no_answer_are_unreachable(words: str) -> None:
+    from dulwich.errors import HangupException
+
+    # What dulwich raises when ssh exits with these words on its stderr.
+    error = HangupException([words.encode()])
+    assert _classified(error)[0] is ErrorKind.UNREACHABLE

@@ -28,6 +28,7 @@ from clonegate import (
     UseCaseConfig,
     parse_size,
     with_analysis_time_limit,
+    with_breaker,
     with_clone_timeout,
     with_max_concurrent_clones,
     with_memory_budget,
@@ -104,6 +105,30 @@ class CloneFlags:
             metavar="N",
         ),
     ] = _USE_CASE.retries
+    retry_timeouts: Annotated[
+        bool,
+        typer.Option(
+            "--retry-timeouts",
+            help="Retry a clone whose server went silent past --read-timeout too.",
+        ),
+    ] = _USE_CASE.retry_timeouts
+    breaker: Annotated[
+        int,
+        typer.Option(
+            min=0,
+            help="Connection failures in a row that make a host's other repositories wait "
+            "for a probe instead of trying; 0: none.",
+            metavar="N",
+        ),
+    ] = _USE_CASE.breaker_threshold
+    breaker_cool_down: Annotated[
+        float,
+        typer.Option(
+            min=0.001,
+            help="Seconds before a down host's first probe (doubled after each failed one).",
+            metavar="SECONDS",
+        ),
+    ] = _USE_CASE.breaker_cool_down
     clone_timeout: Annotated[
         float | None,
         typer.Option(
@@ -217,7 +242,8 @@ class CloneFlags:
             with_max_concurrent_clones(jobs),
             with_repository_timeout(self.timeout),
             with_analysis_time_limit(self.analysis_timeout),
-            with_retries(self.retries),
+            with_retries(self.retries, timeouts=self.retry_timeouts),
+            with_breaker(self.breaker, self.breaker_cool_down),
         ]
         if self.clone_timeout is not None:
             options.append(with_clone_timeout(self.clone_timeout))

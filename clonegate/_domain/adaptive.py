@@ -57,9 +57,9 @@ def signal_of(error: BaseException | None) -> Signal:
     host's limit: the one mapping from errors to signals (ADR 0019).
 
     Only a :class:`CloneError` says anything about the host: a shared limit that
-    failed, a cancellation or a bug of ours is ``other``. A reset is told by the
-    error's ``reason`` (never its URL, which a repository's name could fill with
-    "reset") until the reset has a kind of its own (issue 43).
+    failed, a cancellation or a bug of ours is ``other``. A connection reset or closed
+    mid-answer is kind ``connection_lost``: a ``reset`` (a burst of them lowers the
+    limit; a refused connection is the breaker's business, not the limit's).
     """
     if error is None:
         return Signal.SUCCESS
@@ -69,7 +69,7 @@ def signal_of(error: BaseException | None) -> Signal:
         return Signal.THROTTLED
     if error.kind is ErrorKind.UNAVAILABLE and error.retry_after is not None:
         return Signal.UNAVAILABLE_RETRY_AFTER
-    if error.kind is ErrorKind.TRANSPORT and "reset" in error.reason.lower():
+    if error.kind is ErrorKind.CONNECTION_LOST:
         return Signal.RESET
     return Signal.OTHER
 

@@ -32,7 +32,9 @@ class RepositoryStatus(StrEnum):
     @classmethod
     def of_error(cls, kind: str) -> RepositoryStatus:
         """The status of a repository that failed with an error of ``kind``."""
-        return {"timeout": cls.TIMEOUT, "cancelled": cls.CANCELLED}.get(kind, cls.FAILED)
+        # A read timeout is a timeout to the reader of a report, as it was before issue 43.
+        statuses = {"timeout": cls.TIMEOUT, "read_timeout": cls.TIMEOUT}
+        return {**statuses, "cancelled": cls.CANCELLED}.get(kind, cls.FAILED)
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,7 @@ from .._domain.vcs import VCS, ClonedSource
 from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
+from .breakers import Breakers, guard_for
 from .clone_step import clone_timed
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
@@ -35,7 +36,7 @@ from .host_limits import HostLimits
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
-from .retry_step import Tried, clone_failure, with_retries
+from .retry_step import Tried, clone_failure, expired_report, retry_loop
 from .run_log import RunLog, first_limits
 from .stopwatch import Stopwatch
 
@@ -89,16 +90,9 @@ class AnalyzeUseCase:
             history=stored_peaks(store, vcs.depth) if estimates is not None else None,
             host_rate=self._hosts.bucket_for,
         )
-        # One for the use case's life: its ceiling stays the budget, whatever a run shrank.
-        memory, self._controller = self._gate.memory, None
-        if memory is not None and memory_sensor is not None:
-            self._controller = PressureController(
-                memory,
-                memory.size,
-                memory_sensor,
-                self._gate.heaviest,
-                on_decision=self._budget_changed,
-            )
+        self._controller = PressureController.of_budget(
+            self._gate.memory, memory_sensor, self._gate.heaviest, self._budget_changed
+        )
         self._recorder = (
             Recorder(store, config, vcs, analyzer, self._events) if store is not None else None
         )
@@ -108,6 +102,8 @@ class AnalyzeUseCase:
                 raise ValueError("an incremental run needs a result store (with_result_store)")
             self._reuse = Reuse(store, vcs, analyzer, config.remote_head_limit)
         self._session_run: int | None = None  # the run of the open session() block
+        # One breaker per host for the use case's life (ADR 0019), if configured.
+        self._breakers = Breakers.of(config.breaker_threshold, config.breaker_cool_down)
 
     def clone_gate_statistics(self) -> CloneGateStatistics:
         """Who waits for a clone slot and who holds one, since when; counters. Not a checkpoint."""
@@ -252,17 +248,17 @@ class AnalyzeUseCase:
         # The repository's deadline stops while it only waits for an analysis process.
         clock = WorkClock()
         with clock.current(), clock.limit(self.config.repository_timeout) as deadline:
+            guard = guard_for(self._breakers, repository, self._vcs, credential)
+            on_retry = partial(self._retrying, shown, index)
+            retrying = retry_loop(self.config, guard, deadline, tried, on_retry)
             if self._reuse is not None:  # reused, or failed listing the remote's HEAD
                 watch.listing_at = trio.current_time()
-                early = await self._reuse.early_report(repository, credential)
+                early = await self._reuse.early_report(repository, credential, retrying)
                 if early is not None:
                     return early
             try:
                 attempt = partial(self._clone_in_slot, repository, credential, weight, watch, tried)
-                retried = partial(self._retrying, shown, index)
-                retries, delay = self.config.retries, self.config.retry_delay
-                timed = watch.timed(attempt)  # each attempt's phases (ADR 0020)
-                source = await with_retries(timed, retries, delay, deadline, tried, retried)
+                source = await retrying(watch.timed(attempt))  # each attempt's phases (ADR 0020)
             except Exception as exc:
                 kind, status, message = clone_failure(exc, shown)
                 # Cloned, then the bookkeeping failed (a shared limit's lease lost on
@@ -284,17 +280,8 @@ class AnalyzeUseCase:
                 if not self.config.keep_clones:
                     await self._discard(source, shown)
         # The repository's deadline passed: the clone or analysis was stopped and cleaned up.
-        return RepositoryReport.failure(
-            shown,
-            index,
-            "analyze" if watch.cloned_at is not None else "clone",
-            ErrorKind.TIMEOUT,
-            f"{shown}: no result within the {self.config.repository_timeout:g} s "
-            f"repository timeout (while {watch.phase()})",
-            RepositoryStatus.TIMEOUT,
-            watch.timings(trio.current_time()),
-            tried.peak,
-        )
+        limit = self.config.repository_timeout
+        return expired_report(tried, watch, repository, limit, trio.current_time())
 
     async def _clone_in_slot(
         self,
@@ -331,9 +318,10 @@ class AnalyzeUseCase:
         self._emit(EventKind.CLONED, shown, index, cloned_at - watch.slot_at)
         return source
 
-    def _retrying(self, shown: str, index: int, failed: FailedAttempt) -> None:
-        logger.info("%s: %s; attempt again in %.1f s", shown, failed.message, failed.waited)
-        detail = f"{failed.message}; next attempt in {failed.waited:.1f} s"
+    def _retrying(self, shown: str, index: int, failed: FailedAttempt, host_down: bool) -> None:
+        when = "when its host is back" if host_down else f"in {failed.waited:.1f} s"
+        logger.info("%s: %s; attempt again %s", shown, failed.message, when)
+        detail = f"{failed.message}; next attempt {when}"
         self._emit(EventKind.RETRY, shown, index, failed.waited, failed.kind, detail)
 
     def _forecasts_to(

@@ -16,8 +16,9 @@ from .._domain.inventory import Analyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
 from .._domain.repository import Repository
 from .._domain.store import DamagedRowError, ReportStore, StoreError
-from .._domain.vcs import VCS
+from .._domain.vcs import VCS, RemoteHead
 from .options import UseCaseConfig
+from .retry_step import Retrying
 from .run_log import RunLog
 
 __all__ = ["Recorder", "Reuse", "first_store_error", "stored_peaks"]
@@ -39,21 +40,31 @@ class Reuse:
         self._limiter = trio.CapacityLimiter(limit)
 
     async def early_report(
-        self, repository: Repository, credential: Credential | None
+        self,
+        repository: Repository,
+        credential: Credential | None,
+        retrying: Retrying | None = None,
     ) -> RepositoryReport | None:
         """The stored report of ``repository`` (by its key) if the remote's HEAD is
         still at its commit and it was made by the current analyzer version; None if
         the repository must run.
 
-        A listing that fails gives the repository's failed report (phase ``clone``,
-        the listing's error kind): a remote that cannot be listed could not be cloned
-        either, and trying would only wait for the same error twice.
+        ``retrying`` is the repository's retry loop (its clones' policy and host
+        breaker, issue 43): a listing the server pushed back, or whose connection
+        failed, is tried again as a clone would be, without the listings' limit while
+        it waits. A listing that fails for good gives the repository's failed report
+        (phase ``clone``, the listing's error kind): a remote that cannot be listed
+        could not be cloned either, and trying would only wait for the same error twice.
         """
         started = trio.current_time()
         shown, index = repository.shown, repository.index
-        try:
+
+        async def listing() -> RemoteHead:
             async with self._limiter:
-                head = await self._heads.remote_head(repository.url, credential=credential)
+                return await self._heads.remote_head(repository.url, credential=credential)
+
+        try:
+            head = await (listing() if retrying is None else retrying(listing))
         except CloneError as exc:
             status = RepositoryStatus.of_error(exc.kind)
             timings = Timings(clone=trio.current_time() - started)

@@ -23,6 +23,7 @@ __all__ = [
     "UseCaseConfig",
     "with_adaptive",
     "with_analysis_timeout",
+    "with_breaker",
     "with_clone_timeout",
     "with_clone_weight",
     "with_event_hook",
@@ -89,6 +90,12 @@ class UseCaseConfig:
     # how long each waits, without a clone slot.
     retries: int = 2
     retry_delay: RetryDelay = _BACKOFF
+    # Whether a read timeout is retried too (off: see with_retries).
+    retry_timeouts: bool = False
+    # A breaker per host (ADR 0019): open after this many connection failures in a
+    # row (0: no breaker), first probe this many seconds later.
+    breaker_threshold: int = 5
+    breaker_cool_down: float = 5.0
 
     @classmethod
     def of(cls, options: Iterable[Option]) -> UseCaseConfig:
@@ -105,6 +112,7 @@ class UseCaseConfig:
 
 
 Option = Callable[[UseCaseConfig], UseCaseConfig]
+_DEFAULT = UseCaseConfig()
 MiB = 1 << 20
 
 
@@ -299,16 +307,20 @@ def with_remote_head_limit(n: int) -> Option:
     return lambda config: dataclasses.replace(config, remote_head_limit=n)
 
 
-def with_retries(n: int, delay: RetryDelay | None = None) -> Option:
-    """Try a clone again up to ``n`` times when the server pushed back (an error of a
-    kind in ``clonegate._domain.errors.RETRIED_KINDS``: HTTP 429, 502, 503, 504);
-    default 2, ``0`` turns retries off. Each attempt is a fresh clone under the clone
+def with_retries(n: int, delay: RetryDelay | None = None, *, timeouts: bool = False) -> Option:
+    """Try a clone again up to ``n`` times when the server pushed back or the
+    connection failed (an error of a kind in ``clonegate._domain.errors.RETRIED_KINDS``:
+    HTTP 429, 502, 503, 504, a "rate limit" in the server's words, a connection
+    refused, reset or closed mid-answer); default 2, ``0`` turns retries off. With
+    ``timeouts``, a read timeout too (off by default: each retry of a silent server
+    holds a clone slot for the whole read timeout again, and a server gone silent is
+    more often stuck than busy). Each attempt is a fresh clone under the clone
     limit; between attempts the repository gives its clone slot back and waits
     ``delay.delay(attempt, retry_after, deadline)`` seconds (default: exponential
     backoff with full jitter, 1 s base, 30 s cap, the server's ``Retry-After`` or
     ``RateLimit-Reset`` when longer), within its own deadline (trio time): a wait
     that would reach it is not begun, and the last error is reported. Other failures
-    are never retried."""
+    are never retried. The ref listings of an incremental run are retried alike."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValueError(f"retries must be an integer >= 0, got {n!r}")
     if delay is not None and not callable(getattr(delay, "delay", None)):
@@ -316,6 +328,26 @@ def with_retries(n: int, delay: RetryDelay | None = None) -> Option:
 
     def apply(config: UseCaseConfig) -> UseCaseConfig:
         chosen = delay if delay is not None else config.retry_delay
-        return dataclasses.replace(config, retries=n, retry_delay=chosen)
+        return dataclasses.replace(
+            config, retries=n, retry_delay=chosen, retry_timeouts=bool(timeouts)
+        )
 
     return apply
+
+
+def with_breaker(
+    threshold: int = _DEFAULT.breaker_threshold, cool_down: float = _DEFAULT.breaker_cool_down
+) -> Option:
+    """A breaker per host (on by default): after ``threshold`` connection failures in a
+    row to one host (refused, unknown name, TLS, no answer to the connect), its other
+    repositories wait, holding no clone slot, while one probe tries again after
+    ``cool_down`` seconds (then twice as long after each failed probe, up to 60 s).
+    After four failed probes, or at a repository's deadline, the host's waiting
+    repositories are reported ``failed``, kind ``host_unavailable``, with their
+    attempts. ``threshold=0`` turns it off: every repository tries on its own."""
+    if isinstance(threshold, bool) or not isinstance(threshold, int) or threshold < 0:
+        raise ValueError(f"breaker threshold must be an integer >= 0, got {threshold!r}")
+    seconds = positive_seconds("breaker cool_down", cool_down)
+    return lambda config: dataclasses.replace(
+        config, breaker_threshold=threshold, breaker_cool_down=seconds
+    )

@@ -82,6 +82,21 @@ class PressureController:
         self._on_decision = on_decision
         self.last_reading: MemoryReading | None = None
 
+    @classmethod
+    def of_budget(
+        cls,
+        memory: WeightedSemaphore | None,
+        sensor: MemorySensor | None,
+        floor: Callable[[], int],
+        on_decision: Callable[[BudgetDecision], None],
+    ) -> PressureController | None:
+        """The controller of a use case's memory budget (``memory``, in MiB), for the use
+        case's life: its ceiling stays the budget, whatever a run shrank. None without
+        a budget."""
+        if memory is None or sensor is None:
+            return None
+        return cls(memory, memory.size, sensor, floor, on_decision=on_decision)
+
     async def run(self) -> None:
         """Read and decide every ``interval`` seconds, until cancelled."""
         while True:

@@ -2,8 +2,9 @@
 
 - :func:`sideband_server`: one ref, then, once asked for it, a side-band stream made
   of messages only: ``flood`` (progress, band 2, as fast as the client reads),
-  ``errors`` (fatal errors, band 3, the same) or ``trickle`` (progress at 4000 bytes a
-  second, four times the low-speed limit the tests set); over git:// or smart HTTP.
+  ``errors`` (fatal errors, band 3, the same), ``trickle`` (progress at 4000 bytes a
+  second, four times the low-speed limit the tests set) or ``rate_limited`` (one
+  band-3 message saying so, GitHub's words); over git:// or smart HTTP.
 - :func:`gzip_ref_bomb`: smart HTTP whose ref list comes gzip-compressed though the
   client asked for none, and expands about 300 times: long ref lines (the byte cap)
   or short repeated ones (the line cap).
@@ -43,6 +44,7 @@ from .servers import raw_tcp_server, read_request_head
 MiB = 1 << 20
 # The words of git's upload-pack when pack-objects fails, with a terminal escape in front.
 CORRUPTION = b"\x1b[31maborting due to possible repository corruption on the remote side."
+RATE_LIMITED = b"This request was rate-limited due to too many requests."
 _SERVICE = _pkt(b"# service=git-upload-pack\n") + b"0000"
 _ADVERTISEMENT_TYPE = b"application/x-git-upload-pack-advertisement"
 
@@ -77,6 +79,9 @@ class Record:
 
 def _messages(behaviour: str, cap: int) -> Iterator[bytes]:
     """The side-band stream of ``behaviour``, up to ``cap`` bytes."""
+    if behaviour == "rate_limited":  # GitHub's words, on the error band (issue 43)
+        yield _pkt(b"\x03" + RATE_LIMITED + b"\n")
+        return
     band = b"\x03" if behaviour == "errors" else b"\x02"
     if behaviour == "trickle":
         piece = _pkt(band + b"Counting objects: 1%\r" * 19)  # 404 bytes

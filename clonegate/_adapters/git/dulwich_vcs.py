@@ -234,7 +234,9 @@ class DulwichVCS:
         except WorkerDied as exc:
             raise _died(repo.redacted, exc, "the ref listing") from None
         if outcome.error_kind is not None:
-            raise ERROR_TYPES[outcome.error_kind](repo.redacted, outcome.error_reason)
+            error = ERROR_TYPES[outcome.error_kind](repo.redacted, outcome.error_reason)
+            error.retry_after = outcome.retry_after
+            raise error
         return RemoteHead(branch=outcome.branch, commit=outcome.commit)
 
     def _job(

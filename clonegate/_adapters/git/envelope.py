@@ -44,7 +44,7 @@ from typing import Any
 from ..._domain.errors import ErrorKind
 from ..._domain.sizes import format_size
 from ..._domain.urls import visible
-from .worker_errors import Failure
+from .worker_errors import Failure, rate_limited
 
 # The watchdog looks this often: several times per low-speed window, and at least
 # four times a second, so that a breach stops a clone within a fraction of a second.
@@ -319,6 +319,10 @@ def _counting_git(meter: TransferMeter) -> Iterator[None]:
                 meter.count_message(len(pkt) + 4)  # with its length prefix
             if channel == _ERROR_BAND:
                 words = visible(data.decode("utf-8", "replace").strip())[:300]
+                if rate_limited(words):  # a forge throttling git:// or ssh (issue 43)
+                    raise Failure(
+                        ErrorKind.THROTTLED, f"the server asked for fewer requests: {words}"
+                    )
                 raise Failure(ErrorKind.PROTOCOL, f"the server stopped with an error: {words}")
             yield channel, data
 

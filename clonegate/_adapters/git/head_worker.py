@@ -31,7 +31,7 @@ from ..._domain.urls import visible
 from ..workers.zygote import end_after_reply
 from .clone_worker import CloneJob, _client_for, failure_of, minimal_environment
 from .envelope import Breach, TransferMeter
-from .worker_errors import Failure, classify
+from .worker_errors import Failure, classify, retry_after_of
 
 __all__ = ["HeadOutcome", "head_in_worker"]
 
@@ -46,6 +46,7 @@ class HeadOutcome:
     commit: str = ""  # full hex object id
     error_kind: ErrorKind | None = None
     error_reason: str = ""
+    retry_after: float | None = None  # seconds a server that pushed back asked to wait
 
 
 def head_in_worker(job: CloneJob) -> HeadOutcome:
@@ -61,7 +62,8 @@ def head_in_worker(job: CloneJob) -> HeadOutcome:
         # a clean one: a breach or an error may have left a socket or a buffer behind.
         end_after_reply()
         kind, reason = failure_of(exc, job)
-        return HeadOutcome(error_kind=kind, error_reason=reason)
+        wait = retry_after_of(exc) if isinstance(exc, Exception) else None
+        return HeadOutcome(error_kind=kind, error_reason=reason, retry_after=wait)
 
 
 def _remote_head(job: CloneJob) -> HeadOutcome:
@@ -81,6 +83,8 @@ def _remote_head(job: CloneJob) -> HeadOutcome:
         with meter.watching():
             listing: Any = client.get_refs(os.fsencode(path), ref_prefix=[b"HEAD"])
     except Exception as exc:
+        if isinstance(exc, Failure):  # classified where it happened (a 429's Retry-After)
+            raise
         kind, reason = classify(
             exc, job, has_credentials=job.username is not None, mid_transfer=False
         )

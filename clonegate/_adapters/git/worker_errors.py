@@ -19,8 +19,16 @@ from typing import Protocol
 
 from ..._domain.errors import ErrorKind
 from ..._domain.sizes import format_size
+from ..._domain.urls import visible
 
-__all__ = ["Failure", "classify", "handshake_timeout", "retry_after_of", "ssh_seconds"]
+__all__ = [
+    "Failure",
+    "classify",
+    "handshake_timeout",
+    "rate_limited",
+    "retry_after_of",
+    "ssh_seconds",
+]
 
 # git daemon's and ssh's words for a repository that is not there (dulwich passes
 # them on as a GitProtocolError's or a HangupException's text, nothing else says it).
@@ -51,6 +59,10 @@ _PREFIX = re.compile(r"""invalid pkt-line length prefix: (b(['"])(?:[^\\]|\\.)*?
 # A URL quoted in a message (dulwich's "unexpected http resp 429 for http://host:40404/r404.git"):
 # its port and path are the repository's name, never the server's answer.
 _QUOTED_URL = re.compile(r"\S+://\S*")
+# How servers that speak only in words (git daemon's ERR line, an ssh forge's message,
+# a side-band error) say they throttle: GitHub's "This request was rate-limited due to
+# too many requests", GitLab's "Rate limit exceeded", "Too Many Requests".
+_RATE_LIMITED = re.compile(r"rate[- ]?limit|too many requests", re.IGNORECASE)
 _BYTES_REPR = re.compile(r"""\s*:?\s*b(['"])(?:[^\\]|\\.)*?\1""")
 
 
@@ -207,14 +219,17 @@ def classify(
         # hung up unexpectedly": a server that dies while it answers (killed, or its
         # host gone) ends the stream wherever it was, inside a pkt-line or not.
         if mid_transfer:
-            return ErrorKind.TRANSPORT, "the connection broke during the transfer"
-        return ErrorKind.TRANSPORT, "the connection ended in the middle of the server's answer"
+            return ErrorKind.CONNECTION_LOST, "the connection broke during the transfer"
+        return (
+            ErrorKind.CONNECTION_LOST,
+            "the connection ended in the middle of the server's answer",
+        )
     # Before the words: a message about invalid data may quote anything ("404" in an
     # offset, "not found" in a path), and must not read as the server's answer.
     if met & types.invalid_data:
         return ErrorKind.INVALID_REPOSITORY, f"the server sent invalid data ({_words(exc)})"
     text = " ".join(str(e) for e in found).lower()
-    by_text = _ssh_handshake(text, limits) or _by_text(text)
+    by_text = _ssh_handshake(text, limits) or _throttled(found) or _by_text(text)
     if by_text is not None:
         return by_text
     return _by_protocol(exc, found, mid_transfer)
@@ -227,11 +242,12 @@ def _by_protocol(
     types = _types()
     met = {type(e) for e in found}
     if mid_transfer and met & types.broken_mid_transfer:
-        return ErrorKind.TRANSPORT, "the connection broke during the transfer"
+        return ErrorKind.CONNECTION_LOST, "the connection broke during the transfer"
     if types.hangup in met:
-        return ErrorKind.TRANSPORT, "the server hung up"
+        # Before a word: a git daemon at its --max-connections, or one killed, says nothing.
+        return ErrorKind.CONNECTION_LOST, "the server hung up"
     if any(isinstance(e, ConnectionError) for e in found):
-        return ErrorKind.TRANSPORT, "the connection broke"
+        return ErrorKind.CONNECTION_LOST, "the connection broke"
     protocol_error = next((e for e in found if type(e) is types.git_protocol), None)
     if protocol_error is not None:
         # dulwich's own description, or the server's words (an ERR line).
@@ -289,13 +305,15 @@ def _by_network_type(
     if isinstance(e, socket.gaierror):
         return ErrorKind.TRANSPORT, f"unknown host ({e.strerror or 'name resolution failed'})"
     if isinstance(e, ConnectionRefusedError):
-        return ErrorKind.TRANSPORT, "connection refused"
+        return ErrorKind.UNREACHABLE, "connection refused"
     if isinstance(e, ConnectionResetError):
-        return ErrorKind.TRANSPORT, "the connection was reset by the server"
+        return ErrorKind.CONNECTION_LOST, "the connection was reset by the server"
     if type(e) is types.connect_timeout:  # not its subclass NewConnectionError
-        return ErrorKind.TIMEOUT, f"could not connect within {limits.connect_timeout:g} s"
+        return ErrorKind.UNREACHABLE, f"could not connect within {limits.connect_timeout:g} s"
     if isinstance(e, (TimeoutError, types.read_timeout)):
-        return ErrorKind.TIMEOUT, f"no answer within the {limits.read_timeout:g} s read timeout"
+        return ErrorKind.READ_TIMEOUT, (
+            f"no answer within the {limits.read_timeout:g} s read timeout"
+        )
     return None
 
 
@@ -336,13 +354,33 @@ def _by_text(text: str) -> tuple[ErrorKind, str] | None:
     if "could not resolve hostname" in text:
         return ErrorKind.TRANSPORT, "unknown host"
     if "connection refused" in text:
-        return ErrorKind.TRANSPORT, "connection refused"
+        return ErrorKind.UNREACHABLE, "connection refused"
+    # ssh's and the OS's words for a connect unanswered: no conversation, not a hang-up.
+    for words in ("connection timed out", "no route to host", "network is unreachable"):
+        if words in text:
+            return ErrorKind.UNREACHABLE, f"could not connect ({words})"
     if "certificate verify failed" in text:
         return ErrorKind.TRANSPORT, CERTIFICATE_FAILED
     answer = _QUOTED_URL.sub(" ", text)
     if any(sign in answer for sign in _NOT_FOUND_SIGNS):
         return ErrorKind.NOT_FOUND, "repository not found"
     return None
+
+
+def rate_limited(words: str) -> bool:
+    """Whether a server's ``words`` (an ERR line, a side-band error) say it throttles."""
+    return _RATE_LIMITED.search(_QUOTED_URL.sub(" ", words)) is not None
+
+
+def _throttled(found: list[BaseException]) -> tuple[ErrorKind, str] | None:
+    # A forge throttling git:// or ssh says so in an ERR line or ssh's relayed words;
+    # a local error may quote a file of the repository (docs/rate-limit.md).
+    types = _types()
+    spoken = (e for e in found if type(e) in (types.git_protocol, types.hangup))
+    said = next((e for e in spoken if rate_limited(str(e))), None)
+    if said is None:
+        return None
+    return ErrorKind.THROTTLED, f"the server asked for fewer requests: {visible(_words(said))}"
 
 
 def _words(exc: BaseException) -> str:
