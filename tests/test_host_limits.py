@@ -121,6 +121,61 @@ class _NoWait:
         return retry_after or 0.0
 
 
+def test_a_permit_says_whether_its_limit_took_the_push_back() -> None:
+    async def main() -> list[bool]:
+        limit = AdaptiveLimit(2)
+        took = []
+        async with limit.hold() as old, limit.hold() as first:
+            took.append(first.report(Signal.THROTTLED))  # 2 -> 1: the limit's own
+            took.append(old.report(Signal.THROTTLED))  # granted under 2: still its own
+        async with limit.hold() as floor:
+            took.append(floor.report(Signal.THROTTLED))  # at 1: the repository's
+        async with limit.hold() as again:
+            took.append(again.report(Signal.RESET))  # a reset is no push-back
+            took.append(again.report(Signal.THROTTLED))  # a second report: ignored
+        async with limit.hold() as fine:
+            took.append(fine.report(Signal.SUCCESS))
+        return took
+
+    assert trio.run(main) == [True, True, False, False, False, False]
+
+
+@pytest.mark.parametrize(("pushbacks", "ok"), [(4, True), (5, False)])
+async def test_push_backs_the_host_limit_took_are_not_charged_to_the_retries(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock, pushbacks: int, ok: bool
+) -> None:
+    # Ceiling 4: three 429s lower it 4 -> 3 -> 2 -> 1 (each the limit's own, free);
+    # at the floor the fourth is charged (1 retry allowed), a fifth is one too many.
+    vcs = FakeVCS(tmp_path)
+    vcs.flaky[url(0)] = [_throttled(0) for _ in range(pushbacks)]
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(4),
+        with_retries(1, _NoWait()),
+        with_keep_clones(),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    report = await uc.execute(url(0))
+    assert (report.status == "ok") is ok
+    assert len(report.attempts) == (pushbacks if ok else pushbacks - 1)
+    assert vcs.calls.count(url(0)) == (pushbacks + 1 if ok else pushbacks)
+    assert uc.host_statistics()["git.example"].size == 1
+    # Without the adaptive limit every push-back is charged: 1 retry, then the report.
+    fixed_vcs = FakeVCS(tmp_path / "fixed")
+    fixed_vcs.flaky[url(0)] = [_throttled(0) for _ in range(pushbacks)]
+    fixed = AnalyzeUseCase(
+        with_max_concurrent_clones(4),
+        with_adaptive(False),
+        with_retries(1, _NoWait()),
+        with_keep_clones(),
+        vcs=fixed_vcs,
+        analyzer=FakeAnalyzer(),
+    )
+    failed = await fixed.execute(url(0))
+    assert failed.status == "failed"
+    assert fixed_vcs.calls.count(url(0)) == 2
+
+
 async def test_each_attempt_reports_once_and_a_429_brings_the_hosts_limit_down(
     tmp_path: Path, autojump_clock: trio.testing.MockClock, caplog: pytest.LogCaptureFixture
 ) -> None:

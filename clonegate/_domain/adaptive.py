@@ -52,6 +52,10 @@ class Signal(StrEnum):
     OTHER = "other"
 
 
+# The signals that are a server's answer "fewer, please": a reset is no such answer.
+_PUSHBACK = frozenset({Signal.THROTTLED, Signal.UNAVAILABLE_RETRY_AFTER})
+
+
 def signal_of(error: BaseException | None) -> Signal:
     """The signal a clone attempt that ended with ``error`` (None: it cloned) gives its
     host's limit: the one mapping from errors to signals (ADR 0019).
@@ -129,12 +133,19 @@ class Permit:
         self._reported = False
 
     @enable_ki_protection
-    def report(self, signal: Signal) -> None:
-        """Tell the limit how the clone ended; a second report is ignored."""
+    def report(self, signal: Signal) -> bool:
+        """Tell the limit how the clone ended; a second report is ignored (False).
+
+        Returns whether the limit took the signal as its own: a push-back (throttled,
+        or unavailable with a ``Retry-After``) while the limit could still go lower,
+        or one that came under a limit since lowered. That push-back is the cost of
+        the limit's search for the host's capacity, not the repository's failure: the
+        retry loop does not charge it to ``--retries`` (ADR 0019). At the floor (1)
+        a push-back is the repository's own."""
         if self._reported:
-            return
+            return False
         self._reported = True
-        self._limit._observe(self, Signal(signal))
+        return self._limit._observe(self, Signal(signal))
 
 
 @final
@@ -255,25 +266,29 @@ class AdaptiveLimit:
             start = LimitChange(trio.current_time(), self.semaphore.size, Signal.OTHER)
             self._timeline.append(start)
 
-    def _observe(self, permit: Permit, signal: Signal) -> None:
+    def _observe(self, permit: Permit, signal: Signal) -> bool:
+        """Apply ``signal``; True if it was a push-back the limit took (see report)."""
         if signal is Signal.SUCCESS:
             self._resets = 0
             if permit.busy:
                 step = self.increase / self._limit
                 self._set(min(self._limit + step, float(self.ceiling)), signal)
-            return
+            return False
         if signal is Signal.OTHER:
-            return
+            return False
+        pushback = signal in _PUSHBACK
         if permit.generation != self._generation:
             self._ignored += 1
-            return
+            return pushback  # granted under a limit a decrease has lowered since
         if signal is Signal.RESET:
             self._resets += 1
             if self._resets < self.reset_burst:
-                return
+                return False
         self._resets = 0
         self._generation += 1
+        above_floor = self.semaphore.size > 1  # a decrease can still lower it
         self._set(max(self._limit * self.decrease, 1.0), signal)
+        return pushback and above_floor
 
     def _set(self, limit: float, signal: Signal) -> None:
         before = self.semaphore.size

@@ -136,11 +136,15 @@ class CloneError(Exception):
         measured it (a memory budget learns from it); otherwise ``None``.
       retry_after: seconds the server asked to wait before the next attempt (its
         ``Retry-After``), where the VCS read it; otherwise ``None``.
+      limit_probe: a push-back the host's adaptive limit took as its own (it came
+        while the limit could still go lower): the cost of finding the host's
+        capacity, which the retries do not charge (ADR 0019). Set by the use case.
     """
 
     kind: ErrorKind = ErrorKind.TRANSPORT
     peak_memory: int | None = None
     retry_after: float | None = None
+    limit_probe: bool = False
 
     def __init__(self, url: str, reason: str) -> None:
         super().__init__(f"{url}: {reason}")

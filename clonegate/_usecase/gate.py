@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 import trio
 
 from .._domain.adaptive import Signal, signal_of
+from .._domain.errors import CloneError
 from .._domain.limits import Expiring, HeldDeadline, Limiter, held_deadline
 from .._domain.rate import TokenBucket
 from .._domain.semaphore import WeightedSemaphore
@@ -29,7 +30,7 @@ __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry", "MemoryLease"]
 class _Reported(Protocol):
     """A permit that learns how its clone ended (``AdaptiveLimit``'s; ADR 0019)."""
 
-    def report(self, signal: Signal) -> None: ...
+    def report(self, signal: Signal) -> object: ...
 
 
 @dataclass(slots=True)
@@ -42,17 +43,21 @@ class _HeldPermits:
     def reporting(self) -> Iterator[None]:
         """Tell each permit how the body (the clone attempt) ended, once: returned
         (cloned) or what it raised (:func:`signal_of`). Inside the slot, so a decrease
-        applies before the permit goes back and a waiter takes it. Never a checkpoint."""
+        applies before the permit goes back and a waiter takes it. A push-back a
+        permit took as its limit's own is marked on the error (``limit_probe``): the
+        retry loop does not charge it (ADR 0019). Never a checkpoint."""
         try:
             yield
         except BaseException as exc:
-            self._report(signal_of(exc))
+            if self._report(signal_of(exc)) and isinstance(exc, CloneError):
+                exc.limit_probe = True
             raise
         self._report(signal_of(None))
 
-    def _report(self, signal: Signal) -> None:
-        for permit in self.permits:
-            permit.report(signal)
+    def _report(self, signal: Signal) -> bool:
+        # Every permit hears it; a report that returns no True (a cluster's) took nothing.
+        took = [permit.report(signal) is True for permit in self.permits]
+        return any(took)
 
 
 @dataclass(frozen=True, slots=True)

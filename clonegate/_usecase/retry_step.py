@@ -105,12 +105,16 @@ async def with_retries(
                 tried.failed.append(FailedAttempt(str(exc.kind), str(exc), 0.0))
                 on_retry(tried.failed[-1], True)
                 continue
-            charged += 1
-            if charged > retries:
-                raise
+            # A push-back the host's limit took as its own is the limit's search for
+            # the host's capacity: waited for, not charged (bounded by the deadline,
+            # and by the limit's floor, where push-backs are charged again).
+            if not exc.limit_probe:
+                charged += 1
+                if charged > retries:
+                    raise
             ends = deadline.deadline if deadline.deadline != float("inf") else None
             left = deadline.deadline - trio.current_time()
-            wait = delay.delay(charged, exc.retry_after, ends)
+            wait = delay.delay(max(charged, 1), exc.retry_after, ends)
             if not 0.0 <= wait < left:  # NaN and negatives too: a broken delay ends it
                 raise
             tried.failed.append(FailedAttempt(str(exc.kind), str(exc), wait))
