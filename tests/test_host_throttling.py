@@ -105,13 +105,19 @@ async def test_eight_clones_against_a_host_that_takes_three_adapt_and_all_succee
 async def test_without_adaptation_the_same_run_meets_many_more_429s(
     base: Path, work_dir: Path
 ) -> None:
-    # The contrast that makes the bound above mean something.
-    options = [with_max_concurrent_clones(8), with_retries(8), with_adaptive(False)]
-    _, server, hosts = await _run(
+    # The contrast that makes the bound above mean something: a fixed -j 8, each
+    # repository asked once (without retries, so that the run stays short), meets more
+    # 429s in its one wave than the adaptive run in all its attempts; each is reported.
+    options = [with_max_concurrent_clones(8), with_retries(0), with_adaptive(False)]
+    reports, server, hosts = await _run(
         base, work_dir, options, limit=K, retry_after=1.0, service_time=SERVICE
     )
     assert hosts == {}
-    assert sum(1 for r in server.requests if r.status == 429) > COUNT // 4
+    throttled = {r.repository for r in server.requests if r.status == 429}
+    assert len(throttled) > COUNT // 4
+    failed = {r.url.rsplit("/", 1)[-1].removesuffix(".git") for r in reports if r.error}
+    assert failed == throttled
+    assert {r.error.kind for r in reports if r.error} == {"throttled"}
 
 
 async def test_a_host_rate_spaces_the_clones_and_the_first_is_immediate(
