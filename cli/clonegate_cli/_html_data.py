@@ -1,0 +1,134 @@
+"""The data the HTML report's table reads (issue 44, ADR 0022): one JSON document,
+columnar (one list per field, a repository's values at its place in each), phases as
+flat lists of numbers, test names up to a budget for the whole page.
+
+Every string from a server or a repository goes in with its control characters shown
+(``clonegate.visible``): the page sets it as text (``textContent``), never as markup,
+and an escape sequence is seen as ``\\x1b``, not obeyed. The document is written by
+``safe_json``: ``< > &`` escaped, so no ``</script>`` in a test name ends its element.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from clonegate import Inventory, RepositoryReport, TestSuite, visible
+from clonegate.store import HistoryEntry
+
+from ._html_time import Axis
+
+__all__ = ["NAMES_BUDGET", "PHASE_CODES", "table_data"]
+
+# Phases as numbers in the page (the index here); attempt 0 is "no attempt".
+PHASE_CODES = ("listing", "waiting", "setup", "clone", "retry_wait", "analysis")
+# Test names listed in the page in all: about 40 bytes each, so at most 4 MB of the
+# 10 MB bound (ADR 0022). Each repository lists up to its share; every file still
+# gives its counts by status, and the page says how many names it left out.
+NAMES_BUDGET = 100_000
+_LEAST_NAMES = 10
+
+
+def table_data(
+    axis: Axis,
+    reports: Sequence[RepositoryReport],
+    inventories: Mapping[int, Inventory],
+    histories: Mapping[int, list[HistoryEntry]],
+) -> dict[str, Any]:
+    """The document the page's script reads: ``columns`` (field -> values, a repository
+    at the same place in each), ``phases``, ``files`` and ``history`` by place."""
+    share = max(_LEAST_NAMES, NAMES_BUDGET // max(len(reports), 1))
+    return {
+        "phaseNames": PHASE_CODES,
+        "columns": _columns(reports),
+        "phases": [_phases(axis, r) for r in reports],
+        "files": [_files(inventories.get(r.index), share) for r in reports],
+        "history": [_history(histories.get(r.index, [])) for r in reports],
+    }
+
+
+def _columns(reports: Sequence[RepositoryReport]) -> dict[str, list[Any]]:
+    columns: dict[str, list[Any]] = {
+        name: []
+        for name in [
+            "url",
+            "status",
+            "kind",
+            "message",
+            "tests",
+            "files",
+            "frameworks",
+            "wait",
+            "clone",
+            "analysis",
+            "attempts",
+            "reused",
+        ]
+    }
+    for r in reports:
+        totals = r.analysis
+        row = {
+            "url": visible(r.url),
+            "status": r.status.value,
+            "kind": visible(r.error.kind) if r.error else "",
+            "message": visible(r.error.message) if r.error else "",
+            "tests": totals.tests if totals else None,
+            "files": totals.test_files if totals else None,
+            "frameworks": ", ".join(
+                f"{visible(k)} {v}" for k, v in sorted(totals.by_framework.items())
+            )
+            if totals
+            else "",
+            "wait": round(r.timings.waited, 3),
+            "clone": round(r.timings.clone, 3),
+            "analysis": round(r.timings.analysis, 3),
+            "attempts": len(r.attempts) + 1 if r.phases or r.attempts else 0,
+            "reused": r.reused,
+        }
+        for name, value in row.items():
+            columns[name].append(value)
+    return columns
+
+
+def _phases(axis: Axis, report: RepositoryReport) -> list[int]:
+    """[code, start ms, duration ms, attempt] per phase, flattened."""
+    flat: list[int] = []
+    for p in report.phases:
+        code = PHASE_CODES.index(p.name) if p.name in PHASE_CODES else -1
+        start = round(axis.at(p.started) * 1000)
+        flat += [code, start, round(axis.at(p.ended) * 1000) - start, p.attempt or 0]
+    return flat
+
+
+def _files(inventory: Inventory | None, share: int) -> dict[str, Any] | None:
+    """Each test file: path, framework, language, counts by status, and its tests'
+    names with their statuses while the repository's share of names lasts."""
+    if inventory is None:
+        return None
+    files, left_out = [], 0
+    for file in inventory.files:
+        named = list(_tests(file.suites, file.tests, ""))
+        statuses = Counter(status for _, status in named)
+        listed = named[: max(share, 0)]
+        share -= len(listed)
+        left_out += len(named) - len(listed)
+        row = [visible(file.path), visible(file.framework), visible(file.language)]
+        files.append([*row, dict(statuses), [[visible(n), s] for n, s in listed]])
+    errors = [[visible(e.path), visible(e.message)] for e in inventory.errors]
+    return {"files": files, "leftOut": left_out, "errors": errors}
+
+
+def _tests(
+    suites: Sequence[TestSuite], tests: Sequence[Any], prefix: str
+) -> Iterator[tuple[str, str]]:
+    """(``Suite > test`` name, status) of every test, in file order, suites first."""
+    for test in tests:
+        yield prefix + test.name, test.status.value
+    for suite in suites:
+        yield from _tests(suite.suites, suite.tests, f"{prefix}{suite.name} > ")
+
+
+def _history(entries: list[HistoryEntry]) -> list[list[Any]]:
+    """[run id, tests (None: no result), status] per run that saw the repository."""
+    return [[e.run_id, e.tests, e.status] for e in entries]
