@@ -8,6 +8,7 @@ column instead: the mean number of busy slots in each column, as a filled area.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Sequence
 
@@ -68,32 +69,36 @@ def _steps(events: Sequence[RunEvent], kind: str, axis: Axis) -> list[tuple[floa
 def _svg(label: str, height: int, body: list[str], axis: Axis) -> str:
     ticks = _ticks(axis, height - 14)
     return (
+        f"<figure><figcaption>{text(label)}</figcaption>"
         f'<svg class="timeline" role="img" width="{_LEFT + WIDTH + 10}" height="{height}"'
         f' aria-label="{text(label)}"><title>{text(label)}</title>{"".join(body)}{ticks}</svg>'
+        "</figure>"
     )
 
 
 def _ticks(axis: Axis, y: int) -> str:
-    """A time axis at ``y``: about ten ticks at a round number of seconds."""
-    step = next(
-        (
-            s
-            for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600)
-            if axis.span / s <= 10
-        ),
-        7200,
-    )
+    """A time axis at ``y``: ten ticks at most, a round number of seconds apart."""
+    step = _tick_step(axis.span)
     parts = [f'<line class="axis" x1="{_LEFT}" x2="{_LEFT + WIDTH}" y1="{y}" y2="{y}"/>']
-    second = 0
-    while second <= axis.span:
-        x = number(_x(axis, second))
-        parts.append(f'<text class="tick" x="{x}" y="{y + 12}">{_seconds(second)}</text>')
-        second += step
+    for n in range(int(axis.span // step) + 1):
+        x = number(_x(axis, n * step))
+        parts.append(f'<text class="tick" x="{x}" y="{y + 12}">{_seconds(n * step)}</text>')
     return "".join(parts)
 
 
+def _tick_step(span: float) -> float:
+    """The least round step (1, 2 or 5 times a power of ten under a minute; whole
+    minutes, hours or days above) that cuts ``span`` in ten parts or fewer."""
+    magnitude = 10 ** math.floor(math.log10(span / 10))
+    steps = [m * magnitude for m in (1, 2, 5) if m * magnitude < 60]
+    steps += [60 * m for m in (1, 2, 5, 10, 15, 30, 60, 120, 240, 360, 720, 1440)]
+    return next((s for s in steps if span / s <= 10), 86400 * math.ceil(span / 864000))
+
+
 def _seconds(value: float) -> str:
-    return f"{value / 60:g} min" if value >= 120 else f"{value:g} s"
+    if value >= 7200:
+        return f"{value / 3600:g} h"
+    return f"{value / 60:g} min" if value >= 120 else f"{value:.4g} s"
 
 
 def _slot_rows(
