@@ -14,6 +14,7 @@ import trio
 
 from clonegate import (
     AnalysisTotals,
+    InvalidURLError,
     Inventory,
     RefInfo,
     RepositoryReport,
@@ -22,6 +23,7 @@ from clonegate import (
     TestFile,
     TestStatus,
     TestSuite,
+    parse_repo_url,
 )
 from clonegate._domain.retries import FailedAttempt
 from clonegate.store import Phase, RunEvent, open_store
@@ -82,6 +84,14 @@ def _report(index: int, begin: float, slot_free: float, hostile: bool) -> Reposi
     )
 
 
+def _key(url: str) -> str:
+    """The store's key, as a run gives it: a line that is no URL keyed by itself."""
+    try:
+        return parse_repo_url(url).key
+    except InvalidURLError:
+        return url
+
+
 def schedule(count: int, slots: int, hostile: bool = False) -> list[RepositoryReport]:
     """``count`` reports as a fair limit of ``slots`` would have run them: each in
     order of its line, in the first slot to come free."""
@@ -110,7 +120,7 @@ def save_run(path: Path, count: int, slots: int, *, hostile: bool = False) -> in
         async with open_store(path) as store:
             run_id = await store.begin_run({"clone_depth": 1, "max_concurrent_clones": slots})
             for report in reports:
-                await store.save(run_id, report.url, report)
+                await store.save(run_id, _key(report.url), report)
             await store.save_events(run_id, events)
             await store.finish_run(run_id)
             return run_id
