@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import sqlite3
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,6 +20,8 @@ from clonegate.store import open_store_reader
 from clonegate_cli.app import app
 
 from .support.drawn_runs import HOSTILE_NAMES, save_run, schedule
+from .support.hostile_servers import renaming_git_daemon
+from .support.repos import FixtureRepo
 
 # Every element the page is made of: anything else came from a server's text.
 _TAGS = {
@@ -185,3 +188,38 @@ def test_json_stays_a_format(runner: CliRunner, tmp_path: Path) -> None:
     save_run(db, 3, 2)
     text = report(runner, db, tmp_path / "run.json", "--format", "json")
     assert len(json.loads(text)["repositories"]) == 3
+
+
+SCRIPT_BRANCH = "main</script><script>x()</script>\u202egnp"  # a valid git branch name
+
+
+def test_a_real_run_against_a_hostile_server_is_drawn_as_data(
+    runner: CliRunner, repo_root: Path, repos: dict[str, FixtureRepo], tmpdir_env: Path
+) -> None:
+    db = tmpdir_env.parent / "runs.db"
+    with renaming_git_daemon(repo_root / "basic.git", SCRIPT_BRANCH.encode()) as port:
+        url = f"git://127.0.0.1:{port}/basic.git"
+        analyzed = runner.invoke(app, ["analyze", "--db", str(db), url])
+    assert analyzed.exit_code == 0, analyzed.output
+    document = report(runner, db, tmpdir_env / "report.html")
+    page = Page(document)
+    assert {t for t, _ in page.tags} <= _TAGS
+    assert [t for t, _ in page.tags].count("script") == 2
+    columns = page.data()["columns"]
+    assert columns["branch"] == ["main</script><script>x()</script>\\u202egnp"]  # type: ignore[index]
+    # One clone, one slot: a row and its bar, from the phases the run recorded.
+    assert re.findall(r'<text class="row"[^>]*>slot (\d+)</text>', document) == ["1"]
+    assert document.count('class="slot-bar"') == 1
+    assert counts(document)["tests"] == columns["tests"][0]  # type: ignore[index]
+
+
+def test_a_damaged_row_is_named_once_and_left_out(runner: CliRunner, tmp_path: Path) -> None:
+    db = tmp_path / "runs.db"
+    save_run(db, 3, 2)
+    with sqlite3.connect(db) as edit:  # anyone may edit the file
+        edit.execute("UPDATE phases SET started = 'soon' WHERE report_id = 2")
+    result = runner.invoke(app, ["report", "--db", str(db), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 1
+    assert result.stderr.count("reports row 2") == 1
+    urls = Page((tmp_path / "r.html").read_text()).data()["columns"]["url"]  # type: ignore[index]
+    assert len(urls) == 2

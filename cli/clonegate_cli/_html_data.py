@@ -48,47 +48,40 @@ def table_data(
     }
 
 
+# The table's fields, each a list in the document (a repository at its place).
+_FIELDS = (
+    *("url", "status", "kind", "message", "branch", "commit", "tests", "files"),
+    *("frameworks", "wait", "clone", "analysis", "attempts", "reused"),
+)
+
+
 def _columns(reports: Sequence[RepositoryReport]) -> dict[str, list[Any]]:
-    columns: dict[str, list[Any]] = {
-        name: []
-        for name in [
-            "url",
-            "status",
-            "kind",
-            "message",
-            "tests",
-            "files",
-            "frameworks",
-            "wait",
-            "clone",
-            "analysis",
-            "attempts",
-            "reused",
-        ]
-    }
-    for r in reports:
-        totals = r.analysis
-        row = {
-            "url": visible(r.url),
-            "status": r.status.value,
-            "kind": visible(r.error.kind) if r.error else "",
-            "message": visible(r.error.message) if r.error else "",
-            "tests": totals.tests if totals else None,
-            "files": totals.test_files if totals else None,
-            "frameworks": ", ".join(
-                f"{visible(k)} {v}" for k, v in sorted(totals.by_framework.items())
-            )
-            if totals
-            else "",
-            "wait": round(r.timings.waited, 3),
-            "clone": round(r.timings.clone, 3),
-            "analysis": round(r.timings.analysis, 3),
-            "attempts": len(r.attempts) + 1 if r.phases or r.attempts else 0,
-            "reused": r.reused,
-        }
-        for name, value in row.items():
+    columns: dict[str, list[Any]] = {name: [] for name in _FIELDS}
+    for report in reports:
+        for name, value in _fields(report).items():
             columns[name].append(value)
     return columns
+
+
+def _fields(r: RepositoryReport) -> dict[str, Any]:
+    totals = r.analysis
+    frameworks = sorted(totals.by_framework.items()) if totals else []
+    return {
+        "url": visible(r.url),
+        "status": r.status.value,
+        "kind": visible(r.error.kind) if r.error else "",
+        "message": visible(r.error.message) if r.error else "",
+        "branch": visible(r.ref.branch) if r.ref else "",
+        "commit": visible(r.ref.commit[:12]) if r.ref else "",
+        "tests": totals.tests if totals else None,
+        "files": totals.test_files if totals else None,
+        "frameworks": ", ".join(f"{visible(k)} {v}" for k, v in frameworks),
+        "wait": round(r.timings.waited, 3),
+        "clone": round(r.timings.clone, 3),
+        "analysis": round(r.timings.analysis, 3),
+        "attempts": len(r.attempts) + 1 if r.phases or r.attempts else 0,
+        "reused": r.reused,
+    }
 
 
 def _phases(axis: Axis, report: RepositoryReport) -> list[int]:

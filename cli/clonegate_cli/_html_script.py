@@ -96,6 +96,9 @@ SCRIPT = r"""
     box.appendChild(el("h3", cols.url[i], "mono"));
     var error = cols.kind[i] ? " (" + cols.kind[i] + "): " + cols.message[i] : "";
     box.appendChild(el("p", "status " + cols.status[i] + error));
+    if (cols.branch[i]) {
+      box.appendChild(el("p", "branch " + cols.branch[i] + " at commit " + cols.commit[i]));
+    }
     var phases = el("table");
     phases.appendChild(el("caption", "phases: seconds from the run's start"));
     for (var n = 0; n < p.length; n += 4) {

@@ -109,10 +109,10 @@ def _slot_rows(
     limits: list[tuple[float, int]],
     events: Sequence[RunEvent],
 ) -> str:
-    """One row per slot, each attempt a bar: setup then clone, a retry darker; the
-    clone limit as a line under the row it admits last."""
-    rows = max([*slots, -1, *(v - 1 for _, v in limits)]) + 1
-    rows = min(max(rows, 1), _MOST_ROWS)
+    """One row per slot used, each attempt a bar: setup then clone, a retry darker;
+    the clone limit as a line under the row it admits last (at the bottom when it
+    admitted more than were used: the caption says how many)."""
+    rows = max([*slots, 0]) + 1  # a run that cloned nothing: one empty row
     body = [
         f'<text class="row" x="{_LEFT - 4}" y="{n * _ROW + 11}">slot {n + 1}</text>'
         for n in range(rows)
@@ -121,7 +121,9 @@ def _slot_rows(
         body.append(_bar(axis, reports[attempt.row], attempt, slot * _ROW))
     body.append(_limit_line(axis, limits, lambda v: min(v, rows) * _ROW, "clone limit"))
     body.append(_host_marks(axis, events, rows * _ROW + 2))
-    return _svg("Clone slots", rows * _ROW + 40, body, axis)
+    said = ", ".join(str(v) for _, v in limits) or "not recorded"
+    label = f"Clone slots: {len(set(slots))} used, clone limit {said}"
+    return _svg(label, rows * _ROW + 40, body, axis)
 
 
 def _bar(axis: Axis, report: RepositoryReport, attempt: Held, y: int) -> str:

@@ -81,13 +81,16 @@ async def _page(
 ) -> str:
     """The HTML page of ``found``: each repository's inventory read too, and its
     history when the store holds more than this run."""
-    listed = await store.reports(found.run.id, inventory=True, damaged=damaged)
+    # Rows read again: a damaged one is named once, as the run's reading named it.
+    again: list[DamagedRow] = []
+    listed = await store.reports(found.run.id, inventory=True, damaged=again)
     inventories = {r.index: r.inventory for r in listed if r.inventory is not None}
     histories: dict[int, list[clonegate.store.HistoryEntry]] = {}
     if len(await store.run_ids()) > 1:
         for r in found.repositories:
             if r.duplicate_of is None:
-                histories[r.index] = await store.history(r.url, damaged=damaged)
+                histories[r.index] = await store.history(r.url, damaged=again)
+    damaged.extend(row for row in dict.fromkeys(again) if row not in damaged)
     return html_report(found, inventories, histories)
 
 
