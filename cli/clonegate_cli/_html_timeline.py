@@ -36,7 +36,9 @@ def timeline(axis: Axis, reports: Sequence[RepositoryReport], events: Sequence[R
     limits = _steps(events, "clone_limit", axis)
     if dense(axis, held, slots):
         busy = column_means(((h.start, h.end, 1.0) for h in held), axis.span, WIDTH)
-        charts = [_area_chart("Busy clone slots (mean per pixel column)", axis, busy, limits)]
+        label = "Busy clone slots (mean per pixel column)"
+        marks = _host_marks(axis, events, _AREA + 2)
+        charts = [_area_chart(label, axis, busy, limits, marks=marks)]
     else:
         charts = [_slot_rows(axis, reports, held, slots, limits, events)]
     charts.append(_activity(axis, reports))
@@ -177,6 +179,7 @@ def _area_chart(
     means: list[float],
     limits: list[tuple[float, int]],
     line: str = "clone limit",
+    marks: str = "",
 ) -> str:
     top = max([*means, *(v for _, v in limits), 1.0])
     scale = _AREA / top
@@ -188,6 +191,7 @@ def _area_chart(
         f'<polygon class="busy" fill="{PHASE_COLOURS["clone"]}"'
         f' points="{_LEFT},{_AREA} {points} {_LEFT + WIDTH},{_AREA}"/>',
         _limit_line(axis, limits, lambda v: _AREA - v * scale, line),
+        marks,
     ]
     return _svg(label, _AREA + 30, body, axis)
 

@@ -51,7 +51,8 @@ def _report(index: int, begin: float, slot_free: float, hostile: bool) -> Reposi
         url = f"https://example.org/{HOSTILE_NAMES[(index // 3) % 3]}/r{index}"
     clone = 0.5 + (index * 7919 % 100) / 40
     phases = [Phase("waiting", _at(begin), _at(slot_free), 1)]
-    now, attempts = slot_free, ()
+    now = slot_free
+    attempts: tuple[FailedAttempt, ...] = ()
     if index % 50 == 7:  # retried once: a failed attempt, a wait, then the slot again
         phases += [Phase("setup", _at(now), _at(now + 0.05), 1)]
         phases += [Phase("clone", _at(now + 0.05), _at(now + 0.5), 1)]
