@@ -93,6 +93,9 @@ SCRIPT = r"""
   function detail(i) {
     var box = document.getElementById("detail"), p = data.phases[i];
     box.textContent = "";
+    try {
+      window.history.replaceState(null, "", "#repo-" + i);
+    } catch (e) { /* some browsers refuse it for file:// pages: the link is a nicety */ }
     box.appendChild(el("h3", cols.url[i], "mono"));
     var error = cols.kind[i] ? " (" + cols.kind[i] + "): " + cols.message[i] : "";
     box.appendChild(el("p", "status " + cols.status[i] + error));
@@ -110,13 +113,13 @@ SCRIPT = r"""
       phases.appendChild(tr);
     }
     box.appendChild(phases);
-    var history = data.history[i];
-    if (history.length > 1) {
-      box.appendChild(el("p", "tests over " + history.length + " runs: " +
-        history.map(function (h) {
+    var past = data.history[i];
+    if (past.length > 1) {
+      box.appendChild(el("p", "tests over " + past.length + " runs: " +
+        past.map(function (h) {
           return "run " + h[0] + ": " + (h[1] === null ? h[2] : h[1]);
         }).join(", ")));
-      box.appendChild(sparkline(history));
+      box.appendChild(sparkline(past));
     }
     var inv = data.files[i];
     if (!inv) { box.appendChild(el("p", "no inventory stored", "none")); return; }
@@ -152,5 +155,8 @@ SCRIPT = r"""
     render();
   });
   render();
+  // #repo-N opens repository N's details: a link to one repository of the run.
+  var linked = /^#repo-(\d+)$/.exec(location.hash);
+  if (linked && Number(linked[1]) < count) detail(Number(linked[1]));
 })();
 """
