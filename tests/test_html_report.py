@@ -225,3 +225,22 @@ def test_a_damaged_row_is_named_once_and_left_out(runner: CliRunner, tmp_path: P
     assert result.stderr.count("reports row 2") == 1
     urls = Page((tmp_path / "r.html").read_text()).data()["columns"]["url"]
     assert len(urls) == 2
+
+
+def test_a_run_without_phases_says_so_rather_than_drawing_nothing(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    # As a run stored before phases were kept: no timeline, and the page says why.
+    db = tmp_path / "runs.db"
+    save_run(db, 3, 2)
+    with sqlite3.connect(db) as edit:
+        for report_id, document in edit.execute("SELECT id, document FROM reports").fetchall():
+            kept = {k: v for k, v in json.loads(document).items() if k != "phases"}
+            edit.execute(
+                "UPDATE reports SET document = ? WHERE id = ?", (json.dumps(kept), report_id)
+            )
+        edit.execute("DELETE FROM phases")
+    document = report(runner, db, tmp_path / "old.html")
+    assert 'id="no-phases"' in document
+    assert '<svg class="timeline"' not in document
+    assert counts(document)["repositories"] == 3

@@ -180,7 +180,8 @@ def _failures(reports: Sequence[RepositoryReport]) -> str:
         more = len(failed) - FAILURES_SHOWN
         rest = f'<li class="none">and {more} more: the table lists them</li>' if more > 0 else ""
         parts.append(
-            f'<details class="failure-kind" open><summary>{text(kind)}: {len(failed)}</summary>'
+            f'<details class="failure-kind"{" open" if len(failed) <= 20 else ""}>'
+            f"<summary>{text(kind)}: {len(failed)}</summary>"
             f"<ul>{items}{rest}</ul></details>"
         )
     return "".join(parts)

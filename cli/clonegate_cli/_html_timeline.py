@@ -30,7 +30,25 @@ _LANE = 6
 
 
 def timeline(axis: Axis, reports: Sequence[RepositoryReport], events: Sequence[RunEvent]) -> str:
-    """The timeline's SVG charts, one after the other."""
+    """The timeline's SVG charts, one after the other; what is not drawn, said."""
+    unrecorded = sum(1 for r in reports if not r.phases)
+    if unrecorded == len(reports):
+        return (
+            '<p class="none" id="no-phases">No phases recorded for this run (a run stored'
+            " before clonegate kept them, ADR 0020, or one that started nothing):"
+            " no timeline to draw.</p>"
+        )
+    note = ""
+    if unrecorded:
+        note = (
+            f'<p class="none" id="no-phases">{unrecorded} of {len(reports)} repositories'
+            " have no phases (a duplicate line, a line that is no URL, or a report stored"
+            " before phases were kept): not drawn.</p>"
+        )
+    return note + _charts(axis, reports, events)
+
+
+def _charts(axis: Axis, reports: Sequence[RepositoryReport], events: Sequence[RunEvent]) -> str:
     held = held_slots(axis, reports)
     slots = assign_slots(held)
     limits = _steps(events, "clone_limit", axis)

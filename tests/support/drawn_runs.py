@@ -23,6 +23,7 @@ from clonegate import (
     TestFile,
     TestStatus,
     TestSuite,
+    Timings,
     parse_repo_url,
 )
 from clonegate._domain.retries import FailedAttempt
@@ -79,6 +80,7 @@ def _report(index: int, begin: float, slot_free: float, hostile: bool) -> Reposi
         ref=RefInfo("main", f"{index:040x}", START),
         analysis=totals,
         inventory=inv,
+        timings=Timings(waited=slot_free - begin, setup=0.05, clone=clone - 0.05, analysis=0.3),
         clone_memory=(20 + index % 30) * 2**20,
         attempts=attempts,
         phases=tuple(phases),
