@@ -5,6 +5,7 @@ and every clone attempt's bar, aggregation for 5,000 repositories, under 10 MB."
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -17,7 +18,8 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
-from clonegate.store import open_store_reader
+from clonegate import Inventory, TestCase, TestFile
+from clonegate.store import open_store, open_store_reader
 from clonegate_cli.app import app
 
 from .support.drawn_runs import HOSTILE_NAMES, save_run, schedule
@@ -244,3 +246,34 @@ def test_a_run_without_phases_says_so_rather_than_drawing_nothing(
     assert 'id="no-phases"' in document
     assert '<svg class="timeline"' not in document
     assert counts(document)["repositories"] == 3
+
+
+def test_a_repository_of_long_test_names_stays_in_the_size_bound(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    # 3,000 tests named 4,000 characters each: 12 MB of names from one repository.
+    (first, *_) = schedule(1, 1)
+    huge = TestFile(
+        "tests/test_huge.py",
+        "pytest",
+        "python",
+        tests=tuple(TestCase(f"{n:05}" + "x" * 4000, n + 1) for n in range(3000)),
+    )
+    bloated = dataclasses.replace(first, inventory=Inventory(files=(huge,)))
+    db = tmp_path / "runs.db"
+
+    async def save() -> None:
+        async with open_store(db) as store:
+            run_id = await store.begin_run({})
+            await store.save(run_id, "example.org/huge", bloated)
+            await store.finish_run(run_id)
+
+    trio.run(save)
+    document = report(runner, db, tmp_path / "report.html")
+    assert len(document.encode()) < 10 * 2**20
+    files = Page(document).data()["files"][0]
+    (path, _, _, statuses, listed) = files["files"][0]
+    assert path == "tests/test_huge.py"
+    assert statuses == {"active": 3000}  # every test counted, listed or not
+    assert 0 < len(listed) < 3000
+    assert files["leftOut"] == 3000 - len(listed)  # and the page says how many it left out

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from clonegate import Inventory, RepositoryReport, TestSuite, visible
@@ -19,15 +20,18 @@ from clonegate.store import HistoryEntry
 
 from ._html_time import Axis
 
-__all__ = ["NAMES_BUDGET", "PHASE_CODES", "table_data"]
+__all__ = ["PHASE_CODES", "TEXT_BUDGET", "table_data"]
 
 # Phases as numbers in the page (the index here); attempt 0 is "no attempt".
 PHASE_CODES = ("listing", "waiting", "setup", "clone", "retry_wait", "analysis")
-# Test names listed in the page in all: about 40 bytes each, so at most 4 MB of the
-# 10 MB bound (ADR 0022). Each repository lists up to its share; every file still
-# gives its counts by status, and the page says how many names it left out.
-NAMES_BUDGET = 100_000
-_LEAST_NAMES = 10
+# Characters of file paths, test names and scan errors the page lists in all: 4 MB of
+# the 10 MB bound (ADR 0022), however many tests a repository has and however long it
+# names them. Each repository may use an equal share; past it, files and names are
+# left out (counted by status still, where the file is listed) and the page says how
+# many. ``_ROW_COST``: what the JSON spends around a row beside its text.
+TEXT_BUDGET = 4_000_000
+_LEAST_SHARE = 2_000
+_ROW_COST = 16
 
 
 def table_data(
@@ -38,7 +42,7 @@ def table_data(
 ) -> dict[str, Any]:
     """The document the page's script reads: ``columns`` (field -> values, a repository
     at the same place in each), ``phases``, ``files`` and ``history`` by place."""
-    share = max(_LEAST_NAMES, NAMES_BUDGET // max(len(reports), 1))
+    share = max(_LEAST_SHARE, TEXT_BUDGET // max(len(reports), 1))
     return {
         "phaseNames": PHASE_CODES,
         "columns": _columns(reports),
@@ -94,22 +98,58 @@ def _phases(axis: Axis, report: RepositoryReport) -> list[int]:
     return flat
 
 
+@dataclass(slots=True)
+class _Share:
+    """What is left of a repository's share of the page's text (characters)."""
+
+    left: int
+
+    def take(self, text: str) -> bool:
+        """Spend ``text``'s cost if it fits; False (and nothing spent) if not."""
+        cost = len(text) + _ROW_COST
+        if cost > self.left:
+            self.left = 0  # past the share: nothing after this, however short
+            return False
+        self.left -= cost
+        return True
+
+
 def _files(inventory: Inventory | None, share: int) -> dict[str, Any] | None:
     """Each test file: path, framework, language, counts by status, and its tests'
-    names with their statuses while the repository's share of names lasts."""
+    names with their statuses, while the repository's share of text lasts."""
     if inventory is None:
         return None
-    files, left_out = [], 0
+    budget = _Share(share)
+    files: list[list[Any]] = []
+    names_left = files_left = 0
     for file in inventory.files:
         named = list(_tests(file.suites, file.tests, ""))
-        statuses = Counter(status for _, status in named)
-        listed = named[: max(share, 0)]
-        share -= len(listed)
-        left_out += len(named) - len(listed)
-        row = [visible(file.path), visible(file.framework), visible(file.language)]
-        files.append([*row, dict(statuses), [[visible(n), s] for n, s in listed]])
-    errors = [[visible(e.path), visible(e.message)] for e in inventory.errors]
-    return {"files": files, "leftOut": left_out, "errors": errors}
+        path = visible(file.path)
+        if not budget.take(path):
+            files_left += 1
+            names_left += len(named)
+            continue
+        listed = []
+        for name, status in named:
+            shown = visible(name)
+            if not budget.take(shown):
+                break
+            listed.append([shown, status])
+        names_left += len(named) - len(listed)
+        statuses = dict(Counter(status for _, status in named))
+        files.append([path, visible(file.framework), visible(file.language), statuses, listed])
+    errors = [
+        [visible(e.path), visible(e.message)]
+        for e in inventory.errors
+        if budget.take(visible(e.path) + visible(e.message))
+    ]
+    return {
+        "files": files,
+        "leftOut": names_left,
+        "filesLeftOut": files_left,
+        "errorsLeftOut": len(inventory.errors) - len(errors),
+        "errors": errors,
+    }
 
 
 def _tests(

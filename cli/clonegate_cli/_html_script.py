@@ -133,9 +133,10 @@ SCRIPT = r"""
       d.appendChild(ul);
       box.appendChild(d);
     });
-    if (inv.leftOut) {
-      box.appendChild(el("p", inv.leftOut + " test names left out (the page's size bound):" +
-        " clonegate export lists them", "none"));
+    if (inv.leftOut || inv.filesLeftOut || inv.errorsLeftOut) {
+      box.appendChild(el("p", "left out (the page's size bound): " + inv.leftOut +
+        " test names, " + inv.filesLeftOut + " files, " + inv.errorsLeftOut +
+        " scan errors; clonegate export lists them", "none"));
     }
     inv.errors.forEach(function (e) {
       box.appendChild(el("p", "scan error: " + e[0] + ": " + e[1], "status-failed"));
