@@ -18,7 +18,7 @@ import pytest
 import trio
 from typer.testing import CliRunner
 
-from clonegate import Inventory, TestCase, TestFile
+from clonegate import Inventory, RepositoryReport, TestCase, TestFile
 from clonegate.store import open_store, open_store_reader
 from clonegate_cli.app import app
 
@@ -277,3 +277,24 @@ def test_a_repository_of_long_test_names_stays_in_the_size_bound(
     assert statuses == {"active": 3000}  # every test counted, listed or not
     assert 0 < len(listed) < 3000
     assert files["leftOut"] == 3000 - len(listed)  # and the page says how many it left out
+
+
+def test_a_long_server_message_is_cut_and_says_so(runner: CliRunner, tmp_path: Path) -> None:
+    url = "https://example.org/team/chatty.git"
+    failed = RepositoryReport.failure(url, 0, "clone", "protocol", "\x1b[2J" + "e" * 200_000)
+    db = tmp_path / "runs.db"
+
+    async def save() -> None:
+        async with open_store(db) as store:
+            run_id = await store.begin_run({})
+            await store.save(run_id, "example.org/team/chatty", failed)
+            await store.finish_run(run_id)
+
+    trio.run(save)
+    document = report(runner, db, tmp_path / "report.html")
+    assert len(document) < 100_000  # the message is in the list and the table: cut in both
+    # 200,007 characters shown ("\\x1b" is four), the first 1,000 kept.
+    (shown,) = Page(document).data()["columns"]["message"]
+    assert shown.startswith("\\x1b[2Jeee")
+    assert shown.endswith(f"\u2026 ({200_007 - 1000} more characters)")
+    assert f"({200_007 - 1000} more characters)" in "".join(Page(document).text)

@@ -18,6 +18,7 @@ from typing import Any
 from clonegate import Inventory, RepositoryReport, TestSuite, visible
 from clonegate.store import HistoryEntry
 
+from ._html_svg import message
 from ._html_time import Axis
 
 __all__ = ["PHASE_CODES", "TEXT_BUDGET", "table_data"]
@@ -74,7 +75,7 @@ def _fields(r: RepositoryReport) -> dict[str, Any]:
         "url": visible(r.url),
         "status": r.status.value,
         "kind": visible(r.error.kind) if r.error else "",
-        "message": visible(r.error.message) if r.error else "",
+        "message": message(r.error.message) if r.error else "",
         "branch": visible(r.ref.branch) if r.ref else "",
         "commit": visible(r.ref.commit[:12]) if r.ref else "",
         "tests": totals.tests if totals else None,
@@ -139,9 +140,9 @@ def _files(inventory: Inventory | None, share: int) -> dict[str, Any] | None:
         statuses = dict(Counter(status for _, status in named))
         files.append([path, visible(file.framework), visible(file.language), statuses, listed])
     errors = [
-        [visible(e.path), visible(e.message)]
+        [visible(e.path), message(e.message)]
         for e in inventory.errors
-        if budget.take(visible(e.path) + visible(e.message))
+        if budget.take(visible(e.path) + message(e.message))
     ]
     return {
         "files": files,

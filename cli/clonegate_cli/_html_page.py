@@ -20,7 +20,7 @@ from clonegate.store import HistoryEntry, RunReport
 
 from ._html_data import table_data
 from ._html_script import SCRIPT, STYLE
-from ._html_svg import PHASE_COLOURS, STATUS_COLOURS, bar_chart, text
+from ._html_svg import PHASE_COLOURS, STATUS_COLOURS, bar_chart, message, text
 from ._html_time import Axis, run_axis
 from ._html_timeline import timeline
 from ._json_text import safe_json
@@ -174,7 +174,7 @@ def _failures(reports: Sequence[RepositoryReport]) -> str:
     for kind, failed in sorted(kinds.items(), key=lambda k: (-len(k[1]), k[0])):
         items = "".join(
             f"<li><code>{text(r.url)}</code> ({text(r.error.phase if r.error else '')}):"
-            f" {text(r.error.message if r.error else '')}</li>"
+            f" {text(message(r.error.message) if r.error else '')}</li>"
             for r in failed[:FAILURES_SHOWN]
         )
         more = len(failed) - FAILURES_SHOWN

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from clonegate import visible
 
-__all__ = ["PHASE_COLOURS", "bar_chart", "number", "text"]
+__all__ = ["PHASE_COLOURS", "bar_chart", "message", "number", "text"]
 
 # One colour per phase, in the page's legend and every chart; a retried clone darker.
 PHASE_COLOURS = {
@@ -45,6 +45,15 @@ _BARS = 360
 def text(value: object) -> str:
     """``value`` as text safe in HTML element content and in quoted attributes."""
     return html.escape(visible(str(value)), quote=True)
+
+
+def message(value: str, most: int = 1000) -> str:
+    """A server's message, shown (``visible``) and cut to ``most`` characters, saying
+    how many more there were: a page lists thousands, each within bounds."""
+    shown = visible(value)
+    if len(shown) <= most:
+        return shown
+    return f"{shown[:most]}… ({len(shown) - most} more characters)"
 
 
 def number(value: float) -> str:
