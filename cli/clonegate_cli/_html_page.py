@@ -13,10 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from typing import Any
 
 from clonegate import Inventory, RepositoryReport
-from clonegate.store import HistoryEntry, RunReport
+from clonegate.store import DamagedRow, HistoryEntry, RunEvent, RunReport
 
 from ._html_data import table_data
 from ._html_script import SCRIPT, STYLE
@@ -47,14 +46,17 @@ def html_report(
     found: RunReport,
     inventories: Mapping[int, Inventory],
     histories: Mapping[int, list[HistoryEntry]],
+    damaged: Sequence[DamagedRow] = (),
 ) -> str:
-    """The page for ``found``; ``inventories`` and ``histories`` by report index."""
+    """The page for ``found``; ``inventories`` and ``histories`` by report index;
+    ``damaged``: rows of the store left out, said at the top of the page."""
     run, reports = found.run, found.repositories
     finished = None if run.finished_at is None else _instant(run.finished_at)
     axis = run_axis(_instant(run.started_at), finished, reports)
     data = table_data(axis, reports, inventories, histories)
     sections = [
         f"<h1>clonegate run {run.id}</h1>",
+        _damage(damaged),
         _summary(found, axis),
         "<h2>Clone timeline</h2>",
         _legend(),
@@ -113,9 +115,21 @@ def _summary(found: RunReport, axis: Axis) -> str:
     )
 
 
-def _first(found: RunReport) -> list[Any]:
+def _damage(damaged: Sequence[DamagedRow]) -> str:
+    """What the page lacks: each damaged row left out (``clonegate check`` lists all)."""
+    if not damaged:
+        return ""
+    items = "".join(f"<li>{text(row)}</li>" for row in damaged[:FAILURES_SHOWN])
+    return (
+        f'<div id="damaged" class="status-failed"><p>{len(damaged)} damaged rows of the'
+        " store were left out of this page (its counts are the store's; its table and"
+        f" charts lack them); <code>clonegate check</code> lists them.</p><ul>{items}</ul></div>"
+    )
+
+
+def _first(found: RunReport) -> list[RunEvent]:
     """The first event of each kind other than a host's (the limits the run began with)."""
-    seen: dict[str, Any] = {}
+    seen: dict[str, RunEvent] = {}
     for event in found.events:
         if event.kind != "host_limit":
             seen.setdefault(event.kind, event)
@@ -137,10 +151,9 @@ def _counted(reports: Sequence[RepositoryReport]) -> dict[str, int]:
 
 
 def _legend() -> str:
-    names = {**PHASE_COLOURS, "retry_clone": PHASE_COLOURS["retry_clone"]}
     spans = "".join(
         f'<span><i style="background:{colour}"></i>{name.replace("_", " ")}</span>'
-        for name, colour in names.items()
+        for name, colour in PHASE_COLOURS.items()
     )
     return (
         f'<p class="legend">{spans}<span><i style="background:#c00"></i>'

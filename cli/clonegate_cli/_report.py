@@ -91,7 +91,7 @@ async def _page(
             if r.duplicate_of is None:
                 histories[r.index] = await store.history(r.url, damaged=again)
     damaged.extend(row for row in dict.fromkeys(again) if row not in damaged)
-    return html_report(found, inventories, histories)
+    return html_report(found, inventories, histories, damaged)
 
 
 def _replace(path: Path, text: str) -> None:
