@@ -15,10 +15,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clonegate import Inventory, RepositoryReport, TestSuite, visible
+from clonegate import Inventory, RepositoryReport, TestSuite
 from clonegate.store import HistoryEntry
 
-from ._html_svg import message
+from ._html_svg import message, shown
 from ._html_time import Axis
 
 __all__ = ["PHASE_CODES", "TEXT_BUDGET", "table_data"]
@@ -72,15 +72,15 @@ def _fields(r: RepositoryReport) -> dict[str, Any]:
     totals = r.analysis
     frameworks = sorted(totals.by_framework.items()) if totals else []
     return {
-        "url": visible(r.url),
+        "url": shown(r.url),
         "status": r.status.value,
-        "kind": visible(r.error.kind) if r.error else "",
+        "kind": shown(r.error.kind) if r.error else "",
         "message": message(r.error.message) if r.error else "",
-        "branch": visible(r.ref.branch) if r.ref else "",
-        "commit": visible(r.ref.commit[:12]) if r.ref else "",
+        "branch": shown(r.ref.branch) if r.ref else "",
+        "commit": shown(r.ref.commit[:12]) if r.ref else "",
         "tests": totals.tests if totals else None,
         "files": totals.test_files if totals else None,
-        "frameworks": ", ".join(f"{visible(k)} {v}" for k, v in frameworks),
+        "frameworks": ", ".join(f"{shown(k)} {v}" for k, v in frameworks),
         "wait": round(r.timings.waited, 3),
         "clone": round(r.timings.clone, 3),
         "analysis": round(r.timings.analysis, 3),
@@ -125,24 +125,24 @@ def _files(inventory: Inventory | None, share: int) -> dict[str, Any] | None:
     names_left = files_left = 0
     for file in inventory.files:
         named = list(_tests(file.suites, file.tests, ""))
-        path = visible(file.path)
+        path = shown(file.path)
         if not budget.take(path):
             files_left += 1
             names_left += len(named)
             continue
         listed = []
         for name, status in named:
-            shown = visible(name)
-            if not budget.take(shown):
+            label = shown(name)
+            if not budget.take(label):
                 break
-            listed.append([shown, status])
+            listed.append([label, status])
         names_left += len(named) - len(listed)
         statuses = dict(Counter(status for _, status in named))
-        files.append([path, visible(file.framework), visible(file.language), statuses, listed])
+        files.append([path, shown(file.framework), shown(file.language), statuses, listed])
     errors = [
-        [visible(e.path), message(e.message)]
+        [shown(e.path), message(e.message)]
         for e in inventory.errors
-        if budget.take(visible(e.path) + message(e.message))
+        if budget.take(shown(e.path) + message(e.message))
     ]
     return {
         "files": files,

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from clonegate import visible
 
-__all__ = ["PHASE_COLOURS", "bar_chart", "message", "number", "text"]
+__all__ = ["PHASE_COLOURS", "bar_chart", "message", "number", "shown", "text"]
 
 # One colour per phase, in the page's legend and every chart; a retried clone darker.
 PHASE_COLOURS = {
@@ -42,9 +42,16 @@ _LABEL = 180
 _BARS = 360
 
 
+def shown(value: str) -> str:
+    """``value`` with its control characters shown (``clonegate.visible``); text that is
+    all printable as it is, without looking at each character again (5,000 URLs and
+    100,000 test names are mostly printable)."""
+    return value if value.isprintable() else visible(value)
+
+
 def text(value: object) -> str:
     """``value`` as text safe in HTML element content and in quoted attributes."""
-    return html.escape(visible(str(value)), quote=True)
+    return html.escape(shown(str(value)), quote=True)
 
 
 def message(value: str, most: int = 1000) -> str:

@@ -219,39 +219,39 @@ def _activity(axis: Axis, reports: Sequence[RepositoryReport]) -> str:
     repositories in each phase per pixel column, stacked."""
     if len(reports) <= LANES_MOST:
         return _lanes(axis, reports)
-    names = ("waiting", "setup", "clone", "retry_wait", "analysis")
-    layers = {
-        name: column_means(
-            (
-                (axis.at(p.started), axis.at(p.ended), 1.0)
-                for r in reports
-                for p in r.phases
-                if p.name == name
-            ),
-            axis.span,
-            WIDTH,
-        )
-        for name in names
-    }
+    layers = {name: _in_phase(axis, reports, name) for name in _STACKED}
     totals = [sum(layer[c] for layer in layers.values()) for c in range(WIDTH)]
-    scale = _AREA / max([*totals, 1.0])
+    top = max([*totals, 1.0])
+    body = [f'<text class="row" x="{_LEFT - 4}" y="10">{top:.0f}</text>']
     below = [0.0] * WIDTH
-    body = [f'<text class="row" x="{_LEFT - 4}" y="10">{max([*totals, 1.0]):.0f}</text>']
-    for name in names:
-        above = [b + m for b, m in zip(below, layers[name], strict=True)]
-        top = " ".join(
-            f"{number(_LEFT + c + 0.5)},{number(_AREA - a * scale)}" for c, a in enumerate(above)
-        )
-        bottom = " ".join(
-            f"{number(_LEFT + c + 0.5)},{number(_AREA - b * scale)}"
-            for c, b in reversed(list(enumerate(below)))
-        )
+    for name, layer in layers.items():
+        above = [b + m for b, m in zip(below, layer, strict=True)]
+        outline = " ".join(_outline(above, _AREA / top) + _outline(below, _AREA / top)[::-1])
         body.append(
-            f'<polygon class="phase-area" fill="{PHASE_COLOURS[name]}" points="{top} {bottom}">'
+            f'<polygon class="phase-area" fill="{PHASE_COLOURS[name]}" points="{outline}">'
             f"<title>{name}</title></polygon>"
         )
         below = above
     return _svg("Repositories in each phase (mean per pixel column)", _AREA + 30, body, axis)
+
+
+_STACKED = ("waiting", "setup", "clone", "retry_wait", "analysis")
+
+
+def _in_phase(axis: Axis, reports: Sequence[RepositoryReport], name: str) -> list[float]:
+    """The mean number of repositories in phase ``name``, per pixel column."""
+    spans = (
+        (axis.at(p.started), axis.at(p.ended), 1.0)
+        for r in reports
+        for p in r.phases
+        if p.name == name
+    )
+    return column_means(spans, axis.span, WIDTH)
+
+
+def _outline(heights: list[float], scale: float) -> list[str]:
+    """A point per pixel column, at ``heights`` scaled, left to right."""
+    return [f"{number(_LEFT + c + 0.5)},{number(_AREA - h * scale)}" for c, h in enumerate(heights)]
 
 
 def _lanes(axis: Axis, reports: Sequence[RepositoryReport]) -> str:
