@@ -302,3 +302,20 @@ def test_a_long_server_message_is_cut_and_says_so(runner: CliRunner, tmp_path: P
     assert shown.startswith("\\x1b[2Jeee")
     assert shown.endswith(f"\u2026 ({200_007 - 1000} more characters)")
     assert f"({200_007 - 1000} more characters)" in "".join(Page(document).text)
+
+
+def test_the_charts_give_the_stores_tests_by_framework_language_and_status(
+    hostile_page: tuple[Path, str],
+) -> None:
+    document = hostile_page[1]
+
+    def bars(field: str) -> dict[str, int]:
+        figure = re.search(f'<figure id="tests-by-{field}">(.*?)</figure>', document)
+        assert figure is not None
+        found = re.findall(r'<g class="bar"><title>([^<:]*): (\d+)</title>', figure.group(1))
+        return {label: int(n) for label, n in found}
+
+    # 19 repositories analyzed, each one active and one skipped pytest test.
+    assert bars("framework") == {"pytest": 38}
+    assert bars("language") == {"python": 38}
+    assert bars("status") == {"active": 19, "skipped": 19}
