@@ -3,17 +3,17 @@
 ``--format json`` writes the run whole, what ``clonegate.store.RunReport`` holds: the
 run (its start and end, options and summary), its events (the clone limit and memory
 budget when it began, then each change), each repository with its phases and
-attempts, and its tests by framework, language and status. The HTML drawing of the
-same data comes next (issue 44).
+attempts, and its tests by framework, language and status. ``--format html`` (the
+default) draws the same run as one self-contained page (ADR 0022), with each
+repository's inventory and, where the store has other runs, its tests over them.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -21,39 +21,46 @@ import clonegate.store
 from clonegate import to_json, visible
 from clonegate.store import DamagedRow
 
+from ._html_page import html_report
+from ._json_text import safe_json
 from ._run import EXIT_OUTPUT, OutputOption, usage_error
 from ._store import RUN_HELP, _run_id, _with_store
 from ._store_options import DbOption
 
 __all__ = ["FORMATS", "register", "report", "safe_json"]
 
-# Escaped wherever they are in the document, as Go's encoding/json does: the text can
-# then sit inside an HTML <script> element (the HTML report) and nothing a server
-# named (a ``</script>`` in a test name) can end it. Still the same JSON to a reader.
-_FOR_HTML = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
-FORMATS = ("json",)
+FORMATS = ("html", "json")
+_FORMAT_HELP = (
+    "html: one self-contained page (timeline, charts, a table of the repositories); "
+    "json: the run as one JSON document."
+)
 
 
 def report(
     run: Annotated[str, typer.Argument(metavar="[RUN]", help=RUN_HELP)] = "latest",
     db: DbOption = None,
     output_format: Annotated[
-        str, typer.Option("--format", help="json: the run as one JSON document.", metavar="json")
-    ] = "json",
+        str, typer.Option("--format", help=_FORMAT_HELP, metavar="|".join(FORMATS))
+    ] = FORMATS[0],
     output: OutputOption = None,
 ) -> None:
     """A stored run whole: summary, options, limits and their changes, each
     repository's phases and attempts on the wall clock, tests by framework, language
     and status."""
     if output_format not in FORMATS:
-        raise usage_error(f"--format must be json, got {visible(repr(output_format))}")
+        raise usage_error(
+            f"--format must be one of {', '.join(FORMATS)}, got {visible(repr(output_format))}"
+        )
 
     async def write(store: clonegate.store.StoreReader, damaged: list[DamagedRow]) -> None:
         run_id = await _run_id(store, run)
         found = await store.run_report(run_id, damaged=damaged)
         if found is None:  # the run's own row is damaged: in ``damaged``, said after
             return
-        text = safe_json(to_json(found))
+        if output_format == "json":
+            text = safe_json(to_json(found))
+        else:
+            text = await _page(store, found, damaged)
         if output is None:
             sys.stdout.write(text)
             return
@@ -67,10 +74,24 @@ def report(
     _with_store(db, write, stdout=output is None)
 
 
-def safe_json(document: Any) -> str:
-    """``document`` as one line of JSON, every control character and ``< > &``
-    escaped (``\\u001b``, ``\\u003c``): text from servers is data wherever it lands."""
-    return json.dumps(document, separators=(",", ":")).translate(_FOR_HTML) + "\n"
+async def _page(
+    store: clonegate.store.StoreReader,
+    found: clonegate.store.RunReport,
+    damaged: list[DamagedRow],
+) -> str:
+    """The HTML page of ``found``: each repository's inventory read too, and its
+    history when the store holds more than this run."""
+    # Rows read again: a damaged one is named once, as the run's reading named it.
+    again: list[DamagedRow] = []
+    listed = await store.reports(found.run.id, inventory=True, damaged=again)
+    inventories = {r.index: r.inventory for r in listed if r.inventory is not None}
+    histories: dict[int, list[clonegate.store.HistoryEntry]] = {}
+    if len(await store.run_ids()) > 1:
+        for r in found.repositories:
+            if r.duplicate_of is None:
+                histories[r.index] = await store.history(r.url, damaged=again)
+    damaged.extend(row for row in dict.fromkeys(again) if row not in damaged)
+    return html_report(found, inventories, histories, damaged)
 
 
 def _replace(path: Path, text: str) -> None:
