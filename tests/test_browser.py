@@ -8,11 +8,14 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+import pytest
+
 from .support.browser import open_page
 
 PAGES = Path(__file__).parent / "fixtures" / "browser"
 PNG = b"\x89PNG\r\n\x1a\n"
 EXECUTED = "document.body.dataset.executed ?? null"  # what the injected script sets
+IMAGE_LOADED = "document.getElementById('remote').naturalWidth > 0"
 
 
 async def test_an_element_a_script_adds_is_in_the_dom() -> None:
@@ -67,3 +70,15 @@ async def test_a_page_is_timed_and_its_requests_are_listed() -> None:
     # Instants in order, not durations: the benchmark measures time, tests do not.
     assert page.timing.first_paint is not None
     assert 0 < page.timing.load_event_end <= page.timing.opened
+
+
+async def test_a_request_outside_the_file_is_listed_and_goes_nowhere() -> None:
+    page = await open_page(PAGES / "reaches_out.html", evaluate=[IMAGE_LOADED])
+    assert page.external_requests == ["https://example.org/picture.png"]
+    assert page.values == (False,)  # the host resolved to nothing: no picture came
+    assert [m.source for m in page.errors] == ["network"]
+
+
+async def test_a_page_that_cannot_be_opened_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(AssertionError, match="ERR_FILE_NOT_FOUND"):
+        await open_page(tmp_path / "missing.html")

@@ -328,17 +328,23 @@ class _browser:
         if os.geteuid() == 0:  # CI runs as root, where chromium refuses its sandbox
             flags.append("--no-sandbox")
         trampoline = _TRAMPOLINE.format(commands_read, answers_write)
-        with (self._profile / "chromium.log").open("wb") as log:
-            self._process = await trio.lowlevel.open_process(
-                [sys.executable, "-c", trampoline, self._program, *flags, "about:blank"],
-                pass_fds=(commands_read, answers_write),
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-                start_new_session=True,  # its zygote and renderers: one group to end
-            )
-        os.close(commands_read)
-        os.close(answers_write)
+        try:
+            with (self._profile / "chromium.log").open("wb") as log:
+                self._process = await trio.lowlevel.open_process(
+                    [sys.executable, "-c", trampoline, self._program, *flags, "about:blank"],
+                    pass_fds=(commands_read, answers_write),
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=log,
+                    start_new_session=True,  # its zygote and renderers: one group to end
+                )
+        except BaseException:
+            os.close(commands_write)
+            os.close(answers_read)
+            raise
+        finally:  # the browser's ends are the browser's alone
+            os.close(commands_read)
+            os.close(answers_write)
         commands, answers = map(trio.lowlevel.FdStream, (commands_write, answers_read))
         self._streams = [commands, answers]
         self._tools = _DevTools(commands, answers, self._profile / "chromium.log")
