@@ -1,11 +1,12 @@
 """A large run written into a real SQLite store through the store API, without cloning
 anything: what ``bench_report.py`` draws (issue 44).
 
-Repositories queue at the run's start for ``SLOTS`` clone slots; each waits for the
-first free slot, sets up, clones, then is analyzed without its slot. Some are throttled
-once (a failed attempt, a ``retry_wait`` without the slot, then a second attempt), a few
-fail. Each clone slot is a sequence of clones, so at most ``SLOTS`` hold one at any
-instant, as the gate guarantees. The budget shrinks and grows, a host's limit changes;
+Repositories queue at the run's start for ``SLOTS`` clone slots, first come first
+served; each waits for a free slot, sets up, clones, then is analyzed without its slot.
+Some are throttled once (a failed attempt, a ``retry_wait`` without the slot, then the
+queue again, behind those waiting), a few fail. Each clone slot is a sequence of
+clones, so at most ``SLOTS`` hold one at any instant, as the gate guarantees, and none
+idles while a repository is queued. The budget shrinks and grows, a host's limit changes;
 a few URLs and test names are hostile (markup, an escape sequence). Earlier runs of the
 same repositories give each a history. Seeded: the same arguments, the same store.
 
@@ -101,8 +102,8 @@ async def _one_run(
         "repository_timeout": 900,
         "clone_timeout": 600,
     }
-    free = [began.timestamp()] * SLOTS  # when each slot is next free, as a heap
-    reports = [_report(i, began.timestamp(), free, rng, run_no) for i in range(repositories)]
+    ways = _schedule(repositories, began.timestamp(), rng)
+    reports = [_report(i, phases, attempts, rng, run_no) for i, (phases, attempts) in ways]
     ended = max(phase.ended for report in reports for phase in report.phases)
     with _store_clock(began):
         run_id = await store.begin_run(options)
@@ -147,36 +148,52 @@ def _events(began: datetime, ended: datetime, rng: random.Random) -> list[RunEve
     return found
 
 
-def _report(
-    index: int, queued: float, free: list[float], rng: random.Random, grown: int
-) -> RepositoryReport:
-    """Repository ``index``, queued at ``queued``, cloned in the first slot of ``free``
-    to be free; ``grown``: tests added to each file since the first run."""
-    hostile = HOSTILE[index % len(HOSTILE)] if index % 997 == 3 else ""
-    url = f"git://git-host-{index % HOSTS}.example/team-{index}/repo-{index}{hostile}.git"
-    phases: list[Phase] = []
-    attempts: list[FailedAttempt] = []
-    ready = queued
-    throttled = rng.random() < 0.08
-    for attempt in (1, 2) if throttled else (1,):
-        slot_free = heapq.heappop(free)
-        start = max(slot_free, ready)
+Way = tuple[list[Phase], list[FailedAttempt]]  # a repository's phases and failed attempts
+
+
+def _schedule(count: int, began: float, rng: random.Random) -> list[tuple[int, Way]]:
+    """Every repository's way through a gate of ``SLOTS`` clone slots, first come first
+    served: all queued at ``began``; a throttled one gives its slot back, waits, and
+    queues again behind those already waiting. No slot idles while one is queued."""
+    ways: list[Way] = [([], []) for _ in range(count)]
+    queue = [(began, index, 1) for index in range(count)]  # (queued at, index, attempt)
+    slots = [began] * SLOTS  # when each slot is next free, as a heap
+    while queue:
+        ready, index, attempt = heapq.heappop(queue)
+        phases, attempts = ways[index]
+        start = max(heapq.heappop(slots), ready)
         setup_end = start + rng.uniform(0.02, 0.1)
         clone_end = setup_end + rng.lognormvariate(0.3, 0.8)
-        heapq.heappush(free, clone_end)
+        heapq.heappush(slots, clone_end)
         phases += [
             _phase("waiting", ready, start, attempt),
             _phase("setup", start, setup_end, attempt),
             _phase("clone", setup_end, clone_end, attempt),
         ]
-        ready = clone_end
-        if throttled and attempt == 1:
+        if attempt == 1 and rng.random() < 0.08:  # throttled: tried again once
             waited = rng.uniform(1, 10)
-            attempts.append(FailedAttempt("throttled", f"{url}: HTTP 429", waited))
+            attempts.append(FailedAttempt("throttled", "HTTP 429 Too Many Requests", waited))
             phases.append(_phase("retry_wait", clone_end, clone_end + waited, 1))
-            ready = clone_end + waited
-    analysis_end = ready + rng.lognormvariate(-1, 0.7)
-    phases.append(_phase("analysis", ready, analysis_end, None))
+            heapq.heappush(queue, (clone_end + waited, index, 2))
+        else:
+            phases.append(
+                _phase("analysis", clone_end, clone_end + rng.lognormvariate(-1, 0.7), None)
+            )
+    return list(enumerate(ways))
+
+
+def _report(
+    index: int,
+    phases: list[Phase],
+    attempts: list[FailedAttempt],
+    rng: random.Random,
+    grown: int,
+) -> RepositoryReport:
+    """Repository ``index``'s report after ``phases``; ``grown``: tests added to each
+    file since the first run."""
+    hostile = HOSTILE[index % len(HOSTILE)] if index % 997 == 3 else ""
+    url = f"git://git-host-{index % HOSTS}.example/team-{index}/repo-{index}{hostile}.git"
+    queued = phases[0].started
     timings = Timings(
         waited=sum(_seconds(p) for p in phases if p.name == "waiting"),
         clone=sum(_seconds(p) for p in phases if p.name == "clone"),
@@ -199,7 +216,7 @@ def _report(
         inventory.test_files * 5,
         "bench",
     )
-    ref = RefInfo("main", f"{index:08x}{grown:032x}", datetime.fromtimestamp(queued, UTC))
+    ref = RefInfo("main", f"{index:08x}{grown:032x}", queued)
     return RepositoryReport(
         url,
         index,
