@@ -191,7 +191,8 @@ def _report(
 ) -> RepositoryReport:
     """Repository ``index``'s report after ``phases``; ``grown``: tests added to each
     file since the first run."""
-    hostile = HOSTILE[index % len(HOSTILE)] if index % 997 == 3 else ""
+    # Every 331st from the 4th: each hostile name within the first 1,000 repositories.
+    hostile = HOSTILE[index // 331 % len(HOSTILE)] if index % 331 == 3 else ""
     url = f"git://git-host-{index % HOSTS}.example/team-{index}/repo-{index}{hostile}.git"
     queued = phases[0].started
     timings = Timings(
