@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from bench.generated_run import HOSTILE, GeneratedRun, build
+from clonegate import visible
 from clonegate_cli._report import FORMATS
 
 from .support.browser import Page, chromium, open_page
@@ -46,6 +47,8 @@ SUMMARY = (
 ROWS = "[...document.querySelectorAll('#rows tr')].map(tr => tr.cells[0].textContent)"
 COUNT = "document.getElementById('count').textContent"
 SCRIPTS = "[...document.scripts].map(s => s.type || 'classic')"
+# Characters a terminal or a page would act on, left in the page's text.
+CONTROLS = "(document.body.textContent.match(/[\\x00-\\x08\\x0b-\\x1f\\x7f]/g) || []).length"
 DRAWN = (
     "({timeline: document.querySelectorAll('svg.timeline').length,"
     " bars: document.querySelectorAll('svg.bars').length,"
@@ -104,14 +107,16 @@ async def test_hostile_names_are_text_in_the_table_and_nothing_they_hold_runs(
     path, _ = report
     page = await open_page(
         path,
-        evaluate=[_filter(name) for name in HOSTILE]
-        + [SCRIPTS, "document.title", "document.querySelectorAll('b').length"],
+        evaluate=[_filter(visible(name)) for name in HOSTILE]
+        + [SCRIPTS, "document.title", "document.querySelectorAll('b').length", CONTROLS],
     )
     _clean(page)
-    *found, scripts, title, bold = page.values
+    *found, scripts, title, bold, controls = page.values
     for name, rows in zip(HOSTILE, found, strict=True):
-        assert len(rows) == 1, (name, rows)
-        assert name in rows[0]  # the URL whole, as text
+        assert rows, name
+        # Each URL whole, as text; an escape sequence shown, not sent (clonegate.visible).
+        assert all(visible(name) in row for row in rows), rows
+    assert controls == 0
     assert sorted(scripts) == ["application/json", "classic"]  # no <script> came in
     assert bold == 0  # no </svg><b> became an element
     assert "\x1b" not in title
