@@ -69,7 +69,11 @@ DRAWN = (
 )
 
 
-SLOT_ROWS = "[...document.querySelectorAll('svg.timeline text.row')].map(t => t.textContent)"
+# The timeline's row labels that name a clone slot (other charts label their scale).
+SLOT_ROWS = (
+    "[...document.querySelectorAll('svg.timeline text.row')].map(t => t.textContent)"
+    ".filter(label => /^slot \\d+$/.test(label))"
+)
 
 
 def _filter(words: str) -> str:
