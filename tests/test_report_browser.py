@@ -156,8 +156,14 @@ async def test_the_table_sorts_and_filters_with_its_script(
     assert count == "1 repositories"
 
 
-async def test_a_real_run_of_the_demo_is_drawn_with_its_two_slots(tmp_path: Path) -> None:
+@pytest.fixture
+def html_report() -> None:
+    """Skips, with its reason, outside the test's trio run."""
     _needs_the_html_report()
+
+
+@pytest.mark.usefixtures("html_report")
+async def test_a_real_run_of_the_demo_is_drawn_with_its_two_slots(tmp_path: Path) -> None:
     db, page_path = tmp_path / "runs.db", tmp_path / "report.html"
     for name, files in _demo.SAMPLES.items():
         _demo.build_repository(tmp_path / f"{name}.git", files)
