@@ -146,7 +146,7 @@ async def open_page(
     the window). Raises ``AssertionError`` if the page cannot be loaded."""
     program = chromium()
     with trio.fail_after(PAGE_BOUND), tempfile.TemporaryDirectory() as profile:
-        async with _browser(program, Path(profile)) as tools:
+        async with _Browser(program, Path(profile)) as tools:
             return await _visit(
                 tools, path.resolve().as_uri(), evaluate, screenshot, size, full_page
             )
@@ -307,7 +307,7 @@ def _message(event: dict[str, Any]) -> Message | None:
     return None
 
 
-class _browser:
+class _Browser:
     """Chromium started with its DevTools pipe on fds 3 and 4, closed (its process group
     killed if it does not close within a bound) when the block ends, however it ends."""
 
