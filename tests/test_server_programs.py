@@ -1,5 +1,5 @@
-"""The README's promise: without `sshd`, `redis-server`, `redis-sentinel` or the `ssh`
-client, the tests that need them are skipped, and under ``.ci/run``
+"""The README's promise: without `sshd`, `redis-server`, `redis-sentinel`, the `ssh`
+client or `chromium`, the tests that need them are skipped, and under ``.ci/run``
 (``CLONEGATE_REQUIRE_ALL_SERVERS``) they fail instead.
 
 Each case runs pytest in a subprocess on tests that reach those programs in each way
@@ -25,6 +25,7 @@ NEEDING_SERVERS = [
     "tests/test_redis_cluster.py::test_release_hints_reach_waiters_through_other_nodes",
     "tests/test_redis_sentinel.py::test_a_client_follows_the_master_the_sentinels_name",
     "tests/test_wire_envelope.py::test_a_silent_handshake_is_a_read_timeout[ssh-clone]",
+    "tests/test_browser.py::test_an_element_a_script_adds_is_in_the_dom",
 ]
 
 

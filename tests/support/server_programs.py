@@ -1,11 +1,12 @@
 """Where the tests find the server programs they start, and what happens when one is missing.
 
 The README promises that tests needing `sshd`, `redis-server` (with `redis-cli`),
-`redis-sentinel`, the `ssh` client or root's mounts are skipped on a machine without them,
-and `.ci/run` (which installs them and runs as root) sets ``CLONEGATE_REQUIRE_ALL_SERVERS``
-so that CI fails instead of skipping. Both rules live here, once: every test reaches a
-server program through the ``server_program`` fixture (tests/conftest.py) or a server
-fixture built on it, and every other missing facility through :func:`unavailable`.
+`redis-sentinel`, the `ssh` client, `chromium` or root's mounts are skipped on a machine
+without them, and `.ci/run` (which installs them and runs as root) sets
+``CLONEGATE_REQUIRE_ALL_SERVERS`` so that CI fails instead of skipping. Both rules live
+here, once: every test reaches a server program through the ``server_program`` fixture
+(tests/conftest.py) or a server fixture built on it, and every other missing facility
+through :func:`unavailable`.
 
 Programs are looked up on ``PATH`` plus the system directories Debian puts them in
 (`sshd` is in /usr/sbin, which a non-root ``PATH`` lacks). ``CLONEGATE_TEST_SERVER_PATH``
@@ -31,6 +32,7 @@ DEBIAN_PACKAGES = {
     "redis-server": "redis-server",
     "redis-cli": "redis-tools",
     "redis-sentinel": "redis-sentinel",
+    "chromium": "chromium",  # headless, for the HTML report (tests/support/browser.py)
 }
 
 
