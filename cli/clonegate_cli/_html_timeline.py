@@ -29,6 +29,11 @@ LANES_MOST = 200  # repositories drawn one lane each; more: as an area
 _LANE = 6
 
 
+def _top_label(top: float) -> str:
+    """The axis's top: whole above 10 (MiB, slots), two digits below (a mean of 1.5)."""
+    return f"{top:.0f}" if top >= 10 else f"{top:.2g}"
+
+
 def timeline(axis: Axis, reports: Sequence[RepositoryReport], events: Sequence[RunEvent]) -> str:
     """The timeline's SVG charts, one after the other; what is not drawn, said."""
     unrecorded = sum(1 for r in reports if not r.phases)
@@ -205,7 +210,7 @@ def _area_chart(
         f"{number(_LEFT + c + 0.5)},{number(_AREA - m * scale)}" for c, m in enumerate(means)
     )
     body = [
-        f'<text class="row" x="{_LEFT - 4}" y="10">{top:g}</text>',
+        f'<text class="row" x="{_LEFT - 4}" y="10">{_top_label(top)}</text>',
         f'<polygon class="busy" fill="{PHASE_COLOURS["clone"]}"'
         f' points="{_LEFT},{_AREA} {points} {_LEFT + WIDTH},{_AREA}"/>',
         _limit_line(axis, limits, lambda v: _AREA - v * scale, line),
