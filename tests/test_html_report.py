@@ -10,6 +10,7 @@ import html
 import json
 import re
 import sqlite3
+import webbrowser
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
@@ -192,6 +193,36 @@ def test_json_stays_a_format(runner: CliRunner, tmp_path: Path) -> None:
     save_run(db, 3, 2)
     text = report(runner, db, tmp_path / "run.json", "--format", "json")
     assert len(json.loads(text)["repositories"]) == 3
+
+
+def test_open_shows_the_written_page_where_a_browser_exists(
+    runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    db = tmp_path / "runs.db"
+    save_run(db, 3, 2)
+    opened: list[str] = []
+    browser = [True]
+
+    def fake_open(url: str) -> bool:
+        opened.append(url)
+        return browser[0]
+
+    monkeypatch.setattr(webbrowser, "open", fake_open)
+    page = tmp_path / "run.html"
+    shown = runner.invoke(app, ["report", "--db", str(db), "-o", str(page), "--open"])
+    assert shown.exit_code == 0, shown.output
+    assert opened == [page.resolve().as_uri()]
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    # No browser: the page is written all the same, and the command says where.
+    browser[0] = False
+    again = runner.invoke(app, ["report", "--db", str(db), "-o", str(page), "--open"])
+    assert again.exit_code == 0, again.output
+    assert "no browser to open the report" in again.output
+    # Nothing to open without a file.
+    stdout = runner.invoke(app, ["report", "--db", str(db), "--open"])
+    assert stdout.exit_code == 2
+    assert "--open needs -o FILE" in stdout.output
+    assert len(opened) == 2
 
 
 SCRIPT_BRANCH = "main</script><script>x()</script>\u202egnp"  # a valid git branch name

@@ -43,6 +43,9 @@ def report(
         str, typer.Option("--format", help=_FORMAT_HELP, metavar="|".join(FORMATS))
     ] = FORMATS[0],
     output: OutputOption = None,
+    open_it: Annotated[
+        bool, typer.Option("--open", help="Then open the written file in a browser (needs -o).")
+    ] = False,
 ) -> None:
     """A stored run whole: summary, options, limits and their changes, each
     repository's phases and attempts on the wall clock, tests by framework, language
@@ -51,6 +54,8 @@ def report(
         raise usage_error(
             f"--format must be one of {', '.join(FORMATS)}, got {visible(repr(output_format))}"
         )
+    if open_it and output is None:
+        raise usage_error("--open needs -o FILE: a page written to stdout cannot be opened")
 
     async def write(store: clonegate.store.StoreReader, damaged: list[DamagedRow]) -> None:
         run_id = await _run_id(store, run)
@@ -72,6 +77,18 @@ def report(
             raise typer.Exit(EXIT_OUTPUT) from None
 
     _with_store(db, write, stdout=output is None)
+    if open_it and output is not None:
+        _open(output)
+
+
+def _open(path: Path) -> None:
+    """Show ``path`` in the user's browser, where one exists; else say where it is. The
+    report is written either way: a machine without a browser is no failure."""
+    import webbrowser
+
+    if not webbrowser.open(path.resolve().as_uri()):
+        shown = visible(str(path))
+        typer.echo(f"clonegate: no browser to open the report; it is at {shown}", err=True)
 
 
 async def _page(
