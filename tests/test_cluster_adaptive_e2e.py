@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +17,7 @@ from clonegate.cluster import open_redis
 
 from .support.cluster_runs import serve_copies, start_clonegate
 from .support.paths import ROOT
+from .support.processes import killed_at_exit, stderr_of
 from .support.redis_log import log_of, replay
 from .support.redis_server import RedisServer
 from .support.throttling_http import Request, throttling_http
@@ -28,23 +27,6 @@ pytestmark = pytest.mark.slow
 REPOSITORIES = 24
 K = 3  # requests the host takes at once; a 429 with Retry-After: 1 beyond
 HOST = "host:127.0.0.1"
-
-
-@contextmanager
-def _killed_at_exit(processes: list[trio.Process]) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        for process in processes:
-            process.kill()  # nothing if it has exited
-
-
-async def _stderr(process: trio.Process) -> str:
-    assert process.stderr is not None
-    data = b""
-    while chunk := await process.stderr.receive_some():
-        data += chunk
-    return data.decode()
 
 
 async def _size_at_most(redis: Any, size: int, workers: list[trio.Process]) -> None:
@@ -92,13 +74,13 @@ async def test_two_workers_share_the_adaptive_limit_of_a_throttling_host(
         common = ("worker", "-j", "8", "--host-limit", "8", "--adaptive", "--retries", "40")
         workers = [await start_clonegate(*common, "--exit-when-done", env=env) for _ in "ab"]
         # Only a safety net: the run takes seconds.
-        with trio.fail_after(240), _killed_at_exit(workers):
+        with trio.fail_after(240), killed_at_exit(workers):
             async with open_redis(own_redis.url) as redis:
                 await _size_at_most(redis, K, workers)
                 adapted = trio.current_time()
                 server.release()
                 codes = [await w.wait() for w in workers]
-                errors = [await _stderr(w) for w in workers]
+                errors = [await stderr_of(w) for w in workers]
                 reports: list[dict[str, Any]] = [
                     json.loads(entry.field_values["report"])
                     for entry in await redis.xrange(f"{{clonegate}}:run:{run}:results")

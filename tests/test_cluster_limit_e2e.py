@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +18,7 @@ from clonegate.cluster import RedisSemaphore, RedisWorkQueue, open_redis
 
 from .support.cluster_runs import serve_copies, start_clonegate
 from .support.paths import ROOT
+from .support.processes import killed_at_exit, stderr_of
 from .support.proxy import ThrottlingProxy
 from .support.redis_log import log_of, replay
 from .support.redis_server import RedisServer
@@ -43,23 +42,6 @@ async def _done(queue: RedisWorkQueue, run: str, more: int, workers: list[trio.P
             assert status.done < REPOSITORIES, "the run ended before the limit changed"
             return
         await trio.sleep(0.01)
-
-
-@contextmanager
-def _killed_at_exit(processes: list[trio.Process]) -> Iterator[None]:
-    try:
-        yield
-    finally:
-        for process in processes:
-            process.kill()  # nothing if it has exited
-
-
-async def _stderr(process: trio.Process) -> str:
-    assert process.stderr is not None
-    data = b""
-    while chunk := await process.stderr.receive_some():
-        data += chunk
-    return data.decode()
 
 
 async def test_the_limit_changed_down_and_up_mid_run_fails_no_job(
@@ -96,7 +78,7 @@ async def test_the_limit_changed_down_and_up_mid_run_fails_no_job(
             ]
             # Only a safety net: a run takes seconds; with the old per-client limit,
             # workers could exit with jobs left, and the waits below would not end.
-            with trio.fail_after(240), _killed_at_exit(workers):
+            with trio.fail_after(240), killed_at_exit(workers):
                 async with open_redis(own_redis.url) as redis:
                     queue = RedisWorkQueue(redis)
                     await _done(queue, run, 6, workers)
@@ -112,7 +94,7 @@ async def test_the_limit_changed_down_and_up_mid_run_fails_no_job(
                     raised = len(proxy.timeline)
                     await clonegate("limit", "3")
                     codes = [await w.wait() for w in workers]
-                    errors = [await _stderr(w) for w in workers]
+                    errors = [await stderr_of(w) for w in workers]
                     status = await queue.status(run)
                     reports: list[dict[str, Any]] = [
                         json.loads(entry.field_values["report"])

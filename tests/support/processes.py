@@ -4,7 +4,11 @@ zygotes found by pid (never by name alone), and whether a pid still runs."""
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import trio
 
 from clonegate._adapters.workers.pool import WorkerPool, _Exit
 from clonegate._adapters.workers.spawn import ZYGOTE_MARK
@@ -94,3 +98,23 @@ async def reported_exit(pool: WorkerPool, pid: int) -> None:
     died); the tests read it here rather than through a method of the pool's that only
     they would call. A checkpoint."""
     await pool._exits.setdefault(pid, _Exit()).done.wait()
+
+
+@contextmanager
+def killed_at_exit(processes: list[trio.Process]) -> Iterator[None]:
+    """Kill each of ``processes`` when the block ends, however it ends (nothing for
+    one that has exited): a failing test leaves no worker behind."""
+    try:
+        yield
+    finally:
+        for process in processes:
+            process.kill()
+
+
+async def stderr_of(process: trio.Process) -> str:
+    """All a process writes to its stderr pipe, until it closes it."""
+    assert process.stderr is not None
+    data = b""
+    while chunk := await process.stderr.receive_some():
+        data += chunk
+    return data.decode()
