@@ -134,7 +134,7 @@ def test_a_real_run_is_kept_phase_by_phase_and_reported_whole(
     assert run["options"]["max_concurrent_clones"] == 2
     assert run["options"]["retries"] == 2  # the default, which retried each listing once
     # The second run only listed each remote's HEAD: that, inside its own run.
-    second = json.loads(runner.invoke(app, ["report", "--db", str(db)]).stdout)
+    second = json.loads(runner.invoke(app, ["report", "--db", str(db), "--format", "json"]).stdout)
     assert second["run"]["id"] == 2
     start, end = _at(second["run"]["started_at"]), _at(second["run"]["finished_at"])
     assert [r["reused"] for r in second["repositories"]] == [True, True, False]

@@ -13,19 +13,20 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-import clonegate.store
 from clonegate import to_json, visible
-from clonegate.store import DamagedRow
 
-from ._html_page import html_report
 from ._json_text import safe_json
 from ._run import EXIT_OUTPUT, OutputOption, usage_error
 from ._store import RUN_HELP, _run_id, _with_store
 from ._store_options import DbOption
+
+if TYPE_CHECKING:  # the store (and sqlite3) load only when a store command runs
+    import clonegate.store
+    from clonegate.store import DamagedRow
 
 __all__ = ["FORMATS", "register", "report", "safe_json"]
 
@@ -108,6 +109,8 @@ async def _page(
             if r.duplicate_of is None:
                 histories[r.index] = await store.history(r.url, damaged=again)
     damaged.extend(row for row in dict.fromkeys(again) if row not in damaged)
+    from ._html_page import html_report  # here: `analyze` must not load the store's types
+
     return html_report(found, inventories, histories, damaged)
 
 
