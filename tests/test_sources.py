@@ -53,7 +53,8 @@ def test_a_search_keeps_its_query_as_written() -> None:
     quoted = entry_of('github:search/"language:python stars:>1000"')
     bare = entry_of("github:search/language:python stars:>1000")
     phrase = entry_of('github:search/""hello world" in:readme"@ghe.example.com')
-    assert isinstance(quoted, Source) and isinstance(bare, Source)
+    assert isinstance(quoted, Source)
+    assert isinstance(bare, Source)
     assert quoted.name == bare.name == "language:python stars:>1000"
     assert isinstance(phrase, Source)
     assert phrase.name == '"hello world" in:readme'
@@ -212,12 +213,14 @@ LINE = st.lists(st.sampled_from(PIECES), max_size=20).map("".join)
 @given(st.one_of(LINE, st.text(max_size=80)))
 def test_any_line_reads_or_is_one_invalid_url_error(text: str) -> None:
     """No line raises anything but InvalidURLError, and every message is printable."""
+    entry: str | Source | InvalidURLError
     try:
         entry = entry_of(text)
     except InvalidURLError as exc:
-        assert str(exc).isprintable()
-        return
-    if isinstance(entry, Source):
+        entry = exc
+    if isinstance(entry, InvalidURLError):
+        assert str(entry).isprintable()
+    elif isinstance(entry, Source):
         assert entry.text.isprintable()
         assert entry.base_url.startswith(("https://", "http://"))
         assert "/" not in entry.name or entry.kind in (SourceKind.GROUP, SourceKind.SEARCH)
