@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -115,9 +117,9 @@ def test_a_path_that_exists_is_still_shorthand(tmp_path_cwd: None) -> None:
 
 
 @pytest.fixture
-def tmp_path_cwd(tmp_path: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    (tmp_path / "pallets" / "click").mkdir(parents=True)  # type: ignore[operator]
-    monkeypatch.chdir(tmp_path)  # type: ignore[arg-type]
+def tmp_path_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "pallets" / "click").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.mark.parametrize(
