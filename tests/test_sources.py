@@ -188,6 +188,21 @@ def test_a_huge_line_is_one_short_error() -> None:
     assert "longer than" in caught.value.reason
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "https://alice:" + "s3cret" * 1000 + "@h/x",
+        "alice:" + "s3cret" * 1000 + "@h:x",
+        "github:org/x@https://bob:" + "s3cret" * 1000 + "@h",
+    ],
+)
+def test_an_overlong_line_shows_no_part_of_a_secret(text: str) -> None:
+    with pytest.raises(InvalidURLError) as caught:
+        entry_of(text)
+    assert "s3cret" not in str(caught.value)
+    assert f"({len(text)} characters)" in str(caught.value)
+
+
 def test_every_line_of_a_list_is_read_whatever_the_others_hold() -> None:
     lines = [
         ("argument 1", "github:org/pallets"),

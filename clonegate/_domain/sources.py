@@ -31,6 +31,7 @@ __all__ = [
 # a name at 100), far below what costs anything to read or to show in an error.
 MAX_ENTRY_CHARS = 2_048
 MAX_QUERY_CHARS = 1_024
+_SHOWN_START = 60  # how much of an overlong line its error quotes
 
 
 class Forge(StrEnum):
@@ -140,9 +141,9 @@ def entry_of(text: str, *, allow_local: bool = False) -> str | Source:
     :class:`InvalidURLError`, naming the line escaped, for anything else.
     """
     raw = text.strip()
-    shown = visible(mask_userinfo(raw))[:MAX_ENTRY_CHARS]
     if len(raw) > MAX_ENTRY_CHARS:
-        raise InvalidURLError(shown + "…", f"longer than {MAX_ENTRY_CHARS} characters")
+        raise InvalidURLError(_shown_long(raw), f"longer than {MAX_ENTRY_CHARS} characters")
+    shown = visible(mask_userinfo(raw))
     if not raw or not raw.isprintable() or any(0xD800 <= ord(ch) <= 0xDFFF for ch in raw):
         parse_repo_url(raw)  # raises, with the URL parser's own words
     prefix = _PREFIX.match(raw)
@@ -165,6 +166,17 @@ def read_entries(
             yield where, entry_of(text, allow_local=allow_local)
         except InvalidURLError as exc:
             yield where, exc.with_traceback(None)
+
+
+def _shown_long(raw: str) -> str:
+    """An overlong line named by its start alone, escaped: read no further than that
+    (a 10 MB line costs no 10 MB copy), and, if the line holds an '@' anywhere, cut
+    before any user-info could begin (the password may run past the part shown)."""
+    head = raw[:_SHOWN_START]
+    if "@" in raw:
+        scheme = head.find("://")
+        head = head[: scheme + 3] if scheme >= 0 else ""
+    return f"{visible(head)}… ({len(raw)} characters)"
 
 
 def _shown_source(raw: str) -> str:
