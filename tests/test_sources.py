@@ -148,6 +148,8 @@ def tmp_path_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         ("gitlab:group/x@https://u:pw@h.com", "no user-info"),
         ("gitlab:group/x@https://h.com/a?b", "plain path"),
         ("gitlab:group/x@https://h.com:99999", "unreadable"),
+        ("gitlab:group/x@h.com:0", "unreadable"),
+        ("gitlab:group/x@", "unreadable"),
         ("github:org/x@-oProxyCommand=x", "unreadable"),
         ("a/b/c", "not a URL, a source"),
         ("pallets", "not a URL, a source"),

@@ -263,6 +263,8 @@ def _base_url(forge: Forge, where: str | None, shown: str) -> str:
         parts = urlsplit(url)
         port = parts.port
         host = check_host(parts.hostname or "")
+        if port == 0:
+            raise ValueError("port 0")
     except ValueError as exc:
         reason = f"the instance {visible(repr(where))} is unreadable: {exc}"
         raise InvalidURLError(shown, reason) from None
