@@ -76,18 +76,10 @@ class Filters:
     limit: int | None = None
 
     def __post_init__(self) -> None:
-        for option, values in (("--language", self.languages), ("--topic", self.topics)):
-            for value in values:
-                if not value.strip() or len(value) > _MAX_VALUE_CHARS or not value.isprintable():
-                    raise ValueError(f"{option} {visible(repr(value))[:80]} is not a name")
-        for option, patterns in (("--match", self.match), ("--exclude", self.exclude)):
-            if len(patterns) > MAX_PATTERNS:
-                raise ValueError(f"{option} is given over {MAX_PATTERNS} times")
-            for pattern in patterns:
-                if not pattern or len(pattern) > MAX_PATTERN_CHARS:
-                    raise ValueError(
-                        f"{option} pattern of {len(pattern)} characters (1 to {MAX_PATTERN_CHARS})"
-                    )
+        _check_names("--language", self.languages)
+        _check_names("--topic", self.topics)
+        _check_patterns("--match", self.match)
+        _check_patterns("--exclude", self.exclude)
         for option, count in (("--min-stars", self.min_stars), ("--limit", self.limit)):
             if count is not None and (type(count) is not int or count < 0):
                 raise ValueError(f"{option} must be a count, not {count!r}")
@@ -111,6 +103,22 @@ class Filters:
         ``compile_pattern`` (linear-time, see the module's text). ValueError names
         the option and the pattern that does not compile."""
         return Selection(self, _compiled(self, compile_pattern))
+
+
+def _check_names(option: str, values: tuple[str, ...]) -> None:
+    for value in values:
+        if not value.strip() or len(value) > _MAX_VALUE_CHARS or not value.isprintable():
+            raise ValueError(f"{option} {visible(repr(value))[:80]} is not a name")
+
+
+def _check_patterns(option: str, patterns: tuple[str, ...]) -> None:
+    if len(patterns) > MAX_PATTERNS:
+        raise ValueError(f"{option} is given over {MAX_PATTERNS} times")
+    for pattern in patterns:
+        if not pattern or len(pattern) > MAX_PATTERN_CHARS:
+            raise ValueError(
+                f"{option} pattern of {len(pattern)} characters (1 to {MAX_PATTERN_CHARS})"
+            )
 
 
 @dataclass(frozen=True, slots=True)

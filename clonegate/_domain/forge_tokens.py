@@ -95,8 +95,25 @@ def forge_tokens(environ: Mapping[str, str]) -> ForgeTokens:
     """The forge tokens ``environ`` holds, bound to their hosts (see the module's text)."""
     env = {name: value.strip() for name, value in environ.items() if value.strip()}
     bound = _Binder()
-    github = _first(env, "GH_TOKEN", "GITHUB_TOKEN")
+    _bind_github(env, bound)
+    gitlab = _first(env, "GITLAB_TOKEN", "GITLAB_ACCESS_TOKEN")
+    if gitlab is not None:
+        name, token = gitlab
+        host = env.get("GITLAB_HOST") or env.get("GL_HOST") or "gitlab.com"
+        bound.bind(Forge.GITLAB, name, token, host, host, _GITLAB_USERNAME)
+    if "GITEA_TOKEN" in env:
+        if "GITEA_INSTANCE_URL" in env:
+            host = env["GITEA_INSTANCE_URL"]
+            bound.bind(Forge.GITEA, "GITEA_TOKEN", env["GITEA_TOKEN"], host, host)
+        else:
+            bound.refuse(Forge.GITEA, "GITEA_TOKEN is set, but GITEA_INSTANCE_URL is not")
+    return ForgeTokens(tuple(bound.api), tuple(bound.clone), tuple(bound.unbound))
+
+
+def _bind_github(env: Mapping[str, str], bound: _Binder) -> None:
+    """gh's two tokens: github.com's (or a ghe.com tenant's), and an Enterprise Server's."""
     gh_host = env.get("GH_HOST", "github.com").lower()
+    github = _first(env, "GH_TOKEN", "GITHUB_TOKEN")
     if github is not None:
         name, token = github
         if gh_host.endswith(".ghe.com"):
@@ -110,18 +127,6 @@ def forge_tokens(environ: Mapping[str, str]) -> ForgeTokens:
             bound.refuse(Forge.GITHUB, f"{name} is set, but GH_HOST names no Enterprise Server")
         else:
             bound.bind(Forge.GITHUB, name, token, gh_host, gh_host)
-    gitlab = _first(env, "GITLAB_TOKEN", "GITLAB_ACCESS_TOKEN")
-    if gitlab is not None:
-        name, token = gitlab
-        host = env.get("GITLAB_HOST") or env.get("GL_HOST") or "gitlab.com"
-        bound.bind(Forge.GITLAB, name, token, host, host, _GITLAB_USERNAME)
-    if "GITEA_TOKEN" in env:
-        if "GITEA_INSTANCE_URL" in env:
-            host = env["GITEA_INSTANCE_URL"]
-            bound.bind(Forge.GITEA, "GITEA_TOKEN", env["GITEA_TOKEN"], host, host)
-        else:
-            bound.refuse(Forge.GITEA, "GITEA_TOKEN is set, but GITEA_INSTANCE_URL is not")
-    return ForgeTokens(tuple(bound.api), tuple(bound.clone), tuple(bound.unbound))
 
 
 def _first(env: Mapping[str, str], *names: str) -> tuple[str, str] | None:

@@ -63,13 +63,7 @@ class Listed:
         if "/" not in self.full_name.strip("/"):
             raise ValueError(f"full name {_shown(self.full_name)} is not owner/name")
         _check_text("id", self.forge_id, _MAX_TEXT_CHARS)
-        try:
-            url = parse_repo_url(self.clone_url)
-        except InvalidURLError as exc:
-            raise ValueError(f"clone URL of {_shown(self.full_name)}: {exc.reason}") from None
-        if url.username is not None or url.password is not None:
-            # A listing never hands out a secret to use: it would bypass ADR 0013.
-            raise ValueError(f"clone URL of {_shown(self.full_name)} carries user-info")
+        _check_clone_url(self.full_name, self.clone_url)
         for name in ("default_branch", "language"):
             value = getattr(self, name)
             if value is not None:
@@ -85,6 +79,16 @@ class Listed:
                 raise ValueError(f"{name} of {_shown(self.full_name)} is not true or false")
         if self.pushed_at is not None and self.pushed_at.utcoffset() is None:
             raise ValueError(f"pushed_at of {_shown(self.full_name)} has no time zone")
+
+
+def _check_clone_url(full_name: str, clone_url: str) -> None:
+    try:
+        url = parse_repo_url(clone_url)
+    except InvalidURLError as exc:
+        raise ValueError(f"clone URL of {_shown(full_name)}: {exc.reason}") from None
+    if url.username is not None or url.password is not None:
+        # A listing never hands out a secret to use: it would bypass ADR 0013.
+        raise ValueError(f"clone URL of {_shown(full_name)} carries user-info")
 
 
 def _shown(text: object) -> str:

@@ -258,6 +258,11 @@ def _base_url(forge: Forge, where: str | None, shown: str) -> str:
         return f"https://{_PUBLIC_HOSTS[forge]}"
     if forge is Forge.BITBUCKET:
         raise InvalidURLError(shown, "only Bitbucket Cloud (bitbucket.org) is listed")
+    return _instance(where, shown)
+
+
+def _instance(where: str, shown: str) -> str:
+    """``https://host[:port][/path]`` from what follows a source's '@'."""
     url = where if "://" in where else f"https://{where}"
     try:
         parts = urlsplit(url)
