@@ -120,6 +120,8 @@ def test_a_pattern_re2_refuses_names_its_option() -> None:
         ({"stars": True}, "stars is not a count"),
         ({"size_kib": "12"}, "size_kib is not a count"),
         ({"archived": "false"}, "archived of 'a/b' is not true or false"),
+        ({"fork": 1}, "fork of 'a/b' is not true or false"),
+        ({"pushed_at": "2026-01-01T00:00:00Z"}, "pushed_at of 'a/b' is not a time"),
         ({"topics": ("x",) * 101}, "over 100 topics"),
         ({"language": "\u202e"}, "control characters"),
         ({"pushed_at": datetime(2026, 1, 1)}, "no time zone"),
@@ -203,3 +205,41 @@ def test_re2_and_re_agree_on_the_names(filters: Filters, records: list[Listed]) 
     by_re = filters.selection(re.compile)
     by_re2 = filters.selection(compile_regex)
     assert [by_re.offer(r) for r in records] == [by_re2.offer(r) for r in records]
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=5,
+)
+FIELDS = [
+    "full_name",
+    "clone_url",
+    "forge_id",
+    "default_branch",
+    "archived",
+    "fork",
+    "empty",
+    "disabled",
+    "mirror",
+    "size_kib",
+    "language",
+    "topics",
+    "stars",
+    "pushed_at",
+]
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.fixed_dictionaries({}, optional=dict.fromkeys(FIELDS, JSON)))
+def test_any_json_a_server_sends_is_a_record_or_one_value_error(fields: dict[str, object]) -> None:
+    """What an adapter hands over from a server's JSON, unchecked: a record, or one
+    ValueError with a short printable message; never a TypeError or AttributeError."""
+    values = {"full_name": "a/b", "clone_url": "https://h/a/b", "forge_id": "1"} | fields
+    message = ""
+    try:
+        Listed(**values)  # type: ignore[arg-type]
+    except ValueError as exc:
+        message = str(exc)
+    assert message.isprintable()
+    assert len(message) < 300

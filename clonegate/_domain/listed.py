@@ -68,6 +68,8 @@ class Listed:
             value = getattr(self, name)
             if value is not None:
                 _check_text(name.replace("_", " "), value, _MAX_TEXT_CHARS)
+        if not isinstance(self.topics, tuple):
+            raise ValueError(f"the topics of {_shown(self.full_name)} are not a list")
         if len(self.topics) > _MAX_TOPICS:
             raise ValueError(f"{_shown(self.full_name)} has over {_MAX_TOPICS} topics")
         for topic in self.topics:
@@ -75,13 +77,15 @@ class Listed:
         for name in ("size_kib", "stars"):
             _check_count(name, getattr(self, name))
         for name in ("archived", "fork", "empty", "disabled", "mirror"):
-            if getattr(self, name) not in (None, True, False):
+            flag = getattr(self, name)
+            if flag is not None and type(flag) is not bool:  # 1 == True: not a flag
                 raise ValueError(f"{name} of {_shown(self.full_name)} is not true or false")
-        if self.pushed_at is not None and self.pushed_at.utcoffset() is None:
-            raise ValueError(f"pushed_at of {_shown(self.full_name)} has no time zone")
+        _check_time(self.full_name, self.pushed_at)
 
 
-def _check_clone_url(full_name: str, clone_url: str) -> None:
+def _check_clone_url(full_name: str, clone_url: object) -> None:
+    if not isinstance(clone_url, str):
+        raise ValueError(f"clone URL of {_shown(full_name)} is not text: {_shown(clone_url)}")
     try:
         url = parse_repo_url(clone_url)
     except InvalidURLError as exc:
@@ -89,6 +93,15 @@ def _check_clone_url(full_name: str, clone_url: str) -> None:
     if url.username is not None or url.password is not None:
         # A listing never hands out a secret to use: it would bypass ADR 0013.
         raise ValueError(f"clone URL of {_shown(full_name)} carries user-info")
+
+
+def _check_time(full_name: str, value: object) -> None:
+    if value is None:
+        return
+    if not isinstance(value, datetime):
+        raise ValueError(f"pushed_at of {_shown(full_name)} is not a time: {_shown(value)}")
+    if value.utcoffset() is None:
+        raise ValueError(f"pushed_at of {_shown(full_name)} has no time zone")
 
 
 def _shown(text: object) -> str:
