@@ -79,6 +79,8 @@ def test_a_search_keeps_its_query_as_written() -> None:
         ("gitea:org/x@http://127.0.0.1:3000", "http://127.0.0.1:3000", None),
         ("gitea:org/x@[::1]:3000", "https://[::1]:3000", "https://[::1]:3000/api/v1"),
         ("bitbucket:workspace/x", "https://bitbucket.org", "https://api.bitbucket.org/2.0"),
+        ("bitbucket:workspace/x@http://127.0.0.1:80", "http://127.0.0.1:80", None),
+        ("bitbucket:workspace/x@[::1]:9", "https://[::1]:9", "https://[::1]:9/2.0"),
     ],
 )
 def test_the_instance_and_its_api(text: str, base: str, api: str | None) -> None:
@@ -137,7 +139,6 @@ def tmp_path_cwd(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         ("gitlab:group/x.git", "not a group name"),
         ("gitlab:org/x", "gitlab lists gitlab:group/"),
         ("gitea:org/x", "names its instance"),
-        ("bitbucket:workspace/x@bb.example.com", "only Bitbucket Cloud"),
         ("github:search/", "query is empty"),
         ('github:search/"   "', "query is empty"),
         ('github:search/"unclosed', "no closing"),

@@ -112,7 +112,7 @@ class Source:
         """The API root the forge documents for this instance: ``https://api.github.com``
         (or ``https://HOST/api/v3`` for GitHub Enterprise Server, ``https://api.X.ghe.com``
         for GitHub Enterprise Cloud), ``BASE/api/v4`` (GitLab), ``BASE/api/v1`` (Gitea,
-        Forgejo), ``https://api.bitbucket.org/2.0``."""
+        Forgejo), ``https://api.bitbucket.org/2.0`` (``BASE/2.0`` at another address)."""
         if self.forge is Forge.GITHUB:
             if self.public:
                 return "https://api.github.com"
@@ -123,7 +123,10 @@ class Source:
             return f"{self.base_url}/api/v4"
         if self.forge is Forge.GITEA:
             return f"{self.base_url}/api/v1"
-        return "https://api.bitbucket.org/2.0"
+        # Bitbucket Cloud's API at another address (a proxy, a test server): Bitbucket
+        # Data Center speaks another API, whose 404 is the listing's error, never a
+        # silent empty list.
+        return "https://api.bitbucket.org/2.0" if self.public else f"{self.base_url}/2.0"
 
     def __str__(self) -> str:
         return self.text
@@ -256,8 +259,6 @@ def _base_url(forge: Forge, where: str | None, shown: str) -> str:
                 shown, f"a {forge.value} source names its instance: …@codeberg.org, …@HOST"
             )
         return f"https://{_PUBLIC_HOSTS[forge]}"
-    if forge is Forge.BITBUCKET:
-        raise InvalidURLError(shown, "only Bitbucket Cloud (bitbucket.org) is listed")
     return _instance(where, shown)
 
 
