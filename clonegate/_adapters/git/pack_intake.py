@@ -15,8 +15,10 @@ fails indexing with ``UnresolvedDeltas`` and goes through dulwich's thin-pack pa
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +27,38 @@ from dulwich.pack import UnresolvedDeltas
 
 from .envelope import TransferMeter
 from .pack_index import CorruptPack, index_pack
+
+# A clone tells its parent the pack bytes it received (the display's figure, issue 44)
+# once it has this many more than in its last note AND this long has passed since it:
+# at most one note per 256 KiB of pack (bounded by the envelope's byte limit) and
+# four a second, whatever the server sends.
+NOTE_EVERY_BYTES = 256 << 10
+NOTE_EVERY_SECONDS = 0.25
+
+
+class ReceivedNotes:
+    """Called with the pack bytes received so far after each piece; passes them on to
+    ``tell`` (``zygote.tell_parent``) rarely: see :data:`NOTE_EVERY_BYTES`. The first
+    note goes out at the first 256 KiB: a server that stalls after it is shown stalled
+    with what it sent, not as 0."""
+
+    def __init__(
+        self, tell: Callable[[int], object], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._tell, self._clock = tell, clock
+        self._told = 0  # bytes in the last note
+        self._at = -math.inf  # when it was sent, on ``clock``
+        self.notes = 0
+
+    def __call__(self, received: int) -> None:
+        if received - self._told < NOTE_EVERY_BYTES:
+            return  # the common case: no clock read
+        now = self._clock()
+        if now - self._at < NOTE_EVERY_SECONDS:
+            return
+        self._told, self._at = received, now
+        self.notes += 1
+        self._tell(received)
 
 
 def fetch_into(
@@ -35,12 +69,14 @@ def fetch_into(
     depth: int | None,
     meter: TransferMeter,
     need: Callable[[int], object] | None = None,
+    progress: Callable[[int], object] | None = None,
 ) -> Any:
     """``client.fetch(path, repo, ...)``, with the pack written once and indexed once.
 
     ``meter`` watches the transfer (and only the transfer: indexing after it is not
     a slow server) and counts every piece of pack data. ``need`` hears how much
-    memory indexing will use, before it does (:func:`.pack_index.index_pack`).
+    memory indexing will use, before it does (:func:`.pack_index.index_pack`);
+    ``progress`` the pack bytes received so far, after each piece (:class:`ReceivedNotes`).
     Returns dulwich's ``FetchPackResult``.
     """
     store = repo.object_store
@@ -53,6 +89,8 @@ def fetch_into(
 
             def write(data: bytes) -> int:
                 meter.count_pack(len(data))
+                if progress is not None:
+                    progress(meter.pack_bytes)
                 checksum.update(data)
                 return sink.write(data)
 

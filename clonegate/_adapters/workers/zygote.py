@@ -73,6 +73,14 @@ def ask_parent(question: object) -> object:
     return pickle.loads(_receive(_job_stream))
 
 
+def tell_parent(note: object) -> None:
+    """Called by a job: send ``note`` to the task that runs it in the parent
+    (``WorkerPool.run``'s ``on_note``), without waiting for anything. In no worker:
+    nothing. The parent reads it with the reply's rules, and may drop it."""
+    if _job_stream is not None:
+        _job_stream.sendall(wire.frame(wire.dump(wire.Note(note))))
+
+
 def main(control_fd: int, preload: list[str]) -> None:
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
