@@ -54,6 +54,31 @@ def test_notes_wait_for_256_kib_and_a_quarter_second() -> None:
     assert len(told) == 4
 
 
+def test_a_stall_sends_what_came_since_the_last_note_once() -> None:
+    told: list[int] = []
+    now = [0.0]
+    notes = ReceivedNotes(told.append, lambda: now[0])
+    _fed(notes, 1 << 20, 64 << 10)  # 1 MiB in no time: the first 256 KiB told
+    assert told == [NOTE_EVERY_BYTES]
+    notes.flush()  # a watchdog tick: bytes came since the last tick, no stall
+    now[0] = 0.1
+    notes.flush()  # a stall, but the last note is not 0.25 s old
+    assert told == [NOTE_EVERY_BYTES]
+    now[0] = 0.3
+    notes.flush()
+    assert told == [NOTE_EVERY_BYTES, 1 << 20]
+    for n in range(100):  # the stall goes on: nothing new, nothing told
+        now[0] = 1.0 + n
+        notes.flush()
+    assert told == [NOTE_EVERY_BYTES, 1 << 20]
+    # A server trickling a byte between ticks never stalls a tick: no flush note.
+    for n in range(100):
+        notes((1 << 20) + n + 1)
+        now[0] += 1.0
+        notes.flush()
+    assert told == [NOTE_EVERY_BYTES, 1 << 20]
+
+
 async def test_a_20_mib_pack_sends_a_bounded_number_of_notes(tmp_path: Path) -> None:
     """A real clone from a server on 127.0.0.1: each note a figure the worker had,
     increasing, within the pack; as many as the pack's 256 KiB at most."""

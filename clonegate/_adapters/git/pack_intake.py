@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import os
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,10 @@ from .pack_index import CorruptPack, index_pack
 # A clone tells its parent the pack bytes it received (the display's figure, issue 44)
 # once it has this many more than in its last note AND this long has passed since it:
 # at most one note per 256 KiB of pack (bounded by the envelope's byte limit) and
-# four a second, whatever the server sends.
+# four a second, whatever the server sends. A transfer that stalls sends one more,
+# with what came since (:meth:`ReceivedNotes.flush`): its figure is not left behind.
+# Stalls are bounded by time only (a note each needs new bytes, a watchdog tick with
+# none, and 0.25 s since the last): four a second at most, under the clone timeout.
 NOTE_EVERY_BYTES = 256 << 10
 NOTE_EVERY_SECONDS = 0.25
 
@@ -39,8 +43,8 @@ NOTE_EVERY_SECONDS = 0.25
 class ReceivedNotes:
     """Called with the pack bytes received so far after each piece; passes them on to
     ``tell`` (``zygote.tell_parent``) rarely: see :data:`NOTE_EVERY_BYTES`. The first
-    note goes out at the first 256 KiB: a server that stalls after it is shown stalled
-    with what it sent, not as 0."""
+    note goes out at the first 256 KiB, or at the first stall; a clone of a few KiB
+    that never stalls says nothing. Notes are 0.25 s apart at least, on ``clock``."""
 
     def __init__(
         self, tell: Callable[[int], object], clock: Callable[[], float] = time.monotonic
@@ -48,17 +52,32 @@ class ReceivedNotes:
         self._tell, self._clock = tell, clock
         self._told = 0  # bytes in the last note
         self._at = -math.inf  # when it was sent, on ``clock``
+        self._latest = self._seen = 0  # bytes so far; as the last flush saw them
+        self._lock = threading.Lock()  # flush() runs in the envelope's watchdog thread
         self.notes = 0
 
     def __call__(self, received: int) -> None:
-        if received - self._told < NOTE_EVERY_BYTES:
-            return  # the common case: no clock read
-        now = self._clock()
-        if now - self._at < NOTE_EVERY_SECONDS:
-            return
-        self._told, self._at = received, now
-        self.notes += 1
-        self._tell(received)
+        self._latest = received
+        if received - self._told >= NOTE_EVERY_BYTES:
+            self._send(received)
+
+    def flush(self) -> None:
+        """Called now and then (each tick of the envelope's watchdog): once the figure
+        stood still since the last call (a stall), the bytes not told yet, under the
+        same 0.25 s; one note per stall, none while nothing new came."""
+        latest = self._latest
+        stalled, self._seen = latest == self._seen, latest
+        if stalled:
+            self._send(latest)
+
+    def _send(self, received: int) -> None:
+        with self._lock:
+            now = self._clock()
+            if received <= self._told or now - self._at < NOTE_EVERY_SECONDS:
+                return
+            self._told, self._at = received, now
+            self.notes += 1
+            self._tell(received)
 
 
 def fetch_into(
@@ -69,14 +88,15 @@ def fetch_into(
     depth: int | None,
     meter: TransferMeter,
     need: Callable[[int], object] | None = None,
-    progress: Callable[[int], object] | None = None,
+    notes: ReceivedNotes | None = None,
 ) -> Any:
     """``client.fetch(path, repo, ...)``, with the pack written once and indexed once.
 
     ``meter`` watches the transfer (and only the transfer: indexing after it is not
     a slow server) and counts every piece of pack data. ``need`` hears how much
     memory indexing will use, before it does (:func:`.pack_index.index_pack`);
-    ``progress`` the pack bytes received so far, after each piece (:class:`ReceivedNotes`).
+    ``notes`` the pack bytes received so far, after each piece and at each tick of
+    the meter's watchdog (:class:`ReceivedNotes`).
     Returns dulwich's ``FetchPackResult``.
     """
     store = repo.object_store
@@ -89,11 +109,12 @@ def fetch_into(
 
             def write(data: bytes) -> int:
                 meter.count_pack(len(data))
-                if progress is not None:
-                    progress(meter.pack_bytes)
+                if notes is not None:
+                    notes(meter.pack_bytes)
                 checksum.update(data)
                 return sink.write(data)
 
+            meter.ticked = notes.flush if notes is not None else None
             with meter.watching():
                 result = client.fetch_pack(
                     path,
