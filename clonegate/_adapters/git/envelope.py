@@ -268,7 +268,8 @@ class TransferMeter:
                 signal.pthread_kill(main, signal.SIGUSR1)
                 return
             if self.ticked is not None:
-                self.ticked()
+                with contextlib.suppress(OSError):  # the parent gone: the watch goes on
+                    self.ticked()
 
 
 @contextlib.contextmanager

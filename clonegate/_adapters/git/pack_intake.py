@@ -34,8 +34,8 @@ from .pack_index import CorruptPack, index_pack
 # at most one note per 256 KiB of pack (bounded by the envelope's byte limit) and
 # four a second, whatever the server sends. A transfer that stalls sends one more,
 # with what came since (:meth:`ReceivedNotes.flush`): its figure is not left behind.
-# Stalls are bounded by time only (a note each needs new bytes, a watchdog tick with
-# none, and 0.25 s since the last): four a second at most, under the clone timeout.
+# A stall's note needs new bytes, a watchdog tick with none, 0.25 s since the last
+# note, and a note of 256 KiB more since the last stall's: at most two per 256 KiB.
 NOTE_EVERY_BYTES = 256 << 10
 NOTE_EVERY_SECONDS = 0.25
 
@@ -53,29 +53,33 @@ class ReceivedNotes:
         self._told = 0  # bytes in the last note
         self._at = -math.inf  # when it was sent, on ``clock``
         self._latest = self._seen = 0  # bytes so far; as the last flush saw them
+        self._after_stall = False  # the last note was a stall's
         self._lock = threading.Lock()  # flush() runs in the envelope's watchdog thread
         self.notes = 0
 
     def __call__(self, received: int) -> None:
         self._latest = received
         if received - self._told >= NOTE_EVERY_BYTES:
-            self._send(received)
+            self._send(received, stall=False)
 
     def flush(self) -> None:
         """Called now and then (each tick of the envelope's watchdog): once the figure
         stood still since the last call (a stall), the bytes not told yet, under the
-        same 0.25 s; one note per stall, none while nothing new came."""
+        same 0.25 s; then no other stall note before a note of 256 KiB more, so that
+        notes stay bounded by bytes too (two per 256 KiB at most)."""
         latest = self._latest
         stalled, self._seen = latest == self._seen, latest
         if stalled:
-            self._send(latest)
+            self._send(latest, stall=True)
 
-    def _send(self, received: int) -> None:
+    def _send(self, received: int, *, stall: bool) -> None:
         with self._lock:
             now = self._clock()
             if received <= self._told or now - self._at < NOTE_EVERY_SECONDS:
                 return
-            self._told, self._at = received, now
+            if stall and self._after_stall:
+                return
+            self._told, self._at, self._after_stall = received, now, stall
             self.notes += 1
             self._tell(received)
 
