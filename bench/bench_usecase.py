@@ -54,6 +54,7 @@ class InstantVCS:
     depth: int | None = 1
     max_memory = 1 << 30
     opening_memory: int | None = None
+    reports_progress = False
 
     async def clone(
         self,
@@ -63,6 +64,7 @@ class InstantVCS:
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_progress: Callable[[int], object] | None = None,
     ) -> ClonedSource:
         if on_ready is not None:
             on_ready()

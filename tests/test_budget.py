@@ -208,6 +208,7 @@ class PeakVCS:
     depth: int | None = 1
     max_memory = 1 << 30
     opening_memory: int | None = None
+    reports_progress = False
 
     def __init__(self, tmp: Path, peaks: dict[str, int], cap: int) -> None:
         self.tmp, self.peaks, self.cap = tmp, peaks, cap
@@ -223,6 +224,7 @@ class PeakVCS:
         credential: object = None,
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_progress: Callable[[int], object] | None = None,
     ) -> ClonedSource:
         self.running.add(url)
         self.entered[url].set()

@@ -242,6 +242,7 @@ class ForecastingVCS:
     max_memory = 1 << 30
 
     opening_memory = 8 * MiB
+    reports_progress = False
 
     def __init__(self, tmp: Path, need: int, seconds: dict[str, float]) -> None:
         self.tmp, self.need, self.seconds = tmp, need, seconds
@@ -254,6 +255,7 @@ class ForecastingVCS:
         credential: object = None,
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_progress: Callable[[int], object] | None = None,
     ) -> ClonedSource:
         assert on_ready is not None
         assert on_memory is not None

@@ -5,6 +5,7 @@ against repositories a server on 127.0.0.1 holds to freeze a state."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -39,10 +40,12 @@ async def _run_held(
     tmp_path: Path,
     frozen: Callable[[Frame], bool],
     then: Callable[[Frame], None],
+    pack_bytes: int = 0,
 ) -> tuple[Frame, int]:
-    """Run clonegate while the server holds every answer; the first frame ``frozen``
-    accepts, given to ``then`` before the server lets go; and the exit status."""
-    server.hold()
+    """Run clonegate while the server holds every answer (a pack's after ``pack_bytes``
+    of it); the first frame ``frozen`` accepts, given to ``then`` before the server
+    lets go; and the exit status."""
+    server.hold(pack_bytes=pack_bytes)
     code: list[int] = []
 
     async def run() -> None:
@@ -71,6 +74,52 @@ def _assert_every_frame_adds_up(terminal: Terminal, total: int) -> list[Frame]:
         assert all(n >= 0 for n in states.values()), frame.lines
         assert bar == (states["done"] + states["failed"], total, states["failed"]), frame.lines
     return drawn
+
+
+@pytest.fixture(scope="module")
+def served_big(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("served_big")
+    # Random bytes do not compress: the pack is as big as the blob.
+    make_repo(root, "big", commits=1, other_branches=(), files={"blob": os.urandom(4 << 20)})
+    return root
+
+
+_RECEIVED = re.compile(r"slot 1 +cloning +\S+ +\d+\.\d s +(\d+\.\d) (KiB|MiB) received$")
+
+
+def _kib(row: str) -> float:
+    """The KiB a slot's row says its clone received; 0 if it says none."""
+    found = _RECEIVED.search(row)
+    return 0.0 if found is None else float(found[1]) * (1024 if found[2] == "MiB" else 1)
+
+
+@pytest.mark.parametrize("columns", [80, 160])
+async def test_a_clone_held_mid_pack_shows_the_bytes_it_received(
+    served_big: Path, tmp_path: Path, columns: int
+) -> None:
+    """The server sends 1 MiB of a 4 MiB pack and holds the rest: the slot's row shows
+    what the clone received (the side-band's packets aside, most of the 1 MiB; never
+    more), not only its first report; ``-v`` logs the other events, never a report."""
+    async with throttling_http(served_big) as server:
+        terminal = Terminal(columns)
+        args = ["analyze", "-v", "-j", "1", server.url("big")]
+
+        def received(frame: Frame) -> bool:
+            # The first note (256 KiB), then, the transfer stalled, what came since.
+            return any(_kib(row) > 768 for row in frame.slots())
+
+        held, code = await _run_held(
+            server, terminal, args, tmp_path, received, lambda frame: None, pack_bytes=1 << 20
+        )
+    (row,) = held.slots()
+    found = _RECEIVED.search(row)
+    assert found is not None, held.lines
+    assert _kib(row) <= 1024, row
+    assert code == 0
+    logged = terminal.raw.decode(errors="replace")
+    assert re.search(r"\d\d:\d\d:\d\d cloning ", logged), logged
+    assert not re.search(r"\d\d:\d\d:\d\d received ", logged), logged
+    assert _assert_every_frame_adds_up(terminal, 1)[-1].bar() == (1, 1, 0)
 
 
 @pytest.mark.parametrize("columns", [80, 160])

@@ -5,6 +5,7 @@ terminal: test_progress_display.py."""
 from __future__ import annotations
 
 import io
+import re
 
 from rich.console import Console
 
@@ -18,7 +19,7 @@ from clonegate import (
     RepositoryStatus,
 )
 from clonegate._usecase.gate import GateEntry
-from clonegate_cli._frame import Figures, SlotRows, duration, frame
+from clonegate_cli._frame import Figures, SlotRows, duration, frame, size
 from clonegate_cli._output import summary_line, write_table
 from clonegate_cli._tally import State, Tally
 
@@ -152,3 +153,49 @@ def test_without_tests_aside_the_lines_stay_as_they_were() -> None:
     summary = BatchSummary(repositories=1, ok=1, test_files=1, tests=3, elapsed=1.0)
     assert summary_line(summary, {"active": 3, "skipped": 0}) == summary_line(summary)
     assert "3 tests in 1 file; 1.0 s" in summary_line(summary)
+
+
+def test_a_clone_keeps_its_bytes_received_while_it_clones() -> None:
+    tally = Tally(total=2)
+    received = Event(EventKind.RECEIVED, "https://example.com/r0.git", 0, received=300_000)
+    tally.on_event(received)  # not cloning yet: nothing kept
+    assert tally.received == {}
+    _events(tally, (EventKind.QUEUED, 0, ""), (EventKind.CLONING, 0, ""))
+    tally.on_event(received)
+    assert tally.received == {0: 300_000}
+    assert tally.counts()[State.CLONING] == 1  # a report moves no repository
+    _events(tally, (EventKind.RETRY, 0, "rate_limited"))  # the attempt's figure ends
+    assert tally.received == {}
+    _events(tally, (EventKind.CLONING, 0, ""))
+    tally.on_event(received)
+    _events(tally, (EventKind.CLONED, 0, ""))
+    tally.on_event(received)  # late: the clone is over
+    assert tally.received == {}
+
+
+def test_a_slot_shows_the_bytes_its_clone_received() -> None:
+    hostile = "https://example.com/[bold]x\x1b[2J.git"
+    entries = (GateEntry(hostile, 0, 1, 3.25, memory=200), GateEntry("https://e.com/b", 1, 1, 1.0))
+    counts = dict.fromkeys(State, 0) | {State.CLONING: 2}
+    figures = Figures(2, counts, 2.0, received={0: 12_900_000})
+    lines = _drawn(figures, _stats(3, *entries, memory=True), [0, 1, None]).splitlines()
+    slots = [line for line in lines if line.startswith("slot ")]
+    assert slots[0].endswith("3.2 s  12.3 MiB received  200 MiB"), slots
+    assert "cloning  https://example.com/[bold]x" in slots[0]  # text: no markup read
+    assert "\x1b" not in "".join(lines)
+    assert re.search(r"1\.0 s +\d+ MiB$", slots[1]), slots  # not said yet: blank
+    assert slots[2] == "slot 3  idle"
+    # Without a figure for any slot, the rows are as they were.
+    plain = _drawn(Figures(2, counts, 2.0), _stats(3, *entries, memory=True), [0, 1, None])
+    assert "received" not in plain
+
+
+def test_sizes() -> None:
+    assert [size(n) for n in (0, 1023, 1024, 262_144, 12_900_000, 5 << 30)] == [
+        "0 bytes",
+        "1023 bytes",
+        "1.0 KiB",
+        "256.0 KiB",
+        "12.3 MiB",
+        "5.0 GiB",
+    ]

@@ -3,12 +3,14 @@
 A progress bar with finished/total, failures, rate and time left; every repository's
 state, adding up to the total; the clone slots in use and the memory budget; then one
 row per clone slot, with the repository it clones (escaped: a URL is the user's or a
-server's text), its phase, how long it has run and the memory it reserved. Rich is
+server's text), its phase, how long it has run, the bytes it received (when its VCS
+said) and the memory it reserved. Rich is
 imported here only when a frame is drawn (issue 14).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -20,7 +22,7 @@ if TYPE_CHECKING:
     from rich.console import Group
     from rich.text import Text
 
-__all__ = ["Figures", "SlotRows", "duration", "frame"]
+__all__ = ["Figures", "SlotRows", "duration", "frame", "size"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,8 @@ class Figures:
     counts: dict[State, int]
     elapsed: float  # seconds since the run began
     final: bool = False  # the run has ended: no slot rows, the time taken in place of ETA
+    # Bytes each running clone received so far, by repository index (none: not said yet).
+    received: Mapping[int, int] = field(default_factory=dict)
 
     @property
     def finished(self) -> int:
@@ -82,7 +86,8 @@ def frame(
     lines = [_bar(figures, width, ascii_only), _states(figures), *_gate(stats)]
     if not figures.final:
         # The line under the frame is the cursor's: Rich needs it.
-        lines.extend(_slots(stats, rows, width, max(height - len(lines) - 1, 1)))
+        room = max(height - len(lines) - 1, 1)
+        lines.extend(_slots(stats, rows, width, room, figures.received))
     return Group(*lines)
 
 
@@ -137,31 +142,43 @@ def _gate(stats: CloneGateStatistics) -> list[Text]:
     return lines
 
 
-def _slots(stats: CloneGateStatistics, rows: list[int | None], width: int, room: int) -> list[Text]:
+def _slots(
+    stats: CloneGateStatistics,
+    rows: list[int | None],
+    width: int,
+    room: int,
+    received: Mapping[int, int],
+) -> list[Text]:
     """A row per slot, ``room`` lines at most: past that, the last says how many more.
-    Columns: slot, phase, repository (cut with an ellipsis to fit), elapsed, MiB."""
+    Columns: slot, phase, repository (cut with an ellipsis to fit), elapsed, bytes
+    received (blank until the clone says), MiB reserved."""
     from rich.cells import cell_len
     from rich.text import Text
 
     entries = {entry.index: entry for entry in stats.active}
     shown = rows if len(rows) <= room else rows[: room - 1]
     budget = stats.memory_size is not None
-    # Each row's slot, repository (None: idle), elapsed time and MiB reserved.
-    cells: list[tuple[str, str | None, str, str]] = []
+    # Each row's slot, repository (None: idle), elapsed time, bytes received, MiB reserved.
+    cells: list[tuple[str, str | None, str, str, str]] = []
     for n, index in enumerate(shown, 1):
         entry = entries.get(index) if index is not None else None
         if entry is None:
-            cells.append((f"slot {n}", None, "", ""))
+            cells.append((f"slot {n}", None, "", "", ""))
         else:
+            got = received.get(entry.index)
+            got_text = f"{size(got)} received" if got is not None else ""
             mib = f"{entry.memory} MiB" if budget else ""
-            cells.append((f"slot {n}", visible(entry.url), duration(entry.seconds), mib))
+            shown_url = visible(entry.url)
+            cells.append((f"slot {n}", shown_url, duration(entry.seconds), got_text, mib))
     slot_w = max((len(c[0]) for c in cells), default=0)
     time_w = max((len(c[2]) for c in cells), default=0)
-    mib_w = max((len(c[3]) for c in cells), default=0)
+    got_w = max((len(c[3]) for c in cells), default=0)
+    mib_w = max((len(c[4]) for c in cells), default=0)
     fixed = slot_w + 2 + len("cloning") + 2 + 2 + time_w + (2 + mib_w if budget else 0)
+    fixed += 2 + got_w if got_w else 0
     url_w = min(max((cell_len(c[1] or "") for c in cells), default=0), max(width - fixed, 8))
     lines = []
-    for slot, url, elapsed, mib in cells:
+    for slot, url, elapsed, got_text, mib in cells:
         line = Text(slot.ljust(slot_w) + "  ", no_wrap=True, overflow="ellipsis")
         if url is None:
             line.append("idle", style="dim")
@@ -173,6 +190,8 @@ def _slots(stats: CloneGateStatistics, rows: list[int | None], width: int, room:
             line.append("  ")
             line.append_text(cell)
             line.append(f"  {elapsed.rjust(time_w)}")
+            if got_w:
+                line.append(f"  {got_text.rjust(got_w)}")
             if budget:
                 line.append(f"  {mib.rjust(mib_w)}")
         lines.append(line)
@@ -187,6 +206,18 @@ def _rate(per_second: float) -> str:
     if per_second >= 1:
         return f"{per_second:.1f}/s"
     return f"{per_second * 60:.1f}/min"
+
+
+def size(nbytes: int) -> str:
+    """``980 bytes``, ``512.0 KiB``, ``12.3 MiB``, ``1.2 GiB``: one decimal, binary units."""
+    if nbytes < 1024:
+        return f"{nbytes} bytes"
+    value, unit = nbytes / 1024, "KiB"
+    for bigger in ("MiB", "GiB"):
+        if value < 1024:
+            break
+        value, unit = value / 1024, bigger
+    return f"{value:.1f} {unit}"
 
 
 def duration(seconds: float) -> str:

@@ -127,6 +127,8 @@ class Progress:
             self.say(
                 f"clone of {visible(event.url)} running for {event.elapsed:.0f} s", warning=True
             )
+        elif event.kind is EventKind.RECEIVED:
+            pass  # the display's figure: a line for each would flood -v
         elif event.kind is EventKind.BUDGET:
             if self.verbose:
                 when = time.strftime("%H:%M:%S")
@@ -144,7 +146,9 @@ class Progress:
         elapsed = trio.current_time() - started
         if final and self._elapsed is not None:
             elapsed = self._elapsed  # the last frame's time is the summary's
-        figures = Figures(self.tally.total, self.tally.counts(), elapsed, final)
+        figures = Figures(
+            self.tally.total, self.tally.counts(), elapsed, final, self.tally.received
+        )
         rows = self._rows.assign(stats.size, [entry.index for entry in stats.active])
         size = (self.console.size.width, self.console.size.height)
         return frame(figures, stats, rows, size, ascii_only=self.console.options.ascii_only)

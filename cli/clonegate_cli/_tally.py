@@ -22,7 +22,8 @@ class State(enum.StrEnum):
     FAILED = "failed"  # reported anything else (failed, timeout, cancelled)
 
 
-# The state an event puts its repository in; the others (STUCK, MEMORY, BUDGET) move none.
+# The state an event puts its repository in; the others (STUCK, MEMORY, BUDGET,
+# RECEIVED) move none.
 _MOVES = {
     EventKind.QUEUED: State.QUEUED,
     EventKind.RETRY: State.RETRY,
@@ -44,17 +45,24 @@ class Tally:
     total: int | None
     _at: dict[int, State] = field(default_factory=dict)  # repositories not finished
     _counts: dict[State, int] = field(default_factory=lambda: dict.fromkeys(State, 0))
+    # Bytes each clone received so far, by repository, while it is cloning (RECEIVED).
+    received: dict[int, int] = field(default_factory=dict)
 
     def on_event(self, event: Event) -> None:
         if event.index < 0:  # the budget's events name no repository
             return
-        if event.kind is EventKind.DONE:
+        if event.kind is EventKind.RECEIVED:
+            # A clone's only: a late one (after the clone ended) would be kept forever.
+            if self._at.get(event.index) is State.CLONING:
+                self.received[event.index] = max(event.received, 0)
+        elif event.kind is EventKind.DONE:
             self._move(event.index, State.DONE if event.status == "ok" else State.FAILED)
             del self._at[event.index]
         elif (state := _MOVES.get(event.kind)) is not None:
             self._move(event.index, state)
 
     def _move(self, index: int, state: State) -> None:
+        self.received.pop(index, None)  # an attempt's figure ends with it
         before = self._at.get(index)
         if before is not None:
             self._counts[before] -= 1

@@ -18,6 +18,7 @@ class EventKind(StrEnum):
     BUDGET = "budget"  # the memory budget's controller resized the gate (no repository)
     MEMORY = "memory"  # a clone's reservation in the budget changed as it forecast its need
     RETRY = "retry"  # a clone the server pushed back waits (no slot) to be tried again
+    RECEIVED = "received"  # a clone's bytes received so far (``received``), now and then
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,3 +32,5 @@ class Event:
     status: str = ""
     # For BUDGET: the new size and why; for MEMORY: "8 -> 500 MiB"; for RETRY: the error.
     detail: str = ""
+    # For RECEIVED: the bytes the clone received so far (its pack's, as they arrive).
+    received: int = 0

@@ -96,6 +96,12 @@ class VCS(Protocol):
         clones say nothing of their memory (``on_memory`` is then never given)."""
         ...
 
+    @property
+    def reports_progress(self) -> bool:
+        """Whether a clone tells ``on_progress`` the bytes it received; False for a VCS
+        whose clones say nothing of it (``on_progress`` is then never given)."""
+        ...
+
     async def clone(
         self,
         url: str,
@@ -104,6 +110,7 @@ class VCS(Protocol):
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_progress: Callable[[int], object] | None = None,
     ) -> ClonedSource:
         """Clone ``url``'s default branch into ``destination`` (a new private directory if None).
 
@@ -122,6 +129,10 @@ class VCS(Protocol):
         use in all from then on, before it uses them. It returns once they are
         reserved (or at once, if they were); the clone timeout does not run while it
         waits.
+
+        ``on_progress`` (given only when :attr:`reports_progress`): called, from the
+        calling task and without awaiting, with the bytes received so far, now and
+        then (rarely enough to be cheap; none for a clone too small to mention).
 
         Raises a :class:`clonegate.CloneError` subclass on failure, or
         :exc:`trio.Cancelled` when the caller's scope is cancelled; in both cases

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import final
@@ -29,7 +29,7 @@ from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
 from .breakers import Breakers, guard_for
-from .clone_step import clone_timed
+from .clone_step import CloneHooks, clone_timed
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
 from .host_limits import HostLimits
@@ -302,8 +302,8 @@ class AnalyzeUseCase:
             self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
             try:
                 timeout = self.config.clone_timeout
-                need = self._forecasts_to(lease, shown, index)
-                source = await clone_timed(self._vcs, url, shown, watch, credential, timeout, need)
+                hooks = self._clone_hooks(lease, shown, index)
+                source = await clone_timed(self._vcs, url, shown, watch, credential, timeout, hooks)
             except CloneError as exc:
                 memory = exc.kind in _OUT_OF_MEMORY
                 self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
@@ -324,14 +324,12 @@ class AnalyzeUseCase:
         detail = f"{failed.message}; next attempt {when}"
         self._emit(EventKind.RETRY, shown, index, failed.waited, failed.kind, detail)
 
-    def _forecasts_to(
-        self, lease: MemoryLease, shown: str, index: int
-    ) -> Callable[[int], Awaitable[None]] | None:
+    def _clone_hooks(self, lease: MemoryLease, shown: str, index: int) -> CloneHooks:
         """Where a clone's memory forecasts go: the budget, if there is one and the VCS
-        forecasts (its ``opening_memory`` is not None)."""
-        if self._gate.memory is None or self._vcs.opening_memory is None:
-            return None
-        return partial(self._need, lease, shown, index)
+        forecasts (its ``opening_memory`` is not None); its bytes received: an event."""
+        forecasts = self._gate.memory is not None and self._vcs.opening_memory is not None
+        need = partial(self._need, lease, shown, index) if forecasts else None
+        return CloneHooks(need, partial(self._emit, EventKind.RECEIVED, shown, index))
 
     async def _discard(self, source: ClonedSource, shown: str) -> None:
         try:
@@ -390,9 +388,10 @@ class AnalyzeUseCase:
         elapsed: float = 0.0,
         status: str = "",
         detail: str = "",
+        received: int = 0,
     ) -> None:
         if self.config.event_hook is not None:
             try:
-                self.config.event_hook(Event(kind, url, index, elapsed, status, detail))
+                self.config.event_hook(Event(kind, url, index, elapsed, status, detail, received))
             except Exception:  # a broken progress display must not break a clone
                 logger.exception("the event hook failed on %s %s", kind, url)

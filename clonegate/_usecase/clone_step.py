@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import trio
 
@@ -12,7 +13,36 @@ from .._domain.errors import CloneTimeoutError
 from .._domain.vcs import VCS, ClonedSource
 from .stopwatch import Stopwatch
 
-__all__ = ["clone_timed"]
+__all__ = ["RECEIVED_EVERY", "CloneHooks", "clone_timed", "throttled"]
+
+# A clone's bytes received reach the event hook at most this often (trio's clock):
+# the VCS's own reports are rare already (ADR 0003); this keeps a hook cheap even
+# when they are not (a worker a hostile repository took over).
+RECEIVED_EVERY = 0.25
+
+
+@dataclass(frozen=True)
+class CloneHooks:
+    """What a clone tells the run as it goes."""
+
+    need: Callable[[int], Awaitable[None]] | None = None  # memory forecasts (a budget)
+    received: Callable[..., object] | None = None  # called with ``received=`` bytes so far
+
+
+def throttled(emit: Callable[..., object]) -> Callable[[int], None]:
+    """``emit(received=n)``, called at most once per :data:`RECEIVED_EVERY` seconds; the
+    calls in between are dropped (the next one carries a newer figure). Never a
+    checkpoint."""
+    last = -math.inf
+
+    def heard(received: int) -> None:
+        nonlocal last
+        now = trio.current_time()
+        if now - last >= RECEIVED_EVERY:
+            last = now
+            emit(received=received)
+
+    return heard
 
 
 async def clone_timed(
@@ -22,15 +52,17 @@ async def clone_timed(
     watch: Stopwatch,
     credential: Credential | None,
     limit: float | None,
-    need: Callable[[int], Awaitable[None]] | None = None,
+    hooks: CloneHooks | None = None,
 ) -> ClonedSource:
     """``vcs.clone(url)``, failing :class:`CloneTimeoutError` past ``limit`` seconds.
 
     The clone timeout runs from the VCS's ``on_ready``: its set-up (starting a worker
-    process, which takes seconds on a busy machine) is not the clone. With ``need``
-    (a memory budget, and a VCS that forecasts its memory: the caller's choice), the
-    clone's forecasts go to ``need``; the timeout stops while a forecast waits for
+    process, which takes seconds on a busy machine) is not the clone. With
+    ``hooks.need`` (a memory budget, and a VCS that forecasts its memory: the caller's
+    choice), the clone's forecasts go to it; the timeout stops while a forecast waits for
     memory, since the clone does nothing then (the repository's own deadline still runs).
+    With ``hooks.received``, and a VCS that reports its progress, the bytes received
+    so far go to it (:func:`throttled`).
     """
     with trio.CancelScope() as clone_scope:
 
@@ -41,18 +73,25 @@ async def clone_timed(
             if limit is not None:
                 clone_scope.deadline = watch.ready_at + limit
 
+        hooks = hooks or CloneHooks()
+        need, received, progress = hooks.need, hooks.received, None
+        if received is not None and vcs.reports_progress:
+            progress = throttled(received)
         if need is None:
-            return await vcs.clone(url, credential=credential, on_ready=ready)
+            return await vcs.clone(url, credential=credential, on_ready=ready, on_progress=progress)
 
         async def paused(nbytes: int) -> None:
             deadline, started = clone_scope.deadline, trio.current_time()
             clone_scope.deadline = math.inf
+            assert need is not None
             try:
                 await need(nbytes)
             finally:
                 # A deadline not set yet (before on_ready) stays unset.
                 clone_scope.deadline = deadline + (trio.current_time() - started)
 
-        return await vcs.clone(url, credential=credential, on_ready=ready, on_memory=paused)
+        return await vcs.clone(
+            url, credential=credential, on_ready=ready, on_memory=paused, on_progress=progress
+        )
     assert limit is not None
     raise CloneTimeoutError(shown, f"the clone took longer than {limit:g} s")

@@ -40,6 +40,7 @@ class FakeVCS:
     depth: int | None = 1
     max_memory = 1 << 30
     opening_memory: int | None = None
+    reports_progress = True  # the bytes in ``received``, told before a clone waits
 
     def __init__(
         self,
@@ -65,6 +66,7 @@ class FakeVCS:
         self.peak = 0
         self.made = 0
         self.started: dict[str, float] = {}  # when each clone began (after its set-up)
+        self.received: dict[str, list[int]] = {}  # told to on_progress, per URL, in order
 
     async def clone(
         self,
@@ -74,6 +76,7 @@ class FakeVCS:
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_progress: Callable[[int], object] | None = None,
     ) -> ClonedSource:
         self.calls.append(url)
         self.credentials.append(credential)
@@ -87,6 +90,9 @@ class FakeVCS:
                 self.started.setdefault(url, trio.current_time())
                 if on_ready is not None:
                     on_ready()
+            for received in self.received.get(url, []):
+                if on_progress is not None:
+                    on_progress(received)
             if self.blocking:
                 await self.release[url].wait()
             else:

@@ -30,7 +30,6 @@ classifier reads that in a message as ``not_found``, a 429 included (issue 43).
 
 from __future__ import annotations
 
-import contextlib
 import math
 import random
 import re
@@ -49,6 +48,10 @@ from typing import Any
 
 import trio
 
+from .http_bits import read_head as _read_head
+from .http_bits import relay as _relay
+from .http_bits import request_line as _request_line
+from .http_bits import status_of as _status
 from .proxy import OnLoopback
 from .servers import http_git_server
 
@@ -132,6 +135,7 @@ class ThrottlingHttp(OnLoopback):
     port: int = 0
     _failing: dict[str, int] = field(default_factory=dict)
     _held: bool = False
+    _hold_after: int = 0  # pack bytes an answer sends before it waits (0: none)
     _changed: trio.Event = field(default_factory=trio.Event)
     _started: float = 0.0
     _windows: Counter[int] = field(default_factory=Counter)
@@ -149,9 +153,11 @@ class ThrottlingHttp(OnLoopback):
         """Change how the server pushes back, from the next request on."""
         self.throttling = replace(self.throttling, **changes)
 
-    def hold(self) -> None:
-        """Admitted requests wait before they are answered, until :meth:`release`."""
-        self._held = True
+    def hold(self, *, pack_bytes: int = 0) -> None:
+        """Admitted requests wait before they are answered, until :meth:`release`; with
+        ``pack_bytes``, only an answer that holds a pack waits, after its signature and
+        that many bytes of what follows (a clone caught mid-pack)."""
+        self._held, self._hold_after = True, pack_bytes
 
     def release(self) -> None:
         self._held = False
@@ -282,16 +288,18 @@ class ThrottlingHttp(OnLoopback):
         try:
             await trio.sleep(self.throttling.service_time)
             response = await self._ask_upstream(client, request)
-            while self._held:
+            sent = self._before_hold(response)
+            await client.send_all(response[:sent])
+            while self._held and (sent or not self._hold_after):  # see hold()
                 await self._changed.wait()
             status = _status(response)
             cut = self._reset_at(exchange.repository, response)
             if cut is None:
-                await client.send_all(response[:-1])
+                await client.send_all(response[sent:-1])
                 self._record(exchange, status, "served")
                 await client.send_all(response[-1:])
             else:
-                await client.send_all(response[:cut])
+                await client.send_all(response[sent : max(cut, sent)])
                 self._record(exchange, status, "reset")
                 linger = struct.pack("ii", 1, 0)  # close with a reset
                 client.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, linger)
@@ -311,6 +319,14 @@ class ThrottlingHttp(OnLoopback):
                 response += data
             nursery.cancel_scope.cancel()
         return bytes(response)
+
+    def _before_hold(self, response: bytes) -> int:
+        """Bytes of ``response`` sent before a hold: up to ``_hold_after`` bytes past
+        a pack's signature (never its last byte), else none."""
+        pack = _PACK_HEADER.search(response) if self._held and self._hold_after else None
+        if pack is None:
+            return 0
+        return min(pack.end() + self._hold_after, len(response) - 1)
 
     def _reset_at(self, repository: str, response: bytes) -> int | None:
         """Where to cut ``response`` (a pack answer chosen for a reset), else None."""
@@ -363,34 +379,3 @@ async def throttling_http(base: Path, **settings: Any) -> AsyncIterator[Throttli
             await nursery.start(server.serve)
             yield server
             nursery.cancel_scope.cancel()
-
-
-async def _read_head(client: trio.SocketStream) -> bytes | None:
-    """A request's line and headers (and whatever of its body came with them); None if
-    the client closed or broke the connection first. Stops past 64 KiB."""
-    request = b""
-    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-        while b"\r\n\r\n" not in request and len(request) <= 65536:
-            piece = await client.receive_some(65536)
-            if not piece:
-                return None
-            request += piece
-        return request
-    return None
-
-
-def _request_line(request: bytes) -> tuple[str, str]:
-    parts = request.split(b"\r\n", 1)[0].decode("latin-1").split(" ")
-    return (parts[0], parts[1]) if len(parts) >= 2 else (parts[0], "")
-
-
-def _status(response: bytes) -> int:
-    parts = response.split(b"\r\n", 1)[0].split(b" ")
-    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else 0
-
-
-async def _relay(client: trio.SocketStream, upstream: trio.SocketStream) -> None:
-    """The rest of a request's body, from the client to the app behind."""
-    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-        while data := await client.receive_some(65536):
-            await upstream.send_all(data)

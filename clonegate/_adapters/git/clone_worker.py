@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..._domain.errors import ErrorKind
 from ..._domain.sizes import format_size
 from ..._domain.urls import redact
-from ..workers.zygote import ask_parent, end_after_reply
+from ..workers.zygote import ask_parent, end_after_reply, tell_parent
 from .checkout_size import bytes_under, ensure_checkout_fits
 from .clone_config import record_refs
 from .envelope import Breach, Envelope, TransferMeter
@@ -73,6 +73,8 @@ class CloneJob:
     # Tell the parent what indexing the pack will need before it does (a memory
     # budget reserves it, ADR 0014); the question waits for the answer.
     ask_memory: bool = False
+    # Tell the parent the pack bytes received so far, now and then (a display's figure).
+    tell_progress: bool = False
 
     @property
     def max_memory(self) -> int:
@@ -295,11 +297,12 @@ def _fetch_head(job: CloneJob, client: GitClient, path: str, repo: Any) -> tuple
         head = refs.get(b"HEAD")
         return [head] if head else []
 
-    from .pack_intake import fetch_into
+    from .pack_intake import ReceivedNotes, fetch_into
 
     try:
         need = ask_parent if job.ask_memory else None
-        result: Any = fetch_into(client, path, repo, wants_head, job.depth, meter, need)
+        notes = ReceivedNotes(tell_parent) if job.tell_progress else None
+        result: Any = fetch_into(client, path, repo, wants_head, job.depth, meter, need, notes)
     except Failure:
         raise
     except Exception as exc:

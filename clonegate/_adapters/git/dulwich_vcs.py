@@ -70,6 +70,8 @@ class DulwichVCS:
     # Before its pack is on disk a clone holds the client, its buffers and the refs
     # (the envelope bounds their number): what the pack's first pass also starts from.
     opening_memory = pack_forecast.FIRST_PASS_BASE
+    # Its workers tell the pack bytes they received (pack_intake.ReceivedNotes).
+    reports_progress = True
 
     def __init__(
         self,
@@ -106,6 +108,7 @@ class DulwichVCS:
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_progress: Callable[[int], object] | None = None,
     ) -> ClonedSource:
         """Clone ``url`` into ``destination`` (must not exist yet) or a private temporary directory.
 
@@ -125,6 +128,9 @@ class DulwichVCS:
         with the bytes the clone will use in all from then on, before each pass over
         its pack that needs them (ADR 0014); at most the adapter's ``max_memory``.
 
+        ``on_progress`` hears the pack bytes received so far, at most once per 256 KiB
+        and per 0.25 s of the worker's clock (ADR 0003); never past ``max_repo_size``.
+
         Raises :exc:`clonegate.CloneError` subclasses; see :class:`clonegate.ErrorKind`.
         """
         repo = parse_repo_url(url, allow_local=self._allow_local)
@@ -138,6 +144,7 @@ class DulwichVCS:
         )
         asks = on_memory is not None
         job = self._job(repo, username, password, target=str(target), keep=keep, ask_memory=asks)
+        job = dataclasses.replace(job, tell_progress=on_progress is not None)
         answer = None
         if on_memory is not None:
             cap = self._envelope.max_memory
@@ -160,6 +167,7 @@ class DulwichVCS:
                 # the kind: a worker's hard limit cannot be raised for a later job.
                 reuse=f"clone/{self._envelope.max_repo_bytes}",
                 on_question=answer,
+                on_note=self._progress_to(on_progress),
             )
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
@@ -238,6 +246,17 @@ class DulwichVCS:
             error.retry_after = outcome.retry_after
             raise error
         return RemoteHead(branch=outcome.branch, commit=outcome.commit)
+
+    def _progress_to(self, on_progress: Callable[[int], object] | None) -> Callable[[object], None]:
+        """What hears a worker's notes: believed only as a byte count within the
+        envelope's limit, and passed on (a note the worker never sends is dropped)."""
+        cap = self._envelope.max_repo_bytes
+
+        def heard(note: object) -> None:
+            if on_progress is not None and type(note) is int and note >= 0:
+                on_progress(min(note, cap))
+
+        return heard
 
     def _job(
         self,

@@ -37,7 +37,7 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +108,7 @@ class TransferMeter:
         self._stop = threading.Event()
         self._own_reads = 0  # what reading /proc/self/io itself added to rchar
         self._rchar_at_start = 0
+        self.ticked: Callable[[], object] | None = None  # each watchdog tick (pack_intake)
 
     def received(self) -> int:
         """Bytes received so far: on sockets, or read from pipes (ssh)."""
@@ -266,6 +267,9 @@ class TransferMeter:
                 self._pending = breach
                 signal.pthread_kill(main, signal.SIGUSR1)
                 return
+            if self.ticked is not None:
+                with contextlib.suppress(OSError):  # the parent gone: the watch goes on
+                    self.ticked()
 
 
 @contextlib.contextmanager

@@ -15,8 +15,11 @@ fails indexing with ``UnresolvedDeltas`` and goes through dulwich's thin-pack pa
 
 from __future__ import annotations
 
+import math
 import os
 import tempfile
+import threading
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -25,6 +28,60 @@ from dulwich.pack import UnresolvedDeltas
 
 from .envelope import TransferMeter
 from .pack_index import CorruptPack, index_pack
+
+# A clone tells its parent the pack bytes it received (the display's figure, issue 44)
+# once it has this many more than in its last note AND this long has passed since it:
+# at most one note per 256 KiB of pack (bounded by the envelope's byte limit) and
+# four a second, whatever the server sends. A transfer that stalls sends one more,
+# with what came since (:meth:`ReceivedNotes.flush`): its figure is not left behind.
+# A stall's note needs new bytes, a watchdog tick with none, 0.25 s since the last
+# note, and a note of 256 KiB more since the last stall's: at most two per 256 KiB.
+NOTE_EVERY_BYTES = 256 << 10
+NOTE_EVERY_SECONDS = 0.25
+
+
+class ReceivedNotes:
+    """Called with the pack bytes received so far after each piece; passes them on to
+    ``tell`` (``zygote.tell_parent``) rarely: see :data:`NOTE_EVERY_BYTES`. The first
+    note goes out at the first 256 KiB, or at the first stall; a clone of a few KiB
+    that never stalls says nothing. Notes are 0.25 s apart at least, on ``clock``."""
+
+    def __init__(
+        self, tell: Callable[[int], object], clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._tell, self._clock = tell, clock
+        self._told = 0  # bytes in the last note
+        self._at = -math.inf  # when it was sent, on ``clock``
+        self._latest = self._seen = 0  # bytes so far; as the last flush saw them
+        self._after_stall = False  # the last note was a stall's
+        self._lock = threading.Lock()  # flush() runs in the envelope's watchdog thread
+        self.notes = 0
+
+    def __call__(self, received: int) -> None:
+        self._latest = received
+        if received - self._told >= NOTE_EVERY_BYTES:
+            self._send(received, stall=False)
+
+    def flush(self) -> None:
+        """Called now and then (each tick of the envelope's watchdog): once the figure
+        stood still since the last call (a stall), the bytes not told yet, under the
+        same 0.25 s; then no other stall note before a note of 256 KiB more, so that
+        notes stay bounded by bytes too (two per 256 KiB at most)."""
+        latest = self._latest
+        stalled, self._seen = latest == self._seen, latest
+        if stalled:
+            self._send(latest, stall=True)
+
+    def _send(self, received: int, *, stall: bool) -> None:
+        with self._lock:
+            now = self._clock()
+            if received <= self._told or now - self._at < NOTE_EVERY_SECONDS:
+                return
+            if stall and self._after_stall:
+                return
+            self._told, self._at, self._after_stall = received, now, stall
+            self.notes += 1
+            self._tell(received)
 
 
 def fetch_into(
@@ -35,12 +92,15 @@ def fetch_into(
     depth: int | None,
     meter: TransferMeter,
     need: Callable[[int], object] | None = None,
+    notes: ReceivedNotes | None = None,
 ) -> Any:
     """``client.fetch(path, repo, ...)``, with the pack written once and indexed once.
 
     ``meter`` watches the transfer (and only the transfer: indexing after it is not
     a slow server) and counts every piece of pack data. ``need`` hears how much
-    memory indexing will use, before it does (:func:`.pack_index.index_pack`).
+    memory indexing will use, before it does (:func:`.pack_index.index_pack`);
+    ``notes`` the pack bytes received so far, after each piece and at each tick of
+    the meter's watchdog (:class:`ReceivedNotes`).
     Returns dulwich's ``FetchPackResult``.
     """
     store = repo.object_store
@@ -53,9 +113,12 @@ def fetch_into(
 
             def write(data: bytes) -> int:
                 meter.count_pack(len(data))
+                if notes is not None:
+                    notes(meter.pack_bytes)
                 checksum.update(data)
                 return sink.write(data)
 
+            meter.ticked = notes.flush if notes is not None else None
             with meter.watching():
                 result = client.fetch_pack(
                     path,

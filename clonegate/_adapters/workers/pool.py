@@ -104,6 +104,7 @@ class WorkerPool:
         memory_allowance: int = 0,
         reuse: str | None = None,
         on_question: Callable[[Any], Awaitable[object]] | None = None,
+        on_note: Callable[[Any], object] | None = None,
     ) -> tuple[T, int]:
         """Run ``function(*args)`` in a new worker; return its value and the job's peak
         memory: the most resident memory the worker had above what it started with.
@@ -126,6 +127,8 @@ class WorkerPool:
         ``on_question``: what answers the job's questions (``zygote.ask_parent``), in
         this task, while the job waits; the job gets ``None`` without it. A question
         comes from the worker: it is plain data, to be checked before it is believed.
+        ``on_note`` hears the job's notes (``zygote.tell_parent``), plain data too, in
+        this task and without a checkpoint: it must be quick.
 
         A caller that holds expiring permits (``held_deadline``: a Redis lease) gets a
         worker that ends itself at their deadline unless renewed: :exc:`LeaseLostError`.
@@ -140,7 +143,7 @@ class WorkerPool:
         try:
             if on_ready is not None:
                 on_ready()
-            reply = await worker.run(wire.dump((function, args)), on_question)
+            reply = await worker.run(wire.dump((function, args)), on_question, on_note)
             if reply is None:  # it ended without a reply: why
                 died = await self._exit_of(worker.pid)
                 if worker.followed and deadline.ended_at_deadline(died.status):

@@ -46,7 +46,10 @@ class ServedWorker:
     followed: bool = False  # its last job ran under the caller's lease deadline
 
     async def run(
-        self, job: bytes, on_question: Callable[[Any], Awaitable[object]] | None
+        self,
+        job: bytes,
+        on_question: Callable[[Any], Awaitable[object]] | None,
+        on_note: Callable[[Any], object] | None = None,
     ) -> wire.Reply | None:
         """Send ``job`` (a pickle) and return its reply; None if the worker ended first.
         Meanwhile its cell follows the deadline of the caller's expiring permits, if it
@@ -56,7 +59,7 @@ class ServedWorker:
         self.followed = stop is not None
         try:
             await self.stream.send_all(wire.frame(job))
-            return await self.reply(on_question)
+            return await self.reply(on_question, on_note)
         except trio.BrokenResourceError:
             return None  # it ended before or while reading the job
         finally:
@@ -84,16 +87,23 @@ class ServedWorker:
             header_done = True
 
     async def reply(
-        self, on_question: Callable[[Any], Awaitable[object]] | None
+        self,
+        on_question: Callable[[Any], Awaitable[object]] | None,
+        on_note: Callable[[Any], object] | None = None,
     ) -> wire.Reply | None:
         """The job's reply, once its questions are answered (``None`` for a caller
-        that takes none); None if the worker ended. A worker that dies while its
-        question is being answered stops the answer: its caller may be waiting
-        for something (memory) that the dead worker no longer needs."""
+        that takes none) and its notes given to ``on_note`` (dropped without it); None
+        if the worker ended. A worker that dies while its question is being answered
+        stops the answer: its caller may be waiting for something (memory) that the
+        dead worker no longer needs."""
         while (payload := await self.receive()) is not None:
             message = wire.load_reply(payload)
             if isinstance(message, wire.Reply):
                 return message
+            if isinstance(message, wire.Note):
+                if on_note is not None:
+                    on_note(message.value)
+                continue
             answer = None
             if on_question is not None:
                 async with trio.open_nursery() as nursery:

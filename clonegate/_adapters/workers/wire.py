@@ -57,6 +57,14 @@ class Question:
 
 
 @dataclass(frozen=True, slots=True)
+class Note:
+    """A running job's news for its caller (``zygote.tell_parent``): no answer, the job
+    goes on at once. A job sends few (a clone's bytes received, rate-limited there)."""
+
+    value: Any = None
+
+
+@dataclass(frozen=True, slots=True)
 class Named:
     """A job's function named by its module and attribute, imported where it runs.
 
@@ -108,10 +116,10 @@ def _allowed(module: str) -> bool:
     return module == "clonegate" or module.startswith("clonegate.") or module in _TRUSTED_MODULES
 
 
-def load_reply(data: bytes) -> Reply | Question:
-    """A worker's frame: its job's reply, or a question the job asks before it."""
+def load_reply(data: bytes) -> Reply | Question | Note:
+    """A worker's frame: its job's reply, or a question or a note the job sends before it."""
     reply = ReplyUnpickler(io.BytesIO(data)).load()
-    if not isinstance(reply, (Reply, Question)):
+    if not isinstance(reply, (Reply, Question, Note)):
         raise pickle.UnpicklingError("not a reply")
     return reply
 

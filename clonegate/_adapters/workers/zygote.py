@@ -36,6 +36,7 @@ import selectors
 import signal
 import socket
 import sys
+import threading
 from typing import NamedTuple, NoReturn
 
 from . import deadline, wire
@@ -50,6 +51,7 @@ RETIRE_GROWTH = 32 << 20
 RETIRE_ADDRESS_SPACE = 256 << 20
 _ending = False
 _job_stream: socket.socket | None = None  # a worker's stream to the parent, in a job
+_sending = threading.Lock()  # a job's frames, whole: a note may come from its thread
 
 
 def end_after_reply() -> None:
@@ -69,8 +71,18 @@ def ask_parent(question: object) -> object:
     """
     if _job_stream is None:
         return None
-    _job_stream.sendall(wire.frame(wire.dump(wire.Question(question))))
+    with _sending:
+        _job_stream.sendall(wire.frame(wire.dump(wire.Question(question))))
     return pickle.loads(_receive(_job_stream))
+
+
+def tell_parent(note: object) -> None:
+    """Called by a job: send ``note`` to the task that runs it in the parent
+    (``WorkerPool.run``'s ``on_note``), without waiting for anything. In no worker:
+    nothing. The parent reads it with the reply's rules, and may drop it."""
+    if _job_stream is not None:
+        with _sending:
+            _job_stream.sendall(wire.frame(wire.dump(wire.Note(note))))
 
 
 def main(control_fd: int, preload: list[str]) -> None:
