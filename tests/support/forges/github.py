@@ -146,7 +146,7 @@ class GitHubApi(ForgeServer):
     def _search(self, request: Seen) -> Answer:
         if not request.param("q"):
             errors = [{"resource": "Search", "field": "q", "code": "missing"}]
-            body = {"message": "Validation Failed", "errors": errors, "status": "422"}
+            body: dict[str, Any] = {"message": "Validation Failed", "errors": errors}
             return json_answer(422, body)
         per_page = int_param(request, "per_page", 30, low=1, high=100)
         page = int_param(request, "page", 1, low=1, high=1 << 30)

@@ -69,7 +69,9 @@ class Answer:
 
 def json_answer(status: int, value: Any, headers: dict[str, str] | None = None) -> Answer:
     body = json.dumps(value, indent=1).encode() + b"\n"
-    return Answer(status, {"Content-Type": "application/json; charset=utf-8", **(headers or {})}, body)
+    return Answer(
+        status, {"Content-Type": "application/json; charset=utf-8", **(headers or {})}, body
+    )
 
 
 @dataclass
