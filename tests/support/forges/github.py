@@ -109,7 +109,7 @@ class GitHubApi(ForgeServer):
         }
 
     def _route(self, request: Seen) -> Answer:
-        if request.method not in ("GET", "HEAD"):
+        if request.method not in ("GET", "HEAD") or not request.path.startswith(self.prefix + "/"):
             return json_answer(404, fixture("github", "not_found.json"))
         path = request.path.removeprefix(self.prefix)
         parts = path.strip("/").split("/")

@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, urlencode, urlsplit
 import trio
 
 _HEAD_CAP = 65536  # bytes of request line and headers; past it: 431
+_DRAIN_BOUND = 30.0  # seconds a refused client has to close: a safety net, not a sync
 
 
 @dataclass(frozen=True)
@@ -180,6 +181,17 @@ class ForgeServer:
             self._changed = trio.Event()
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 await client.send_all(_encode(answer, head_only=request.method == "HEAD"))
+                if answer.status == 431:
+                    await _drain(client)
+
+
+async def _drain(client: trio.SocketStream) -> None:
+    """Read what a refused client still sends until it closes: a socket closed with
+    unread data sends a reset, which may destroy the answer before it is read."""
+    await client.send_eof()
+    with trio.move_on_after(_DRAIN_BOUND):
+        while await client.receive_some(65536):
+            pass
 
 
 def etag_of(body: bytes) -> str:
