@@ -44,7 +44,8 @@ async def test_org_repositories_walk_by_link_to_the_end_each_page_once(
     assert set(pages[1].links()) == {"prev", "next", "last", "first"}
     assert set(pages[2].links()) == {"prev", "first"}
     served = server.served_pages()
-    assert len(served) == 3 and len(set(served)) == 3
+    assert len(served) == 3
+    assert len(set(served)) == 3
     assert all(s.param("type") == "all" for s in server.seen)  # kept on every next link
 
 
@@ -57,12 +58,15 @@ async def test_per_page_defaults_to_30_and_stops_at_100(nursery: trio.Nursery) -
 
 
 async def test_owners_org_user_and_case(nursery: trio.Nursery) -> None:
-    server = await _github(nursery, made("Pallets", 3) + made("alice", 2, first_id=50), orgs=["Pallets"])
+    server = await _github(
+        nursery, made("Pallets", 3) + made("alice", 2, first_id=50), orgs=["Pallets"]
+    )
     assert len((await get(f"{server.base_url}/orgs/pallets/repos")).json()) == 3
     assert len((await get(f"{server.base_url}/users/alice/repos")).json()) == 2
     for missing in ("/orgs/alice/repos", "/orgs/nobody/repos", "/users/nobody/repos"):
         got = await get(server.base_url + missing)
-        assert got.status == 404 and got.json()["message"] == "Not Found"
+        assert got.status == 404
+        assert got.json()["message"] == "Not Found"
 
 
 async def test_a_repository_has_the_documented_shape_and_loopback_clone_url(
@@ -77,17 +81,22 @@ async def test_a_repository_has_the_documented_shape_and_loopback_clone_url(
     first, fork, archived, empty = items[0], items[4], items[6], items[10]
     assert first["clone_url"] == f"{GIT}/pallets/repo-00000.git"
     assert first["url"] == f"{server.base_url}/repos/pallets/repo-00000"
-    assert first["owner"]["login"] == "pallets" and first["owner"]["type"] == "Organization"
+    assert first["owner"]["login"] == "pallets"
+    assert first["owner"]["type"] == "Organization"
     assert (fork["fork"], archived["archived"], empty["size"]) == (True, True, 0)
-    assert items[16]["disabled"] is True and items[12]["mirror_url"] == items[12]["clone_url"]
-    assert items[2]["default_branch"] == "master" and first["pushed_at"] == "2024-01-01T00:00:00Z"
+    assert items[16]["disabled"] is True
+    assert items[12]["mirror_url"] == items[12]["clone_url"]
+    assert items[2]["default_branch"] == "master"
+    assert first["pushed_at"] == "2024-01-01T00:00:00Z"
     assert [i["id"] for i in items] == [r.id for r in repos]
 
 
 async def test_search_reaches_only_the_first_1000_results(nursery: trio.Nursery) -> None:
     found = made("found", SEARCH_CAP + 200)
     server = await _github(nursery, [], search=found, search_total=4321)
-    pages = await walk_links(f"{server.base_url}/search/repositories?q=language:python&per_page=100")
+    pages = await walk_links(
+        f"{server.base_url}/search/repositories?q=language:python&per_page=100"
+    )
 
     assert [p.status for p in pages] == [200] * 10
     assert {p.json()["total_count"] for p in pages} == {4321}
@@ -98,7 +107,9 @@ async def test_search_reaches_only_the_first_1000_results(nursery: trio.Nursery)
     assert pages[0].links()["last"].endswith("page=10")
     item = pages[0].json()["items"][0]
     assert keys_of(item) == keys_of(fixture("github", "search_repositories.json")["items"][0])
-    past = await get(f"{server.base_url}/search/repositories?q=language:python&per_page=100&page=11")
+    past = await get(
+        f"{server.base_url}/search/repositories?q=language:python&per_page=100&page=11"
+    )
     assert past.status == 422
     assert past.json()["message"] == "Only the first 1000 search results are available"
     assert (await get(f"{server.base_url}/search/repositories?per_page=100")).status == 422
@@ -149,7 +160,8 @@ async def test_search_has_its_own_budget_per_minute(
     assert second.headers["x-ratelimit-resource"] == "search"
     assert second.headers["x-ratelimit-reset"] == str(EPOCH + 60)
     core = await get(f"{server.base_url}/users/octo/repos")
-    assert core.status == 200 and core.headers["x-ratelimit-used"] == "1"
+    assert core.status == 200
+    assert core.headers["x-ratelimit-used"] == "1"
     mock_clock.jump(60)
     assert (await get(search)).status == 200
 
@@ -166,7 +178,8 @@ async def test_secondary_limit_is_a_403_with_retry_after_and_costs_no_budget(
     assert [r.status for r in refused] == [403, 403]
     assert {r.headers["retry-after"] for r in refused} == {"61"}
     assert "secondary rate limit" in refused[0].json()["message"]
-    assert served.status == 200 and served.headers["x-ratelimit-used"] == "1"
+    assert served.status == 200
+    assert served.headers["x-ratelimit-used"] == "1"
     assert [s.status for s in server.seen] == [403, 403, 200]
 
 
@@ -183,7 +196,8 @@ async def test_etag_if_none_match_is_a_304_without_body_not_counted(
     assert tag.startswith('W/"')
     assert (again.status, again.body, again.headers["etag"]) == (304, b"", tag)
     assert again.headers["x-ratelimit-used"] == "1"  # the 304 cost nothing
-    assert other_page.status == 200 and other_page.headers["etag"] != tag
+    assert other_page.status == 200
+    assert other_page.headers["etag"] != tag
     assert other_page.headers["x-ratelimit-used"] == "2"
 
 
@@ -195,10 +209,15 @@ async def test_every_request_is_recorded_with_its_credentials_and_host(
     got = await get(f"{server.base_url}/api/v3/users/octo/repos?per_page=5", headers)
     missing = await get(f"{server.base_url}/users/octo/repos")
 
-    assert got.status == 200 and missing.status == 404  # GHES answers under /api/v3 only
+    assert got.status == 200
+    assert missing.status == 404
     assert got.json()[0]["url"] == f"{server.base_url}/api/v3/repos/octo/repo-00000"
     seen = server.seen[0]
-    assert (seen.method, seen.path, seen.query) == ("GET", "/api/v3/users/octo/repos", {"per_page": ["5"]})
+    assert (seen.method, seen.path, seen.query) == (
+        "GET",
+        "/api/v3/users/octo/repos",
+        {"per_page": ["5"]},
+    )
     assert (seen.authorization, seen.host) == (f"Bearer {TOKEN}", "ghe.example.com")
     assert server.seen[1].authorization is None
 
