@@ -14,6 +14,7 @@ import trio.testing
 from .support.forges.catalogue import Made, fixture, keys_of, made
 from .support.forges.client import Got, get, walk_links
 from .support.forges.github import SEARCH_CAP, GitHubApi
+from .support.forges.http import Answer, Seen, failing_from
 
 GIT = "http://127.0.0.1:9418"  # where the listed repositories would be cloned from
 EPOCH = 1_700_000_000
@@ -243,3 +244,31 @@ async def test_a_malformed_or_oversized_request_is_refused_and_recorded(
     assert garbage.startswith(b"HTTP/1.1 400 ")
     assert oversized.startswith(b"HTTP/1.1 431 ")
     assert [s.status for s in server.seen] == [400, 431]
+
+
+async def test_a_listing_failing_midway_has_served_the_pages_before(
+    nursery: trio.Nursery,
+) -> None:
+    server = await _github(nursery, made("octo", 100))
+    server.tamper = failing_from(3, Answer(502, {"Content-Type": "text/html"}, b"<h1>502</h1>"))
+    url = f"{server.base_url}/users/octo/repos?per_page=20"
+    pages = [await get(url)]
+    while pages[-1].status == 200 and "next" in pages[-1].links():
+        pages.append(await get(pages[-1].links()["next"]))
+
+    assert [p.status for p in pages] == [200, 200, 502]
+    assert [s.param("page") for s in server.seen] == [None, "2", "3"]
+    assert [s.status for s in server.seen] == [200, 200, 502]  # the record says what was sent
+
+
+async def test_a_tamper_can_make_any_answer_hostile(nursery: trio.Nursery) -> None:
+    server = await _github(nursery, [Made(1, "octo", "evil\x1b[2Jname")])
+
+    def loop_forever(request: Seen, answer: Answer, index: int) -> Answer:
+        answer.headers["Link"] = f'<{server.base_url}{request.path}?page=1>; rel="next"'
+        return answer
+
+    server.tamper = loop_forever
+    got = await get(f"{server.base_url}/users/octo/repos")
+    assert got.json()[0]["name"] == "evil\x1b[2Jname"  # escaped in JSON, raw once parsed
+    assert got.links()["next"].endswith("/users/octo/repos?page=1")

@@ -18,6 +18,7 @@ import hashlib
 import json
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from email.utils import formatdate
 from http import HTTPStatus
@@ -121,12 +122,28 @@ class Refusals:
         return True
 
 
+Tamper = Callable[[Seen, Answer, int], Answer]
+
+
+def failing_from(n: int, answer: Answer) -> Tamper:
+    """A tamper that answers ``answer`` from the ``n``-th request on (counted from 1,
+    every request counted): a listing that breaks midway, the pages before it served."""
+
+    def tamper(request: Seen, served: Answer, index: int) -> Answer:
+        return replace(answer, headers=dict(answer.headers)) if index >= n else served
+
+    return tamper
+
+
 class ForgeServer:
     """A forge's API on 127.0.0.1; ``serve`` it in a nursery. Every request is in
-    ``seen``, in the order answered."""
+    ``seen``, in the order answered. ``tamper`` (the test's) sees each request, the
+    forge's answer and the request's number (from 1), and returns what is sent instead:
+    a hostile or failing forge without a server of its own."""
 
     def __init__(self, *, epoch: float | None = None) -> None:
         self.seen: list[Seen] = []
+        self.tamper: Tamper | None = None
         self.port = 0
         self.started = 0.0
         self.epoch = epoch
@@ -176,6 +193,8 @@ class ForgeServer:
                 request = Seen("", "", {}, {}, trio.current_time())
             else:
                 answer = self.answer(request)
+            if self.tamper is not None:
+                answer = self.tamper(request, answer, len(self.seen) + 1)
             self.seen.append(replace(request, status=answer.status))
             self._changed.set()
             self._changed = trio.Event()
