@@ -56,6 +56,8 @@ async def test_per_page_defaults_to_30_and_stops_at_100(nursery: trio.Nursery) -
     big = await get(f"{server.base_url}/users/octo/repos?per_page=1000")
     assert len(big.json()) == 100
     assert big.links()["last"].endswith("page=3")
+    whole = await walk_links(f"{server.base_url}/users/octo/repos?per_page=50")
+    assert [len(p.json()) for p in whole] == [50] * 5  # a full last page ends the walk
 
 
 async def test_owners_org_user_and_case(nursery: trio.Nursery) -> None:

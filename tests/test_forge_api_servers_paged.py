@@ -11,7 +11,7 @@ import trio.testing
 
 from .support.forges.bitbucket import BitbucketApi
 from .support.forges.catalogue import Made, fixture, keys_of, made
-from .support.forges.client import Got, get, walk_links
+from .support.forges.client import Got, get, walk_bodies, walk_links
 from .support.forges.gitea import GiteaApi
 from .support.forges.gitlab import TOTALS_CAP, GitLabApi
 
@@ -52,6 +52,9 @@ async def test_gitlab_keyset_pages_with_subgroups_each_once(nursery: trio.Nurser
     assert pages[0].links()["next"].endswith(f"&id_after={repos[19].id}")
     assert all("x-total" not in p.headers and "x-page" not in p.headers for p in pages)
     assert len(set(server.served_pages())) == len(server.seen) == 3
+    # A last page that is full has no next link: no empty page after it.
+    whole = await walk_links(f"{server.base_url}/api/v4/groups/gitlab-org/projects?{query[:-2]}25")
+    assert [len(p.json()) for p in whole] == [25, 25]
 
 
 async def test_gitlab_keyset_descending_and_other_orders_refused(nursery: trio.Nursery) -> None:
@@ -173,7 +176,8 @@ async def test_gitea_pages_with_total_count_and_link(nursery: trio.Nursery) -> N
     assert set(pages[2].links()) == {"first", "prev"}
     assert pages[0].links()["last"].endswith("limit=100&page=3")
     assert len(set(server.served_pages())) == 3
-    assert len((await get(f"{server.base_url}/api/v1/users/forgejo/repos")).json()) == 30
+    by_default = await walk_links(f"{server.base_url}/api/v1/users/forgejo/repos")
+    assert [len(p.json()) for p in by_default] == [30] * 4  # a full last page ends the walk
 
 
 async def test_gitea_owners_shape_and_throttling(nursery: trio.Nursery) -> None:
@@ -208,9 +212,7 @@ async def _bitbucket(nursery: trio.Nursery, repos: list[Made]) -> BitbucketApi:
 async def test_bitbucket_follows_next_until_absent(nursery: trio.Nursery) -> None:
     repos = made("atlassian", 25)
     server = await _bitbucket(nursery, repos)
-    pages = [await get(f"{server.base_url}/2.0/repositories/atlassian")]
-    while "next" in pages[-1].json():
-        pages.append(await get(pages[-1].json()["next"]))
+    pages = await walk_bodies(f"{server.base_url}/2.0/repositories/atlassian")
 
     bodies = [p.json() for p in pages]
     assert [len(b["values"]) for b in bodies] == [10, 10, 5]  # pagelen 10 by default
@@ -224,6 +226,8 @@ async def test_bitbucket_follows_next_until_absent(nursery: trio.Nursery) -> Non
     assert {k for k in keys_of(bodies[1]) if not k.startswith("values")} == (
         {k for k in envelope if not k.startswith("values")} | {"previous"}
     )
+    whole = await walk_bodies(f"{server.base_url}/2.0/repositories/atlassian?pagelen=5")
+    assert [len(p.json()["values"]) for p in whole] == [5] * 5  # no empty page after
     big = (await get(f"{server.base_url}/2.0/repositories/atlassian?pagelen=500")).json()
     assert (big["pagelen"], len(big["values"]), "next" in big) == (100, 25, False)
 
