@@ -70,7 +70,7 @@ class Answer:
 
 
 def json_answer(status: int, value: Any, headers: dict[str, str] | None = None) -> Answer:
-    body = json.dumps(value, indent=1).encode() + b"\n"
+    body = json.dumps(value, separators=(",", ":")).encode()  # compact, as forges send
     return Answer(
         status, {"Content-Type": "application/json; charset=utf-8", **(headers or {})}, body
     )
