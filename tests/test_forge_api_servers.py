@@ -6,6 +6,7 @@ test jumps, nothing sleeps. The other forges: tests/test_forge_api_servers_paged
 from __future__ import annotations
 
 import socket
+from email.utils import parsedate_to_datetime
 
 import pytest
 import trio
@@ -143,6 +144,8 @@ async def test_primary_limit_exhausted_then_reset_on_the_trio_clock(
     assert {a.headers["x-ratelimit-resource"] for a in answers} == {"core"}
     assert answers[3].json()["message"].startswith("API rate limit exceeded")
     assert "retry-after" not in answers[3].headers  # the reset says when, not Retry-After
+    # The server's Date is on the same clock: reset - Date is the wait, on any clock.
+    assert {parsedate_to_datetime(a.headers["date"]).timestamp() for a in answers} == {EPOCH}
 
     mock_clock.jump(3599)
     assert (await get(url)).status == status

@@ -170,6 +170,7 @@ class ForgeServer:
 
     async def wait_seen(self, n: int) -> None:
         """Return once ``n`` requests have been answered."""
+        await trio.lowlevel.checkpoint()
         while len(self.seen) < n:
             await self._changed.wait()
 
@@ -199,7 +200,8 @@ class ForgeServer:
             self._changed.set()
             self._changed = trio.Event()
             with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await client.send_all(_encode(answer, head_only=request.method == "HEAD"))
+                date = self.http_date(trio.current_time())
+                await client.send_all(_encode(answer, date, head_only=request.method == "HEAD"))
                 if answer.status == 431:
                     await _drain(client)
 
@@ -283,10 +285,14 @@ def _parse(head: bytes, at: float) -> Seen | None:
     return Seen(parts[0], target.path, query, headers, at)
 
 
-def _encode(answer: Answer, *, head_only: bool) -> bytes:
+def _encode(answer: Answer, date: str, *, head_only: bool) -> bytes:
+    """The answer on the wire. ``Date`` is the server's clock (trio time on ``epoch``),
+    so a client that reads a reset against it waits the same on a MockClock."""
     phrase = HTTPStatus(answer.status).phrase
-    lines = [f"HTTP/1.1 {answer.status} {phrase}", f"Date: {formatdate(usegmt=True)}"]
+    lines = [f"HTTP/1.1 {answer.status} {phrase}", f"Date: {date}"]
     lines += [f"{k}: {v}" for k, v in answer.headers.items()]
-    lines += [f"Content-Length: {len(answer.body)}", "Connection: close"]
+    if answer.status != 304:  # a 304 has no body, and no length of one
+        lines.append(f"Content-Length: {len(answer.body)}")
+    lines.append("Connection: close")
     body = b"" if head_only or answer.status == 304 else answer.body
     return "\r\n".join(lines).encode() + b"\r\n\r\n" + body
