@@ -12,7 +12,7 @@ import pytest
 import trio
 import trio.testing
 
-from .support.forges.catalogue import Made, fixture, keys_of, made
+from .support.forges.catalogue import Made, fixture, hostile, keys_of, made
 from .support.forges.client import Got, get, walk_links
 from .support.forges.github import SEARCH_CAP, GitHubApi
 from .support.forges.http import Answer, Seen, failing_from
@@ -277,3 +277,25 @@ async def test_a_tamper_can_make_any_answer_hostile(nursery: trio.Nursery) -> No
     got = await get(f"{server.base_url}/users/octo/repos")
     assert got.json()[0]["name"] == "evil\x1b[2Jname"  # escaped in JSON, raw once parsed
     assert got.links()["next"].endswith("/users/octo/repos?page=1")
+
+
+async def test_org_type_forks_or_sources(nursery: trio.Nursery) -> None:
+    repos = made("pallets", 20)
+    server = await _github(nursery, repos, orgs=["pallets"])
+    url = f"{server.base_url}/orgs/pallets/repos?per_page=100&type="
+    forks = [i["name"] for i in (await get(url + "forks")).json()]
+    sources = [i["name"] for i in (await get(url + "sources")).json()]
+    assert forks == [r.name for r in repos if r.fork]
+    assert sources == [r.name for r in repos if not r.fork]
+    assert len(forks) == 4
+
+
+async def test_hostile_names_are_served_as_given(nursery: trio.Nursery) -> None:
+    """The servers hand out what a hostile forge would, intact: the listing's own tests
+    decide what becomes of it."""
+    repos = hostile("octo")
+    server = await _github(nursery, repos)
+    items = (await get(f"{server.base_url}/users/octo/repos?per_page=100")).json()
+    assert [i["name"] for i in items] == [r.name for r in repos]
+    assert items[3]["clone_url"] == f"{GIT}/octo/../../outside.git"
+    assert len(items[-1]["description"]) == (1 << 20) + 5

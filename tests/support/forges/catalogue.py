@@ -121,3 +121,22 @@ def keys_of(value: Any, prefix: str = "") -> set[str]:
         for v in value:
             found |= keys_of(v, f"{prefix}[].")
     return found
+
+
+def hostile(owner: str, *, first_id: int = 90_000) -> list[Made]:
+    """Repositories whose forge-given names and texts attack whoever shows or uses them:
+    a terminal escape, a line break, a right-to-left override, a path that climbs out,
+    URL syntax, a name past any sane length, a description of a megabyte with escapes.
+    A forge should never hand these out; a listing must survive one that does."""
+    names = [
+        "esc\x1b]0;pwned\x07\x1b[2J",
+        "line\nbreak",
+        "rtl\u202egnp.exe",
+        "../../outside",
+        "query?x=1#frag",
+        "n" * 4096,
+    ]
+    found = [Made(first_id + i, owner, name) for i, name in enumerate(names)]
+    long_text = "\x1b[31m" + "d" * (1 << 20)
+    found.append(Made(first_id + len(names), owner, "big-description", description=long_text))
+    return found

@@ -1,7 +1,8 @@
 """GitHub's REST list APIs (api.github.com, or GitHub Enterprise Server under ``/api/v3``).
 
 - ``GET /orgs/{org}/repos`` (an org given in ``orgs``) and ``GET /users/{user}/repos``
-  (any owner): ``per_page`` (default 30, at most 100), ``page`` (from 1); a ``Link``
+  (any owner), ``type=forks`` or ``sources`` (not forks) understood, other types list
+  all: ``per_page`` (default 30, at most 100), ``page`` (from 1); a ``Link``
   header with ``prev``, ``next``, ``last``, ``first`` where they exist.
 - ``GET /search/repositories?q=…``: ``{"total_count", "incomplete_results", "items"}``,
   each item a repository with a ``score``; only the first 1,000 results can be reached:
@@ -119,6 +120,11 @@ class GitHubApi(ForgeServer):
             owner = parts[1].lower()  # "The name is not case sensitive."
             mine = [r for r in self.repos if r.owner.lower() == owner]
             known = owner in {o.lower() for o in self.orgs} if parts[0] == "orgs" else mine
+            kind = request.param("type", "all")
+            if kind == "forks":
+                mine = [r for r in mine if r.fork]
+            elif kind == "sources":  # "sources" are the repositories that are not forks
+                mine = [r for r in mine if not r.fork]
             if known:
                 return self._page(request, mine, lambda r: self.shape(r))
         return json_answer(404, fixture("github", "not_found.json"))
