@@ -194,10 +194,12 @@ async def test_etag_if_none_match_is_a_304_without_body_not_counted(
 ) -> None:
     server = await _github(nursery, made("octo", 40))
     url = f"{server.base_url}/users/octo/repos"
-    first = await get(url)
+    authorized = {"Authorization": f"Bearer {TOKEN}"}
+    first = await get(url, authorized)
     tag = first.headers["etag"]
-    again = await get(url, {"If-None-Match": tag})
-    other_page = await get(url + "?page=2", {"If-None-Match": tag})
+    again = await get(url, {"If-None-Match": tag, **authorized})
+    other_page = await get(url + "?page=2", {"If-None-Match": tag, **authorized})
+    anonymous = await get(url, {"If-None-Match": tag})
 
     assert tag.startswith('W/"')
     assert (again.status, again.body, again.headers["etag"]) == (304, b"", tag)
@@ -205,6 +207,8 @@ async def test_etag_if_none_match_is_a_304_without_body_not_counted(
     assert other_page.status == 200
     assert other_page.headers["etag"] != tag
     assert other_page.headers["x-ratelimit-used"] == "2"
+    assert anonymous.status == 304
+    assert anonymous.headers["x-ratelimit-used"] == "3"  # counted: no Authorization
 
 
 async def test_every_request_is_recorded_with_its_credentials_and_host(

@@ -14,7 +14,8 @@
   and the reset; a secondary limit (:meth:`GitHubApi.secondary`) is a 403 with
   ``Retry-After``, counted against no budget.
 - Each 200 carries an ``ETag``; ``If-None-Match`` with it is a 304 without a body,
-  which GitHub does not count against the primary limit.
+  which GitHub does not count against the primary limit when the request carries an
+  ``Authorization`` header (an anonymous one counts).
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class GitHubApi(ForgeServer):
         answer = self._route(request)
         if answer.status == 200:
             answer = conditional(request, answer)
-        if answer.status != 304:
+        if answer.status != 304 or request.authorization is None:
             budget.take(now)
         answer.headers.update(self._rate(resource))
         return answer
