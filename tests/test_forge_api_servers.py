@@ -14,8 +14,8 @@ import trio.testing
 
 from .support.forges.catalogue import Made, fixture, hostile, keys_of, made
 from .support.forges.client import Got, get, walk_links
+from .support.forges.core import Answer, Seen, failing_from
 from .support.forges.github import SEARCH_CAP, GitHubApi
-from .support.forges.http import Answer, Seen, failing_from
 
 GIT = "http://127.0.0.1:9418"  # where the listed repositories would be cloned from
 EPOCH = 1_700_000_000

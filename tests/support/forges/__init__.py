@@ -3,7 +3,7 @@ Bitbucket Cloud, each replaying its documented answers (shapes from the fixtures
 tests/fixtures/forges/<forge>/, whose SOURCE.md names the page each follows), paged and
 rate-limited as the forge does, in the test's own trio loop, recording every request.
 
-- :mod:`.http`: the HTTP/1.1 server all four share, its record (:class:`.http.Seen`),
+- :mod:`.core`: the HTTP/1.1 server all four share, its record (:class:`.core.Seen`),
   rate budgets in trio time, and ETag answers;
 - :mod:`.catalogue`: the repositories a server lists (:class:`.catalogue.Made`,
   deterministic by index) and how a fixture's example becomes one of them;

@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .catalogue import Made, fixture, substitute
-from .http import Answer, ForgeServer, Refusals, Seen, int_param, json_answer, with_query
+from .core import Answer, ForgeServer, Refusals, Seen, int_param, json_answer, with_query
 
 DEFAULT_PAGELEN = 10
 MAX_PAGELEN = 100

@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from .catalogue import Made, fixture, substitute
-from .http import (
+from .core import (
     Answer,
     ForgeServer,
     Refusals,

@@ -9,7 +9,7 @@
   a page starting past them is a 422, as GitHub answers (page 11 of 100 included),
   and ``rel="last"`` names the last reachable page. No ``q``: a 422.
 - Every answer has ``X-RateLimit-Limit/Remaining/Reset/Used/Resource`` (``core``, or
-  ``search`` for the search endpoint, each its own :class:`.http.Budget`). A request
+  ``search`` for the search endpoint, each its own :class:`.core.Budget`). A request
   past its budget is ``limited_status`` (403 or 429, both documented) with remaining 0
   and the reset; a secondary limit (:meth:`GitHubApi.secondary`) is a 403 with
   ``Retry-After``, counted against no budget.
@@ -29,7 +29,7 @@ from typing import Any
 import trio
 
 from .catalogue import Made, fixture, substitute
-from .http import (
+from .core import (
     Answer,
     Budget,
     ForgeServer,

@@ -30,7 +30,7 @@ from urllib.parse import unquote
 import trio
 
 from .catalogue import FIXTURES, Made, fixture, substitute
-from .http import Answer, Budget, ForgeServer, Seen, int_param, json_answer, link_header, with_query
+from .core import Answer, Budget, ForgeServer, Seen, int_param, json_answer, link_header, with_query
 
 TOTALS_CAP = 10_000  # past it, GitLab counts no totals for offset pages
 _EXAMPLE = "https://gitlab.example.com"
