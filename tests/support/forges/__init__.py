@@ -7,5 +7,6 @@ rate-limited as the forge does, in the test's own trio loop, recording every req
   rate budgets in trio time, and ETag answers;
 - :mod:`.catalogue`: the repositories a server lists (:class:`.catalogue.Made`,
   deterministic by index) and how a fixture's example becomes one of them;
-- :mod:`.github`, :mod:`.gitlab`, :mod:`.gitea`, :mod:`.bitbucket`: one server each.
+- :mod:`.github`, :mod:`.gitlab`, :mod:`.gitea`, :mod:`.bitbucket`: one server each;
+- :mod:`.client`: the tests' urllib3 client, and page walks that fail instead of hanging.
 """
