@@ -17,6 +17,7 @@ import contextlib
 import hashlib
 import json
 import math
+import ssl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -147,11 +148,12 @@ class ForgeServer:
         self.port = 0
         self.started = 0.0
         self.epoch = epoch
+        self.tls: ssl.SSLContext | None = None  # set before serve(): https on loopback
         self._changed = trio.Event()
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def unix(self, when: float) -> float:
         """Unix time of trio time ``when`` (see the module docstring)."""
@@ -181,9 +183,13 @@ class ForgeServer:
         if self.epoch is None:
             self.epoch = math.floor(time.time())
         task_status.started()
-        await trio.serve_listeners(self._handle, listeners)
+        if self.tls is None:
+            await trio.serve_listeners(self._handle, listeners)
+        else:
+            secure = [trio.SSLListener(one, self.tls, https_compatible=True) for one in listeners]
+            await trio.serve_listeners(self._handle, secure)
 
-    async def _handle(self, client: trio.SocketStream) -> None:
+    async def _handle(self, client: trio.abc.Stream) -> None:
         async with client:
             head = await _read_head(client)
             if head is None:
@@ -206,10 +212,11 @@ class ForgeServer:
                     await _drain(client)
 
 
-async def _drain(client: trio.SocketStream) -> None:
+async def _drain(client: trio.abc.Stream) -> None:
     """Read what a refused client still sends until it closes: a socket closed with
     unread data sends a reset, which may destroy the answer before it is read."""
-    await client.send_eof()
+    if isinstance(client, trio.abc.HalfCloseableStream):
+        await client.send_eof()
     with trio.move_on_after(_DRAIN_BOUND):
         while await client.receive_some(65536):
             pass
@@ -255,7 +262,7 @@ def int_param(request: Seen, name: str, default: int, *, low: int, high: int) ->
         return None
 
 
-async def _read_head(client: trio.SocketStream) -> bytes | None:
+async def _read_head(client: trio.abc.Stream) -> bytes | None:
     data = b""
     with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
         while b"\r\n\r\n" not in data and len(data) <= _HEAD_CAP:
