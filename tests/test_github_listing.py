@@ -18,7 +18,7 @@ import trio.testing
 import trustme
 import urllib3
 
-from clonegate._adapters.forges.github import GitHubLister, first_url
+from clonegate._adapters.forges.github import MAX_PAGE_BYTES, GitHubLister, first_url
 from clonegate._domain.forge_tokens import ApiToken, ForgeTokens
 from clonegate._domain.listed import Listed
 from clonegate._domain.listing import ListingError, Page
@@ -298,3 +298,36 @@ async def test_a_next_link_back_to_a_fetched_page_ends_in_an_error(
     assert len(server.seen) == 2
     assert listing.error is not None
     assert "links back" in str(listing.error)
+
+
+async def test_a_page_past_the_size_cap_is_an_error_not_memory(nursery: trio.Nursery) -> None:
+    server = await _github(nursery, made("acme", 150))
+    huge = b"[" + b" " * MAX_PAGE_BYTES + b"]"
+
+    def swell(request: Seen, served: Answer, index: int) -> Answer:
+        return replace(served, body=huge) if index == 2 else served
+
+    server.tamper = swell
+    listing = await _list(_lister(Listing()), _org(server))
+    assert len(listing.listed) == 100
+    assert listing.error is not None
+    assert "a page over 32 MiB" in str(listing.error)
+
+
+async def test_a_search_of_exactly_the_cap_asks_no_page_past_it(nursery: trio.Nursery) -> None:
+    server = await _github(nursery, made("acme", 1000))
+    source = entry_of(f'github:search/"stars:>1"@{server.base_url}')
+    assert isinstance(source, Source)
+
+    def endless(request: Seen, served: Answer, index: int) -> Answer:
+        # A next link past the cap (GitHub names none): following it would be a 422.
+        target = f"{server.base_url}/api/v3/search/repositories?q=x&per_page=100"
+        link = f'<{target}&page={index + 1}>; rel="next"'
+        return replace(served, headers={**served.headers, "Link": link})
+
+    server.tamper = endless
+    listing = await _list(_lister(Listing()), source)
+    assert listing.error is None
+    assert len(listing.listed) == 1000
+    assert not any(page.capped for page in listing.pages)
+    assert len(server.seen) == 10

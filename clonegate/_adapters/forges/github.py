@@ -44,6 +44,8 @@ __all__ = ["PER_PAGE", "SEARCH_CAP", "GitHubLister"]
 PER_PAGE = 100  # GitHub's maximum
 SEARCH_CAP = 1000  # search results GitHub lets anyone reach, whatever total_count says
 MAX_PAGE_BYTES = 32 << 20  # 100 items are well under 1 MiB; past this, hostile
+MAX_PAGES = 10_000  # a million repositories; past this a server's links never end
+ETAG_BYTES = 64 << 20  # pages held for If-None-Match; past this, new ones are not kept
 _MISSING_HINT_WAIT = 60.0  # GitHub: "wait for at least one minute" without a hint
 _LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 _SHOWN = 200  # characters of a server's message an error quotes
@@ -72,6 +74,7 @@ class GitHubLister:
         self._timeout = timeout
         self._pool = pool if pool is not None else urllib3.PoolManager()
         self._etags: dict[str, tuple[str, bytes]] = {}  # URL -> (ETag, the body it tags)
+        self._etag_bytes = 0
 
     async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
         """Every page of ``source`` (see the module's text)."""
@@ -82,6 +85,8 @@ class GitHubLister:
         while url is not None:
             if url in fetched:
                 raise ListingError(f"{source}: the next page links back to {_shown_url(url)}")
+            if len(fetched) >= MAX_PAGES:
+                raise ListingError(f"{source}: still a next page after {MAX_PAGES} pages")
             fetched.add(url)
             got = await self._fetch(source, url, deadline)
             body = _json(source, got.body)
@@ -95,20 +100,21 @@ class GitHubLister:
             results += len(items)
             url = _next_link(source, url, got.headers.get("link", ""))
             capped = search and results >= SEARCH_CAP and total > results
-            if capped:
+            if search and results >= SEARCH_CAP:
                 url = None  # the next page would be GitHub's 422
             yield Page(tuple(listed), tuple(refused), capped=capped, incomplete=incomplete)
 
     async def _fetch(self, source: Source, url: str, deadline: float) -> _Got:
         """One page, its rate limits waited out; 304 gives back the page held."""
         while True:
-            got = await trio.to_thread.run_sync(self._request, url)
+            try:
+                got = await trio.to_thread.run_sync(self._request, url)
+            except ListingError as exc:
+                raise ListingError(f"{source}: {exc}") from None
             if got.status == 304 and url in self._etags:
                 return _Got(200, got.headers, self._etags[url][1])
             if got.status == 200:
-                tag = got.headers.get("etag")
-                if tag is not None and len(tag) <= 256:
-                    self._etags[url] = (tag, got.body)
+                self._keep(url, got)
                 return got
             wait = _limit_wait(got)
             if wait is None:
@@ -118,6 +124,16 @@ class GitHubLister:
                 raise ListingError(f"{source}: {reason}, {seconds:.0f} s: past the deadline")
             self._on_wait(reason, seconds)
             await trio.sleep(seconds)
+
+    def _keep(self, url: str, got: _Got) -> None:
+        """Hold the page for a re-list's If-None-Match, within ``ETAG_BYTES`` in all."""
+        tag = got.headers.get("etag")
+        old = self._etags.pop(url, None)
+        self._etag_bytes -= len(old[1]) if old else 0
+        if tag is None or len(tag) > 256 or self._etag_bytes + len(got.body) > ETAG_BYTES:
+            return
+        self._etags[url] = (tag, got.body)
+        self._etag_bytes += len(got.body)
 
     def _request(self, url: str) -> _Got:
         """In a worker thread: one GET, no retries, no redirects, body bounded."""
@@ -145,7 +161,8 @@ class GitHubLister:
             try:
                 body = answer.read(MAX_PAGE_BYTES + 1)
             finally:
-                answer.release_conn()
+                # A page cut short leaves its connection unusable: closed, not pooled.
+                answer.close()
         except urllib3.exceptions.HTTPError as exc:
             raise ListingError(f"{_shown_url(url)}: {visible(str(exc))[:_SHOWN]}") from None
         if len(body) > MAX_PAGE_BYTES:
