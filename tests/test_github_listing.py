@@ -331,3 +331,24 @@ async def test_a_search_of_exactly_the_cap_asks_no_page_past_it(nursery: trio.Nu
     assert len(listing.listed) == 1000
     assert not any(page.capped for page in listing.pages)
     assert len(server.seen) == 10
+
+
+async def test_a_limit_whose_reset_is_past_is_retried_a_second_later_not_at_once(
+    nursery: trio.Nursery, autojump_clock: trio.testing.MockClock
+) -> None:
+    server = await _github(nursery, made("acme", 5))
+
+    def stale(request: Seen, served: Answer, index: int) -> Answer:
+        # A primary limit whose reset the server's own Date already passed.
+        if index > 2:
+            return served
+        stale_reset = {"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(EPOCH - 10)}
+        return Answer(403, {**served.headers, **stale_reset}, b"{}")
+
+    server.tamper = stale
+    got = Listing()
+    listing = await _list(_lister(got), _org(server))
+    assert len(listing.listed) == 5
+    assert [seen.status for seen in server.seen] == [403, 403, 200]
+    assert got.waits == [("GitHub's core rate limit", 1.0)] * 2
+    assert server.seen[2].at - server.seen[0].at >= 2

@@ -46,6 +46,7 @@ SEARCH_CAP = 1000  # search results GitHub lets anyone reach, whatever total_cou
 MAX_PAGE_BYTES = 32 << 20  # 100 items are well under 1 MiB; past this, hostile
 MAX_PAGES = 10_000  # a million repositories; past this a server's links never end
 ETAG_BYTES = 64 << 20  # pages held for If-None-Match; past this, new ones are not kept
+_LEAST_WAIT = 1.0  # seconds between two tries of one rate-limited page
 _MISSING_HINT_WAIT = 60.0  # GitHub: "wait for at least one minute" without a hint
 _LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
 _SHOWN = 200  # characters of a server's message an error quotes
@@ -119,7 +120,10 @@ class GitHubLister:
             wait = _limit_wait(got)
             if wait is None:
                 raise ListingError(f"{source}: {_failure(got, url)}")
-            reason, seconds = wait
+            reason, raw = wait
+            # A reset already past (by the server's own Date) would retry at once, again
+            # and again: at least a second between two tries of one page.
+            seconds = max(raw, _LEAST_WAIT)
             if trio.current_time() + seconds > deadline:
                 raise ListingError(f"{source}: {reason}, {seconds:.0f} s: past the deadline")
             self._on_wait(reason, seconds)
