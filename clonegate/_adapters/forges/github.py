@@ -79,6 +79,7 @@ class GitHubLister:
 
     async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
         """Every page of ``source`` (see the module's text)."""
+        await trio.lowlevel.checkpoint()  # even a source refused before any request
         url: str | None = first_url(source)
         search = source.kind is SourceKind.SEARCH
         fetched: set[str] = set()
