@@ -352,3 +352,32 @@ async def test_a_limit_whose_reset_is_past_is_retried_a_second_later_not_at_once
     assert [seen.status for seen in server.seen] == [403, 403, 200]
     assert got.waits == [("GitHub's core rate limit", 1.0)] * 2
     assert server.seen[2].at - server.seen[0].at >= 2
+
+
+async def test_a_403_that_is_no_limit_is_a_refusal_not_a_wait(nursery: trio.Nursery) -> None:
+    server = await _github(nursery, made("acme", 5))
+    refusal = b'{"message": "Resource not accessible\\u001b[2J"}'
+    server.tamper = lambda request, served, index: Answer(403, {}, refusal)
+    got = Listing()
+    listing = await _list(_lister(got), _org(server))
+    assert got.waits == []
+    assert len(server.seen) == 1
+    assert listing.error is not None
+    assert "HTTP 403" in str(listing.error)
+    assert str(listing.error).isprintable()
+
+
+async def test_an_incomplete_search_says_so(nursery: trio.Nursery) -> None:
+    server = await _github(nursery, made("acme", 50))
+    source = entry_of(f'github:search/"stars:>1"@{server.base_url}')
+    assert isinstance(source, Source)
+
+    def timed_out(request: Seen, served: Answer, index: int) -> Answer:
+        body = json.loads(served.body)
+        body["incomplete_results"] = True
+        return replace(served, body=json.dumps(body).encode())
+
+    server.tamper = timed_out
+    listing = await _list(_lister(Listing()), source)
+    assert [page.incomplete for page in listing.pages] == [True]
+    assert len(listing.listed) == 50
