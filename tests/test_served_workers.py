@@ -10,7 +10,7 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate._adapters.workers import WorkerDied, WorkerPool, open_worker_pool
+from clonegate._adapters.workers import WorkerDied, WorkerPool, open_worker_pool, wire, zygote
 from clonegate._adapters.workers.served import MAX_IDLE, ServedWorker
 from clonegate._adapters.workers.zygote import RETIRE_GROWTH
 
@@ -164,3 +164,55 @@ async def test_a_worker_dead_before_its_job_arrives_is_reported_as_died(
             await pool.run(worker_jobs.pid, reuse="k")
         after, _ = await pool.run(worker_jobs.pid, reuse="k")
     assert after != first
+
+
+async def test_frames_that_arrive_in_one_read_are_each_heard() -> None:
+    """Notes and a reply written back to back reach the parent in one read: each frame
+    is taken whole, and what follows it is kept for the next, not dropped."""
+    ours, theirs = trio.socket.socketpair()
+    worker = ServedWorker(pid=0, stream=trio.SocketStream(ours), pidfd=-1, cell=None)  # type: ignore[arg-type]
+    frames = [wire.dump(wire.Note(1)), wire.dump(wire.Note(2)), wire.dump(wire.Reply(value="done"))]
+    data = b"".join(wire.frame(payload) for payload in frames)
+    await theirs.send(data[:-3])  # all but the reply's last bytes
+    heard: list[object] = []
+    async with trio.open_nursery() as nursery:
+
+        async def finish() -> None:
+            await trio.testing.wait_all_tasks_blocked()  # the parent waits for the rest
+            await theirs.send(data[-3:])
+            theirs.close()  # then nothing more: a lost frame reads as an early end
+
+        nursery.start_soon(finish)
+        reply = await worker.reply(None, heard.append)
+    await worker.stream.aclose()
+    assert heard == [1, 2]
+    assert reply == wire.Reply(value="done")
+    assert worker.unread == bytearray()
+
+
+async def test_a_burst_of_notes_then_the_reply_reaches_the_parent_whole() -> None:
+    """A real served worker sends thousands of notes as fast as it can: the parent hears
+    each, in order, and the reply after them, job after job in the same worker."""
+    heard: list[object] = []
+    async with open_worker_pool() as pool:
+        for _ in range(3):
+            heard.clear()
+            value, _ = await pool.run(worker_jobs.tell_many, 2000, reuse="k", on_note=heard.append)
+            assert value == 2000
+            assert heard == list(range(2000))
+        assert pool.statistics().workers_started == 1
+
+
+def test_a_frame_is_sent_with_the_breach_signal_held_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The clone envelope's SIGUSR1 raises in the worker's main thread: while a frame
+    is being sent it is held back (delivered after), so it can never cut a frame."""
+    masks: list[set[int | signal.Signals]] = []
+
+    class Stream:
+        def sendall(self, data: bytes) -> None:
+            masks.append(signal.pthread_sigmask(signal.SIG_BLOCK, []))
+
+    monkeypatch.setattr(zygote, "_job_stream", Stream())
+    zygote.tell_parent(1)
+    assert signal.SIGUSR1 in masks[0]
+    assert signal.SIGUSR1 not in signal.pthread_sigmask(signal.SIG_BLOCK, [])

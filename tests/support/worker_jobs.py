@@ -152,3 +152,12 @@ def address_space_left() -> int:
     with open("/proc/self/statm") as statm:
         used = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     return resource.getrlimit(resource.RLIMIT_AS)[0] - used
+
+
+def tell_many(count: int) -> int:
+    """Notes 0 .. count - 1, back to back, then the reply (tests/test_served_workers.py)."""
+    from clonegate._adapters.workers.zygote import tell_parent
+
+    for number in range(count):
+        tell_parent(number)
+    return count

@@ -350,7 +350,9 @@ def _died(shown: str, exc: WorkerDied, what: str) -> CloneError:
             shown, f"the kernel's out-of-memory killer ended {what} (at {used})"
         )
     else:
-        died = CloneCancelledError(shown, f"{what}'s worker process died before finishing")
+        died = CloneCancelledError(
+            shown, f"{what}'s worker process died before finishing (it was {exc.how})"
+        )
     died.peak_memory = exc.peak_rss_bytes
     return died
 

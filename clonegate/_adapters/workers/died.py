@@ -44,7 +44,17 @@ class WorkerDied(Exception):
         elif self.allowance_used_up:
             how = f"killed by signal {self.signal} with its memory allowance used up"
         elif self.signal:
-            how = f"killed by signal {self.signal}"
+            how = f"killed by signal {self.signal}{_name(self.signal)}"
+        elif status is not None and os.WIFEXITED(status):
+            how = f"ended without a reply (exit status {os.WEXITSTATUS(status)})"
         else:
             how = "ended without a reply"
+        self.how = how  # for the job's own error message
         super().__init__(f"the worker process was {how}")
+
+
+def _name(signum: int) -> str:
+    try:
+        return f" ({signal.Signals(signum).name})"
+    except ValueError:  # a real-time signal has no name
+        return ""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import select
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import trio
@@ -44,6 +44,7 @@ class ServedWorker:
     cell: Cell
     jobs: int = 0
     followed: bool = False  # its last job ran under the caller's lease deadline
+    unread: bytearray = field(default_factory=bytearray)  # received past the last frame
 
     async def run(
         self,
@@ -71,20 +72,22 @@ class ServedWorker:
         return not readable
 
     async def receive(self) -> bytes | None:
-        """One frame of its reply, or None if it closed its end first."""
-        buffer = bytearray()
-        needed = wire.LENGTH.size
-        header_done = False
-        while True:
-            while len(buffer) < needed:
-                chunk = await self.stream.receive_some(1 << 20)
-                if not chunk:
-                    return None
-                buffer += chunk
-            if header_done:
-                return bytes(buffer[wire.LENGTH.size : needed])
-            needed += wire.LENGTH.unpack(buffer[: wire.LENGTH.size])[0]
-            header_done = True
+        """One frame from the worker, or None if it closed its end first. Always a
+        checkpoint.
+
+        What one read returns past the frame is kept for the next call: a job's notes
+        and its reply are sent back to back, and the kernel may hand several frames
+        (or a frame and the start of the next) over in one read. Dropping that tail
+        would lose a frame and read the next length from the middle of a pickle: the
+        parent would wait forever for a served worker that waits for its next job.
+        """
+        while (frame := wire.take_frame(self.unread)) is None:
+            chunk = await self.stream.receive_some(1 << 20)
+            if not chunk:
+                return None
+            self.unread += chunk
+        await trio.lowlevel.checkpoint()
+        return frame
 
     async def reply(
         self,

@@ -128,6 +128,19 @@ def frame(payload: bytes) -> bytes:
     return LENGTH.pack(len(payload)) + payload
 
 
+def take_frame(buffer: bytearray) -> bytes | None:
+    """The first whole frame's payload in ``buffer``, removed from it; None (and
+    ``buffer`` unchanged) while the frame is not whole yet."""
+    if len(buffer) < LENGTH.size:
+        return None
+    end = LENGTH.size + LENGTH.unpack_from(buffer)[0]
+    if len(buffer) < end:
+        return None
+    payload = bytes(buffer[LENGTH.size : end])
+    del buffer[:end]
+    return payload
+
+
 def dump(obj: object) -> bytes:
     return pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
 

@@ -71,8 +71,7 @@ def ask_parent(question: object) -> object:
     """
     if _job_stream is None:
         return None
-    with _sending:
-        _job_stream.sendall(wire.frame(wire.dump(wire.Question(question))))
+    _send_whole(_job_stream, wire.dump(wire.Question(question)))
     return pickle.loads(_receive(_job_stream))
 
 
@@ -81,8 +80,21 @@ def tell_parent(note: object) -> None:
     (``WorkerPool.run``'s ``on_note``), without waiting for anything. In no worker:
     nothing. The parent reads it with the reply's rules, and may drop it."""
     if _job_stream is not None:
-        with _sending:
-            _job_stream.sendall(wire.frame(wire.dump(wire.Note(note))))
+        _send_whole(_job_stream, wire.dump(wire.Note(note)))
+
+
+def _send_whole(stream: socket.socket, payload: bytes) -> None:
+    """Send one frame to the parent, whole: under the lock (a note may come from the
+    clone envelope's watchdog thread) and with SIGUSR1 held back in this thread. The
+    envelope's breach signal raises in the main thread; raised inside ``sendall`` after
+    a partial write, it would leave half a frame, and the parent would misread every
+    frame after it. A signal held back is delivered as soon as the frame is sent."""
+    with _sending:
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGUSR1})
+        try:
+            stream.sendall(wire.frame(payload))
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
 def main(control_fd: int, preload: list[str]) -> None:
@@ -306,7 +318,7 @@ def _run_job(conn: socket.socket, job: bytes, start: _Start, serve: bool) -> boo
         failure = MemoryError if isinstance(exc, MemoryError) else RuntimeError
         payload = wire.dump(wire.Reply(error=failure(message), job_peak_bytes=peak))
         serving = False
-    conn.sendall(wire.frame(payload))
+    _send_whole(conn, payload)
     return serving
 
 
