@@ -40,6 +40,7 @@ __all__ = [
     "OutputOption",
     "configure_logging",
     "results_stdout",
+    "results_stream",
     "run_batch",
     "usage_error",
 ]
@@ -92,7 +93,7 @@ def run_batch(
 ) -> int:
     stderr = Diagnostics()
     configure_logging(verbose, quiet, stderr)
-    with _results_stream(output) as stream:
+    with results_stream(output) as stream:
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         terminal = stderr_is_terminal()
@@ -290,7 +291,7 @@ def results_stdout() -> TextIO:
 
 
 @contextmanager
-def _results_stream(output: Path | None) -> Iterator[TextIO]:
+def results_stream(output: Path | None) -> Iterator[TextIO]:
     if output is None:
         yield results_stdout()
         return
