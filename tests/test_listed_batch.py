@@ -12,6 +12,7 @@ from trio.testing import wait_all_tasks_blocked
 
 from clonegate import AnalyzeUseCase, RepositoryReport, RepositoryStatus, to_json, with_keep_clones
 from clonegate import with_max_concurrent_clones as clones
+from clonegate._adapters.forges.github_items import listed_of
 from clonegate._domain.listed import Listed
 from clonegate._domain.listing import ListingError
 from clonegate._domain.report_json import report_from_json
@@ -214,3 +215,8 @@ def test_the_json_report_has_the_listing_and_reads_back() -> None:
     hostile = {**document, "listed": {**document["listed"], "language": "\x1b[31mred"}}
     with pytest.raises(ValueError, match="control characters"):
         report_from_json(hostile)
+
+
+def test_a_github_record_says_its_forge() -> None:
+    item = {"id": 7, "full_name": "acme/tool", "clone_url": url(7), "pushed_at": None}
+    assert listed_of(item).forge is Forge.GITHUB
