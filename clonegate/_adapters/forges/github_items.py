@@ -10,6 +10,7 @@ from datetime import datetime
 from typing import Any
 
 from ..._domain.listed import Listed
+from ..._domain.sources import Forge
 from ..._domain.urls import visible
 
 __all__ = ["listed_of"]
@@ -42,6 +43,7 @@ def listed_of(item: Any) -> Listed:
         topics=tuple(topics or ()),
         stars=item.get("stargazers_count"),
         pushed_at=_time(item, item.get("pushed_at")),
+        forge=Forge.GITHUB,
     )
 
 
