@@ -57,20 +57,12 @@ def entry_line(entry: str | Listed, as_json: bool) -> str:
 @asynccontextmanager
 async def resolved(
     listing: Listing, progress: Progress
-) -> AsyncIterator[trio.abc.ReceiveChannel[str | Listed]]:
-    """The run's entries as they are listed, its lines said through ``progress``, with
-    stderr written by a task of its own while the block runs (issue 38)."""
+) -> AsyncIterator[trio.MemoryReceiveChannel[str | Listed]]:
+    """The run's entries as they are listed, what the listing says said through
+    ``progress``; leaving the block stops the listings."""
     listing.say = lambda line, warning: progress.say(line, warning=warning)
-    stderr = progress.stderr
-    async with trio.open_nursery() as nursery:
-        if stderr is not None:
-            nursery.start_soon(stderr.run)
-        async with listing.feed().open() as entries:
-            yield entries
-        if stderr is not None:
-            with trio.move_on_after(_DRAIN_BOUND):
-                await stderr.drain()
-        nursery.cancel_scope.cancel()
+    async with listing.feed().open() as entries:
+        yield entries
 
 
 def dry_run(listing: Listing, fmt: Format | None, output: Path | None) -> int:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Annotated
 
@@ -182,6 +182,7 @@ class Listing:
     quiet: bool = False
     verbose: bool = False
     problems: int = 0  # problem lines said: a listing that failed, an item unread...
+    _feed: ListingFeed | None = field(default=None, init=False, repr=False)
 
     @classmethod
     def of(cls, entries: list[str | Source], flags: ListingFlags) -> Listing:
@@ -199,7 +200,10 @@ class Listing:
         found = sorted({problem for problem in problems if problem is not None})
         if found:
             raise usage_error("\n".join(found))
-        return cls(entries, flags, filters, tokens, lambda line, warning: None)
+        listing = cls(entries, flags, filters, tokens, lambda line, warning: None)
+        if sources:
+            listing.feed()  # its patterns compiled: refused now, as a usage error
+        return listing
 
     @property
     def sources(self) -> bool:
@@ -211,20 +215,24 @@ class Listing:
         return (with_forge_tokens(self.tokens),) if self.sources else ()
 
     def feed(self) -> ListingFeed:
-        """The run's stream of entries, made when the run starts (it imports the adapters)."""
-        from clonegate.sources import ListingHooks, listing_feed
+        """The run's stream of entries: made once, when the command has started its
+        workers (the composition imports the adapters), so that a pattern RE2 refuses
+        is a usage error before anything runs."""
+        if self._feed is None:
+            from clonegate.sources import ListingHooks, listing_feed
 
-        hooks = ListingHooks(waiting=self._waiting, problem=self._problem, dropped=self._dropped)
-        try:
-            return listing_feed(
-                self.entries,
-                filters=self.filters,
-                tokens=self.tokens,
-                listings=self.flags.listings,
-                hooks=hooks,
-            )
-        except ValueError as exc:  # a pattern RE2 refuses
-            raise usage_error(visible(str(exc))) from None
+            hooks = ListingHooks(self._waiting, self._problem, self._dropped)
+            try:
+                self._feed = listing_feed(
+                    self.entries,
+                    filters=self.filters,
+                    tokens=self.tokens,
+                    listings=self.flags.listings,
+                    hooks=hooks,
+                )
+            except ValueError as exc:  # a pattern RE2 refuses
+                raise usage_error(visible(str(exc))) from None
+        return self._feed
 
     def _waiting(self, source: Source, reason: str, seconds: float) -> None:
         if not self.quiet:

@@ -183,6 +183,8 @@ class ListingFeed:
     def _kept(self, source: Source, page: Page, selection: Selection) -> tuple[Listed, ...]:
         kept = []
         for record in page.listed:
+            if selection.full:
+                break  # the rest of the page is past the limit: not offered, not said
             self.listed += 1
             reason = selection.offer(record)
             if reason is None:
