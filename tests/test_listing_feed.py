@@ -18,7 +18,7 @@ from clonegate._domain.filters import Filters
 from clonegate._domain.listed import Listed
 from clonegate._domain.listing import ListingError, Page, WaitNote
 from clonegate._domain.sources import Source, entry_of
-from clonegate._usecase.listing_feed import PAGES_AHEAD, ListingFeed, ListingHooks
+from clonegate._usecase.listing_feed import PAGES_AHEAD, UNREAD_SAID, ListingFeed, ListingHooks
 
 from .support.forges.catalogue import made
 from .support.forges.github import GitHubApi
@@ -290,3 +290,17 @@ async def test_a_source_no_adapter_lists_is_a_problem_not_a_crash() -> None:
 def test_a_pattern_re2_refuses_is_refused_when_the_feed_is_made() -> None:
     with pytest.raises(ValueError, match="--match"):
         listing_feed([], filters=Filters(match=("(?=a)",)))
+
+
+async def test_a_flood_of_unread_items_is_a_few_lines_and_a_count() -> None:
+    bad = Page((), tuple(f"github:org/a: item {i} is not a repository" for i in range(1, 1001)))
+    lister = FakeLister({"a": [bad, bad, Page((_record("a", 0),))]})
+    said = Said()
+    feed = _feed([_source("github:org/a")], lister, said=said)
+    assert await _all(feed) == ["a/r0"]
+    assert len(said.problems) == UNREAD_SAID + 1
+    assert said.problems[-1] == (
+        "github:org/a",
+        f"github:org/a: {2000 - UNREAD_SAID} more items could not be read",
+    )
+    assert feed.problems == 2000

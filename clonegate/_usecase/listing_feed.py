@@ -46,6 +46,7 @@ LISTINGS_AT_ONCE = 2  # sources listed at once: a forge's API is one host's, sha
 # Pages a listing fetches ahead of the reader: one page is a forge's 100 records, so a
 # few hundred records per source in memory at most, whatever the listing's length.
 PAGES_AHEAD = 1
+UNREAD_SAID = 10  # unread items of one source said one line each; the rest, counted
 
 # A lister for one source, which announces its rate-limit waits through the note.
 ListerFor = Callable[[Source, WaitNote], Lister]
@@ -165,13 +166,14 @@ class ListingFeed:
 
     async def _pages(self, source: Source, pages_in: trio.MemorySendChannel[Page]) -> None:
         selection = self._selection_for()
+        unread = 0  # items of this source the forge sent that could not be read
         try:
             lister = self._lister_for(source, self._waiting(source))
             pages = lister.pages(source, deadline=self._deadline)
             try:
                 async for page in pages:
                     kept = self._kept(source, page, selection)
-                    self._say_problems(source, page, full=selection.full)
+                    unread += self._say_problems(source, page, unread, full=selection.full)
                     await pages_in.send(Page(kept))
                     if selection.full:
                         return  # the limit is reached: no further page is fetched
@@ -179,6 +181,11 @@ class ListingFeed:
                 await _closed(pages)
         except ListingError as exc:
             self._problem(source, str(exc))
+        finally:
+            if unread > UNREAD_SAID:
+                self._hooks.problem(
+                    source, f"{source}: {unread - UNREAD_SAID} more items could not be read"
+                )
 
     def _kept(self, source: Source, page: Page, selection: Selection) -> tuple[Listed, ...]:
         kept = []
@@ -194,11 +201,16 @@ class ListingFeed:
         self.kept += len(kept)
         return tuple(kept)
 
-    def _say_problems(self, source: Source, page: Page, *, full: bool) -> None:
-        """The page's unread items, an incomplete answer, and a capped one unless the
-        limit was reached: then nothing the forge held back could have been kept."""
-        for refused in page.refused:
-            self._problem(source, refused)
+    def _say_problems(self, source: Source, page: Page, unread: int, *, full: bool) -> int:
+        """The page's unread items (the first ``UNREAD_SAID`` of the source one line
+        each, the rest counted: a forge sending a million bad items says one more
+        line), an incomplete answer, and a capped one unless the limit was reached:
+        then nothing the forge held back could have been kept. Returns the unread."""
+        for number, refused in enumerate(page.refused, unread + 1):
+            if number <= UNREAD_SAID:
+                self._problem(source, refused)
+            else:
+                self.problems += 1
         if page.capped and not full:
             self._problem(
                 source,
@@ -207,6 +219,7 @@ class ListingFeed:
             )
         if page.incomplete:
             self._problem(source, f"{source}: the forge says its answer is incomplete")
+        return len(page.refused)
 
     def _problem(self, source: Source, message: str) -> None:
         self.problems += 1
