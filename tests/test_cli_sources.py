@@ -139,7 +139,7 @@ def test_a_listing_that_fails_midway_is_one_escaped_line_and_keeps_what_it_liste
         (["gitea:org/o@codeberg.org"], {"GITEA_TOKEN": "t"}, "GITEA_INSTANCE_URL is not"),
         (["github:org/o", "--match", "(?=a)"], {}, "--match '(?=a)' cannot be used"),
         (["github:org/o", "--pushed-after", "yesterday"], {}, "--pushed-after 'yesterday'"),
-        (["github:org/o", "--limit", "0"], {}, "--limit"),
+        (["github:org/o", "--limit", "0"], {}, "'--limit': 0 is not in the range"),
         (["github:team/o"], {}, "not a source: github lists github:org/…"),
     ],
 )
