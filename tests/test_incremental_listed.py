@@ -33,9 +33,10 @@ from .support.proxy import ThrottlingProxy
 from .support.repos import git, make_repo
 from .support.servers import GitDaemon, git_daemon
 
-COUNT = 8
+COUNT = 9
 PUSHED = datetime(2026, 11, 1, 12, 0, 0, 123456, tzinfo=UTC)
 TEST_FILE = "tests/test_feature.py"
+PLUS_2 = timezone(timedelta(hours=2))
 
 
 @pytest.fixture
@@ -104,18 +105,17 @@ async def test_an_unmoved_pushed_at_is_reused_without_a_connection(
             _listed(port, 4, pushed_at=None),  # not said
             _listed(port, 5, forge_id="9999"),  # another repository at that URL
             _listed(port, 6, default_branch="trunk"),  # the default branch changed
-            _listed(
-                port, 7, pushed_at=PUSHED.astimezone(timezone(timedelta(hours=2)))
-            ),  # same instant
+            _listed(port, 7, pushed_at=PUSHED.astimezone(PLUS_2)),  # the same instant
+            _listed(port, 8, forge=Forge.GITLAB),  # its time is no push time: HEAD listed
         ]
         proxy.log.clear()
         before = proxy.connections
         second = await _run(store, lines)
-        asked = {1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1}  # HEAD listed; r1 cloned too
+        asked = {1: 2, 2: 1, 3: 1, 4: 1, 5: 1, 6: 1, 8: 1}  # HEAD listed; r1 cloned too
         assert _requests(proxy) == Counter({f"/r{i}.git": n for i, n in asked.items()})
         assert proxy.connections - before == sum(asked.values())  # none for r0 and r7
         assert [r.status for r in second] == [RepositoryStatus.OK] * COUNT
-        assert [r.reused for r in second] == [True, False, True, True, True, True, True, True]
+        assert [r.reused for r in second] == [True, False, *[True] * 7]
         assert second[0].ref == first[0].ref
         assert second[0].inventory == first[0].inventory
         assert second[0].listed == lines[0]  # this run's listing, not the stored one
@@ -123,10 +123,10 @@ async def test_an_unmoved_pushed_at_is_reused_without_a_connection(
         assert second[1].ref != first[1].ref
 
         # Each result is current as of what this run's listing said: the same lines
-        # again ask no server anything (but the two whose listing cannot say).
+        # again ask no server anything (but the three whose listing cannot say).
         proxy.log.clear()
         third = await _run(store, lines)
-        assert _requests(proxy) == Counter({"/r4.git": 1, "/r6.git": 1})
+        assert _requests(proxy) == Counter({"/r4.git": 1, "/r6.git": 1, "/r8.git": 1})
         assert all(r.reused for r in third)
         assert third[1].ref == second[1].ref
         nursery.cancel_scope.cancel()

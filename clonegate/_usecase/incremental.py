@@ -15,15 +15,22 @@ from .._domain.errors import CloneError
 from .._domain.inventory import Analyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
 from .._domain.repository import Repository
+from .._domain.sources import Forge
 from .._domain.store import DamagedRowError, ReportStore, StoreError
 from .._domain.vcs import VCS, RemoteHead
 from .options import UseCaseConfig
 from .retry_step import Retrying
 from .run_log import RunLog
 
-__all__ = ["Recorder", "Reuse", "first_store_error", "stored_peaks"]
+__all__ = ["PUSH_TIMES", "Recorder", "Reuse", "first_store_error", "stored_peaks"]
 
 logger = logging.getLogger("clonegate")
+
+# The forges whose listing's ``pushed_at`` moves on every push, to any branch: GitHub's
+# (its staff's word). GitLab's last_activity_at moves at most once an hour, and Gitea's
+# and Bitbucket's times are not documented to move on each push: their records are
+# checked by the remote's HEAD, as a URL is (ADR 0023).
+PUSH_TIMES = frozenset({Forge.GITHUB})
 
 
 class Reuse:
@@ -107,10 +114,11 @@ class Reuse:
 
     async def _stored_listed(self, repository: Repository) -> RepositoryReport | None:
         """The stored report the listing says is still current (ADR 0023), or None: then
-        the remote's refs are asked, as for a line given as a URL. A damaged row is
-        no answer (the refs are asked, and a damaged result found again is logged)."""
+        the remote's refs are asked, as for a line given as a URL: so for a forge whose
+        time is not a push time (:data:`PUSH_TIMES`), or one the record does not name.
+        A damaged row is no answer (the refs are asked; a damaged result is logged)."""
         version, listed = self._analyzer.version, repository.listed
-        if version is None or listed is None:
+        if version is None or listed is None or listed.forge not in PUSH_TIMES:
             await trio.lowlevel.checkpoint()
             return None
         try:
