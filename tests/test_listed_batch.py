@@ -215,6 +215,12 @@ def test_the_json_report_has_the_listing_and_reads_back() -> None:
     hostile = {**document, "listed": {**document["listed"], "language": "\x1b[31mred"}}
     with pytest.raises(ValueError, match="control characters"):
         report_from_json(hostile)
+    # A stored document edited by hand: never read as something else.
+    letters = {**document, "listed": {**document["listed"], "topics": "abc"}}
+    with pytest.raises(TypeError, match="topics are a list"):
+        report_from_json(letters)
+    with pytest.raises(TypeError, match="a listing is an object"):
+        report_from_json({**document, "listed": "github"})
 
 
 def test_a_github_record_says_its_forge() -> None:

@@ -95,11 +95,16 @@ def report_from_json(document: dict[str, Any]) -> RepositoryReport:
 def listed_from_json(document: dict[str, Any]) -> Listed:
     """The :class:`Listed` that :func:`to_json` wrote; ValueError, TypeError or KeyError
     for a document that is not one (``Listed`` checks every field again)."""
+    if not isinstance(document, dict):
+        raise TypeError(f"a listing is an object, not a {type(document).__name__}")
     pushed_at, forge = document.get("pushed_at"), document.get("forge")
+    topics = document.get("topics")
+    if not isinstance(topics, list | None):  # a string's letters are no topics
+        raise TypeError(f"topics are a list, not a {type(topics).__name__}")
     fields = {f.name for f in dataclasses.fields(Listed)} - {"topics", "pushed_at", "forge"}
     return Listed(
         **{name: document[name] for name in fields if name in document},
-        topics=tuple(document.get("topics") or ()),
+        topics=tuple(topics or ()),
         pushed_at=datetime.fromisoformat(pushed_at) if pushed_at is not None else None,
         forge=Forge(forge) if forge is not None else None,
     )
