@@ -218,7 +218,7 @@ def test_what_was_listed_before_a_failure_is_analyzed_and_the_run_fails(
 
 
 def test_the_first_repository_is_analyzed_before_the_next_page_is_listed(
-    served: GitDaemon, tmpdir_env: Path
+    served: GitDaemon, tmpdir_env: Path, tmp_path: Path
 ) -> None:
     """Streaming, through the whole path: the second page is answered only once the first
     report has come out of the command, so a run that listed everything before cloning
@@ -235,18 +235,22 @@ def test_the_first_repository_is_analyzed_before_the_next_page_is_listed(
 
     server = _github(made("acme", 150), git_base)
     server.tamper = hold_page_two
-    with in_a_thread(server):
-        process = subprocess.Popen(
-            [sys.executable, "-m", "clonegate", "analyze", _org(server), "--match", "-0000[0-2]$"],
+    stderr = tmp_path / "stderr.txt"
+    with in_a_thread(server), stderr.open("w") as errors_file:
+        command = [sys.executable, "-m", "clonegate", "analyze", _org(server)]
+        with subprocess.Popen(
+            [*command, "--match", "-0000[0-2]$"],
             stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            stderr=errors_file,
             text=True,
-        )
-        assert process.stdout is not None
-        first = process.stdout.readline()
-        order.append("first report")
-        reported.set()
-        rest, errors = process.communicate(timeout=_BOUND)
+        ) as process:
+            assert process.stdout is not None
+            first = process.stdout.readline()
+            order.append("first report")
+            reported.set()
+            rest = process.stdout.read()  # through the same buffer as the first line
+            process.wait(_BOUND)
+    errors = stderr.read_text()
     assert process.returncode == 0, errors
     assert order == ["first report", "page 2 answered"]
     assert len(_lines(first + rest)) == 3
