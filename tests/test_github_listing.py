@@ -252,15 +252,16 @@ async def test_a_failure_midway_keeps_what_was_listed(nursery: trio.Nursery) -> 
 
 
 async def test_search_stops_at_the_cap_and_says_so(nursery: trio.Nursery) -> None:
+    # A query with its own creation range is not split (tests/test_github_search.py).
     server = await _github(nursery, made("acme", 1200), search_total=4321)
-    source = entry_of(f'github:search/"language:python stars:>10"@{server.base_url}')
+    source = entry_of(f'github:search/"language:python created:>2010-01-01"@{server.base_url}')
     assert isinstance(source, Source)
     listing = await _list(_lister(Listing()), source)
     assert listing.error is None
     assert len(listing.listed) == 1000
     assert [page.capped for page in listing.pages] == [False] * 9 + [True]
     assert [seen.status for seen in server.seen] == [200] * 10
-    assert server.seen[0].param("q") == "language:python stars:>10"
+    assert server.seen[0].param("q") == "language:python created:>2010-01-01"
 
 
 async def test_a_search_under_the_cap_is_not_capped(nursery: trio.Nursery) -> None:
