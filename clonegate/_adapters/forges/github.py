@@ -19,18 +19,15 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from typing import Any
 from urllib.parse import quote
 
 import trio
-import urllib3
 
-from ..._domain.forge_tokens import ForgeTokens
-from ..._domain.listing import ListingError, Page, WaitNote
+from ..._domain.listing import ListingError, Page
 from ..._domain.sources import Source, SourceKind
 from .github_items import listed_of
 from .github_search import PER_PAGE, SEARCH_CAP, search_pages, search_url
-from .http import MAX_PAGE_BYTES, Dialect, ForgeHttp, Got, check_scheme, link_next, page_of
+from .http import MAX_PAGE_BYTES, Dialect, HttpLister, check_scheme, link_step
 
 __all__ = ["GITHUB", "MAX_PAGE_BYTES", "PER_PAGE", "SEARCH_CAP", "GitHubLister", "first_url"]
 
@@ -48,35 +45,20 @@ GITHUB = Dialect(
 )
 
 
-class GitHubLister:
+class GitHubLister(HttpLister):
     """Lists GitHub sources; one per process keeps its ETags for a re-list."""
 
-    def __init__(
-        self,
-        tokens: ForgeTokens,
-        *,
-        on_wait: WaitNote,
-        timeout: float = 30.0,
-        pool: urllib3.PoolManager | None = None,
-    ) -> None:
-        self._http = ForgeHttp(GITHUB, tokens, on_wait=on_wait, timeout=timeout, pool=pool)
+    dialect = GITHUB
 
     async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
         """Every page of ``source`` (see the module's text)."""
         await trio.lowlevel.checkpoint()  # even a source refused before any request
         url = first_url(source)
         if source.kind is SourceKind.SEARCH:
-            async for page in search_pages(self._http, source, url, deadline=deadline):
-                yield page
-            return
-
-        def step(url: str, got: Got) -> tuple[Page, str | None]:
-            items = _list_items(source, got.json(source))
-            return page_of(source, url, items, listed_of), link_next(
-                source, url, got.headers.get("link", "")
-            )
-
-        async for page in self._http.walk(source, url, step, deadline=deadline):
+            walk = search_pages(self._http, source, url, deadline=deadline)
+        else:
+            walk = self._http.walk(source, url, link_step(source, listed_of), deadline=deadline)
+        async for page in walk:
             yield page
 
 
@@ -90,9 +72,3 @@ def first_url(source: Source) -> str:
     if source.kind not in (SourceKind.ORG, SourceKind.USER):
         raise ListingError(f"{source}: GitHub lists organisations, users and searches")
     return f"{api}/{kind}/{quote(source.name, safe='')}/repos?per_page={PER_PAGE}"
-
-
-def _list_items(source: Source, body: Any) -> list[Any]:
-    if not isinstance(body, list):
-        raise ListingError(f"{source}: the page is not a list of repositories")
-    return body

@@ -115,7 +115,7 @@ class _Slice:
             if record.forge_id not in self._ids:
                 self._ids.add(record.forge_id)
                 fresh.append(record)
-        following = None if reached else link_next(self._source, url, got.headers.get("link", ""))
+        following = None if reached else link_next(self._source, url, got)
         return replace(page, listed=tuple(fresh)), following
 
 

@@ -28,7 +28,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
-from typing import Any
+from typing import Any, ClassVar
 from urllib.parse import urljoin, urlsplit
 
 import trio
@@ -47,9 +47,13 @@ __all__ = [
     "Dialect",
     "ForgeHttp",
     "Got",
+    "HttpLister",
     "check_scheme",
     "failure",
+    "items_list",
     "link_next",
+    "link_step",
+    "link_target",
     "page_of",
     "same_origin",
     "server_now",
@@ -126,6 +130,27 @@ ItemReader = Callable[[Any], Listed]
 Step = Callable[[str, Got], tuple[Page | None, str | None]]
 
 
+class HttpLister:
+    """A forge's listing adapter on :class:`ForgeHttp`: a subclass names its
+    ``dialect`` and writes ``pages``. One per process keeps its ETags for a re-list."""
+
+    dialect: ClassVar[Dialect]
+
+    def __init__(
+        self,
+        tokens: ForgeTokens,
+        *,
+        on_wait: WaitNote,
+        timeout: float = 30.0,
+        pool: urllib3.PoolManager | None = None,
+    ) -> None:
+        self._http = ForgeHttp(self.dialect, tokens, on_wait=on_wait, timeout=timeout, pool=pool)
+
+    def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+        """Every page of ``source``'s listing (the listing port, ADR 0023)."""
+        raise NotImplementedError
+
+
 class ForgeHttp:
     """One forge's requests; one per lister keeps its ETags for a re-list."""
 
@@ -155,12 +180,16 @@ class ForgeHttp:
         deadline: float,
         fetched: set[str] | None = None,
         passing: frozenset[int] = frozenset(),
+        origin: str | None = None,
     ) -> AsyncIterator[Page]:
         """The pages from ``url`` on, each URL once (``fetched`` may be shared by several
-        walks of one listing); ``step`` reads each and names the next."""
+        walks of one listing); ``step`` reads each and names the next. With ``origin``,
+        a next URL on another origin is the listing's error, after the page naming it."""
         await trio.lowlevel.checkpoint()  # even a source refused before any request
         fetched = set() if fetched is None else fetched
         while url is not None:
+            if origin is not None and not same_origin(url, origin):
+                raise ListingError(f"{source}: a next page on another origin: {shown_url(url)}")
             got = await self.once(source, url, fetched, deadline=deadline, passing=passing)
             page, url = step(url, got)
             if page is not None:
@@ -277,18 +306,43 @@ def check_scheme(source: Source, url: str) -> None:
     raise ListingError(f"{source}: not https (http only on loopback): {shown_url(url)}")
 
 
-def link_next(source: Source, url: str, link: str) -> str | None:
+def link_step(source: Source, read: ItemReader) -> Step:
+    """Reads a page that is a JSON list of items, its next page in ``Link``."""
+
+    def step(url: str, got: Got) -> tuple[Page, str | None]:
+        items = items_list(source, got)
+        return page_of(source, url, items, read), link_next(source, url, got)
+
+    return step
+
+
+def items_list(source: Source, got: Got) -> list[Any]:
+    body = got.json(source)
+    if not isinstance(body, list):
+        raise ListingError(f"{source}: the page is not a list of repositories")
+    return body
+
+
+def link_next(source: Source, url: str, got: Got) -> str | None:
     """``Link: <…>; rel="next"``'s target, resolved against ``url``; never from https
     to http."""
-    for part in link.split(","):
+    target = link_target(got)
+    if target is None:
+        return None
+    following = urljoin(url, target)
+    check_scheme(source, following)
+    if urlsplit(url).scheme == "https" and urlsplit(following).scheme != "https":
+        raise ListingError(f"{source}: a next page over plain http refused")
+    return following
+
+
+def link_target(got: Got) -> str | None:
+    """The target of ``rel="next"`` in the answer's ``Link``, as written."""
+    for part in got.headers.get("link", "").split(","):
         target, _, params = part.partition(";")
         rels = [p.strip() for p in params.split(";")]
         if 'rel="next"' in rels or "rel=next" in rels:
-            following = urljoin(url, target.strip().removeprefix("<").removesuffix(">"))
-            check_scheme(source, following)
-            if urlsplit(url).scheme == "https" and urlsplit(following).scheme != "https":
-                raise ListingError(f"{source}: a next page over plain http refused")
-            return following
+            return target.strip().removeprefix("<").removesuffix(">")
     return None
 
 
