@@ -174,7 +174,10 @@ class GitLabApi(ForgeServer):
         item: dict[str, Any] = substitute(
             fixture("gitlab", "project.json"),
             [
-                (f"{_EXAMPLE}/api/v4/projects/4", f"{self.base_url}{self.prefix}/api/v4/projects/{repo.id}"),
+                (
+                    f"{_EXAMPLE}/api/v4/projects/4",
+                    f"{self.base_url}{self.prefix}/api/v4/projects/{repo.id}",
+                ),
                 (f"{_EXAMPLE}/diaspora/diaspora-client", f"{web}/{repo.full_name}"),
                 ("registry.gitlab.example.com/diaspora/diaspora-client", repo.full_name),
                 (_EXAMPLE, web),
