@@ -35,7 +35,7 @@ from ._usecase.options import Option, UseCaseConfig, with_result_store
 if TYPE_CHECKING:  # SQLite is loaded only for a program that keeps results
     import urllib3
 
-    from ._adapters.forges.github import GitHubLister
+    from ._adapters.forges.http import HttpLister
     from ._adapters.store import SQLiteStore, StoreSettings
 
 __all__ = ["compose", "listing_feed", "open_analyzer"]
@@ -154,9 +154,9 @@ def listing_feed(
     )
 
 
-def _lister_classes() -> dict[Forge, type[GitHubLister]]:
+def _lister_classes() -> dict[Forge, type[HttpLister]]:
     """The registry: each forge's listing adapter (loaded when a source is listed: urllib3
     is no cost to a run of URLs)."""
-    from ._adapters.forges.github import GitHubLister
+    from ._adapters.forges.registry import LISTERS
 
-    return {Forge.GITHUB: GitHubLister}
+    return dict(LISTERS)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import trio
 
@@ -195,7 +195,9 @@ class ListingFeed:
             self.listed += 1
             reason = selection.offer(record)
             if reason is None:
-                kept.append(record)
+                # Which forge listed it goes with it (the report's, the store's).
+                forge = record.forge if record.forge is not None else source.forge
+                kept.append(record if record.forge is forge else replace(record, forge=forge))
             else:
                 self._hooks.dropped(source, record, reason)
         self.kept += len(kept)

@@ -1,0 +1,73 @@
+"""Bitbucket Cloud's list API behind the listing port (issue 45, ADR 0023).
+
+- ``/2.0/repositories/{workspace}?pagelen=100`` (Bitbucket's maximum): a page is an
+  object whose ``values`` are the repositories and whose ``next`` is the next page's
+  URL, left out on the last. ``next`` is followed only on the first page's origin: a
+  page that names another is the listing's error, after that page's repositories.
+- A 429 is Bitbucket's rate limit; it may come without ``Retry-After``, and is then
+  waited a minute and tried again (announced).
+- The token, when one is bound to the API's origin, as ``Authorization: Bearer``
+  (Bitbucket's access tokens); the environment binds none (no Bitbucket CLI variable
+  to follow: ADR 0023), so a library caller's :class:`ForgeTokens` may.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+from urllib.parse import quote
+
+import trio
+
+from ..._domain.listing import ListingError, Page
+from ..._domain.sources import Source, SourceKind
+from .bitbucket_items import listed_of
+from .http import Dialect, Got, HttpLister, check_scheme, page_of
+
+__all__ = ["BITBUCKET", "PAGELEN", "BitbucketLister", "first_url"]
+
+PAGELEN = 100  # Bitbucket's maximum
+
+BITBUCKET = Dialect(
+    name="Bitbucket",
+    headers={"Accept": "application/json", "User-Agent": "clonegate"},
+    token_header=("Authorization", "Bearer "),
+)
+
+
+class BitbucketLister(HttpLister):
+    """Lists Bitbucket Cloud workspaces."""
+
+    dialect = BITBUCKET
+
+    async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+        """Every page of ``source`` (see the module's text)."""
+        await trio.lowlevel.checkpoint()  # even a source refused before any request
+        first = first_url(source)
+
+        def step(url: str, got: Got) -> tuple[Page, str | None]:
+            values, following = _values(source, got.json(source))
+            return page_of(source, url, values, listed_of), following
+
+        walk = self._http.walk(source, first, step, deadline=deadline, origin=first)
+        async for page in walk:
+            yield page
+
+
+def first_url(source: Source) -> str:
+    api = source.api_url
+    check_scheme(source, api)
+    if source.kind is not SourceKind.WORKSPACE:
+        raise ListingError(f"{source}: Bitbucket lists workspaces")
+    return f"{api}/repositories/{quote(source.name, safe='')}?pagelen={PAGELEN}"
+
+
+def _values(source: Source, body: Any) -> tuple[list[Any], str | None]:
+    """The page's repositories and its ``next``."""
+    values = body.get("values") if isinstance(body, dict) else None
+    if not isinstance(values, list):
+        raise ListingError(f"{source}: the page is not a page of repositories")
+    following = body.get("next")
+    if following is not None and not isinstance(following, str):
+        raise ListingError(f"{source}: the page's next is not a URL")
+    return values, following

@@ -1,0 +1,132 @@
+"""GitHub's repository search past its 1,000 reachable results (issue 45, ADR 0023).
+
+GitHub answers a search's first 1,000 results, whatever ``total_count`` says; the next
+page is a 422. A search whose total is larger is split by creation date: the query
+with ``created:FIRST..LAST`` (days, both ends included) is asked again, and a range
+whose ``total_count`` is still over 1,000 is cut in two, until each slice's total is
+within reach. A slice of one day still over 1,000 cannot be cut finer: its first
+1,000 are listed and its last page says so (``Page.capped``), as does a query that
+names its own ``created:`` range (a second range would be a guess at how the two
+combine). Results are kept once per forge id: a repository counted in two slices
+(the index moves while we page) is listed once.
+
+The ranges run from 2007-10-01 (GitHub's oldest repositories) to the day after the
+first answer's ``Date`` (the server's clock, as for rate limits).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import UTC, date, datetime, timedelta
+from typing import Any
+from urllib.parse import quote
+
+from ..._domain.listing import ListingError, Page
+from ..._domain.sources import Source
+from .github_items import listed_of
+from .http import ForgeHttp, Got, link_next, page_of, server_now
+
+__all__ = ["PER_PAGE", "SEARCH_CAP", "search_pages", "search_url"]
+
+PER_PAGE = 100  # GitHub's maximum
+SEARCH_CAP = 1000  # search results GitHub lets anyone reach, whatever total_count says
+_FIRST_DAY = date(2007, 10, 1)  # no GitHub repository was created before
+# A query that already ranges over creation: a split would AND a second range to it.
+_OWN_RANGE = re.compile(r"(?:^|\s)-?created:", re.IGNORECASE)
+
+
+def search_url(api: str, query: str) -> str:
+    return f"{api}/search/repositories?q={quote(query, safe='')}&per_page={PER_PAGE}"
+
+
+async def search_pages(
+    http: ForgeHttp, source: Source, url: str, *, deadline: float
+) -> AsyncIterator[Page]:
+    """Every page of the search ``source`` (first page ``url``), split as the module says."""
+    search = _Search(http, source, deadline)
+    got = await search.get(url)
+    if _total(source, got) <= SEARCH_CAP or _OWN_RANGE.search(source.name):
+        async for page in search.slice(url, got):
+            yield page
+        return
+    today = datetime.fromtimestamp(server_now(got.headers), UTC).date()
+    async for page in search.days(_FIRST_DAY, today + timedelta(days=1)):
+        yield page
+
+
+class _Search:
+    """One search's walk: the URLs fetched and the forge ids listed, across slices."""
+
+    def __init__(self, http: ForgeHttp, source: Source, deadline: float) -> None:
+        self._http = http
+        self._source = source
+        self._deadline = deadline
+        self._fetched: set[str] = set()
+        self._ids: set[str] = set()
+
+    async def get(self, url: str) -> Got:
+        return await self._http.once(self._source, url, self._fetched, deadline=self._deadline)
+
+    async def days(self, first: date, last: date) -> AsyncIterator[Page]:
+        """The results created from ``first`` to ``last``, cut in two while over the cap."""
+        query = f"{self._source.name} created:{first.isoformat()}..{last.isoformat()}"
+        url = search_url(self._source.api_url, query)
+        got = await self.get(url)
+        if _total(self._source, got) > SEARCH_CAP and first < last:
+            middle = first + (last - first) // 2
+            async for page in self.days(first, middle):
+                yield page
+            async for page in self.days(middle + timedelta(days=1), last):
+                yield page
+            return
+        async for page in self.slice(url, got):
+            yield page
+
+    async def slice(self, url: str, got: Got) -> AsyncIterator[Page]:
+        """The pages of one query, its first already fetched, up to the cap."""
+        step = _Slice(self._source, self._ids)
+        page, following = step(url, got)
+        yield page
+        walk = self._http.walk(
+            self._source, following, step, deadline=self._deadline, fetched=self._fetched
+        )
+        async for page in walk:
+            yield page
+
+
+class _Slice:
+    """Reads the pages of one query: at most ``SEARCH_CAP`` results, each id once."""
+
+    def __init__(self, source: Source, ids: set[str]) -> None:
+        self._source = source
+        self._ids = ids
+        self._results = 0
+
+    def __call__(self, url: str, got: Got) -> tuple[Page, str | None]:
+        items, total, incomplete = _items(self._source, got.json(self._source))
+        self._results += len(items)
+        reached = self._results >= SEARCH_CAP  # the next page would be GitHub's 422
+        capped = reached and total > self._results
+        page = page_of(self._source, url, items, listed_of, capped=capped, incomplete=incomplete)
+        fresh = []
+        for record in page.listed:
+            if record.forge_id not in self._ids:
+                self._ids.add(record.forge_id)
+                fresh.append(record)
+        following = None if reached else link_next(self._source, url, got)
+        return replace(page, listed=tuple(fresh)), following
+
+
+def _total(source: Source, got: Got) -> int:
+    return _items(source, got.json(source))[1]
+
+
+def _items(source: Source, body: Any) -> tuple[list[Any], int, bool]:
+    """The page's items, the search's total_count and incomplete_results."""
+    items = body.get("items") if isinstance(body, dict) else None
+    total = body.get("total_count") if isinstance(body, dict) else None
+    if not isinstance(items, list) or type(total) is not int:
+        raise ListingError(f"{source}: the page is not a search result")
+    return items, total, body.get("incomplete_results") is True
