@@ -13,7 +13,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from typing import Any
 from urllib.parse import quote
 
@@ -40,7 +41,7 @@ class BitbucketLister(HttpLister):
 
     dialect = BITBUCKET
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         """Every page of ``source`` (see the module's text)."""
         await trio.lowlevel.checkpoint()  # even a source refused before any request
         first = first_url(source)
@@ -50,8 +51,9 @@ class BitbucketLister(HttpLister):
             return page_of(source, url, values, listed_of), following
 
         walk = self._http.walk(source, first, step, deadline=deadline, origin=first)
-        async for page in walk:
-            yield page
+        async with aclosing(walk) as pages:  # closed now if the caller stops early
+            async for page in pages:
+                yield page
 
 
 def first_url(source: Source) -> str:

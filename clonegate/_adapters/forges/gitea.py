@@ -17,7 +17,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from urllib.parse import quote
 
 import trio
@@ -44,13 +45,14 @@ class GiteaLister(HttpLister):
 
     dialect = GITEA
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         """Every page of ``source`` (see the module's text)."""
         await trio.lowlevel.checkpoint()  # even a source refused before any request
         counted = _Counted(source)
         walk = self._http.walk(source, page_url(source, 1), counted.step, deadline=deadline)
-        async for page in walk:
-            yield page
+        async with aclosing(walk) as pages:  # closed now if the caller stops early
+            async for page in pages:
+                yield page
 
 
 def page_url(source: Source, page: int) -> str:

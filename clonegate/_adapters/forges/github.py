@@ -18,7 +18,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from urllib.parse import quote
 
 import trio
@@ -50,7 +51,7 @@ class GitHubLister(HttpLister):
 
     dialect = GITHUB
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         """Every page of ``source`` (see the module's text)."""
         await trio.lowlevel.checkpoint()  # even a source refused before any request
         url = first_url(source)
@@ -58,8 +59,9 @@ class GitHubLister(HttpLister):
             walk = search_pages(self._http, source, url, deadline=deadline)
         else:
             walk = self._http.walk(source, url, link_step(source, listed_of), deadline=deadline)
-        async for page in walk:
-            yield page
+        async with aclosing(walk) as pages:  # closed now if the caller stops early
+            async for page in pages:
+                yield page
 
 
 def first_url(source: Source) -> str:

@@ -17,7 +17,8 @@ first answer's ``Date`` (the server's clock, as for rate limits).
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -43,17 +44,19 @@ def search_url(api: str, query: str) -> str:
 
 async def search_pages(
     http: ForgeHttp, source: Source, url: str, *, deadline: float
-) -> AsyncIterator[Page]:
+) -> AsyncGenerator[Page, None]:
     """Every page of the search ``source`` (first page ``url``), split as the module says."""
     search = _Search(http, source, deadline)
     got = await search.get(url)
     if _total(source, got) <= SEARCH_CAP or _OWN_RANGE.search(source.name):
-        async for page in search.slice(url, got):
-            yield page
+        async with aclosing(search.slice(url, got)) as pages:
+            async for page in pages:
+                yield page
         return
     today = datetime.fromtimestamp(server_now(got.headers), UTC).date()
-    async for page in search.days(_FIRST_DAY, today + timedelta(days=1)):
-        yield page
+    async with aclosing(search.days(_FIRST_DAY, today + timedelta(days=1))) as pages:
+        async for page in pages:
+            yield page
 
 
 class _Search:
@@ -69,22 +72,25 @@ class _Search:
     async def get(self, url: str) -> Got:
         return await self._http.once(self._source, url, self._fetched, deadline=self._deadline)
 
-    async def days(self, first: date, last: date) -> AsyncIterator[Page]:
+    async def days(self, first: date, last: date) -> AsyncGenerator[Page, None]:
         """The results created from ``first`` to ``last``, cut in two while over the cap."""
         query = f"{self._source.name} created:{first.isoformat()}..{last.isoformat()}"
         url = search_url(self._source.api_url, query)
         got = await self.get(url)
         if _total(self._source, got) > SEARCH_CAP and first < last:
             middle = first + (last - first) // 2
-            async for page in self.days(first, middle):
-                yield page
-            async for page in self.days(middle + timedelta(days=1), last):
-                yield page
+            async with aclosing(self.days(first, middle)) as pages:
+                async for page in pages:
+                    yield page
+            async with aclosing(self.days(middle + timedelta(days=1), last)) as pages:
+                async for page in pages:
+                    yield page
             return
-        async for page in self.slice(url, got):
-            yield page
+        async with aclosing(self.slice(url, got)) as pages:
+            async for page in pages:
+                yield page
 
-    async def slice(self, url: str, got: Got) -> AsyncIterator[Page]:
+    async def slice(self, url: str, got: Got) -> AsyncGenerator[Page, None]:
         """The pages of one query, its first already fetched, up to the cap."""
         step = _Slice(self._source, self._ids)
         page, following = step(url, got)
@@ -92,8 +98,9 @@ class _Search:
         walk = self._http.walk(
             self._source, following, step, deadline=self._deadline, fetched=self._fetched
         )
-        async for page in walk:
-            yield page
+        async with aclosing(walk) as pages:
+            async for page in pages:
+                yield page
 
 
 class _Slice:

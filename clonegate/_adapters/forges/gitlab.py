@@ -18,7 +18,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from urllib.parse import quote
 
 import trio
@@ -50,7 +51,7 @@ class GitLabLister(HttpLister):
 
     dialect = GITLAB
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         """Every page of ``source`` (see the module's text)."""
         await trio.lowlevel.checkpoint()  # even a source refused before any request
         offset = first_url(source)
@@ -65,8 +66,10 @@ class GitLabLister(HttpLister):
             raise ListingError(f"{source}: {failure(got, url)}")
 
         refused = frozenset({_KEYSET_REFUSED})
-        async for page in self._http.walk(source, keyset, step, deadline=deadline, passing=refused):
-            yield page
+        walk = self._http.walk(source, keyset, step, deadline=deadline, passing=refused)
+        async with aclosing(walk) as pages:  # closed now if the caller stops early
+            async for page in pages:
+                yield page
 
 
 def first_url(source: Source) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any, ClassVar
@@ -181,7 +181,7 @@ class ForgeHttp:
         fetched: set[str] | None = None,
         passing: frozenset[int] = frozenset(),
         origin: str | None = None,
-    ) -> AsyncIterator[Page]:
+    ) -> AsyncGenerator[Page, None]:
         """The pages from ``url`` on, each URL once (``fetched`` may be shared by several
         walks of one listing); ``step`` reads each and names the next. With ``origin``,
         a next URL on another origin is the listing's error, after the page naming it."""
