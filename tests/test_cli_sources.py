@@ -20,9 +20,12 @@ from typer.testing import CliRunner
 
 from clonegate_cli.app import app
 
+from .support.forges.bitbucket import BitbucketApi
 from .support.forges.catalogue import Made, made
-from .support.forges.core import Answer, Seen, failing_from, json_answer
+from .support.forges.core import Answer, ForgeServer, Seen, failing_from, json_answer
+from .support.forges.gitea import GiteaApi
 from .support.forges.github import GitHubApi
+from .support.forges.gitlab import GitLabApi
 from .support.forges.threaded import in_a_thread
 from .support.repos import make_repo
 from .support.servers import GitDaemon, git_daemon, raw_tcp_server
@@ -254,3 +257,39 @@ def test_the_first_repository_is_analyzed_before_the_next_page_is_listed(
     assert process.returncode == 0, errors
     assert order == ["first report", "page 2 answered"]
     assert len(_lines(first + rest)) == 3
+
+
+def _forge(forge: str, git_base: str) -> tuple[ForgeServer, str]:
+    """A loopback API of ``forge`` listing 250 repositories of acme, and its source."""
+    repos = made("acme", 250)
+    if forge == "gitlab":
+        server: ForgeServer = GitLabApi(repos, git_base=git_base)
+        return server, "gitlab:group/acme@{}"
+    if forge == "gitea":
+        return GiteaApi(repos, git_base=git_base, orgs=["acme"]), "gitea:org/acme@{}"
+    if forge == "bitbucket":
+        return BitbucketApi(repos, git_base=git_base), "bitbucket:workspace/acme@{}"
+    return _github(repos, git_base), "github:org/acme@{}"
+
+
+@pytest.mark.parametrize("forge", ["github", "gitlab", "gitea", "bitbucket"])
+def test_every_forge_lists_whole_and_a_limit_stops_it_early(
+    runner: CliRunner, untouched_git: tuple[str, list[str]], forge: str
+) -> None:
+    git_base, connections = untouched_git
+    server, shape = _forge(forge, git_base)
+    with in_a_thread(server):
+        source = shape.format(server.base_url)
+        whole = runner.invoke(app, ["analyze", "--dry-run", source, "--format", "jsonl"])
+        requests = len(server.seen)
+        limited = runner.invoke(app, ["analyze", "--dry-run", source, "--limit", "3"])
+    assert whole.exit_code == 0, whole.output
+    found = _lines(whole.stdout)
+    assert sorted(d["listed"]["full_name"] for d in found) == [
+        f"acme/repo-{i:05d}" for i in range(250)
+    ]
+    assert {d["listed"]["forge"] for d in found} == {forge}
+    assert limited.exit_code == 0, limited.output
+    assert len(limited.stdout.splitlines()) == 3
+    assert len(server.seen) - requests == 1  # the first page held them: no other fetched
+    assert connections == []
