@@ -307,3 +307,19 @@ async def test_a_flood_of_unread_items_is_a_few_lines_and_a_count() -> None:
         f"github:org/a: {2000 - UNREAD_SAID} more items could not be read",
     )
     assert feed.problems == 2000
+
+
+async def test_a_problem_with_no_hook_is_still_said(caplog: pytest.LogCaptureFixture) -> None:
+    lister = FakeLister({"a": _pages("a", 2)}, fail_after={"a": 1})
+    import re
+
+    feed = ListingFeed(
+        [_source("github:org/a")],
+        lister_for=lister.lister_for,
+        selection_for=lambda: Filters().selection(re.compile),
+    )
+    assert len(await _all(feed)) == 3
+    assert [record.getMessage() for record in caplog.records] == [
+        "github:org/a: the server said \\x1b[31mno"
+    ]
+    assert caplog.records[0].levelname == "WARNING"

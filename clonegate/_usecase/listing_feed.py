@@ -20,6 +20,7 @@ repositories already listed go on to be cloned (ADR 0023, issue 45).
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import AsyncIterator, Callable, Iterable
 from contextlib import asynccontextmanager
@@ -52,8 +53,21 @@ UNREAD_SAID = 10  # unread items of one source said one line each; the rest, cou
 ListerFor = Callable[[Source, WaitNote], Lister]
 
 
+logger = logging.getLogger("clonegate")
+
+
 def _ignore(*_: object) -> None:
     return None
+
+
+def _log_wait(source: Source, reason: str, seconds: float) -> None:
+    logger.info("%s: waiting %.0f s for %s's rate limit (%s)", source, seconds, source.host, reason)
+
+
+def _log_problem(source: Source, message: str) -> None:
+    # Never silent: a caller that gives no hook still sees it (Python's last-resort
+    # handler writes warnings to stderr).
+    logger.warning("%s", message)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,14 +75,16 @@ class ListingHooks:
     """What a listing tells its caller, as it happens (synchronous: never checkpoints).
 
     Attributes:
-      waiting: ``(source, reason, seconds)`` before each rate-limit wait.
+      waiting: ``(source, reason, seconds)`` before each rate-limit wait (default: an
+        INFO log line of the ``clonegate`` logger).
       problem: ``(source, message)`` for each failure of a listing, each item it could
-        not read, each capped or incomplete answer; the message is escaped.
+        not read, each capped or incomplete answer; the message is escaped (default: a
+        WARNING log line, which Python shows on stderr without any logging set up).
       dropped: ``(source, record, reason)`` for each record the filters did not keep.
     """
 
-    waiting: Callable[[Source, str, float], None] = _ignore
-    problem: Callable[[Source, str], None] = _ignore
+    waiting: Callable[[Source, str, float], None] = _log_wait
+    problem: Callable[[Source, str], None] = _log_problem
     dropped: Callable[[Source, Listed, str], None] = _ignore
 
 
