@@ -1,5 +1,6 @@
 """A forge server in a thread of its own, with its own trio loop: for a test that runs
-the command line in the test's thread (``CliRunner``), which runs ``trio.run`` itself.
+the command line in the test's thread (``CliRunner``), which runs ``trio.run`` itself,
+or in a process the test waits for.
 
 The server's record (``seen``) is read once the block has ended (the thread joined),
 or while it runs for a count: a list appended to by one thread."""
@@ -48,6 +49,6 @@ def in_a_thread(server: S) -> Iterator[S]:
     try:
         yield server
     finally:
-        trio.from_thread.run_sync(scope.cancel, trio_token=token)
+        token.run_sync_soon(scope.cancel)  # from any thread, a trio one too
         thread.join(_BOUND)
         assert not thread.is_alive(), "the forge server did not stop"
