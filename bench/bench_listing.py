@@ -4,7 +4,7 @@ listed whole first, side by side (issue 45, ADR 0023).
     python bench/bench_listing.py            # 5,000 repositories, 100 a page
     python bench/bench_listing.py --quick    # 300: a smoke test
 
-The API is the tests' loopback GitHub server (tests/support/forges/github.py), each
+The APIs are the tests' loopback GitHub and GitLab servers (tests/support/forges/), each
 page answered after ``--page-latency`` seconds (a forge's page of 100 takes a few
 hundred ms; loopback takes none), in this process. The pipeline is the real use case
 (``AnalyzeUseCase.analyze_many``) with the tests' fake VCS and analyzer, each "clone"
@@ -36,11 +36,12 @@ from tests.support.fakes import FakeAnalyzer, FakeVCS
 from tests.support.forges.catalogue import made
 from tests.support.forges.core import ForgeServer
 from tests.support.forges.github import GitHubApi
+from tests.support.forges.gitlab import GitLabApi
 
 GIT = "https://git.example"  # never reached: the VCS is a fake
 
 
-class SlowPages(GitHubApi):
+class SlowGitHub(GitHubApi):
     """The loopback GitHub API, each answer after ``latency`` seconds."""
 
     latency = 0.0
@@ -48,6 +49,30 @@ class SlowPages(GitHubApi):
     async def _handle(self, client: trio.abc.Stream) -> None:
         await trio.sleep(self.latency)
         await super()._handle(client)
+
+
+class SlowGitLab(GitLabApi):
+    """The loopback GitLab API (keyset pages of 100), each answer after ``latency``."""
+
+    latency = 0.0
+
+    async def _handle(self, client: trio.abc.Stream) -> None:
+        await trio.sleep(self.latency)
+        await super()._handle(client)
+
+
+def _server(forge: str, repositories: int, latency: float) -> tuple[ForgeServer, str]:
+    """The slow loopback API of ``forge`` listing ``repositories`` of acme, and the
+    shape of its source."""
+    repos = made("acme", repositories)
+    server: SlowGitHub | SlowGitLab
+    if forge == "gitlab":
+        server, shape = SlowGitLab(repos, git_base=GIT), "gitlab:group/acme@{}"
+    else:
+        server = SlowGitHub(repos, git_base=GIT, orgs=["acme"], prefix="/api/v3")
+        shape = "github:org/acme@{}"
+    server.latency = latency
+    return server, shape
 
 
 @dataclass
@@ -59,17 +84,16 @@ class Measured:
     reports: int
 
 
-def _source(server: ForgeServer) -> Source:
-    source = entry_of(f"github:org/acme@{server.base_url}")
+def _source(server: ForgeServer, shape: str) -> Source:
+    source = entry_of(shape.format(server.base_url))
     assert isinstance(source, Source)
     return source
 
 
 async def _one(
-    repositories: int, latency: float, clone_seconds: float, jobs: int, streamed: bool
+    forge: str, repositories: int, latency: float, clone_seconds: float, jobs: int, streamed: bool
 ) -> Measured:
-    server = SlowPages(made("acme", repositories), git_base=GIT, orgs=["acme"], prefix="/api/v3")
-    server.latency = latency
+    server, shape = _server(forge, repositories, latency)
     with tempfile.TemporaryDirectory(prefix="bench-listing-") as tmp:
         vcs = FakeVCS(Path(tmp), delay=clone_seconds)
         uc = AnalyzeUseCase(with_max_concurrent_clones(jobs), vcs=vcs, analyzer=FakeAnalyzer())
@@ -77,7 +101,7 @@ async def _one(
             await nursery.start(server.serve)
             started = trio.current_time()
             listed_at = [0.0]
-            feed = listing_feed([_source(server)])
+            feed = listing_feed([_source(server, shape)])
             reports = 0
             async with feed.open() as stream:
                 counted = _counting(stream, listed_at, repositories)
@@ -115,21 +139,28 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.quick:
         args.repositories, args.rounds, args.page_latency = 300, 1, 0.05
-    rows = []
+    for forge in ("github", "gitlab"):
+        _table(forge, args)
+    return 0
+
+
+def _table(forge: str, args: argparse.Namespace) -> None:
     runs: dict[bool, list[Measured]] = {True: [], False: []}
     for _ in range(args.rounds):
         for streamed in (True, False):
-            one = (args.repositories, args.page_latency, args.clone_seconds, args.j, streamed)
-            runs[streamed].append(trio.run(_one, *one))
+            one = (forge, args.repositories, args.page_latency, args.clone_seconds, args.j)
+            runs[streamed].append(trio.run(_one, *one, streamed))
     stream, whole = (min(runs[s], key=lambda m: m.total) for s in (True, False))
+    rows = []
     for name, m in (("streamed", stream), ("list, then clone", whole)):
         assert m.reports == args.repositories, (name, m.reports)
         rows.append(
             f"| {name} | {m.first_clone:.2f} | {m.listed:.2f} | {m.total:.2f} | {m.requests} |"
         )
     print(
-        f"{args.repositories:,} repositories, {args.page_latency} s a page, 100 a page; "
-        f"fake clones of {args.clone_seconds} s, -j {args.j}; best of {args.rounds}, seconds"
+        f"\n{forge}: {args.repositories:,} repositories, {args.page_latency} s a page, 100 a "
+        f"page; fake clones of {args.clone_seconds} s, -j {args.j}; best of {args.rounds}, "
+        "seconds"
     )
     print("| contender | first clone | listing done | whole run | requests |")
     print("|---|---|---|---|---|")
@@ -139,7 +170,6 @@ def main(argv: list[str] | None = None) -> int:
         f"{stream.listed / whole.listed:.2f}x | {stream.total / whole.total:.2f}x | "
         f"{stream.requests / whole.requests:.2f}x |"
     )
-    return 0
 
 
 if __name__ == "__main__":
