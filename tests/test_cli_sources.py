@@ -293,3 +293,20 @@ def test_every_forge_lists_whole_and_a_limit_stops_it_early(
     assert len(limited.stdout.splitlines()) == 3
     assert len(server.seen) - requests == 1  # the first page held them: no other fetched
     assert connections == []
+
+
+def test_a_run_that_lists_clones_with_its_forges_token_bound_to_its_host(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from clonegate import UseCaseConfig
+    from clonegate.sources import entry_of
+    from clonegate_cli._listing import Listing, ListingFlags
+
+    monkeypatch.setenv("GH_TOKEN", "ghp_from-the-environment")
+    listing = Listing.of([entry_of("github:org/pallets")], ListingFlags())
+    credentials = UseCaseConfig.of(listing.clone_options()).credentials
+    assert [(c.host, c.port, c.username) for c in credentials] == [
+        ("github.com", 443, "x-access-token")
+    ]
+    # A run of URLs only is as before: the environment's token is not sent anywhere.
+    assert Listing.of(["https://github.com/a/b"], ListingFlags()).clone_options() == ()
