@@ -142,7 +142,9 @@ def listing_feed(
             raise ListingError(f"{source}: no {source.forge.value} listing in this version")
         if not pool:
             pool.append(urllib3.PoolManager())
-        return lister(bound, on_wait=note, pool=pool[0])
+        # One lister per source, gone when its listing ends: no page is held for a
+        # re-list that cannot come (64 MiB a listing, else: ADR 0023).
+        return lister(bound, on_wait=note, pool=pool[0], etag_bytes=0)
 
     return ListingFeed(
         entries,

@@ -323,3 +323,29 @@ async def test_a_problem_with_no_hook_is_still_said(caplog: pytest.LogCaptureFix
         "github:org/a: the server said \\x1b[31mno"
     ]
     assert caplog.records[0].levelname == "WARNING"
+
+
+async def _traced_peak(nursery: trio.Nursery, repositories: int) -> int:
+    """Bytes at the traced peak while a feed streams a GitHub listing of ``repositories``
+    (the loopback server's own included: the same in both)."""
+    import tracemalloc
+
+    server = GitHubApi(made("acme", repositories), git_base=GIT, orgs=["acme"], prefix="/api/v3")
+    await nursery.start(server.serve)
+    feed = listing_feed([_source(f"github:org/acme@{server.base_url}")])
+    tracemalloc.start()
+    try:
+        async with feed.open() as stream:
+            async for _ in stream:
+                pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+async def test_a_feed_holds_no_listed_page_once_it_is_handed_on(nursery: trio.Nursery) -> None:
+    """A feed lists each source once: pages kept for a re-list's If-None-Match would be
+    held for nothing, up to 64 MiB a listing. Memory stays flat in the listing's length."""
+    short = await _traced_peak(nursery, 500)
+    long = await _traced_peak(nursery, 2500)
+    assert long < short * 1.5, (short, long)

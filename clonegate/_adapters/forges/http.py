@@ -143,8 +143,11 @@ class HttpLister:
         on_wait: WaitNote,
         timeout: float = 30.0,
         pool: urllib3.PoolManager | None = None,
+        etag_bytes: int = ETAG_BYTES,
     ) -> None:
-        self._http = ForgeHttp(self.dialect, tokens, on_wait=on_wait, timeout=timeout, pool=pool)
+        self._http = ForgeHttp(
+            self.dialect, tokens, on_wait=on_wait, timeout=timeout, pool=pool, etag_bytes=etag_bytes
+        )
 
     def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
         """Every page of ``source``'s listing (the listing port, ADR 0023)."""
@@ -162,8 +165,12 @@ class ForgeHttp:
         on_wait: WaitNote,
         timeout: float,
         pool: urllib3.PoolManager | None,
+        etag_bytes: int = ETAG_BYTES,
     ) -> None:
         self.dialect = dialect
+        # Pages held for a re-list; 0 for a lister that lists each source once (a run's
+        # feed): the pages would only be held, up to this, for nothing.
+        self._etag_limit = etag_bytes
         self._tokens = tokens
         self._on_wait = on_wait
         self._timeout = timeout
@@ -248,7 +255,7 @@ class ForgeHttp:
         tag = got.headers.get("etag")
         old = self._etags.pop(url, None)
         self._etag_bytes -= len(old[1]) if old else 0
-        if tag is None or len(tag) > 256 or self._etag_bytes + len(got.body) > ETAG_BYTES:
+        if tag is None or len(tag) > 256 or self._etag_bytes + len(got.body) > self._etag_limit:
             return
         self._etags[url] = (tag, got.body)
         self._etag_bytes += len(got.body)
