@@ -7,6 +7,7 @@ and exit 1 with what was listed still analyzed (issue 45, ADR 0023)."""
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import subprocess
 import sys
@@ -310,3 +311,26 @@ def test_a_run_that_lists_clones_with_its_forges_token_bound_to_its_host(
     ]
     # A run of URLs only is as before: the environment's token is not sent anywhere.
     assert Listing.of(["https://github.com/a/b"], ListingFlags()).clone_options() == ()
+
+
+def test_ctrl_c_during_a_rate_limit_wait_stops_the_run_at_once(
+    untouched_git: tuple[str, list[str]],
+) -> None:
+    git_base, connections = untouched_git
+    server = _github(made("acme", 250), git_base)
+    server.secondary(count=1, retry_after=3600)
+    with in_a_thread(server):
+        command = [sys.executable, "-m", "clonegate", "analyze", _org(server)]
+        with subprocess.Popen(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        ) as process:
+            assert process.stderr is not None
+            said = process.stderr.readline()  # said before the wait begins
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=_BOUND)
+    assert said.startswith("waiting 3600 s for 127.0.0.1's rate limit")
+    assert process.returncode == 130, err
+    assert "interrupted; every clone was stopped and removed; 0 repositories finished" in err
+    assert "Traceback" not in err
+    assert out == ""
+    assert connections == []
