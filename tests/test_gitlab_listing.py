@@ -7,7 +7,6 @@ the pages already given, an instance under a path (issue 45, ADR 0023)."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,16 @@ from clonegate._adapters.forges.gitlab import GitLabLister
 from clonegate._domain.sources import Forge
 
 from .support.forges.catalogue import FIXTURES, Made, made
-from .support.forges.core import Answer, Seen, failing_from, json_answer
+from .support.forges.core import (
+    Answer,
+    Seen,
+    json_answer,
+    on_request,
+    serving,
+    with_headers,
+)
 from .support.forges.gitlab import GitLabApi
-from .support.forges.listing import https_context, on_request, run, token_for, with_headers
+from .support.forges.listing import https_context, run, token_for
 
 GIT = "http://127.0.0.1:9418"
 EPOCH = 1_700_000_000
@@ -28,9 +34,7 @@ TOKEN = "glpat-loopback-token"
 
 
 async def _gitlab(nursery: trio.Nursery, repos: list[Made], **options: Any) -> GitLabApi:
-    server = GitLabApi(repos, git_base=GIT, epoch=EPOCH, **options)
-    await nursery.start(server.serve)
-    return server
+    return await serving(nursery, GitLabApi(repos, git_base=GIT, epoch=EPOCH, **options))
 
 
 def _tree() -> list[Made]:
@@ -149,37 +153,6 @@ async def test_no_token_over_plain_http(nursery: trio.Nursery) -> None:
     got = await run(GitLabLister, f"gitlab:group/acme@{server.base_url}", tokens=tokens)
     assert len(got.listed) == 5
     assert [seen.headers.get("private-token") for seen in server.seen] == [None]
-
-
-async def test_malformed_items_are_one_error_each(nursery: trio.Nursery) -> None:
-    server = await _gitlab(nursery, made("acme", 150))
-
-    def spoil(request: Seen, served: Answer, index: int) -> Answer:
-        items = json.loads(served.body)
-        items[3]["http_url_to_repo"] = "file:///etc/\x1b[2J"
-        items[5] = ["not a project"]
-        items[7]["star_count"] = -1
-        items[9]["path_with_namespace"] = "evil\x1b]0;x\x07/name"
-        items[11]["last_activity_at"] = "yesterday\x1b[2J"
-        return replace(served, body=json.dumps(items).encode())
-
-    server.tamper = on_request(1, spoil)
-    got = await run(GitLabLister, f"gitlab:group/acme@{server.base_url}")
-    assert got.error is None
-    assert len(got.listed) == 145
-    assert len(got.refused) == 5
-    assert all(message.isprintable() for message in got.refused)
-    assert "acme/repo-00003" not in got.names
-
-
-async def test_a_failure_midway_keeps_what_was_listed(nursery: trio.Nursery) -> None:
-    server = await _gitlab(nursery, made("acme", 350))
-    server.tamper = failing_from(3, Answer(500, {}, b'{"message": "boom\\u001b[2J"}'))
-    got = await run(GitLabLister, f"gitlab:group/acme@{server.base_url}")
-    assert got.names == [f"acme/repo-{i:05d}" for i in range(200)]
-    assert got.error is not None
-    assert "HTTP 500" in str(got.error)
-    assert str(got.error).isprintable()
 
 
 async def test_an_instance_under_a_path_and_a_users_projects(nursery: trio.Nursery) -> None:

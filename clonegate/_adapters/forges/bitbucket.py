@@ -17,41 +17,31 @@ from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import quote
 
-import trio
-
 from ..._domain.listing import ListingError, Page
-from ..._domain.sources import Source, SourceKind
-from .bitbucket_items import listed_of
+from ..._domain.sources import Forge, Source, SourceKind
 from .http import Dialect, Got, HttpLister, check_scheme, page_of
+from .items import reader
 
-__all__ = ["BITBUCKET", "PAGELEN", "BitbucketLister", "first_url"]
+__all__ = ["PAGELEN", "BitbucketLister", "first_url"]
+
+listed_of = reader(Forge.BITBUCKET)
 
 PAGELEN = 100  # Bitbucket's maximum
-
-BITBUCKET = Dialect(
-    name="Bitbucket",
-    headers={"Accept": "application/json", "User-Agent": "clonegate"},
-    token_header=("Authorization", "Bearer "),
-)
 
 
 class BitbucketLister(HttpLister):
     """Lists Bitbucket Cloud workspaces."""
 
-    dialect = BITBUCKET
+    dialect = Dialect("Bitbucket", ("Authorization", "Bearer "))
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
-        """Every page of ``source`` (see the module's text)."""
-        await trio.lowlevel.checkpoint()  # even a source refused before any request
+    def listing(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
         first = first_url(source)
 
         def step(url: str, got: Got) -> tuple[Page, str | None]:
             values, following = _values(source, got.json(source))
             return page_of(source, url, values, listed_of), following
 
-        walk = self._http.walk(source, first, step, deadline=deadline, origin=first)
-        async for page in walk:
-            yield page
+        return self._http.walk(source, first, step, deadline=deadline, origin=first)
 
 
 def first_url(source: Source) -> str:

@@ -24,11 +24,13 @@ from typing import Any
 from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
-from ..._domain.sources import Source
-from .github_items import listed_of
+from ..._domain.sources import Forge, Source
 from .http import ForgeHttp, Got, link_next, page_of, server_now
+from .items import reader
 
-__all__ = ["PER_PAGE", "SEARCH_CAP", "search_pages", "search_url"]
+__all__ = ["PER_PAGE", "SEARCH_CAP", "listed_of", "search_pages", "search_url"]
+
+listed_of = reader(Forge.GITHUB)
 
 PER_PAGE = 100  # GitHub's maximum
 SEARCH_CAP = 1000  # search results GitHub lets anyone reach, whatever total_count says

@@ -26,8 +26,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
+from types import MappingProxyType
 from typing import Any, ClassVar
 from urllib.parse import urljoin, urlsplit
 
@@ -82,6 +83,9 @@ class Got:
             raise ListingError(f"{source}: the page is not JSON") from None
 
 
+_JSON = MappingProxyType({"Accept": "application/json", "User-Agent": "clonegate"})
+
+
 @dataclass(frozen=True)
 class Dialect:
     """How one forge's API is spoken.
@@ -98,8 +102,8 @@ class Dialect:
     """
 
     name: str
-    headers: Mapping[str, str]
     token_header: tuple[str, str]
+    headers: Mapping[str, str] = field(default_factory=lambda: _JSON)
     limited: frozenset[int] = frozenset({429})
     rate_prefix: str = "x-ratelimit-"
     resource: str | None = None
@@ -135,6 +139,7 @@ class HttpLister:
     ``dialect`` and writes ``pages``. One per process keeps its ETags for a re-list."""
 
     dialect: ClassVar[Dialect]
+    _http: ForgeHttp
 
     def __init__(
         self,
@@ -146,8 +151,14 @@ class HttpLister:
     ) -> None:
         self._http = ForgeHttp(self.dialect, tokens, on_wait=on_wait, timeout=timeout, pool=pool)
 
-    def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
         """Every page of ``source``'s listing (the listing port, ADR 0023)."""
+        await trio.lowlevel.checkpoint()  # even a source refused before any request
+        async for page in self.listing(source, deadline=deadline):
+            yield page
+
+    def listing(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+        """The forge's walk of ``source``; a source it cannot list raises ListingError."""
         raise NotImplementedError
 
 
