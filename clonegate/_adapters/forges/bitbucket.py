@@ -19,8 +19,9 @@ from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
 from ..._domain.sources import Forge, Source, SourceKind
-from .http import Dialect, Got, HttpLister, check_scheme, page_of
+from .http import Dialect, HttpLister
 from .items import reader
+from .pages import Got, check_scheme, page_of
 
 __all__ = ["PAGELEN", "BitbucketLister", "first_url"]
 

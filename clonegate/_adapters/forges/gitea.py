@@ -22,8 +22,9 @@ from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
 from ..._domain.sources import Forge, Source, SourceKind
-from .http import Dialect, Got, HttpLister, check_scheme, items_list, link_target, page_of
+from .http import Dialect, HttpLister
 from .items import reader
+from .pages import Got, check_scheme, items_list, link_target, page_of
 
 __all__ = ["LIMIT", "GiteaLister", "page_url"]
 

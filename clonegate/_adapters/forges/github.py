@@ -24,7 +24,8 @@ from urllib.parse import quote
 from ..._domain.listing import ListingError, Page
 from ..._domain.sources import Source, SourceKind
 from .github_search import PER_PAGE, SEARCH_CAP, listed_of, search_pages, search_url
-from .http import MAX_PAGE_BYTES, Dialect, HttpLister, check_scheme, link_step
+from .http import MAX_PAGE_BYTES, Dialect, HttpLister
+from .pages import check_scheme, link_step
 
 __all__ = ["GITHUB", "MAX_PAGE_BYTES", "PER_PAGE", "SEARCH_CAP", "GitHubLister", "first_url"]
 

@@ -25,8 +25,9 @@ from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
 from ..._domain.sources import Forge, Source
-from .http import ForgeHttp, Got, link_next, page_of, server_now
+from .http import ForgeHttp
 from .items import reader
+from .pages import Got, link_next, page_of, server_now
 
 __all__ = ["PER_PAGE", "SEARCH_CAP", "listed_of", "search_pages", "search_url"]
 

@@ -23,8 +23,9 @@ from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
 from ..._domain.sources import Forge, Source, SourceKind
-from .http import Dialect, Got, HttpLister, check_scheme, failure, link_step
+from .http import Dialect, HttpLister
 from .items import reader
+from .pages import Got, check_scheme, failure, link_step
 
 __all__ = ["PER_PAGE", "GitLabLister", "first_url"]
 

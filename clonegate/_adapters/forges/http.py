@@ -1,6 +1,6 @@
 """What every forge's listing adapter shares (issue 45, ADR 0023): one GET with its caps,
-timeouts and token check, rate-limit waits on trio's clock, ``Link`` parsing, and the
-walk that fetches every URL once.
+timeouts and token check, rate-limit waits on trio's clock, and the walk that fetches
+every URL once (reading the pages themselves: :mod:`.pages`).
 
 - :class:`ForgeHttp` makes the requests of one forge (its :class:`Dialect`: headers,
   the token's header, which answers are rate limits). HTTP runs in trio worker threads
@@ -23,66 +23,28 @@ walk that fetches every URL once.
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
-from email.utils import parsedate_to_datetime
 from types import MappingProxyType
-from typing import Any, ClassVar
-from urllib.parse import urljoin, urlsplit
+from typing import ClassVar
 
 import trio
 import urllib3
 
 from ..._domain.backoff import parse_reset, parse_retry_after
 from ..._domain.forge_tokens import ForgeTokens
-from ..._domain.listed import Listed
 from ..._domain.listing import ListingError, Page, WaitNote
 from ..._domain.sources import Source
-from ..._domain.urls import redact, visible
+from ..._domain.urls import visible
+from .pages import SHOWN_CHARS, Got, Step, check_scheme, failure, same_origin, server_now, shown_url
 
-__all__ = [
-    "MAX_PAGES",
-    "MAX_PAGE_BYTES",
-    "Dialect",
-    "ForgeHttp",
-    "Got",
-    "HttpLister",
-    "check_scheme",
-    "failure",
-    "items_list",
-    "link_next",
-    "link_step",
-    "link_target",
-    "page_of",
-    "same_origin",
-    "server_now",
-    "shown_url",
-]
+__all__ = ["ETAG_BYTES", "MAX_PAGES", "MAX_PAGE_BYTES", "Dialect", "ForgeHttp", "HttpLister"]
 
 MAX_PAGE_BYTES = 32 << 20  # 100 items are well under 1 MiB; past this, hostile
 MAX_PAGES = 10_000  # a million repositories; past this a server's links never end
 ETAG_BYTES = 64 << 20  # pages held for If-None-Match; past this, new ones are not kept
 _LEAST_WAIT = 1.0  # seconds between two tries of one rate-limited page
 _MISSING_HINT_WAIT = 60.0  # a 429 that says nothing of when (GitHub's own advice)
-_LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
-_SHOWN = 200  # characters of a server's message an error quotes
-
-
-@dataclass(frozen=True)
-class Got:
-    status: int
-    headers: dict[str, str]  # lower-cased names
-    body: bytes
-
-    def json(self, source: Source) -> Any:
-        try:
-            return json.loads(self.body)
-        except (ValueError, RecursionError):
-            raise ListingError(f"{source}: the page is not JSON") from None
-
-
 _JSON = MappingProxyType({"Accept": "application/json", "User-Agent": "clonegate"})
 
 
@@ -128,15 +90,9 @@ class Dialect:
         return None
 
 
-# Reads one item of a page into a record; ValueError/TypeError for an item that does not hold.
-ItemReader = Callable[[Any], Listed]
-# Reads one fetched page: the page to hand out (None: nothing to hand out) and the next URL.
-Step = Callable[[str, Got], tuple[Page | None, str | None]]
-
-
 class HttpLister:
     """A forge's listing adapter on :class:`ForgeHttp`: a subclass names its
-    ``dialect`` and writes ``pages``. One per process keeps its ETags for a re-list."""
+    ``dialect`` and writes ``listing``. One per process keeps its ETags for a re-list."""
 
     dialect: ClassVar[Dialect]
     _http: ForgeHttp
@@ -289,112 +245,8 @@ class ForgeHttp:
                 # A page cut short leaves its connection unusable: closed, not pooled.
                 answer.close()
         except urllib3.exceptions.HTTPError as exc:
-            raise ListingError(f"{shown_url(url)}: {visible(str(exc))[:_SHOWN]}") from None
+            raise ListingError(f"{shown_url(url)}: {visible(str(exc))[:SHOWN_CHARS]}") from None
         if len(body) > MAX_PAGE_BYTES:
             raise ListingError(f"{shown_url(url)}: a page over {MAX_PAGE_BYTES >> 20} MiB")
         names = {k.lower(): v for k, v in answer.headers.items()}
         return Got(answer.status, names, body)
-
-
-def page_of(source: Source, url: str, items: list[Any], read: ItemReader, **flags: bool) -> Page:
-    """The page of ``items``: each read into a record, or one escaped message."""
-    listed, refused = [], []
-    for index, item in enumerate(items):
-        try:
-            listed.append(read(item))
-        except (ValueError, TypeError) as exc:
-            refused.append(f"{source}: item {index + 1} of {shown_url(url)}: {exc}")
-    return Page(tuple(listed), tuple(refused), **flags)
-
-
-def check_scheme(source: Source, url: str) -> None:
-    """Refuses a URL with user-info, or neither https nor http on loopback."""
-    parts = urlsplit(url)
-    if parts.username is not None or parts.password is not None:
-        raise ListingError(f"{source}: a page URL with user-info: {shown_url(url)}")
-    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in _LOOPBACK):
-        return
-    raise ListingError(f"{source}: not https (http only on loopback): {shown_url(url)}")
-
-
-def link_step(source: Source, read: ItemReader) -> Step:
-    """Reads a page that is a JSON list of items, its next page in ``Link``."""
-
-    def step(url: str, got: Got) -> tuple[Page, str | None]:
-        items = items_list(source, got)
-        return page_of(source, url, items, read), link_next(source, url, got)
-
-    return step
-
-
-def items_list(source: Source, got: Got) -> list[Any]:
-    body = got.json(source)
-    if not isinstance(body, list):
-        raise ListingError(f"{source}: the page is not a list of repositories")
-    return body
-
-
-def link_next(source: Source, url: str, got: Got) -> str | None:
-    """``Link: <…>; rel="next"``'s target, resolved against ``url``; never from https
-    to http."""
-    target = link_target(got)
-    if target is None:
-        return None
-    following = urljoin(url, target)
-    check_scheme(source, following)
-    if urlsplit(url).scheme == "https" and urlsplit(following).scheme != "https":
-        raise ListingError(f"{source}: a next page over plain http refused")
-    return following
-
-
-def link_target(got: Got) -> str | None:
-    """The target of ``rel="next"`` in the answer's ``Link``, as written."""
-    for part in got.headers.get("link", "").split(","):
-        target, _, params = part.partition(";")
-        rels = [p.strip() for p in params.split(";")]
-        if 'rel="next"' in rels or "rel=next" in rels:
-            return target.strip().removeprefix("<").removesuffix(">")
-    return None
-
-
-def same_origin(one: str, other: str) -> bool:
-    """Same scheme, host and port (the default port of the scheme spelled or not)."""
-    a, b = urlsplit(one), urlsplit(other)
-    try:
-        ports = (a.port or _DEFAULT_PORTS.get(a.scheme), b.port or _DEFAULT_PORTS.get(b.scheme))
-    except ValueError:
-        return False
-    return a.scheme == b.scheme and a.hostname == b.hostname and ports[0] == ports[1]
-
-
-_DEFAULT_PORTS = {"https": 443, "http": 80}
-
-
-def server_now(headers: dict[str, str]) -> float:
-    """The answer's moment on the server's clock (``Date``); ours if it gives none."""
-    try:
-        return parsedate_to_datetime(headers["date"]).timestamp()
-    except (KeyError, TypeError, ValueError, IndexError, OverflowError):
-        return time.time()
-
-
-def failure(got: Got, url: str) -> str:
-    """An answer that is no page, in words: its status, and the forge's message if it
-    sent one (GitHub's and Gitea's ``message``, GitLab's ``message`` or ``error``,
-    Bitbucket's ``error.message``), escaped and cut short."""
-    said: object = None
-    try:
-        body = json.loads(got.body)
-    except (ValueError, RecursionError):
-        body = None
-    if isinstance(body, dict):
-        said = body.get("message", body.get("error"))
-        if isinstance(said, dict):
-            said = said.get("message")
-    message = f": {visible(said)[:_SHOWN]}" if isinstance(said, str) else ""
-    return f"HTTP {got.status} for {shown_url(url)}{message}"
-
-
-def shown_url(url: str) -> str:
-    shown = visible(redact(url))
-    return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "…"
