@@ -113,3 +113,20 @@ async def test_a_slice_that_fails_keeps_the_slices_before(nursery: trio.Nursery)
         await _collect(lister, source, pages)
     assert len(server.seen) == 12
     assert 0 < len(_ids(pages)) == len(set(_ids(pages)))
+
+
+@pytest.mark.parametrize("epoch", [1_000_000_000, 253_402_300_000], ids=["2001", "year-9999"])
+async def test_a_server_clock_far_off_still_covers_every_repository(
+    nursery: trio.Nursery, epoch: int
+) -> None:
+    # The ranges end at the later of the server's Date and ours: a server years behind
+    # leaves nothing out, one at the end of time overflows nothing.
+    repos = made("acme", 1500)
+    server = GitHubApi(repos, git_base=GIT, prefix="/api/v3", epoch=epoch, search_limit=10_000)
+    await nursery.start(server.serve)
+    source = entry_of(f'github:search/"stars:>1"@{server.base_url}')
+    assert isinstance(source, Source)
+    pages: list[Page] = []
+    await _collect(GitHubLister(ForgeTokens(), on_wait=lambda why, seconds: None), source, pages)
+    assert sorted(_ids(pages)) == sorted(str(repo.id) for repo in repos)
+    assert not any(page.capped for page in pages)

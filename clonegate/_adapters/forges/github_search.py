@@ -10,13 +10,14 @@ names its own ``created:`` range (a second range would be a guess at how the two
 combine). Results are kept once per forge id: a repository counted in two slices
 (the index moves while we page) is listed once.
 
-The ranges run from 2007-10-01 (GitHub's oldest repositories) to the day after the
-first answer's ``Date`` (the server's clock, as for rate limits).
+The ranges run from 2007-10-01 (GitHub's oldest repositories) to the day after today,
+by the first answer's ``Date`` (the server's clock) or ours, whichever is later.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
@@ -54,9 +55,20 @@ async def search_pages(
         async for page in search.slice(url, got):
             yield page
         return
-    today = datetime.fromtimestamp(server_now(got.headers), UTC).date()
-    async for page in search.days(_FIRST_DAY, today + timedelta(days=1)):
+    async for page in search.days(_FIRST_DAY, _last_day(got)):
         yield page
+
+
+def _last_day(got: Got) -> date:
+    """The day after today by the server's clock (``Date``) or ours, whichever is later:
+    a server's date years behind would leave the newest repositories out of every
+    range, and one at the end of time must not overflow."""
+    ours = time.time()
+    try:
+        theirs = datetime.fromtimestamp(max(server_now(got.headers), ours), UTC).date()
+    except (OverflowError, OSError, ValueError):
+        theirs = datetime.fromtimestamp(ours, UTC).date()
+    return theirs if theirs == date.max else theirs + timedelta(days=1)
 
 
 class _Search:
