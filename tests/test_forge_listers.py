@@ -1,14 +1,19 @@
 """The registry of listing adapters (clonegate/_adapters/forges/registry.py): every forge
 has exactly one adapter, and ForgeListers hands each source to its forge's, keeping one
-adapter per forge (so a re-list reuses its ETags) (issue 45, ADR 0023)."""
+adapter per forge (so a re-list reuses its ETags). And what every forge's adapter does
+alike, run once per forge: a failure mid-way keeps the pages before it, malformed items
+are one error each, a redirect is never followed and the token (in each forge's own
+header) goes to its API host only (issue 45, ADR 0023)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
+import urllib3
 
 from clonegate._adapters.forges.registry import LISTERS, ForgeListers
 from clonegate._domain.forge_tokens import ForgeTokens
@@ -20,7 +25,7 @@ from .support.forges.core import Answer, ForgeServer, failing_from, on_request, 
 from .support.forges.gitea import GiteaApi
 from .support.forges.github import GitHubApi
 from .support.forges.gitlab import GitLabApi
-from .support.forges.listing import Listing, listed, source
+from .support.forges.listing import Listing, https_context, listed, source, token_for
 
 GIT = "http://127.0.0.1:9418"
 
@@ -135,3 +140,59 @@ async def test_malformed_items_are_one_error_each(
     assert [f"acme/repo-{index:05d}" in got.names for index, _, _ in spoils] == [False] * 6
     assert all(message.isprintable() for message in got.refused)
     assert not any("secret" in message for message in got.refused)
+
+
+_FORGES: dict[str, tuple[Callable[[], ForgeServer], str, str, str]] = {
+    # forge: (server, source, the header the token goes in, its value)
+    "github": (
+        lambda: GitHubApi(made("acme", 5), git_base=GIT, orgs=["acme"], prefix="/api/v3"),
+        "github:org/acme@{}",
+        "authorization",
+        "Bearer {}",
+    ),
+    "gitlab": (
+        lambda: GitLabApi(made("acme", 5), git_base=GIT),
+        "gitlab:group/acme@{}",
+        "private-token",
+        "{}",
+    ),
+    "gitea": (
+        lambda: GiteaApi(made("acme", 5), git_base=GIT, orgs=["acme"]),
+        "gitea:org/acme@{}",
+        "authorization",
+        "token {}",
+    ),
+    "bitbucket": (
+        lambda: BitbucketApi(made("acme", 5), git_base=GIT),
+        "bitbucket:workspace/acme@{}",
+        "authorization",
+        "Bearer {}",
+    ),
+}
+
+
+@pytest.mark.parametrize("forge", sorted(_FORGES))
+async def test_a_redirect_is_never_followed_and_the_token_stays_home(
+    nursery: trio.Nursery, tmp_path: Path, forge: str
+) -> None:
+    make, text, header, form = _FORGES[forge]
+    context, ca = https_context(tmp_path)
+    api, elsewhere = make(), make()
+    api.tls = elsewhere.tls = context
+    await serving(nursery, api)
+    await serving(nursery, elsewhere)
+    location = {"Location": f"{elsewhere.base_url}/moved"}
+    api.tamper = lambda request, served, index: Answer(302, location)
+    tokens = token_for(Forge(forge), api, "s3cret-token")
+    got = Listing()
+    pool = urllib3.PoolManager(ca_certs=ca)
+    kind = dict(LISTERS)[Forge(forge)]
+    lister = kind(tokens, on_wait=got.note, pool=pool)
+    await listed(lister, source(text.format(api.base_url)), got)
+    assert got.listed == []
+    assert got.error is not None
+    assert "HTTP 302" in str(got.error)
+    assert "s3cret" not in str(got.error)
+    assert [seen.headers.get(header) for seen in api.seen] == [form.format("s3cret-token")]
+    assert [seen.host for seen in api.seen] == [f"127.0.0.1:{api.port}"]
+    assert elsewhere.seen == []
