@@ -56,6 +56,7 @@ async def test_keyset_pages_with_subgroups_each_once(nursery: trio.Nursery) -> N
     assert len(set(server.served_pages())) == 3
     assert {seen.param("pagination") for seen in server.seen} == {"keyset"}
     assert {seen.param("include_subgroups") for seen in server.seen} == {"true"}
+    assert {seen.param("with_shared") for seen in server.seen} == {"false"}
     assert {seen.param("per_page") for seen in server.seen} == {"100"}
     # What GitLab says and does not say.
     fork, plain, empty = got.listed[4], got.listed[0], got.listed[10]
