@@ -188,11 +188,15 @@ class ForgeHttp:
         check_scheme(source, url)
         while True:
             try:
-                got = await trio.to_thread.run_sync(self._request, url)
+                # What is held is read here, in trio's thread, once: listings running
+                # side by side may replace it meanwhile, and a 304 is about the tag sent.
+                held = self._etags.get(url)
+                tag = None if held is None else held[0]
+                got = await trio.to_thread.run_sync(self._request, url, tag)
             except ListingError as exc:
                 raise ListingError(f"{source}: {exc}") from None
-            if got.status == 304 and url in self._etags:
-                return Got(200, got.headers, self._etags[url][1])
+            if got.status == 304 and held is not None:
+                return Got(200, got.headers, held[1])
             if got.status == 200:
                 self._keep(url, got)
                 return got
@@ -220,15 +224,15 @@ class ForgeHttp:
         self._etags[url] = (tag, got.body)
         self._etag_bytes += len(got.body)
 
-    def _request(self, url: str) -> Got:
+    def _request(self, url: str, etag: str | None) -> Got:
         """In a worker thread: one GET, no retries, no redirects, body bounded."""
         headers = {**self.dialect.headers, "Accept-Encoding": "identity"}
         token = self._tokens.for_request(url)
         if token is not None:
             name, prefix = self.dialect.token_header
             headers[name] = prefix + token.token
-        if url in self._etags:  # a 304 is free with a GitHub token, and saves the body
-            headers["If-None-Match"] = self._etags[url][0]
+        if etag is not None:  # a 304 is free with a GitHub token, and saves the body
+            headers["If-None-Match"] = etag
         try:
             answer = self._pool.request(
                 "GET",
