@@ -7,6 +7,7 @@ the pages already given, an instance under a path (issue 45, ADR 0023)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ import trio
 import trio.testing
 
 from clonegate._adapters.forges.gitlab import GitLabLister
+from clonegate._domain.forge_tokens import ForgeTokens
 from clonegate._domain.sources import Forge
 
 from .support.forges.catalogue import FIXTURES, Made, made
@@ -26,7 +28,7 @@ from .support.forges.core import (
     with_headers,
 )
 from .support.forges.gitlab import GitLabApi
-from .support.forges.listing import https_context, run, token_for
+from .support.forges.listing import https_context, run, source, token_for
 
 GIT = "http://127.0.0.1:9418"
 EPOCH = 1_700_000_000
@@ -172,3 +174,18 @@ async def test_a_nested_group_path_is_one_encoded_id(nursery: trio.Nursery) -> N
     assert got.error is None
     assert len(got.listed) == 80
     assert server.seen[0].path == "/api/v4/groups/gitlab-org%2Fsub/projects"
+
+
+async def test_pages_are_not_held_for_a_forge_without_conditional_lists(
+    nursery: trio.Nursery,
+) -> None:
+    # Only GitHub's held pages pay (a free 304): another forge's ETags hold no memory.
+    server = await _gitlab(nursery, made("acme", 150))
+    server.tamper = lambda request, served, index: with_headers(served, ETag='W/"same"')
+    lister = GitLabLister(ForgeTokens(), on_wait=lambda why, seconds: None)
+    for _ in range(2):
+        async for _page in lister.pages(
+            source(f"gitlab:group/acme@{server.base_url}"), deadline=math.inf
+        ):
+            pass
+    assert [seen.headers.get("if-none-match") for seen in server.seen] == [None] * 4

@@ -40,6 +40,7 @@ GITHUB = Dialect(
     limited=frozenset({403, 429}),  # GitHub documents both for either limit
     resource="x-ratelimit-resource",
     retry_reason="GitHub's secondary rate limit",
+    etags=True,
 )
 
 

@@ -14,8 +14,8 @@ every URL once (reading the pages themselves: :mod:`.pages`).
 - Rate limits are waited out and announced through ``on_wait``, never the listing's
   failure unless the wait would pass the caller's deadline. A reset in Unix time is
   counted from the answer's ``Date``, the server's clock, not ours.
-- ``ETag``s are kept per URL: a re-list in the same process asks ``If-None-Match``
-  and reuses the page it holds on a 304.
+- ``ETag``s are kept per URL where the forge's :class:`Dialect` says so (GitHub): a
+  re-list in the same process asks ``If-None-Match`` and reuses the page on a 304.
 - :meth:`ForgeHttp.walk` hands out pages along a chain of next URLs, each URL once
   (a link back to a fetched page, or past ``MAX_PAGES``, is the listing's error, not
   a hang).
@@ -61,6 +61,9 @@ class Dialect:
       rate_prefix: the rate-limit headers' prefix (``x-ratelimit-``, ``ratelimit-``).
       resource: the header that names the limit passed, if the forge sends one.
       retry_reason: what a wait for ``Retry-After`` is called.
+      etags: whether pages are held for ``If-None-Match`` (GitHub's lists: a 304 is
+        free there); elsewhere nothing is held, so that the pages held stay within
+        ``ETAG_BYTES`` in all, not within that much per forge.
     """
 
     name: str
@@ -70,6 +73,7 @@ class Dialect:
     rate_prefix: str = "x-ratelimit-"
     resource: str | None = None
     retry_reason: str = ""
+    etags: bool = False
 
     def limit_wait(self, got: Got) -> tuple[str, float] | None:
         """What a rate-limited answer asks to wait, or None when it is not one."""
@@ -216,7 +220,7 @@ class ForgeHttp:
 
     def _keep(self, url: str, got: Got) -> None:
         """Hold the page for a re-list's If-None-Match, within ``ETAG_BYTES`` in all."""
-        tag = got.headers.get("etag")
+        tag = got.headers.get("etag") if self.dialect.etags else None
         old = self._etags.pop(url, None)
         self._etag_bytes -= len(old[1]) if old else 0
         if tag is None or len(tag) > 256 or self._etag_bytes + len(got.body) > ETAG_BYTES:
