@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import Any
 from urllib.parse import quote
 
@@ -35,7 +35,7 @@ class BitbucketLister(HttpLister):
 
     dialect = Dialect("Bitbucket", ("Authorization", "Bearer "))
 
-    def listing(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         first = first_url(source)
 
         def step(url: str, got: Got) -> tuple[Page, str | None]:

@@ -17,7 +17,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
@@ -39,7 +39,7 @@ class GiteaLister(HttpLister):
 
     dialect = Dialect("Gitea", ("Authorization", "token "))
 
-    def listing(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         counted = _Counted(source)
         return self._http.walk(source, page_url(source, 1), counted.step, deadline=deadline)
 

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
@@ -27,7 +27,15 @@ from .github_search import PER_PAGE, SEARCH_CAP, listed_of, search_pages, search
 from .http import MAX_PAGE_BYTES, Dialect, HttpLister
 from .pages import check_scheme, link_step
 
-__all__ = ["GITHUB", "MAX_PAGE_BYTES", "PER_PAGE", "SEARCH_CAP", "GitHubLister", "first_url"]
+__all__ = [
+    "GITHUB",
+    "MAX_PAGE_BYTES",
+    "PER_PAGE",
+    "SEARCH_CAP",
+    "GitHubLister",
+    "first_url",
+    "listed_of",
+]
 
 GITHUB = Dialect(
     name="GitHub",
@@ -49,7 +57,7 @@ class GitHubLister(HttpLister):
 
     dialect = GITHUB
 
-    def listing(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         url = first_url(source)
         if source.kind is SourceKind.SEARCH:
             return search_pages(self._http, source, url, deadline=deadline)

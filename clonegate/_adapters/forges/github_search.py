@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
+from contextlib import aclosing
 from dataclasses import replace
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
@@ -47,16 +48,15 @@ def search_url(api: str, query: str) -> str:
 
 async def search_pages(
     http: ForgeHttp, source: Source, url: str, *, deadline: float
-) -> AsyncIterator[Page]:
+) -> AsyncGenerator[Page, None]:
     """Every page of the search ``source`` (first page ``url``), split as the module says."""
     search = _Search(http, source, deadline)
     got = await search.get(url)
-    if _total(source, got) <= SEARCH_CAP or _OWN_RANGE.search(source.name):
-        async for page in search.slice(url, got):
+    whole = _total(source, got) <= SEARCH_CAP or _OWN_RANGE.search(source.name)
+    walk = search.slice(url, got) if whole else search.days(_FIRST_DAY, _last_day(got))
+    async with aclosing(walk) as pages:  # closed now, not by the collector, if we are
+        async for page in pages:
             yield page
-        return
-    async for page in search.days(_FIRST_DAY, _last_day(got)):
-        yield page
 
 
 def _last_day(got: Got) -> date:
@@ -84,22 +84,22 @@ class _Search:
     async def get(self, url: str) -> Got:
         return await self._http.once(self._source, url, self._fetched, deadline=self._deadline)
 
-    async def days(self, first: date, last: date) -> AsyncIterator[Page]:
+    async def days(self, first: date, last: date) -> AsyncGenerator[Page, None]:
         """The results created from ``first`` to ``last``, cut in two while over the cap."""
         query = f"{self._source.name} created:{first.isoformat()}..{last.isoformat()}"
         url = search_url(self._source.api_url, query)
         got = await self.get(url)
         if _total(self._source, got) > SEARCH_CAP and first < last:
             middle = first + (last - first) // 2
-            async for page in self.days(first, middle):
-                yield page
-            async for page in self.days(middle + timedelta(days=1), last):
-                yield page
-            return
-        async for page in self.slice(url, got):
-            yield page
+            parts = [self.days(first, middle), self.days(middle + timedelta(days=1), last)]
+        else:
+            parts = [self.slice(url, got)]
+        for part in parts:  # each closed now, not by the collector, if we are
+            async with aclosing(part) as pages:
+                async for page in pages:
+                    yield page
 
-    async def slice(self, url: str, got: Got) -> AsyncIterator[Page]:
+    async def slice(self, url: str, got: Got) -> AsyncGenerator[Page, None]:
         """The pages of one query, its first already fetched, up to the cap."""
         step = _Slice(self._source, self._ids)
         page, following = step(url, got)
@@ -107,8 +107,9 @@ class _Search:
         walk = self._http.walk(
             self._source, following, step, deadline=self._deadline, fetched=self._fetched
         )
-        async for page in walk:
-            yield page
+        async with aclosing(walk) as pages:
+            async for page in pages:
+                yield page
 
 
 class _Slice:

@@ -18,7 +18,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
@@ -45,7 +45,7 @@ class GitLabLister(HttpLister):
         "GitLab", ("PRIVATE-TOKEN", ""), rate_prefix="ratelimit-", resource="ratelimit-name"
     )
 
-    def listing(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         offset = first_url(source)
         keyset = offset + _KEYSET
         read = link_step(source, listed_of)

@@ -23,7 +23,8 @@ every URL once (reading the pages themselves: :mod:`.pages`).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import ClassVar
@@ -111,13 +112,14 @@ class HttpLister:
     ) -> None:
         self._http = ForgeHttp(self.dialect, tokens, on_wait=on_wait, timeout=timeout, pool=pool)
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         """Every page of ``source``'s listing (the listing port, ADR 0023)."""
         await trio.lowlevel.checkpoint()  # even a source refused before any request
-        async for page in self.listing(source, deadline=deadline):
-            yield page
+        async with aclosing(self.listing(source, deadline=deadline)) as pages:
+            async for page in pages:  # closed now, not by the collector, if the caller stops
+                yield page
 
-    def listing(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         """The forge's walk of ``source``; a source it cannot list raises ListingError."""
         raise NotImplementedError
 
@@ -152,7 +154,7 @@ class ForgeHttp:
         fetched: set[str] | None = None,
         passing: frozenset[int] = frozenset(),
         origin: str | None = None,
-    ) -> AsyncIterator[Page]:
+    ) -> AsyncGenerator[Page, None]:
         """The pages from ``url`` on, each URL once (``fetched`` may be shared by several
         walks of one listing); ``step`` reads each and names the next. With ``origin``,
         a next URL on another origin is the listing's error, after the page naming it."""

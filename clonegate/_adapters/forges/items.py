@@ -14,13 +14,14 @@ What each forge's fields mean, where it matters:
   project it came from, so without it the fork flag is not said; ``mirror`` is sent by
   some editions only; the size only with ``statistics``; no language in the list
   (``projects/:id/languages``); ``last_activity_at`` is any activity, not a push.
-- Gitea/Forgejo: ``size`` in KiB as GitHub's; ``updated_at`` moves on a push and on a
-  change of settings.
+- Gitea/Forgejo: ``size`` in KiB as GitHub's; ``updated_at`` is the record's last
+  change (settings too), not documented to move on each push.
 - Bitbucket: the id is the ``uuid``; the clone URL the ``https`` entry of
   ``links.clone``, without the user name Bitbucket writes in for an authenticated
   caller (a password refuses the item); ``mainbranch`` is null before the first push;
   a fork has a ``parent`` (null otherwise); ``size`` in bytes (KiB here, rounded up);
-  no archived flag, stars or topics; ``updated_on`` moves on other changes than pushes.
+  no archived flag, stars or topics; ``updated_on`` is not documented to move on
+  each push.
 """
 
 from __future__ import annotations
@@ -190,7 +191,8 @@ _NAMES = {Forge.GITLAB: "path_with_namespace"}  # the key an error names an item
 
 
 def reader(forge: Forge) -> Callable[[Any], Listed]:
-    """Reads one item of ``forge``'s page; ValueError (escaped words) when it does not hold."""
+    """Reads one item of ``forge``'s page into a record that says its forge; ValueError
+    (escaped words) when it does not hold."""
     column = _COLUMNS.index(forge)
     cells = {name: cells[column] for name, cells in FIELDS.items()}
     name_key = _NAMES.get(forge, "full_name")
@@ -199,7 +201,7 @@ def reader(forge: Forge) -> Callable[[Any], Listed]:
         got = Fields(item, name_key)
         values = {name: _read(got, cell) for name, cell in cells.items()}
         values["topics"] = values["topics"] or ()
-        return Listed(**values)
+        return Listed(**values, forge=forge)
 
     return listed_of
 
