@@ -56,6 +56,16 @@ async def test_each_source_goes_to_its_forges_adapter(nursery: trio.Nursery) -> 
         await listed(listers, source(text), got)
     assert got.error is None
     assert len(got.listed) == 150 + 3 + 4 + 5 + 150
+    # Each record says the forge whose listing said it (the report's listed object).
+    forges = [record.forge for record in got.listed]
+    assert (
+        forges
+        == [Forge.GITHUB] * 150
+        + [Forge.GITLAB] * 3
+        + [Forge.GITEA] * 4
+        + [Forge.BITBUCKET] * 5
+        + [Forge.GITHUB] * 150
+    )
     assert [seen.status for seen in github.seen] == [200, 200, 304, 304]
     assert [len(server.seen) for server in (gitlab, gitea, bitbucket)] == [1, 1, 1]
 
