@@ -146,3 +146,17 @@ async def test_an_unknown_workspace_is_an_error_not_an_empty_list(nursery: trio.
     assert got.listed == []
     assert got.error is not None
     assert "HTTP 404" in str(got.error)
+
+
+async def test_a_relative_next_is_read_against_the_page(nursery: trio.Nursery) -> None:
+    server = await _bitbucket(nursery, made("acme", 250))
+
+    def relative(body: dict[str, Any]) -> None:
+        if "next" in body:
+            body["next"] = body["next"].removeprefix(server.base_url)
+
+    server.tamper = rewrite(relative)
+    got = await run(BitbucketLister, f"bitbucket:workspace/acme@{server.base_url}")
+    assert got.error is None
+    assert len(got.listed) == 250
+    assert len(server.seen) == 3

@@ -122,3 +122,16 @@ async def test_the_token_goes_only_to_its_api_host(nursery: trio.Nursery, tmp_pa
     assert len(here.listed) == len(there.listed) == 60
     assert [seen.authorization for seen in api.seen] == [f"token {TOKEN}"] * 2
     assert [seen.authorization for seen in other.seen] == [None] * 2
+
+
+async def test_an_instance_that_serves_fewer_a_page_is_paged_whole(
+    nursery: trio.Nursery,
+) -> None:
+    # MAX_RESPONSE_ITEMS = 30 here: the limit asked is cut, the page numbers still follow.
+    repos = made("acme", 100)
+    server = await _gitea(nursery, repos, max_limit=30)
+    got = await run(GiteaLister, f"gitea:org/acme@{server.base_url}")
+    assert got.error is None
+    assert got.names == [repo.full_name for repo in repos]
+    assert [seen.param("page") for seen in server.seen] == ["1", "2", "3", "4"]
+    assert not any(page.incomplete for page in got.pages)

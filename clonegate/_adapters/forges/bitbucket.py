@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, urljoin
 
 from ..._domain.listing import ListingError, Page
 from ..._domain.sources import Forge, Source, SourceKind
@@ -40,7 +40,8 @@ class BitbucketLister(HttpLister):
 
         def step(url: str, got: Got) -> tuple[Page, str | None]:
             values, following = _values(source, got.json(source))
-            return page_of(source, url, values, listed_of), following
+            after = None if following is None else urljoin(url, following)
+            return page_of(source, url, values, listed_of), after
 
         return self._http.walk(source, first, step, deadline=deadline, origin=first)
 
