@@ -130,3 +130,18 @@ async def test_a_server_clock_far_off_still_covers_every_repository(
     await _collect(GitHubLister(ForgeTokens(), on_wait=lambda why, seconds: None), source, pages)
     assert sorted(_ids(pages)) == sorted(str(repo.id) for repo in repos)
     assert not any(page.capped for page in pages)
+
+
+async def test_a_search_served_short_of_its_total_says_incomplete(
+    nursery: trio.Nursery,
+) -> None:
+    repos = made("acme", 150)
+    server = GitHubApi(repos, git_base=GIT, prefix="/api/v3", epoch=EPOCH, search_total=180)
+    await nursery.start(server.serve)
+    source = entry_of(f'github:search/"stars:>1"@{server.base_url}')
+    assert isinstance(source, Source)
+    pages: list[Page] = []
+    await _collect(GitHubLister(ForgeTokens(), on_wait=lambda why, seconds: None), source, pages)
+    assert len(_ids(pages)) == 150
+    assert [page.incomplete for page in pages] == [False, True]
+    assert not any(page.capped for page in pages)

@@ -8,7 +8,9 @@ within reach. A slice of one day still over 1,000 cannot be cut finer: its first
 1,000 are listed and its last page says so (``Page.capped``), as does a query that
 names its own ``created:`` range (a second range would be a guess at how the two
 combine). Results are kept once per forge id: a repository counted in two slices
-(the index moves while we page) is listed once.
+(the index moves while we page) is listed once. A slice whose last page leaves it short
+of its ``total_count`` (or of the cap) says so with ``Page.incomplete``: GitHub served
+fewer than it said matched.
 
 The ranges run from 2007-10-01 (GitHub's oldest repositories) to the day after today,
 by the first answer's ``Date`` (the server's clock) or ours, whichever is later.
@@ -124,14 +126,17 @@ class _Slice:
         items, total, incomplete = _items(self._source, got.json(self._source))
         self._results += len(items)
         reached = self._results >= SEARCH_CAP  # the next page would be GitHub's 422
+        following = None if reached else link_next(self._source, url, got)
+        # The last page, short of what total_count said matched: GitHub served less.
+        short = following is None and self._results < min(total, SEARCH_CAP)
         capped = reached and total > self._results
-        page = page_of(self._source, url, items, listed_of, capped=capped, incomplete=incomplete)
+        flags = {"capped": capped, "incomplete": incomplete or short}
+        page = page_of(self._source, url, items, listed_of, **flags)
         fresh = []
         for record in page.listed:
             if record.forge_id not in self._ids:
                 self._ids.add(record.forge_id)
                 fresh.append(record)
-        following = None if reached else link_next(self._source, url, got)
         return replace(page, listed=tuple(fresh)), following
 
 
