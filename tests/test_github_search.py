@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import trio
@@ -27,9 +28,12 @@ _RANGE = re.compile(r"created:(\S+)\.\.(\S+)$")
 
 
 async def _search(
-    nursery: trio.Nursery, repos: list[Made], query: str
+    nursery: trio.Nursery, repos: list[Made], query: str, **options: Any
 ) -> tuple[GitHubApi, list[Page]]:
-    server = GitHubApi(repos, git_base=GIT, prefix="/api/v3", epoch=EPOCH, search_limit=10_000)
+    """The pages of ``query`` from a new loopback GitHub serving ``repos`` (``options``
+    its own: ``epoch``, ``search_total``)."""
+    settings: dict[str, Any] = {"epoch": EPOCH, "search_limit": 10_000, **options}
+    server = GitHubApi(repos, git_base=GIT, prefix="/api/v3", **settings)
     await nursery.start(server.serve)
     source = entry_of(f'github:search/"{query}"@{server.base_url}')
     assert isinstance(source, Source)
@@ -122,12 +126,7 @@ async def test_a_server_clock_far_off_still_covers_every_repository(
     # The ranges end at the later of the server's Date and ours: a server years behind
     # leaves nothing out, one at the end of time overflows nothing.
     repos = made("acme", 1500)
-    server = GitHubApi(repos, git_base=GIT, prefix="/api/v3", epoch=epoch, search_limit=10_000)
-    await nursery.start(server.serve)
-    source = entry_of(f'github:search/"stars:>1"@{server.base_url}')
-    assert isinstance(source, Source)
-    pages: list[Page] = []
-    await _collect(GitHubLister(ForgeTokens(), on_wait=lambda why, seconds: None), source, pages)
+    _, pages = await _search(nursery, repos, "stars:>1", epoch=epoch)
     assert sorted(_ids(pages)) == sorted(str(repo.id) for repo in repos)
     assert not any(page.capped for page in pages)
 
@@ -135,13 +134,7 @@ async def test_a_server_clock_far_off_still_covers_every_repository(
 async def test_a_search_served_short_of_its_total_says_incomplete(
     nursery: trio.Nursery,
 ) -> None:
-    repos = made("acme", 150)
-    server = GitHubApi(repos, git_base=GIT, prefix="/api/v3", epoch=EPOCH, search_total=180)
-    await nursery.start(server.serve)
-    source = entry_of(f'github:search/"stars:>1"@{server.base_url}')
-    assert isinstance(source, Source)
-    pages: list[Page] = []
-    await _collect(GitHubLister(ForgeTokens(), on_wait=lambda why, seconds: None), source, pages)
+    _, pages = await _search(nursery, made("acme", 150), "stars:>1", search_total=180)
     assert len(_ids(pages)) == 150
     assert [page.incomplete for page in pages] == [False, True]
     assert not any(page.capped for page in pages)
