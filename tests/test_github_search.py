@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import trio
@@ -27,9 +28,12 @@ _RANGE = re.compile(r"created:(\S+)\.\.(\S+)$")
 
 
 async def _search(
-    nursery: trio.Nursery, repos: list[Made], query: str
+    nursery: trio.Nursery, repos: list[Made], query: str, **options: Any
 ) -> tuple[GitHubApi, list[Page]]:
-    server = GitHubApi(repos, git_base=GIT, prefix="/api/v3", epoch=EPOCH, search_limit=10_000)
+    """The pages of ``query`` from a new loopback GitHub serving ``repos`` (``options``
+    its own: ``epoch``, ``search_total``)."""
+    settings: dict[str, Any] = {"epoch": EPOCH, "search_limit": 10_000, **options}
+    server = GitHubApi(repos, git_base=GIT, prefix="/api/v3", **settings)
     await nursery.start(server.serve)
     source = entry_of(f'github:search/"{query}"@{server.base_url}')
     assert isinstance(source, Source)
@@ -113,3 +117,24 @@ async def test_a_slice_that_fails_keeps_the_slices_before(nursery: trio.Nursery)
         await _collect(lister, source, pages)
     assert len(server.seen) == 12
     assert 0 < len(_ids(pages)) == len(set(_ids(pages)))
+
+
+@pytest.mark.parametrize("epoch", [1_000_000_000, 253_402_300_000], ids=["2001", "year-9999"])
+async def test_a_server_clock_far_off_still_covers_every_repository(
+    nursery: trio.Nursery, epoch: int
+) -> None:
+    # The ranges end at the later of the server's Date and ours: a server years behind
+    # leaves nothing out, one at the end of time overflows nothing.
+    repos = made("acme", 1500)
+    _, pages = await _search(nursery, repos, "stars:>1", epoch=epoch)
+    assert sorted(_ids(pages)) == sorted(str(repo.id) for repo in repos)
+    assert not any(page.capped for page in pages)
+
+
+async def test_a_search_served_short_of_its_total_says_incomplete(
+    nursery: trio.Nursery,
+) -> None:
+    _, pages = await _search(nursery, made("acme", 150), "stars:>1", search_total=180)
+    assert len(_ids(pages)) == 150
+    assert [page.incomplete for page in pages] == [False, True]
+    assert not any(page.capped for page in pages)

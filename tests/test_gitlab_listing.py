@@ -7,7 +7,7 @@ the pages already given, an instance under a path (issue 45, ADR 0023)."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+import math
 from pathlib import Path
 from typing import Any
 
@@ -15,12 +15,20 @@ import trio
 import trio.testing
 
 from clonegate._adapters.forges.gitlab import GitLabLister
+from clonegate._domain.forge_tokens import ForgeTokens
 from clonegate._domain.sources import Forge
 
 from .support.forges.catalogue import FIXTURES, Made, made
-from .support.forges.core import Answer, Seen, failing_from, json_answer
+from .support.forges.core import (
+    Answer,
+    Seen,
+    json_answer,
+    on_request,
+    serving,
+    with_headers,
+)
 from .support.forges.gitlab import GitLabApi
-from .support.forges.listing import https_context, on_request, run, token_for, with_headers
+from .support.forges.listing import https_context, run, source, token_for
 
 GIT = "http://127.0.0.1:9418"
 EPOCH = 1_700_000_000
@@ -28,9 +36,7 @@ TOKEN = "glpat-loopback-token"
 
 
 async def _gitlab(nursery: trio.Nursery, repos: list[Made], **options: Any) -> GitLabApi:
-    server = GitLabApi(repos, git_base=GIT, epoch=EPOCH, **options)
-    await nursery.start(server.serve)
-    return server
+    return await serving(nursery, GitLabApi(repos, git_base=GIT, epoch=EPOCH, **options))
 
 
 def _tree() -> list[Made]:
@@ -52,6 +58,7 @@ async def test_keyset_pages_with_subgroups_each_once(nursery: trio.Nursery) -> N
     assert len(set(server.served_pages())) == 3
     assert {seen.param("pagination") for seen in server.seen} == {"keyset"}
     assert {seen.param("include_subgroups") for seen in server.seen} == {"true"}
+    assert {seen.param("with_shared") for seen in server.seen} == {"false"}
     assert {seen.param("per_page") for seen in server.seen} == {"100"}
     # What GitLab says and does not say.
     fork, plain, empty = got.listed[4], got.listed[0], got.listed[10]
@@ -151,37 +158,6 @@ async def test_no_token_over_plain_http(nursery: trio.Nursery) -> None:
     assert [seen.headers.get("private-token") for seen in server.seen] == [None]
 
 
-async def test_malformed_items_are_one_error_each(nursery: trio.Nursery) -> None:
-    server = await _gitlab(nursery, made("acme", 150))
-
-    def spoil(request: Seen, served: Answer, index: int) -> Answer:
-        items = json.loads(served.body)
-        items[3]["http_url_to_repo"] = "file:///etc/\x1b[2J"
-        items[5] = ["not a project"]
-        items[7]["star_count"] = -1
-        items[9]["path_with_namespace"] = "evil\x1b]0;x\x07/name"
-        items[11]["last_activity_at"] = "yesterday\x1b[2J"
-        return replace(served, body=json.dumps(items).encode())
-
-    server.tamper = on_request(1, spoil)
-    got = await run(GitLabLister, f"gitlab:group/acme@{server.base_url}")
-    assert got.error is None
-    assert len(got.listed) == 145
-    assert len(got.refused) == 5
-    assert all(message.isprintable() for message in got.refused)
-    assert "acme/repo-00003" not in got.names
-
-
-async def test_a_failure_midway_keeps_what_was_listed(nursery: trio.Nursery) -> None:
-    server = await _gitlab(nursery, made("acme", 350))
-    server.tamper = failing_from(3, Answer(500, {}, b'{"message": "boom\\u001b[2J"}'))
-    got = await run(GitLabLister, f"gitlab:group/acme@{server.base_url}")
-    assert got.names == [f"acme/repo-{i:05d}" for i in range(200)]
-    assert got.error is not None
-    assert "HTTP 500" in str(got.error)
-    assert str(got.error).isprintable()
-
-
 async def test_an_instance_under_a_path_and_a_users_projects(nursery: trio.Nursery) -> None:
     repos = made("someone", 120) + made("acme", 3, first_id=9000)
     server = await _gitlab(nursery, repos, users=["someone"], prefix="/gitlab")
@@ -198,3 +174,18 @@ async def test_a_nested_group_path_is_one_encoded_id(nursery: trio.Nursery) -> N
     assert got.error is None
     assert len(got.listed) == 80
     assert server.seen[0].path == "/api/v4/groups/gitlab-org%2Fsub/projects"
+
+
+async def test_pages_are_not_held_for_a_forge_without_conditional_lists(
+    nursery: trio.Nursery,
+) -> None:
+    # Only GitHub's held pages pay (a free 304): another forge's ETags hold no memory.
+    server = await _gitlab(nursery, made("acme", 150))
+    server.tamper = lambda request, served, index: with_headers(served, ETag='W/"same"')
+    lister = GitLabLister(ForgeTokens(), on_wait=lambda why, seconds: None)
+    for _ in range(2):
+        async for _page in lister.pages(
+            source(f"gitlab:group/acme@{server.base_url}"), deadline=math.inf
+        ):
+            pass
+    assert [seen.headers.get("if-none-match") for seen in server.seen] == [None] * 4

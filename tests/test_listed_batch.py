@@ -12,7 +12,7 @@ from trio.testing import wait_all_tasks_blocked
 
 from clonegate import AnalyzeUseCase, RepositoryReport, RepositoryStatus, to_json, with_keep_clones
 from clonegate import with_max_concurrent_clones as clones
-from clonegate._adapters.forges.github_items import listed_of
+from clonegate._adapters.forges.github import listed_of
 from clonegate._domain.listed import Listed
 from clonegate._domain.listing import ListingError
 from clonegate._domain.report_json import report_from_json

@@ -14,46 +14,36 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from typing import Any
-from urllib.parse import quote
-
-import trio
+from urllib.parse import quote, urljoin
 
 from ..._domain.listing import ListingError, Page
-from ..._domain.sources import Source, SourceKind
-from .bitbucket_items import listed_of
-from .http import Dialect, Got, HttpLister, check_scheme, page_of
+from ..._domain.sources import Forge, Source, SourceKind
+from .http import Dialect, HttpLister
+from .items import reader
+from .pages import Got, check_scheme, page_of
 
-__all__ = ["BITBUCKET", "PAGELEN", "BitbucketLister", "first_url"]
+__all__ = ["PAGELEN", "BitbucketLister", "first_url"]
+
+listed_of = reader(Forge.BITBUCKET)
 
 PAGELEN = 100  # Bitbucket's maximum
-
-BITBUCKET = Dialect(
-    name="Bitbucket",
-    headers={"Accept": "application/json", "User-Agent": "clonegate"},
-    token_header=("Authorization", "Bearer "),
-)
 
 
 class BitbucketLister(HttpLister):
     """Lists Bitbucket Cloud workspaces."""
 
-    dialect = BITBUCKET
+    dialect = Dialect("Bitbucket", ("Authorization", "Bearer "))
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
-        """Every page of ``source`` (see the module's text)."""
-        await trio.lowlevel.checkpoint()  # even a source refused before any request
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         first = first_url(source)
 
         def step(url: str, got: Got) -> tuple[Page, str | None]:
             values, following = _values(source, got.json(source))
-            return page_of(source, url, values, listed_of), following
+            after = None if following is None else urljoin(url, following)
+            return page_of(source, url, values, listed_of), after
 
-        walk = self._http.walk(source, first, step, deadline=deadline, origin=first)
-        async with aclosing(walk) as pages:  # closed now if the caller stops early
-            async for page in pages:
-                yield page
+        return self._http.walk(source, first, step, deadline=deadline, origin=first)
 
 
 def first_url(source: Source) -> str:

@@ -18,41 +18,30 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from urllib.parse import quote
 
-import trio
-
 from ..._domain.listing import ListingError, Page
-from ..._domain.sources import Source, SourceKind
-from .gitea_items import listed_of
-from .http import Dialect, Got, HttpLister, check_scheme, items_list, link_target, page_of
+from ..._domain.sources import Forge, Source, SourceKind
+from .http import Dialect, HttpLister
+from .items import reader
+from .pages import Got, check_scheme, items_list, link_target, page_of
 
-__all__ = ["GITEA", "LIMIT", "GiteaLister", "page_url"]
+__all__ = ["LIMIT", "GiteaLister", "page_url"]
+
+listed_of = reader(Forge.GITEA)
 
 LIMIT = 50  # Gitea's default MAX_RESPONSE_ITEMS
 _MAX_COUNT = 1 << 40  # an X-Total-Count past this is no count
-
-GITEA = Dialect(
-    name="Gitea",
-    headers={"Accept": "application/json", "User-Agent": "clonegate"},
-    token_header=("Authorization", "token "),
-)
 
 
 class GiteaLister(HttpLister):
     """Lists Gitea and Forgejo organisations and users."""
 
-    dialect = GITEA
+    dialect = Dialect("Gitea", ("Authorization", "token "))
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
-        """Every page of ``source`` (see the module's text)."""
-        await trio.lowlevel.checkpoint()  # even a source refused before any request
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         counted = _Counted(source)
-        walk = self._http.walk(source, page_url(source, 1), counted.step, deadline=deadline)
-        async with aclosing(walk) as pages:  # closed now if the caller stops early
-            async for page in pages:
-                yield page
+        return self._http.walk(source, page_url(source, 1), counted.step, deadline=deadline)
 
 
 def page_url(source: Source, page: int) -> str:

@@ -19,30 +19,36 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from urllib.parse import quote
-
-import trio
 
 from ..._domain.listing import ListingError, Page
 from ..._domain.sources import Source, SourceKind
-from .github_items import listed_of
-from .github_search import PER_PAGE, SEARCH_CAP, search_pages, search_url
-from .http import MAX_PAGE_BYTES, Dialect, HttpLister, check_scheme, link_step
+from .github_search import PER_PAGE, SEARCH_CAP, listed_of, search_pages, search_url
+from .http import MAX_PAGE_BYTES, Dialect, HttpLister
+from .pages import check_scheme, link_step
 
-__all__ = ["GITHUB", "MAX_PAGE_BYTES", "PER_PAGE", "SEARCH_CAP", "GitHubLister", "first_url"]
+__all__ = [
+    "GITHUB",
+    "MAX_PAGE_BYTES",
+    "PER_PAGE",
+    "SEARCH_CAP",
+    "GitHubLister",
+    "first_url",
+    "listed_of",
+]
 
 GITHUB = Dialect(
     name="GitHub",
+    token_header=("Authorization", "Bearer "),
     headers={
         "Accept": "application/vnd.github+json",
         "X-GitHub-Api-Version": "2022-11-28",
         "User-Agent": "clonegate",
     },
-    token_header=("Authorization", "Bearer "),
     limited=frozenset({403, 429}),  # GitHub documents both for either limit
     resource="x-ratelimit-resource",
     retry_reason="GitHub's secondary rate limit",
+    etags=True,
 )
 
 
@@ -51,17 +57,11 @@ class GitHubLister(HttpLister):
 
     dialect = GITHUB
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
-        """Every page of ``source`` (see the module's text)."""
-        await trio.lowlevel.checkpoint()  # even a source refused before any request
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         url = first_url(source)
         if source.kind is SourceKind.SEARCH:
-            walk = search_pages(self._http, source, url, deadline=deadline)
-        else:
-            walk = self._http.walk(source, url, link_step(source, listed_of), deadline=deadline)
-        async with aclosing(walk) as pages:  # closed now if the caller stops early
-            async for page in pages:
-                yield page
+            return search_pages(self._http, source, url, deadline=deadline)
+        return self._http.walk(source, url, link_step(source, listed_of), deadline=deadline)
 
 
 def first_url(source: Source) -> str:

@@ -8,15 +8,18 @@ within reach. A slice of one day still over 1,000 cannot be cut finer: its first
 1,000 are listed and its last page says so (``Page.capped``), as does a query that
 names its own ``created:`` range (a second range would be a guess at how the two
 combine). Results are kept once per forge id: a repository counted in two slices
-(the index moves while we page) is listed once.
+(the index moves while we page) is listed once. A slice whose last page leaves it short
+of its ``total_count`` (or of the cap) says so with ``Page.incomplete``: GitHub served
+fewer than it said matched.
 
-The ranges run from 2007-10-01 (GitHub's oldest repositories) to the day after the
-first answer's ``Date`` (the server's clock, as for rate limits).
+The ranges run from 2007-10-01 (GitHub's oldest repositories) to the day after today,
+by the first answer's ``Date`` (the server's clock) or ours, whichever is later.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import AsyncGenerator
 from contextlib import aclosing
 from dataclasses import replace
@@ -25,11 +28,14 @@ from typing import Any
 from urllib.parse import quote
 
 from ..._domain.listing import ListingError, Page
-from ..._domain.sources import Source
-from .github_items import listed_of
-from .http import ForgeHttp, Got, link_next, page_of, server_now
+from ..._domain.sources import Forge, Source
+from .http import ForgeHttp
+from .items import reader
+from .pages import Got, link_next, page_of, server_now
 
-__all__ = ["PER_PAGE", "SEARCH_CAP", "search_pages", "search_url"]
+__all__ = ["PER_PAGE", "SEARCH_CAP", "listed_of", "search_pages", "search_url"]
+
+listed_of = reader(Forge.GITHUB)
 
 PER_PAGE = 100  # GitHub's maximum
 SEARCH_CAP = 1000  # search results GitHub lets anyone reach, whatever total_count says
@@ -48,15 +54,23 @@ async def search_pages(
     """Every page of the search ``source`` (first page ``url``), split as the module says."""
     search = _Search(http, source, deadline)
     got = await search.get(url)
-    if _total(source, got) <= SEARCH_CAP or _OWN_RANGE.search(source.name):
-        async with aclosing(search.slice(url, got)) as pages:
-            async for page in pages:
-                yield page
-        return
-    today = datetime.fromtimestamp(server_now(got.headers), UTC).date()
-    async with aclosing(search.days(_FIRST_DAY, today + timedelta(days=1))) as pages:
+    whole = _total(source, got) <= SEARCH_CAP or _OWN_RANGE.search(source.name)
+    walk = search.slice(url, got) if whole else search.days(_FIRST_DAY, _last_day(got))
+    async with aclosing(walk) as pages:  # closed now, not by the collector, if we are
         async for page in pages:
             yield page
+
+
+def _last_day(got: Got) -> date:
+    """The day after today by the server's clock (``Date``) or ours, whichever is later:
+    a server's date years behind would leave the newest repositories out of every
+    range, and one at the end of time must not overflow."""
+    ours = time.time()
+    try:
+        theirs = datetime.fromtimestamp(max(server_now(got.headers), ours), UTC).date()
+    except (OverflowError, OSError, ValueError):
+        theirs = datetime.fromtimestamp(ours, UTC).date()
+    return theirs if theirs == date.max else theirs + timedelta(days=1)
 
 
 class _Search:
@@ -79,16 +93,13 @@ class _Search:
         got = await self.get(url)
         if _total(self._source, got) > SEARCH_CAP and first < last:
             middle = first + (last - first) // 2
-            async with aclosing(self.days(first, middle)) as pages:
+            parts = [self.days(first, middle), self.days(middle + timedelta(days=1), last)]
+        else:
+            parts = [self.slice(url, got)]
+        for part in parts:  # each closed now, not by the collector, if we are
+            async with aclosing(part) as pages:
                 async for page in pages:
                     yield page
-            async with aclosing(self.days(middle + timedelta(days=1), last)) as pages:
-                async for page in pages:
-                    yield page
-            return
-        async with aclosing(self.slice(url, got)) as pages:
-            async for page in pages:
-                yield page
 
     async def slice(self, url: str, got: Got) -> AsyncGenerator[Page, None]:
         """The pages of one query, its first already fetched, up to the cap."""
@@ -115,14 +126,17 @@ class _Slice:
         items, total, incomplete = _items(self._source, got.json(self._source))
         self._results += len(items)
         reached = self._results >= SEARCH_CAP  # the next page would be GitHub's 422
+        following = None if reached else link_next(self._source, url, got)
+        # The last page, short of what total_count said matched: GitHub served less.
+        short = following is None and self._results < min(total, SEARCH_CAP)
         capped = reached and total > self._results
-        page = page_of(self._source, url, items, listed_of, capped=capped, incomplete=incomplete)
+        flags = {"capped": capped, "incomplete": incomplete or short}
+        page = page_of(self._source, url, items, listed_of, **flags)
         fresh = []
         for record in page.listed:
             if record.forge_id not in self._ids:
                 self._ids.add(record.forge_id)
                 fresh.append(record)
-        following = None if reached else link_next(self._source, url, got)
         return replace(page, listed=tuple(fresh)), following
 
 

@@ -19,17 +19,17 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from contextlib import aclosing
 from urllib.parse import quote
 
-import trio
-
 from ..._domain.listing import ListingError, Page
-from ..._domain.sources import Source, SourceKind
-from .gitlab_items import listed_of
-from .http import Dialect, Got, HttpLister, check_scheme, failure, link_step
+from ..._domain.sources import Forge, Source, SourceKind
+from .http import Dialect, HttpLister
+from .items import reader
+from .pages import Got, check_scheme, failure, link_step
 
-__all__ = ["GITLAB", "PER_PAGE", "GitLabLister", "first_url"]
+__all__ = ["PER_PAGE", "GitLabLister", "first_url"]
+
+listed_of = reader(Forge.GITLAB)
 
 PER_PAGE = 100  # GitLab's maximum
 # A group's projects and its subgroups', not those other groups share with it.
@@ -37,23 +37,15 @@ _GROUP = "include_subgroups=true&with_shared=false"
 _KEYSET = "&pagination=keyset&order_by=id&sort=asc"
 _KEYSET_REFUSED = 405  # GitLab's answer to keyset pages it does not serve
 
-GITLAB = Dialect(
-    name="GitLab",
-    headers={"Accept": "application/json", "User-Agent": "clonegate"},
-    token_header=("PRIVATE-TOKEN", ""),
-    rate_prefix="ratelimit-",
-    resource="ratelimit-name",
-)
-
 
 class GitLabLister(HttpLister):
     """Lists GitLab groups (subgroups included) and users."""
 
-    dialect = GITLAB
+    dialect = Dialect(
+        "GitLab", ("PRIVATE-TOKEN", ""), rate_prefix="ratelimit-", resource="ratelimit-name"
+    )
 
-    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
-        """Every page of ``source`` (see the module's text)."""
-        await trio.lowlevel.checkpoint()  # even a source refused before any request
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         offset = first_url(source)
         keyset = offset + _KEYSET
         read = link_step(source, listed_of)
@@ -66,10 +58,7 @@ class GitLabLister(HttpLister):
             raise ListingError(f"{source}: {failure(got, url)}")
 
         refused = frozenset({_KEYSET_REFUSED})
-        walk = self._http.walk(source, keyset, step, deadline=deadline, passing=refused)
-        async with aclosing(walk) as pages:  # closed now if the caller stops early
-            async for page in pages:
-                yield page
+        return self._http.walk(source, keyset, step, deadline=deadline, passing=refused)
 
 
 def first_url(source: Source) -> str:

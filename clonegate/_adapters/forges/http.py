@@ -1,6 +1,6 @@
 """What every forge's listing adapter shares (issue 45, ADR 0023): one GET with its caps,
-timeouts and token check, rate-limit waits on trio's clock, ``Link`` parsing, and the
-walk that fetches every URL once.
+timeouts and token check, rate-limit waits on trio's clock, and the walk that fetches
+every URL once (reading the pages themselves: :mod:`.pages`).
 
 - :class:`ForgeHttp` makes the requests of one forge (its :class:`Dialect`: headers,
   the token's header, which answers are rate limits). HTTP runs in trio worker threads
@@ -14,8 +14,8 @@ walk that fetches every URL once.
 - Rate limits are waited out and announced through ``on_wait``, never the listing's
   failure unless the wait would pass the caller's deadline. A reset in Unix time is
   counted from the answer's ``Date``, the server's clock, not ours.
-- ``ETag``s are kept per URL: a re-list in the same process asks ``If-None-Match``
-  and reuses the page it holds on a 304.
+- ``ETag``s are kept per URL where the forge's :class:`Dialect` says so (GitHub): a
+  re-list in the same process asks ``If-None-Match`` and reuses the page on a 304.
 - :meth:`ForgeHttp.walk` hands out pages along a chain of next URLs, each URL once
   (a link back to a fetched page, or past ``MAX_PAGES``, is the listing's error, not
   a hang).
@@ -23,63 +23,30 @@ walk that fetches every URL once.
 
 from __future__ import annotations
 
-import json
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
-from typing import Any, ClassVar
-from urllib.parse import urljoin, urlsplit
+from collections.abc import AsyncGenerator, Mapping
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import ClassVar
 
 import trio
 import urllib3
 
 from ..._domain.backoff import parse_reset, parse_retry_after
 from ..._domain.forge_tokens import ForgeTokens
-from ..._domain.listed import Listed
 from ..._domain.listing import ListingError, Page, WaitNote
 from ..._domain.sources import Source
-from ..._domain.urls import redact, visible
+from ..._domain.urls import visible
+from .pages import SHOWN_CHARS, Got, Step, check_scheme, failure, same_origin, server_now, shown_url
 
-__all__ = [
-    "MAX_PAGES",
-    "MAX_PAGE_BYTES",
-    "Dialect",
-    "ForgeHttp",
-    "Got",
-    "HttpLister",
-    "check_scheme",
-    "failure",
-    "items_list",
-    "link_next",
-    "link_step",
-    "link_target",
-    "page_of",
-    "same_origin",
-    "server_now",
-    "shown_url",
-]
+__all__ = ["ETAG_BYTES", "MAX_PAGES", "MAX_PAGE_BYTES", "Dialect", "ForgeHttp", "HttpLister"]
 
 MAX_PAGE_BYTES = 32 << 20  # 100 items are well under 1 MiB; past this, hostile
 MAX_PAGES = 10_000  # a million repositories; past this a server's links never end
 ETAG_BYTES = 64 << 20  # pages held for If-None-Match; past this, new ones are not kept
 _LEAST_WAIT = 1.0  # seconds between two tries of one rate-limited page
 _MISSING_HINT_WAIT = 60.0  # a 429 that says nothing of when (GitHub's own advice)
-_LOOPBACK = frozenset({"127.0.0.1", "::1", "localhost"})
-_SHOWN = 200  # characters of a server's message an error quotes
-
-
-@dataclass(frozen=True)
-class Got:
-    status: int
-    headers: dict[str, str]  # lower-cased names
-    body: bytes
-
-    def json(self, source: Source) -> Any:
-        try:
-            return json.loads(self.body)
-        except (ValueError, RecursionError):
-            raise ListingError(f"{source}: the page is not JSON") from None
+_JSON = MappingProxyType({"Accept": "application/json", "User-Agent": "clonegate"})
 
 
 @dataclass(frozen=True)
@@ -95,15 +62,19 @@ class Dialect:
       rate_prefix: the rate-limit headers' prefix (``x-ratelimit-``, ``ratelimit-``).
       resource: the header that names the limit passed, if the forge sends one.
       retry_reason: what a wait for ``Retry-After`` is called.
+      etags: whether pages are held for ``If-None-Match`` (GitHub's lists: a 304 is
+        free there); elsewhere nothing is held, so that the pages held stay within
+        ``ETAG_BYTES`` in all, not within that much per forge.
     """
 
     name: str
-    headers: Mapping[str, str]
     token_header: tuple[str, str]
+    headers: Mapping[str, str] = field(default_factory=lambda: _JSON)
     limited: frozenset[int] = frozenset({429})
     rate_prefix: str = "x-ratelimit-"
     resource: str | None = None
     retry_reason: str = ""
+    etags: bool = False
 
     def limit_wait(self, got: Got) -> tuple[str, float] | None:
         """What a rate-limited answer asks to wait, or None when it is not one."""
@@ -124,17 +95,12 @@ class Dialect:
         return None
 
 
-# Reads one item of a page into a record; ValueError/TypeError for an item that does not hold.
-ItemReader = Callable[[Any], Listed]
-# Reads one fetched page: the page to hand out (None: nothing to hand out) and the next URL.
-Step = Callable[[str, Got], tuple[Page | None, str | None]]
-
-
 class HttpLister:
     """A forge's listing adapter on :class:`ForgeHttp`: a subclass names its
-    ``dialect`` and writes ``pages``. One per process keeps its ETags for a re-list."""
+    ``dialect`` and writes ``listing``. One per process keeps its ETags for a re-list."""
 
     dialect: ClassVar[Dialect]
+    _http: ForgeHttp
 
     def __init__(
         self,
@@ -149,8 +115,15 @@ class HttpLister:
             self.dialect, tokens, on_wait=on_wait, timeout=timeout, pool=pool, etag_bytes=etag_bytes
         )
 
-    def pages(self, source: Source, *, deadline: float) -> AsyncIterator[Page]:
+    async def pages(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
         """Every page of ``source``'s listing (the listing port, ADR 0023)."""
+        await trio.lowlevel.checkpoint()  # even a source refused before any request
+        async with aclosing(self.listing(source, deadline=deadline)) as pages:
+            async for page in pages:  # closed now, not by the collector, if the caller stops
+                yield page
+
+    def listing(self, source: Source, *, deadline: float) -> AsyncGenerator[Page, None]:
+        """The forge's walk of ``source``; a source it cannot list raises ListingError."""
         raise NotImplementedError
 
 
@@ -228,11 +201,15 @@ class ForgeHttp:
         check_scheme(source, url)
         while True:
             try:
-                got = await trio.to_thread.run_sync(self._request, url)
+                # What is held is read here, in trio's thread, once: listings running
+                # side by side may replace it meanwhile, and a 304 is about the tag sent.
+                held = self._etags.get(url)
+                tag = None if held is None else held[0]
+                got = await trio.to_thread.run_sync(self._request, url, tag)
             except ListingError as exc:
                 raise ListingError(f"{source}: {exc}") from None
-            if got.status == 304 and url in self._etags:
-                return Got(200, got.headers, self._etags[url][1])
+            if got.status == 304 and held is not None:
+                return Got(200, got.headers, held[1])
             if got.status == 200:
                 self._keep(url, got)
                 return got
@@ -252,7 +229,7 @@ class ForgeHttp:
 
     def _keep(self, url: str, got: Got) -> None:
         """Hold the page for a re-list's If-None-Match, within ``ETAG_BYTES`` in all."""
-        tag = got.headers.get("etag")
+        tag = got.headers.get("etag") if self.dialect.etags else None
         old = self._etags.pop(url, None)
         self._etag_bytes -= len(old[1]) if old else 0
         if tag is None or len(tag) > 256 or self._etag_bytes + len(got.body) > self._etag_limit:
@@ -260,15 +237,15 @@ class ForgeHttp:
         self._etags[url] = (tag, got.body)
         self._etag_bytes += len(got.body)
 
-    def _request(self, url: str) -> Got:
+    def _request(self, url: str, etag: str | None) -> Got:
         """In a worker thread: one GET, no retries, no redirects, body bounded."""
         headers = {**self.dialect.headers, "Accept-Encoding": "identity"}
         token = self._tokens.for_request(url)
         if token is not None:
             name, prefix = self.dialect.token_header
             headers[name] = prefix + token.token
-        if url in self._etags:  # a 304 is free with a GitHub token, and saves the body
-            headers["If-None-Match"] = self._etags[url][0]
+        if etag is not None:  # a 304 is free with a GitHub token, and saves the body
+            headers["If-None-Match"] = etag
         try:
             answer = self._pool.request(
                 "GET",
@@ -285,112 +262,8 @@ class ForgeHttp:
                 # A page cut short leaves its connection unusable: closed, not pooled.
                 answer.close()
         except urllib3.exceptions.HTTPError as exc:
-            raise ListingError(f"{shown_url(url)}: {visible(str(exc))[:_SHOWN]}") from None
+            raise ListingError(f"{shown_url(url)}: {visible(str(exc))[:SHOWN_CHARS]}") from None
         if len(body) > MAX_PAGE_BYTES:
             raise ListingError(f"{shown_url(url)}: a page over {MAX_PAGE_BYTES >> 20} MiB")
         names = {k.lower(): v for k, v in answer.headers.items()}
         return Got(answer.status, names, body)
-
-
-def page_of(source: Source, url: str, items: list[Any], read: ItemReader, **flags: bool) -> Page:
-    """The page of ``items``: each read into a record, or one escaped message."""
-    listed, refused = [], []
-    for index, item in enumerate(items):
-        try:
-            listed.append(read(item))
-        except (ValueError, TypeError) as exc:
-            refused.append(f"{source}: item {index + 1} of {shown_url(url)}: {exc}")
-    return Page(tuple(listed), tuple(refused), **flags)
-
-
-def check_scheme(source: Source, url: str) -> None:
-    """Refuses a URL with user-info, or neither https nor http on loopback."""
-    parts = urlsplit(url)
-    if parts.username is not None or parts.password is not None:
-        raise ListingError(f"{source}: a page URL with user-info: {shown_url(url)}")
-    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in _LOOPBACK):
-        return
-    raise ListingError(f"{source}: not https (http only on loopback): {shown_url(url)}")
-
-
-def link_step(source: Source, read: ItemReader) -> Step:
-    """Reads a page that is a JSON list of items, its next page in ``Link``."""
-
-    def step(url: str, got: Got) -> tuple[Page, str | None]:
-        items = items_list(source, got)
-        return page_of(source, url, items, read), link_next(source, url, got)
-
-    return step
-
-
-def items_list(source: Source, got: Got) -> list[Any]:
-    body = got.json(source)
-    if not isinstance(body, list):
-        raise ListingError(f"{source}: the page is not a list of repositories")
-    return body
-
-
-def link_next(source: Source, url: str, got: Got) -> str | None:
-    """``Link: <…>; rel="next"``'s target, resolved against ``url``; never from https
-    to http."""
-    target = link_target(got)
-    if target is None:
-        return None
-    following = urljoin(url, target)
-    check_scheme(source, following)
-    if urlsplit(url).scheme == "https" and urlsplit(following).scheme != "https":
-        raise ListingError(f"{source}: a next page over plain http refused")
-    return following
-
-
-def link_target(got: Got) -> str | None:
-    """The target of ``rel="next"`` in the answer's ``Link``, as written."""
-    for part in got.headers.get("link", "").split(","):
-        target, _, params = part.partition(";")
-        rels = [p.strip() for p in params.split(";")]
-        if 'rel="next"' in rels or "rel=next" in rels:
-            return target.strip().removeprefix("<").removesuffix(">")
-    return None
-
-
-def same_origin(one: str, other: str) -> bool:
-    """Same scheme, host and port (the default port of the scheme spelled or not)."""
-    a, b = urlsplit(one), urlsplit(other)
-    try:
-        ports = (a.port or _DEFAULT_PORTS.get(a.scheme), b.port or _DEFAULT_PORTS.get(b.scheme))
-    except ValueError:
-        return False
-    return a.scheme == b.scheme and a.hostname == b.hostname and ports[0] == ports[1]
-
-
-_DEFAULT_PORTS = {"https": 443, "http": 80}
-
-
-def server_now(headers: dict[str, str]) -> float:
-    """The answer's moment on the server's clock (``Date``); ours if it gives none."""
-    try:
-        return parsedate_to_datetime(headers["date"]).timestamp()
-    except (KeyError, TypeError, ValueError, IndexError, OverflowError):
-        return time.time()
-
-
-def failure(got: Got, url: str) -> str:
-    """An answer that is no page, in words: its status, and the forge's message if it
-    sent one (GitHub's and Gitea's ``message``, GitLab's ``message`` or ``error``,
-    Bitbucket's ``error.message``), escaped and cut short."""
-    said: object = None
-    try:
-        body = json.loads(got.body)
-    except (ValueError, RecursionError):
-        body = None
-    if isinstance(body, dict):
-        said = body.get("message", body.get("error"))
-        if isinstance(said, dict):
-            said = said.get("message")
-    message = f": {visible(said)[:_SHOWN]}" if isinstance(said, str) else ""
-    return f"HTTP {got.status} for {shown_url(url)}{message}"
-
-
-def shown_url(url: str) -> str:
-    shown = visible(redact(url))
-    return shown if len(shown) <= _SHOWN else shown[:_SHOWN] + "…"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import ssl
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trustme
@@ -21,7 +21,7 @@ from clonegate._domain.listed import Listed
 from clonegate._domain.listing import Lister, ListingError, Page
 from clonegate._domain.sources import Forge, Source, entry_of
 
-from .core import Answer, ForgeServer, Seen, Tamper
+from .core import ForgeServer
 
 FOREVER = math.inf
 
@@ -92,26 +92,6 @@ def https_context(tmp_path: Path) -> tuple[ssl.SSLContext, str]:
     path = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(path))
     return context, str(path)
-
-
-def on_request(n: int, change: Tamper) -> Tamper:
-    """A tamper that changes the ``n``-th answer only (counted from 1)."""
-
-    def tamper(request: Seen, served: Answer, index: int) -> Answer:
-        return change(request, served, index) if index == n else served
-
-    return tamper
-
-
-def with_headers(served: Answer, **headers: str | None) -> Answer:
-    """``served`` with headers set (a value) or removed (None); ``_`` in a name is ``-``."""
-    changed = dict(served.headers)
-    for name, value in headers.items():
-        name = name.replace("_", "-")
-        changed = {k: v for k, v in changed.items() if k.lower() != name.lower()}
-        if value is not None:
-            changed[name] = value
-    return replace(served, headers=changed)
 
 
 async def run(
