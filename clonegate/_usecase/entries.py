@@ -61,8 +61,9 @@ class Entries:
         """Finalize an async generator given as the source (its ``finally`` blocks run
         now, in this task, not whenever the garbage collector gets to it); any other
         source is the caller's to close (a channel's sender may still want to know
-        that nobody reads). Always a checkpoint."""
+        that nobody reads). Always a schedule point, never a cancel point of its own:
+        it runs in ``finally``, where a Cancelled of its own would replace the error
+        on its way out."""
         if inspect.isasyncgen(self._async):
             await self._async.aclose()
-        else:
-            await trio.lowlevel.checkpoint()
+        await trio.lowlevel.cancel_shielded_checkpoint()
