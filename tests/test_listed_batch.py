@@ -146,6 +146,20 @@ async def test_a_failing_plain_iterable_is_raised_as_itself(tmp_path: Path) -> N
     assert [r.status for r in received] == [RepositoryStatus.OK]
 
 
+async def test_a_line_of_another_type_is_the_sources_error(tmp_path: Path) -> None:
+    uc = AnalyzeUseCase(vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
+    received: list[RepositoryReport] = []
+
+    async def read_all() -> None:
+        async with uc.analyze_many([url(0), None, url(1)]) as batch:  # type: ignore[list-item]
+            async for report in batch:
+                received.append(report)
+
+    with pytest.raises(TypeError, match="a line is a str or a Listed, not a NoneType"):
+        await read_all()
+    assert [r.index for r in received] == [0]  # nothing after it is read
+
+
 async def test_a_failure_is_raised_even_if_the_block_ends_without_reading(
     tmp_path: Path,
 ) -> None:

@@ -184,11 +184,11 @@ class Pipeline:
             outcome = outcome_of(report.status, report.error)
             waiting = self._seen.finish(digest, repository.index, outcome)
             await self._deliver(report, repository.key)
-            for duplicate, shown, listed in waiting:  # their key is their first line's
-                report = RepositoryReport.duplicate(
-                    shown, duplicate, repository.index, *outcome, listed
+            for line, shown, listed in waiting:  # their key is their first line's
+                duplicate = RepositoryReport.duplicate(
+                    shown, line, repository.index, *outcome, listed
                 )
-                await self._deliver(report, repository.key)
+                await self._deliver(duplicate, repository.key)
         finally:
             self._in_flight.release()
 

@@ -19,8 +19,8 @@ EntrySource: TypeAlias = Iterable[Entry] | AsyncIterable[Entry]
 
 
 class End:
-    """What :meth:`Entries.next` returns once the source has ended: not None, which
-    a source might yield by mistake (a line that is no URL, not the end of the list)."""
+    """What :meth:`Entries.next` returns once the source has ended: not None, which a
+    source might yield by mistake (the caller's error, not the end of the list)."""
 
 
 END = End()
@@ -42,22 +42,28 @@ class Entries:
     async def next(self) -> Entry | End:
         """The next entry, or :data:`END` once the source has ended. Always a checkpoint, even
         with an async source that is not (a generator over a list). What the source
-        raises comes out as itself."""
+        raises comes out as itself; a line that is neither text nor a :class:`Listed`
+        (the caller's mistake) is a TypeError, raised as the source's."""
         await trio.lowlevel.checkpoint()
         if self._async is None:
             assert self._sync is not None
-            return next(self._sync, END)
-        try:
-            return await anext(self._async)
-        except StopAsyncIteration:
-            return END
+            entry = next(self._sync, END)
+        else:
+            try:
+                entry = await anext(self._async)
+            except StopAsyncIteration:
+                return END
+        if not isinstance(entry, str | Listed | End):
+            raise TypeError(f"a line is a str or a Listed, not a {type(entry).__name__}")
+        return entry
 
     async def aclose(self) -> None:
         """Finalize an async generator given as the source (its ``finally`` blocks run
         now, in this task, not whenever the garbage collector gets to it); any other
         source is the caller's to close (a channel's sender may still want to know
-        that nobody reads). Always a checkpoint."""
+        that nobody reads). Always a schedule point, never a cancel point of its own:
+        it runs in ``finally``, where a Cancelled of its own would replace the error
+        on its way out."""
         if inspect.isasyncgen(self._async):
             await self._async.aclose()
-        else:
-            await trio.lowlevel.checkpoint()
+        await trio.lowlevel.cancel_shielded_checkpoint()

@@ -9,17 +9,16 @@ import sqlite3
 from ..._domain.listed import Listed
 from ..._domain.reports import RepositoryReport
 from ..._domain.timeline import microseconds
-from .reading import first_row, reusable
+from .reading import LAST_RESULT, first_row, reusable
 
 __all__ = ["reusable_listed"]
 
 
-# A repository's newest success, its own or reused: the last time it was known to be
-# at a commit, with what its listing said then (ADR 0023).
-_LAST_SEEN = (
-    "FROM reports WHERE key = ? AND status = 'ok' AND duplicate_of IS NULL "
-    "ORDER BY run_id DESC, id DESC LIMIT 1"
-)
+# A repository's newest success, its own or reused (the last result's query, reused
+# rows included): the last time it was known to be at a commit, with what its listing
+# said then (ADR 0023).
+_LAST_SEEN = LAST_RESULT.replace(" AND reused = 0", "")
+assert _LAST_SEEN != LAST_RESULT
 
 
 def reusable_listed(
