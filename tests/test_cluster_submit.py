@@ -228,3 +228,11 @@ async def test_submit_lists_its_sources_once_and_queues_their_urls(
         status = await RedisWorkQueue(redis).status(run)
     assert status is not None
     assert (status.submitted, status.complete) == (len(kept) + 1, True)
+    async with open_redis(own_redis.url) as redis:
+        entries = await redis.xrange(JOBS)
+    listings = [
+        json.loads(e.field_values["listed"]) for e in entries if e.field_values.get("listed")
+    ]
+    # Each listed job carries its listing; the URL given as such, none.
+    assert sorted(listing["clone_url"] for listing in listings) == sorted(kept)
+    assert {listing["forge"] for listing in listings} == {"github"}

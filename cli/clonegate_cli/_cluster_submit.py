@@ -1,5 +1,5 @@
 """`clonegate submit`: queue a list for the cluster's workers (ADR 0015), its sources
-listed here, once, and only the URLs they give queued (ADR 0023)."""
+listed here, once, each listed repository queued with its listing (ADR 0023)."""
 
 from __future__ import annotations
 
@@ -50,8 +50,8 @@ def submit(
 
     One job per repository in a run (URLs are compared normalized). Credentials in
     URLs are not sent to Redis: workers use their own --token or --netrc. Sources
-    (github:org/NAME...) are listed here, once, before anything is queued: the jobs
-    are the URLs they list. The run is complete once every job is queued; `status`
+    (github:org/NAME...) are listed here, once, before anything is queued; each job
+    carries its listing to its report. The run is complete once every job is queued; `status`
     shows one stopped half-way as incomplete (submit the list again with --run ID
     to finish it).
     """
@@ -70,7 +70,7 @@ def submit(
 
     async def main(client: Redis[str]) -> int:
         try:
-            lines = await _listed_urls(listed)
+            lines = await _listed_entries(listed)
             queue = cluster.RedisWorkQueue(client, patience=cluster.Patience(redis_patience))
             _, added, duplicates = await queue.submit(lines, run_id)
         except trio.Cancelled:
@@ -86,11 +86,12 @@ def submit(
     raise typer.Exit(run_with_redis(url, main))
 
 
-async def _listed_urls(listed: Listing) -> list[str]:
-    """Every URL of the list, its sources listed (all of them: the jobs go to Redis in
-    one submission, complete or marked incomplete); a listing's problems on stderr."""
+async def _listed_entries(listed: Listing) -> list[str | Listed]:
+    """Every entry of the list, its sources listed (all of them: the jobs go to Redis in
+    one submission, complete or marked incomplete); a listing's problems on stderr. A
+    listed repository is queued with its listing, which its report carries."""
     if not listed.sources:
         return [str(entry) for entry in listed.entries]
     listed.say = lambda line, warning: typer.echo(line, err=True)
     async with listed.feed().open() as entries:
-        return [e.clone_url if isinstance(e, Listed) else e async for e in entries]
+        return [entry async for entry in entries]
