@@ -334,3 +334,26 @@ def test_ctrl_c_during_a_rate_limit_wait_stops_the_run_at_once(
     assert "Traceback" not in err
     assert out == ""
     assert connections == []
+
+
+def test_a_list_file_mixes_sources_shorthand_and_urls_and_v_says_what_was_left_out(
+    runner: CliRunner, untouched_git: tuple[str, list[str]], tmp_path: Path
+) -> None:
+    git_base, connections = untouched_git
+    with in_a_thread(_github(made("acme", 6), git_base)) as server:
+        listed = tmp_path / "list.txt"
+        listed.write_bytes(
+            b"\xef\xbb\xbf# where the repositories come from\r\n"
+            + f"{_org(server)}  # the organisation\r\n".encode()
+            + b"pallets/click\r\n\r\ngit://127.0.0.1:1/other.git\r\n"
+        )
+        args = ["analyze", "--dry-run", "--from-file", str(listed), "--skip-forks", "-v"]
+        result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines() == [
+        *[f"{git_base}/acme/repo-0000{i}.git" for i in (0, 1, 2, 3, 5)],
+        "https://github.com/pallets/click",
+        "git://127.0.0.1:1/other.git",
+    ]
+    assert f"left out acme/repo-00004 ({_org(server)}): fork" in result.stderr
+    assert connections == []
