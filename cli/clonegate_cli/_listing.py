@@ -4,8 +4,8 @@ says on stderr while it runs.
 
 A listing's failure is one line naming the source, escaped, and the run's exit status
 1 ("some failed"): what was listed before is still cloned. A rate-limit wait is one
-line before it starts. Nothing here imports trio or the adapters: the feed is made
-when a run starts (`clonegate.sources.listing_feed`).
+line before it starts. Nothing here imports the adapters: the feed is made when a
+command has started its workers (`clonegate.sources.listing_feed`).
 """
 
 from __future__ import annotations
