@@ -41,8 +41,8 @@ from tests.support.forges.gitlab import GitLabApi
 GIT = "https://git.example"  # never reached: the VCS is a fake
 
 
-class SlowGitHub(GitHubApi):
-    """The loopback GitHub API, each answer after ``latency`` seconds."""
+class _Slow(ForgeServer):
+    """A loopback forge API whose every answer comes after ``latency`` seconds."""
 
     latency = 0.0
 
@@ -51,14 +51,12 @@ class SlowGitHub(GitHubApi):
         await super()._handle(client)
 
 
-class SlowGitLab(GitLabApi):
-    """The loopback GitLab API (keyset pages of 100), each answer after ``latency``."""
+class SlowGitHub(_Slow, GitHubApi):
+    """The loopback GitHub API (Link pages of 100), slow."""
 
-    latency = 0.0
 
-    async def _handle(self, client: trio.abc.Stream) -> None:
-        await trio.sleep(self.latency)
-        await super()._handle(client)
+class SlowGitLab(_Slow, GitLabApi):
+    """The loopback GitLab API (keyset pages of 100), slow."""
 
 
 def _server(forge: str, repositories: int, latency: float) -> tuple[ForgeServer, str]:
