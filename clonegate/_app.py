@@ -11,7 +11,8 @@ Nothing here runs at import: no class attribute is set, no list grows.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import AsyncIterator
+import math
+from collections.abc import AsyncIterator, Iterable
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -22,14 +23,22 @@ from ._adapters.git.settings import CloneSettings
 from ._adapters.memory import SystemMemorySensor
 from ._adapters.preloads import ZYGOTE_PRELOAD
 from ._adapters.workers import WorkerPool, open_worker_pool
+from ._domain.filters import Filters
+from ._domain.forge_tokens import ForgeTokens
+from ._domain.listing import Lister, ListingError, WaitNote
 from ._domain.memory import MemorySensor
+from ._domain.sources import Forge, Source
 from ._usecase.analyze import AnalyzeUseCase
+from ._usecase.listing_feed import LISTINGS_AT_ONCE, ListingFeed, ListingHooks
 from ._usecase.options import Option, UseCaseConfig, with_result_store
 
 if TYPE_CHECKING:  # SQLite is loaded only for a program that keeps results
+    import urllib3
+
+    from ._adapters.forges.http import HttpLister
     from ._adapters.store import SQLiteStore, StoreSettings
 
-__all__ = ["compose", "open_analyzer"]
+__all__ = ["compose", "listing_feed", "open_analyzer"]
 
 
 @asynccontextmanager
@@ -97,3 +106,59 @@ def compose(
     analyzer = TestInventoryAnalyzer(analysis, pool=pool)
     sensor = memory_sensor if memory_sensor is not None else SystemMemorySensor()
     return AnalyzeUseCase(*options, vcs=vcs, analyzer=analyzer, memory_sensor=sensor)
+
+
+def listing_feed(
+    entries: Iterable[str | Source],
+    *,
+    filters: Filters | None = None,
+    tokens: ForgeTokens | None = None,
+    listings: int = LISTINGS_AT_ONCE,
+    hooks: ListingHooks | None = None,
+    deadline: float = math.inf,
+) -> ListingFeed:
+    """The entries of a run (URLs, and :class:`Source`s to list) as one stream of
+    ``str | Listed``, each source listed by its forge's adapter with ``tokens``
+    (``forge_tokens(os.environ)``; none: anonymous), its records kept by ``filters``,
+    whose patterns run on RE2 (ADR 0023)::
+
+        feed = listing_feed([entry_of("github:org/pallets")], filters=Filters(limit=10))
+        async with feed.open() as stream, uc.analyze_many(stream) as batch:
+            ...
+
+    Raises ValueError, naming the option, for a pattern RE2 cannot run."""
+    from ._adapters.analysis.patterns import compile_regex
+
+    chosen = filters if filters is not None else Filters()
+    chosen.selection(compile_regex)  # a pattern RE2 refuses is refused now, not per source
+    bound = tokens if tokens is not None else ForgeTokens()
+    pool: list[urllib3.PoolManager] = []  # one for every listing of the feed, made on first use
+
+    def lister_for(source: Source, note: WaitNote) -> Lister:
+        import urllib3
+
+        lister = _lister_classes().get(source.forge)
+        if lister is None:
+            raise ListingError(f"{source}: no {source.forge.value} listing in this version")
+        if not pool:
+            pool.append(urllib3.PoolManager())
+        # One lister per source, gone when its listing ends: no page is held for a
+        # re-list that cannot come (64 MiB a listing, else: ADR 0023).
+        return lister(bound, on_wait=note, pool=pool[0], etag_bytes=0)
+
+    return ListingFeed(
+        entries,
+        lister_for=lister_for,
+        selection_for=lambda: chosen.selection(compile_regex),
+        listings=listings,
+        hooks=hooks,
+        deadline=deadline,
+    )
+
+
+def _lister_classes() -> dict[Forge, type[HttpLister]]:
+    """The registry: each forge's listing adapter (loaded when a source is listed: urllib3
+    is no cost to a run of URLs)."""
+    from ._adapters.forges.registry import LISTERS
+
+    return dict(LISTERS)

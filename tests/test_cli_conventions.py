@@ -100,7 +100,32 @@ def test_worker_takes_every_clone_option_of_analyze(runner: CliRunner) -> None:
     # All but the input and the output: jobs come from Redis, and their reports go back
     # there (a worker's --db is its own store, ADR 0016). The per-host flags are on both,
     # a worker's cluster-wide, in Redis (issue 43).
-    assert analyze - worker == {"--from-file", "--format", "-o", "--output", "--keep"}
+    # Nor what a list is made of: a worker clones the URLs submit listed (ADR 0023).
+    assert analyze - worker == {"--from-file", "--format", "-o", "--output", "--keep"} | LISTING
+
+
+# The listing options (ADR 0023): of analyze and submit, which read lists.
+LISTING = {
+    "--skip-forks",
+    "--skip-archived",
+    "--language",
+    "--topic",
+    "--match",
+    "--exclude",
+    "--min-stars",
+    "--pushed-after",
+    "--limit",
+    "--listings",
+    "--dry-run",
+}
+
+
+def test_submit_takes_every_listing_option_of_analyze(runner: CliRunner) -> None:
+    analyze, submit = (
+        _flags(runner.invoke(app, [c, "--help"]).stdout) for c in ("analyze", "submit")
+    )
+    assert analyze >= LISTING
+    assert submit >= LISTING
 
 
 @pytest.mark.parametrize(

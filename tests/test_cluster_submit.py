@@ -198,3 +198,41 @@ async def test_results_follow_says_it_waits_for_workers(own_redis: RedisServer) 
     reports = [json.loads(line) for line in out.decode().splitlines()]
     assert sorted(r["url"] for r in reports) == [REFUSED.format(i) for i in range(2)]
     assert err.decode().count("waiting for workers") == 1, err
+
+
+async def test_submit_lists_its_sources_once_and_queues_their_urls(
+    own_redis: RedisServer,
+) -> None:
+    """Sources beside URLs (issue 45): listed once, in `submit`, filtered; the jobs are
+    the URLs; a listing that fails mid-way queues what it listed and exits 1."""
+    from .support.forges.catalogue import made
+    from .support.forges.core import failing_from, json_answer
+    from .support.forges.github import GitHubApi
+    from .support.forges.threaded import in_a_thread
+
+    repos = made("acme", 250)
+    server = GitHubApi(repos, git_base="git://127.0.0.1:1", orgs=["acme"], prefix="/api/v3")
+    server.tamper = failing_from(3, json_answer(500, {"message": "down"}))
+    with in_a_thread(server):
+        source = f"github:org/acme@{server.base_url}"
+        got = await _run(["submit", source, REFUSED.format(0), "--skip-forks"], own_redis.url)
+    assert got.returncode == 1, got.stderr
+    [run] = got.stdout.decode().split()
+    err = got.stderr.decode()
+    assert f"clonegate: error: {source}: HTTP 500" in err
+    assert "Traceback" not in err
+    kept = [repo.clone_url("git://127.0.0.1:1") for repo in repos[:200] if not repo.fork]
+    assert f"queued {len(kept) + 1} jobs (0 duplicates) as run {run}" in err
+    assert len(server.seen) == 3  # each page once: the listing happened here, once
+    async with open_redis(own_redis.url) as redis:
+        status = await RedisWorkQueue(redis).status(run)
+    assert status is not None
+    assert (status.submitted, status.complete) == (len(kept) + 1, True)
+    async with open_redis(own_redis.url) as redis:
+        entries = await redis.xrange(JOBS)
+    listings = [
+        json.loads(e.field_values["listed"]) for e in entries if e.field_values.get("listed")
+    ]
+    # Each listed job carries its listing; the URL given as such, none.
+    assert sorted(listing["clone_url"] for listing in listings) == sorted(kept)
+    assert {listing["forge"] for listing in listings} == {"github"}

@@ -40,6 +40,7 @@ def test_console_script_and_python_m_print_the_version() -> None:
         ("bench_batch.py", "| 24 clones: -j 8 |"),
         ("bench_memory.py", "| budget auto |"),
         ("bench_throttle.py", "| -j 3 (oracle) |"),
+        ("bench_listing.py", "| streamed / list-then-clone |"),
     ],
 )
 def test_benchmarks_run_in_quick_mode(script: str, expected: str) -> None:

@@ -7,7 +7,6 @@ failure mid-way after the pages already given (issue 45, ADR 0023)."""
 from __future__ import annotations
 
 import json
-import math
 import ssl
 from dataclasses import replace
 from pathlib import Path
@@ -15,58 +14,32 @@ from pathlib import Path
 import pytest
 import trio
 import trio.testing
-import trustme
-import urllib3
 
 from clonegate._adapters.forges.github import MAX_PAGE_BYTES, GitHubLister, first_url
+from clonegate._adapters.forges.http import HttpLister
 from clonegate._domain.forge_tokens import ApiToken, ForgeTokens
 from clonegate._domain.listed import Listed
-from clonegate._domain.listing import ListingError, Page
+from clonegate._domain.listing import ListingError
 from clonegate._domain.sources import Forge, Source, entry_of
 
 from .support.forges.catalogue import Made, made
 from .support.forges.core import Answer, Seen, failing_from
 from .support.forges.github import GitHubApi
+from .support.forges.listing import FOREVER, Listing, adapter, https_context, listed
 
 GIT = "http://127.0.0.1:9418"
 EPOCH = 1_700_000_000  # the servers' Unix time at start: far from the machine's clock
 TOKEN = "ghp_loopback-token"
-FOREVER = math.inf
 
 
-class Listing:
-    """What one listing gave: its pages, then its error if it failed."""
-
-    def __init__(self) -> None:
-        self.pages: list[Page] = []
-        self.error: ListingError | None = None
-        self.waits: list[tuple[str, float]] = []
-
-    @property
-    def listed(self) -> list[Listed]:
-        return [record for page in self.pages for record in page.listed]
-
-    @property
-    def refused(self) -> list[str]:
-        return [message for page in self.pages for message in page.refused]
+async def _list(lister: HttpLister, source: Source, deadline: float = FOREVER) -> Listing:
+    return await listed(lister, source, Listing(), deadline)
 
 
-async def _list(lister: GitHubLister, source: Source, deadline: float = FOREVER) -> Listing:
-    got = Listing()
-    try:
-        async for page in lister.pages(source, deadline=deadline):
-            got.pages.append(page)
-    except ListingError as exc:
-        got.error = exc
-    return got
-
-
-def _lister(got: Listing, tokens: ForgeTokens | None = None, **pool: object) -> GitHubLister:
-    return GitHubLister(
-        tokens or ForgeTokens(),
-        on_wait=lambda why, seconds: got.waits.append((why, seconds)),
-        pool=urllib3.PoolManager(**pool) if pool else None,  # type: ignore[arg-type]
-    )
+def _lister(
+    got: Listing, tokens: ForgeTokens | None = None, ca_certs: str | None = None
+) -> HttpLister:
+    return adapter(GitHubLister, got, tokens, ca_certs)
 
 
 async def _github(nursery: trio.Nursery, repos: list[Made], **options: object) -> GitHubApi:
@@ -156,12 +129,7 @@ async def test_a_wait_past_the_deadline_fails_keeping_the_pages(
 
 @pytest.fixture
 def ca_file(tmp_path: Path) -> tuple[ssl.SSLContext, str]:
-    ca = trustme.CA()
-    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
-    ca.issue_cert("127.0.0.1", "localhost").configure_cert(context)
-    path = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(path))
-    return context, str(path)
+    return https_context(tmp_path)
 
 
 async def _tls(nursery: trio.Nursery, context: ssl.SSLContext, repos: list[Made]) -> GitHubApi:
@@ -252,15 +220,16 @@ async def test_a_failure_midway_keeps_what_was_listed(nursery: trio.Nursery) -> 
 
 
 async def test_search_stops_at_the_cap_and_says_so(nursery: trio.Nursery) -> None:
+    # A query with its own creation range is not split (tests/test_github_search.py).
     server = await _github(nursery, made("acme", 1200), search_total=4321)
-    source = entry_of(f'github:search/"language:python stars:>10"@{server.base_url}')
+    source = entry_of(f'github:search/"language:python created:>2010-01-01"@{server.base_url}')
     assert isinstance(source, Source)
     listing = await _list(_lister(Listing()), source)
     assert listing.error is None
     assert len(listing.listed) == 1000
     assert [page.capped for page in listing.pages] == [False] * 9 + [True]
     assert [seen.status for seen in server.seen] == [200] * 10
-    assert server.seen[0].param("q") == "language:python stars:>10"
+    assert server.seen[0].param("q") == "language:python created:>2010-01-01"
 
 
 async def test_a_search_under_the_cap_is_not_capped(nursery: trio.Nursery) -> None:

@@ -27,6 +27,7 @@ PUBLIC = [
     "clonegate.store",
     "clonegate.cluster",
     "clonegate.workers",
+    "clonegate.sources",
 ]
 # The top level's bound: httpx exports about 70 names (issue 42); issue 43 added
 # with_adaptive, with_host_rate and with_breaker.

@@ -36,6 +36,7 @@ EXPECTED = {
     "`DulwichVCS`": "{url} main ",
     "`TestInventoryAnalyzer`": "tests/test_calc.py pytest 2",
     "`open_store`": "{url} ok reused=True",
+    "`listing_feed`": "{url} ok \n",
 }
 
 
@@ -95,3 +96,48 @@ def test_an_unguarded_script_runs_once(served: str, tmp_path: Path) -> None:
     assert len(lines) == 3  # two reports, one summary
     assert sorted(line.split()[0] for line in lines[:2]) == sorted([served, missing])
     assert lines[2].startswith("BatchSummary(")
+
+
+@pytest.mark.parametrize("forge", ["github", "gitlab", "gitea", "bitbucket"])
+def test_the_listing_example_lists_each_forge_then_clones_and_analyzes(
+    tmp_path: Path, forge: str
+) -> None:
+    """The `listing_feed` block with a source of each forge, against its loopback API
+    whose repositories a git daemon serves (issue 45): the whole path as a user runs it."""
+    from .support.forges.bitbucket import BitbucketApi
+    from .support.forges.catalogue import made
+    from .support.forges.core import ForgeServer
+    from .support.forges.gitea import GiteaApi
+    from .support.forges.github import GitHubApi
+    from .support.forges.gitlab import GitLabApi
+    from .support.forges.threaded import in_a_thread
+
+    (code,) = [code for heading, code in python_blocks() if heading.startswith("`listing_feed`")]
+    root = tmp_path / "served"
+    repos = made("acme", 6)
+    for repo in repos:
+        make_repo(root / "acme", repo.name, files={"tests/test_a.py": b"def test_a(): pass\n"})
+    with git_daemon(root) as daemon:
+        git_base = f"git://127.0.0.1:{daemon.port}"
+        apis: dict[str, tuple[ForgeServer, str]] = {
+            "github": (
+                GitHubApi(repos, git_base=git_base, orgs=["acme"], prefix="/api/v3"),
+                "github:org/acme",
+            ),
+            "gitlab": (GitLabApi(repos, git_base=git_base), "gitlab:group/acme"),
+            "gitea": (GiteaApi(repos, git_base=git_base, orgs=["acme"]), "gitea:org/acme"),
+            "bitbucket": (BitbucketApi(repos, git_base=git_base), "bitbucket:workspace/acme"),
+        }
+        api, source = apis[forge]
+        with in_a_thread(api):
+            work = tmp_path / "work"
+            work.mkdir()
+            result = run_as_script(code, work, f"{source}@{api.base_url}")
+    assert result.returncode == 0, result.stderr
+    lines = sorted(result.stdout.splitlines())
+    kept = [repo for repo in repos if not repo.fork]
+    said = forge != "bitbucket"  # Bitbucket's listing says no star count: None
+    assert lines == sorted(
+        f"{repo.clone_url(git_base)} ok {repo.full_name} stars={repo.stars if said else None}"
+        for repo in kept
+    )

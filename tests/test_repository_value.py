@@ -37,7 +37,7 @@ from clonegate._domain import urls
 from clonegate._domain.report_json import to_json
 from clonegate._domain.repository import Repository
 from clonegate.store import open_store
-from clonegate_cli._input import read_urls
+from clonegate_cli._input import read_list
 
 from .support.fakes import FakeAnalyzer, FakeVCS
 from .support.repos import make_repo
@@ -151,7 +151,7 @@ def _cli_refusal(base: Path, port: int, dead: int, tmp: Path) -> None:
         + b"\nhttps://ex\xffample.com/r.git\n"
     )
     with pytest.raises(typer.Exit):  # the problems, one a line, go to stderr
-        read_urls(["https://example.com/o/r.git", "file:///x.git"], str(listed))
+        read_list(["https://example.com/o/r.git", "file:///x.git"], str(listed))
 
 
 async def test_reports_of_a_mixed_batch_are_unchanged(

@@ -766,7 +766,7 @@ def test_the_duplicate_index_remembers_first_lines_and_who_waits() -> None:
     index.wait_for(0, 3, "https://git.example/org/a/")
     index.start(other, 1)
     failed = (RepositoryStatus.FAILED, ReportError("clone", "not_found", "gone"))
-    assert index.finish(first, 0, failed) == [(3, "https://git.example/org/a/")]
+    assert index.finish(first, 0, failed) == [(3, "https://git.example/org/a/", None)]
     assert index.first_of(first) == (0, failed)
     assert index.finish(other, 1, (RepositoryStatus.OK, None)) == []
     assert index.finish(b"", 2, (RepositoryStatus.OK, None)) == []

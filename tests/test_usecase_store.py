@@ -23,6 +23,7 @@ from clonegate import (
     with_result_store,
 )
 from clonegate._domain.credentials import Credential
+from clonegate._domain.listed import Listed
 from clonegate.store import (
     RunEvent,
     SQLiteStore,
@@ -82,6 +83,12 @@ class BrokenStore:
 
     async def reusable(
         self, key: str, commit: str, analyzer_version: str
+    ) -> RepositoryReport | None:
+        await trio.lowlevel.checkpoint()
+        return None
+
+    async def reusable_listed(
+        self, key: str, listed: Listed, analyzer_version: str
     ) -> RepositoryReport | None:
         await trio.lowlevel.checkpoint()
         return None

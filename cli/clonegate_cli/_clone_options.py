@@ -12,12 +12,8 @@ types (``clonegate.CloneSettings``, ``AnalysisSettings``) and the use case's
 from __future__ import annotations
 
 import dataclasses
-import functools
-import inspect
-import typing
-from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -37,6 +33,7 @@ from clonegate import (
 )
 
 from ._descriptors import PER_CLONE, clones_within_open_file_limit
+from ._flag_groups import options_of
 from ._input import credential_options
 from ._run import usage_error
 from ._setup import Setup, help_of, size_text
@@ -321,35 +318,5 @@ def _budget(named: str, text: str) -> int | str:
     return size
 
 
-_FIELDS = dataclasses.fields(CloneFlags)
-_HINTS = typing.get_type_hints(CloneFlags, include_extras=True)
-# What Typer reads from a command's signature: one parameter per field, keyword-only
-# like the parameter it replaces (Typer passes every value by name).
-_PARAMETERS = [
-    inspect.Parameter(
-        f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=_HINTS[f.name]
-    )
-    for f in _FIELDS
-]
-
-
-def clone_options(command: Callable[..., None]) -> Callable[..., None]:
-    """``command`` with the clone options where its keyword-only ``CloneFlags``
-    parameter was: Typer lists them there, and ``command`` receives their values as
-    one :class:`CloneFlags` in that parameter."""
-    signature = inspect.signature(command, eval_str=True)
-    (slot,) = (p for p in signature.parameters.values() if p.annotation is CloneFlags)
-    if slot.kind is not inspect.Parameter.KEYWORD_ONLY:
-        raise TypeError(f"{command.__name__}: the CloneFlags parameter must be keyword-only")
-    parameters: list[inspect.Parameter] = []
-    for parameter in signature.parameters.values():
-        parameters += _PARAMETERS if parameter is slot else [parameter]
-
-    @functools.wraps(command)
-    def with_settings(**values: Any) -> None:
-        settings = CloneFlags(**{f.name: values.pop(f.name) for f in _FIELDS})
-        command(**values, **{slot.name: settings})
-
-    # inspect.signature, which Typer calls, returns this instead of following __wrapped__.
-    with_settings.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
-    return with_settings
+# A command takes every clone option by declaring a keyword-only CloneFlags parameter.
+clone_options = options_of(CloneFlags)

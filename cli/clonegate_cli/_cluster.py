@@ -25,7 +25,6 @@ from ._clone_options import (
 )
 from ._cluster_hosts import AdaptiveOption, HostLimitOption, HostRateOption, host_options
 from ._cluster_jobs import show_jobs
-from ._input import read_urls
 from ._output import summary_line, summary_of, write_json, write_jsonl, write_table
 from ._redis_session import (
     RedisOption,
@@ -36,7 +35,6 @@ from ._redis_session import (
     run_with_redis,
 )
 from ._run import (
-    EXIT_INTERRUPTED,
     EXIT_USAGE,
     Format,
     configure_logging,
@@ -73,51 +71,6 @@ LeaseOption = Annotated[
 _CLUSTER = cluster.ClusterSettings()
 # The use case's cluster worker's own default (its keyword, checked by a test).
 _MAX_DELIVERIES: int = inspect.signature(cluster.ClusterWorker).parameters["max_deliveries"].default
-
-
-def submit(
-    urls: Annotated[list[str] | None, typer.Argument(show_default=False, metavar="URL")] = None,
-    redis: RedisOption = None,
-    redis_password_file: RedisPasswordFileOption = None,
-    from_file: Annotated[
-        str | None,
-        typer.Option("--from-file", help="Read URLs from PATH, or - for stdin.", metavar="PATH"),
-    ] = None,
-    run: Annotated[
-        str | None, typer.Option(help="Add to this run instead of a new one.", metavar="ID")
-    ] = None,
-    redis_patience: RedisPatienceOption = cluster.Patience.DEFAULT,
-) -> None:
-    """Queue repositories for the workers; prints the run id first.
-
-    One job per repository in a run (URLs are compared normalized). Credentials in
-    URLs are not sent to Redis: workers use their own --token or --netrc. The run is
-    complete once every job is queued; `status` shows one stopped half-way as
-    incomplete (submit the list again with --run ID to finish it).
-    """
-    url = connect(redis, redis_password_file)
-    try:
-        lines = read_urls(urls or [], from_file)
-    except KeyboardInterrupt:  # Ctrl-C while a list is read from stdin
-        raise typer.Exit(EXIT_INTERRUPTED) from None
-    run_id = run or cluster.RedisWorkQueue.new_run_id()
-    typer.echo(run_id)  # first: a submission stopped half-way can still be named
-
-    async def main(client: Redis[str]) -> int:
-        try:
-            queue = cluster.RedisWorkQueue(client, patience=cluster.Patience(redis_patience))
-            _, added, duplicates = await queue.submit(lines, run_id)
-        except trio.Cancelled:
-            typer.echo(
-                f"run {visible(run_id)}: submission stopped, the run is incomplete "
-                f"(submit the list again with --run {visible(run_id)} to finish it)",
-                err=True,
-            )
-            raise
-        typer.echo(f"queued {added} jobs ({duplicates} duplicates) as run {run_id}", err=True)
-        return 0
-
-    raise typer.Exit(run_with_redis(url, main))
 
 
 @clone_options
@@ -387,5 +340,7 @@ def _stored(limit: int) -> str:
 
 
 def register(app: typer.Typer) -> None:
+    from ._cluster_submit import submit
+
     for command in (submit, worker, results, status, limit):
         app.command()(command)

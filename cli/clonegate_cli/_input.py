@@ -1,5 +1,5 @@
-"""The URLs of a run: arguments and a list file (or stdin), every line checked first;
-and the credentials the command line binds to hosts.
+"""The entries of a run (URLs, shorthands, sources): arguments and a list file (or
+stdin), every line checked first; and the credentials the command line binds to hosts.
 
 A list is bytes from somewhere else: it may not be UTF-8, may start with a byte-order
 mark, may end lines with CRLF. Each line is decoded on its own, so one bad line is
@@ -13,11 +13,12 @@ import re
 import sys
 from pathlib import Path
 
-from clonegate import InvalidURLError, Option, parse_repo_url, visible, with_netrc, with_token
+from clonegate import InvalidURLError, Option, visible, with_netrc, with_token
+from clonegate.sources import Source, read_entries
 
 from ._run import usage_error
 
-__all__ = ["credential_options", "read_urls"]
+__all__ = ["credential_options", "read_list"]
 
 _BOM = b"\xef\xbb\xbf"
 # A comment runs from a '#' at the start of a line or after whitespace; a '#' inside
@@ -25,26 +26,31 @@ _BOM = b"\xef\xbb\xbf"
 _COMMENT = re.compile(r"(?:^|\s)#.*$")
 
 
-def read_urls(arguments: list[str], from_file: str | None) -> list[str]:
-    """The URLs to clone, in order; a usage error listing every bad line otherwise."""
+def read_list(arguments: list[str], from_file: str | None) -> list[str | Source]:
+    """The run's entries, in order: URLs to clone (an ``owner/repo`` shorthand as the
+    URL it stands for) and sources to list (ADR 0023); a usage error listing every
+    bad line otherwise."""
     lines = [(f"argument {n}", url) for n, url in enumerate(arguments, 1)]
     problems: list[str] = []
     if from_file is not None:
         file_lines, problems = _read_list(from_file)
         lines += file_lines
     if not lines and not problems:
-        raise usage_error("no repository URLs given (arguments, or --from-file PATH or -)")
-    for where, url in lines:
-        try:
-            parse_repo_url(url)
-        except InvalidURLError as exc:
-            problems.append(f"{where}: {exc}")
+        raise usage_error(
+            "no repository URLs or sources given (arguments, or --from-file PATH or -)"
+        )
+    entries: list[str | Source] = []
+    for where, entry in read_entries(lines):
+        if isinstance(entry, InvalidURLError):
+            problems.append(f"{where}: {entry}")
+        else:
+            entries.append(entry)
     if problems:
         raise usage_error(
             "invalid repository URLs, nothing was cloned:\n"
             + "\n".join(f"  {problem}" for problem in problems)
         )
-    return [url for _, url in lines]
+    return entries
 
 
 def _read_list(from_file: str) -> tuple[list[tuple[str, str]], list[str]]:

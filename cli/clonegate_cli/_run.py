@@ -8,16 +8,17 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, TextIO, TypeVar
+from typing import TYPE_CHECKING, Annotated, TextIO, TypeVar
 
 import trio
 import typer
 
 from clonegate import BatchSummary, RepositoryReport, visible, with_event_hook
+from clonegate.sources import Listed
 from clonegate.store import StoreError
 
 from ._output import host_limits_line, json_document, jsonl_line, summary_line, table_text
@@ -26,6 +27,9 @@ from ._setup import Setup
 from ._stderr import Diagnostics
 from ._store_options import StoreFlags, with_store
 from ._writer import OutputError, ResultsWriter
+
+if TYPE_CHECKING:
+    from ._listing import Listing
 
 __all__ = [
     "EXIT_BROKEN_PIPE",
@@ -40,6 +44,7 @@ __all__ = [
     "OutputOption",
     "configure_logging",
     "results_stdout",
+    "results_stream",
     "run_batch",
     "usage_error",
 ]
@@ -82,7 +87,7 @@ def usage_error(message: str) -> typer.Exit:
 
 
 def run_batch(
-    urls: list[str],
+    urls: list[str] | Listing,
     setup: Setup,
     output_format: Format | None,
     output: Path | None,
@@ -92,12 +97,13 @@ def run_batch(
 ) -> int:
     stderr = Diagnostics()
     configure_logging(verbose, quiet, stderr)
-    with _results_stream(output) as stream:
+    with results_stream(output) as stream:
         interactive = output is None and sys.stdout.isatty()
         fmt = output_format or (Format.table if interactive else Format.jsonl)
         terminal = stderr_is_terminal()
         live = terminal and not quiet
-        progress = Progress(terminal, live, verbose, stderr, total=len(urls))
+        total = len(urls) if isinstance(urls, list) else None  # a listing's: not known
+        progress = Progress(terminal, live, verbose, stderr, total=total)
         run = _Run(urls, setup, fmt, stream, progress, quiet, store)
         try:
             return trio.run(run.main)
@@ -151,7 +157,7 @@ class _VisibleFormatter(logging.Formatter):
 class _Run:
     """One batch from the command line: results written as they come, or at the end."""
 
-    urls: list[str]
+    urls: list[str] | Listing  # URLs, or entries that list sources
     setup: Setup
     fmt: Format
     stream: TextIO
@@ -194,7 +200,7 @@ class _Run:
                 nursery.start_soon(self.progress.run, uc)
             async with trio.open_nursery() as output:
                 output.start_soon(writer.run)
-                async with uc.analyze_many(self.urls) as batch:
+                async with self._lines() as lines, uc.analyze_many(lines) as batch:
                     try:
                         async for report in batch:
                             if above:
@@ -221,7 +227,7 @@ class _Run:
             self.progress.say(lowered)
         if self.stopped_by is None:
             writer.abandon()  # everything was written
-            all_ok = summary.repositories == summary.ok
+            all_ok = summary.repositories == summary.ok and not self._listing_failed()
             return EXIT_OK if all_ok and summary.repositories else EXIT_FAILED
         return await self._stopped(self.stopped_by, writer, summary)
 
@@ -244,11 +250,39 @@ class _Run:
         unwritten = writer.abandon() + (0 if self._document_queued else len(self.reports))
         self.progress.say(
             f"clonegate: {_STOPPED_BY[stopped_by]}; every clone was stopped and removed; "
-            f"{len(self.urls) - summary.repositories} of {len(self.urls)} repositories "
-            "not finished"
+            + self._unfinished(summary)
             + (f"; {unwritten} reports not written: the output was not read" if unwritten else "")
         )
         return EXIT_BY_SIGNAL[stopped_by]
+
+    def _listing_failed(self) -> bool:
+        """Whether a listing failed, or left something out (each said on its line):
+        the run is then "some failed" (exit 1), whatever became of what was listed."""
+        if isinstance(self.urls, list) or not self.urls.problems:
+            return False
+        self.progress.say(
+            f"clonegate: {self.urls.problems} listing problems (above): the list is not "
+            "whole; what was listed was analyzed"
+        )
+        return True
+
+    def _unfinished(self, summary: BatchSummary) -> str:
+        if isinstance(self.urls, list):
+            total = len(self.urls)
+            return f"{total - summary.repositories} of {total} repositories not finished"
+        return f"{summary.repositories} repositories finished; the listing was stopped"
+
+    @asynccontextmanager
+    async def _lines(self) -> AsyncIterator[Iterable[str] | AsyncIterable[str | Listed]]:
+        """What the batch reads: the URLs, or the stream of a listing (its sources listed
+        while the first repositories are cloned), its lines said through the progress."""
+        if isinstance(self.urls, list):
+            yield self.urls
+            return
+        from ._dry_run import resolved
+
+        async with resolved(self.urls, self.progress) as entries:
+            yield entries
 
     async def _write_document(self, writer: ResultsWriter, summary: BatchSummary) -> None:
         """Queue the document of a table or json run (a jsonl run has none)."""
@@ -290,7 +324,7 @@ def results_stdout() -> TextIO:
 
 
 @contextmanager
-def _results_stream(output: Path | None) -> Iterator[TextIO]:
+def results_stream(output: Path | None) -> Iterator[TextIO]:
     if output is None:
         yield results_stdout()
         return

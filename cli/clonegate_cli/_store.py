@@ -79,12 +79,15 @@ def history(
                 _line(sys.stdout, dataclasses.asdict(entry))
             return
         columns = ("run", "started (UTC)", "status", "commit", "files", "tests", "not read")
-        table = _table(*columns, "")
+        # When the forge saw the last push, for a repository a listing gave (ADR 0023).
+        listed = any(e.pushed_at is not None for e in entries)
+        table = _table(*columns, *(("pushed (UTC)",) if listed else ()), "")
         for e in entries:
             note = "reused" if e.reused else (e.error_kind or "")
             commit = (e.commit or "")[:10]
             counts = (e.test_files, e.tests, e.unread_files)
-            table.add_row(*_cells(e.run_id, e.started_at, e.status, commit, *counts, note))
+            pushed = ((e.pushed_at or "")[:19].replace("T", " "),) if listed else ()
+            table.add_row(*_cells(e.run_id, e.started_at, e.status, commit, *counts, *pushed, note))
         _print(table)
 
     _with_store(db, show)
@@ -195,7 +198,7 @@ def _interval(phase: dict[str, Any]) -> str:
 def _flat(report: RepositoryReport) -> dict[str, Any]:
     """A repository as one flat record (the JSON document's nested parts joined)."""
     document = to_json(report)
-    error, ref, totals = report.error, report.ref, report.analysis
+    error, ref, totals, listed = report.error, report.ref, report.analysis, document.get("listed")
     return {
         "index": report.index,
         "url": report.url,
@@ -222,7 +225,18 @@ def _flat(report: RepositoryReport) -> dict[str, Any]:
         "started_at": document["phases"][0]["started"] if report.phases else "",
         "finished_at": document["phases"][-1]["ended"] if report.phases else "",
         "phases": document.get("phases", []),
+        # What the forge's listing said, for a line that came from one (ADR 0023).
+        **{name: _said(listed, name) for name in _LISTED},
     }
+
+
+# The listing's fields an export has, each "" for a line given as a URL.
+_LISTED = ("forge", "full_name", "forge_id", "stars", "language", "archived", "fork", "pushed_at")
+
+
+def _said(listed: dict[str, Any] | None, name: str) -> Any:
+    value = None if listed is None else listed.get(name)
+    return "" if value is None else value
 
 
 def _test_records(reports: list[RepositoryReport]) -> Iterator[dict[str, Any]]:

@@ -23,7 +23,8 @@ from ._clone_options import (
     clone_options,
 )
 from ._host_options import ADAPTIVE, AdaptiveOption, HostLimitOption, HostRateOption, host_options
-from ._input import read_urls
+from ._input import read_list
+from ._listing import Listing, ListingFlags, listing_options
 from ._run import Format, OutputOption, run_batch, usage_error
 from ._setup import Setup
 from ._store_options import (
@@ -86,6 +87,7 @@ _EXIT_CODES = (
 
 @app.command(epilog=_EXIT_CODES)
 @clone_options
+@listing_options
 def analyze(
     ctx: typer.Context,
     urls: Annotated[
@@ -98,13 +100,14 @@ def analyze(
         str | None,
         typer.Option(
             "--from-file",
-            help="Read URLs from PATH, or - for stdin: one per line; "
+            help="Read URLs and sources from PATH, or - for stdin: one per line; "
             "blank lines and # comments are ignored.",
             metavar="PATH",
         ),
     ] = None,
     *,
     clone: CloneFlags,
+    listing: ListingFlags,
     host_limit: HostLimitOption = None,
     adaptive: AdaptiveOption = ADAPTIVE,
     host_rate: HostRateOption = None,
@@ -127,11 +130,24 @@ def analyze(
 ) -> None:
     """Clone each repository (at most -j at once) and report its test inventory.
 
-    Each URL is https://, http://, git://, ssh:// or user@host:path.
+    Each URL is https://, http://, git://, ssh:// or user@host:path; owner/repo and
+    host/owner/repo stand for https URLs. A source lists repositories as they are
+    cloned: github:org/NAME, github:user/NAME, github:search/QUERY, gitlab:group/PATH,
+    gitlab:user/NAME, gitea:org/NAME@HOST, gitea:user/NAME@HOST,
+    bitbucket:workspace/NAME (tokens from GH_TOKEN, GITLAB_TOKEN, GITEA_TOKEN).
     """
-    setup = clone.setup(ctx).adding(*host_options(host_limit, adaptive, host_rate))
     check_verbosity(verbose, quiet)
-    lines = read_urls(urls or [], from_file)
+    entries = read_list(urls or [], from_file)
+    listed = Listing.of(entries, listing)
+    listed.quiet, listed.verbose = quiet, verbose
+    if listing.dry_run:
+        from ._dry_run import dry_run
+
+        raise typer.Exit(dry_run(listed, output_format, output))
+    setup = clone.setup(ctx).adding(*host_options(host_limit, adaptive, host_rate))
+    # Before the command line's own credentials: an explicit --token for a host wins.
+    setup = dataclasses.replace(setup, options=(*listed.clone_options(), *setup.options))
+    lines: list[str] | Listing = listed if listed.sources else [str(e) for e in entries]
     if keep is not None:
         try:
             keep.mkdir(parents=True, exist_ok=True)

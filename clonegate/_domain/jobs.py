@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from .listed import Listed
 from .reports import RepositoryReport
 
 __all__ = ["Job", "JobQueue", "Retry"]
@@ -23,6 +24,7 @@ class Job:
     # Workers lost while they ran it, before its latest retry (deliveries - 1 counts since).
     earlier_deaths: int = 0
     died_alone: bool = False  # a worker died while running it and nothing else
+    listed: Listed | None = None  # what a forge's listing said of it (ADR 0023)
 
     @property
     def deaths(self) -> int:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from .errors import InvalidURLError
+from .sources import Forge
 from .urls import parse_repo_url, visible
 
 __all__ = ["MAX_FULL_NAME_CHARS", "Listed"]
@@ -41,6 +42,7 @@ class Listed:
       topics: the topics, as the forge gives them; ``()`` if none (or not said).
       stars: the star count; None if not said.
       pushed_at: the last push, timezone-aware; None if not said.
+      forge: the forge whose listing said all this; None if the lister did not say.
     """
 
     full_name: str
@@ -57,6 +59,7 @@ class Listed:
     topics: tuple[str, ...] = ()
     stars: int | None = None
     pushed_at: datetime | None = None
+    forge: Forge | None = None
 
     def __post_init__(self) -> None:
         _check_text("full name", self.full_name, MAX_FULL_NAME_CHARS)
@@ -81,6 +84,8 @@ class Listed:
             if flag is not None and type(flag) is not bool:  # 1 == True: not a flag
                 raise ValueError(f"{name} of {_shown(self.full_name)} is not true or false")
         _check_time(self.full_name, self.pushed_at)
+        if self.forge is not None and not isinstance(self.forge, Forge):
+            raise ValueError(f"the forge of {_shown(self.full_name)} is not a Forge")
 
 
 def _check_clone_url(full_name: str, clone_url: object) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .inventory import ScanError
+from .listed import Listed
 from .reports import (
     AnalysisTotals,
     RefInfo,
@@ -19,17 +20,19 @@ from .reports import (
     Timings,
 )
 from .retries import FailedAttempt
+from .sources import Forge
 from .timeline import Phase
 
-__all__ = ["report_from_json", "to_json"]
+__all__ = ["listed_from_json", "report_from_json", "to_json"]
 
 # Left out of every document: each file, suite and test of the inventory. Its totals
 # (``analysis``) are in every report; the library gives the whole inventory.
 _DETAILS = frozenset({"inventory"})
 # Left out when empty: a report of one attempt, and a summary of a batch that retried
 # nothing, read as they did before retries (issue 43); a line that never started has
-# no phases, a batch without a memory budget no budget (ADR 0020).
-_WHEN_ANY = frozenset({"attempts", "retried", "retry_wait", "phases", "memory_budget"})
+# no phases, a batch without a memory budget no budget (ADR 0020), a line given as a
+# URL no listing (ADR 0023).
+_WHEN_ANY = frozenset({"attempts", "retried", "retry_wait", "phases", "memory_budget", "listed"})
 
 
 def to_json(value: Any) -> Any:
@@ -85,6 +88,25 @@ def report_from_json(document: dict[str, Any]) -> RepositoryReport:
         clone_memory=_optional_int(document.get("clone_memory")),
         attempts=tuple(FailedAttempt(**a) for a in document.get("attempts", ())),
         phases=tuple(_phase(p) for p in document.get("phases", ())),
+        listed=listed_from_json(document["listed"]) if document.get("listed") else None,
+    )
+
+
+def listed_from_json(document: dict[str, Any]) -> Listed:
+    """The :class:`Listed` that :func:`to_json` wrote; ValueError, TypeError or KeyError
+    for a document that is not one (``Listed`` checks every field again)."""
+    if not isinstance(document, dict):
+        raise TypeError(f"a listing is an object, not a {type(document).__name__}")
+    pushed_at, forge = document.get("pushed_at"), document.get("forge")
+    topics = document.get("topics")
+    if not isinstance(topics, list | None):  # a string's letters are no topics
+        raise TypeError(f"topics are a list, not a {type(topics).__name__}")
+    fields = {f.name for f in dataclasses.fields(Listed)} - {"topics", "pushed_at", "forge"}
+    return Listed(
+        **{name: document[name] for name in fields if name in document},
+        topics=tuple(topics or ()),
+        pushed_at=datetime.fromisoformat(pushed_at) if pushed_at is not None else None,
+        forge=Forge(forge) if forge is not None else None,
     )
 
 

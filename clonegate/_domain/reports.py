@@ -8,6 +8,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from .inventory import AnalysisReport, Inventory, ScanError
+from .listed import Listed
 from .retries import FailedAttempt
 from .timeline import Phase
 from .urls import redact, visible
@@ -147,7 +148,8 @@ class RepositoryReport:
     last (the JSON document then leaves it out). ``phases``: when it waited, cloned
     (each attempt) and was analyzed, wall-clock instants in order (ADR 0020); empty
     for a line that never started (a duplicate, no URL) and in reports made before
-    they were kept.
+    they were kept. ``listed``: what a forge's listing said of the repository, when
+    the line came from one (ADR 0023); None for a line given as a URL.
     """
 
     url: str
@@ -165,6 +167,7 @@ class RepositoryReport:
     clone_memory: int | None = None
     attempts: tuple[FailedAttempt, ...] = ()
     phases: tuple[Phase, ...] = ()
+    listed: Listed | None = None
 
     @classmethod
     def failure(
@@ -196,10 +199,11 @@ class RepositoryReport:
         first: int,
         status: RepositoryStatus,
         error: ReportError | None = None,
+        listed: Listed | None = None,
     ) -> RepositoryReport:
         """Line ``index`` names the repository of line ``first``, which ended ``status``
-        (and, unless it succeeded, with ``error``)."""
-        return cls(url, index, status, error=error, duplicate_of=first)
+        (and, unless it succeeded, with ``error``); ``listed``: this line's listing."""
+        return cls(url, index, status, error=error, duplicate_of=first, listed=listed)
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .errors import InvalidURLError
+from .listed import Listed
 from .reports import RepositoryReport
 from .urls import RepoURL, parse_repo_url, redact, visible
 
@@ -29,6 +30,8 @@ class Repository:
         every unprintable character escaped (:func:`~clonegate.visible`).
       key: the repository's identity (:attr:`RepoURL.key`): the store's key, and
         what makes two lines duplicates; ``""`` for a line that is no URL.
+      listed: what a forge's listing said of it, when the line was a :class:`Listed`
+        (whose ``clone_url`` is then :attr:`url`); None for a line given as a URL.
     """
 
     index: int
@@ -37,11 +40,17 @@ class Repository:
     problem: InvalidURLError | None = field(repr=False, compare=False)
     shown: str
     key: str
+    listed: Listed | None = field(default=None, compare=False)
 
     @classmethod
-    def of(cls, url: str, index: int = 0) -> Repository:
-        """Line ``index``, ``url``, parsed as the use case reads every line: local paths
-        and ``file://`` accepted (the VCS refuses them under its own policy)."""
+    def of(cls, entry: str | Listed, index: int = 0) -> Repository:
+        """Line ``index``, ``entry``, parsed as the use case reads every line: local paths
+        and ``file://`` accepted (the VCS refuses them under its own policy). A
+        :class:`Listed` is its ``clone_url`` (already checked to be a network URL),
+        with the listing's metadata kept beside it."""
+        if isinstance(entry, Listed):
+            return replace(cls.of(entry.clone_url, index), listed=entry)
+        url = entry
         try:
             parsed = parse_repo_url(url, allow_local=True)
         except InvalidURLError as exc:

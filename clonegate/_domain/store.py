@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from .listed import Listed
 from .reports import RepositoryReport
 from .timeline import RunEvent
 
@@ -99,6 +100,18 @@ class ReportStore(Protocol):
         runs the repository again. The question an incremental run asks of each
         repository, in one read (SQLiteStore reads in a thread, and each hop there and
         back costs the parent ~0.15 ms of CPU)."""
+        ...
+
+    async def reusable_listed(
+        self, key: str, listed: Listed, analyzer_version: str
+    ) -> RepositoryReport | None:
+        """The report :meth:`reusable` would give for ``key`` at the commit its newest
+        success (reused or not) was at, if ``listed`` says what the listing said then:
+        the same forge id and ``pushed_at`` (exactly) and, as its branch, the listing's
+        default branch; None otherwise, or if the listing does not say those. The
+        question an incremental run asks before it lists a remote's refs (ADR 0023):
+        an answer here spares the server any connection. Raises
+        :class:`DamagedRowError` as :meth:`reusable` does."""
         ...
 
     async def clone_memory(self, key: str, depth: int | None) -> int | None:

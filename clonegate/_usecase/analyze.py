@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from functools import partial
 from typing import final
@@ -30,6 +30,7 @@ from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
 from .breakers import Breakers, guard_for
 from .clone_step import CloneHooks, clone_timed
+from .entries import Entry, EntrySource
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
 from .host_limits import HostLimits
@@ -114,14 +115,14 @@ class AnalyzeUseCase:
         return self._hosts.statistics()
 
     async def execute(
-        self, url: str, *, index: int = 0, raise_limit_errors: bool = False
+        self, url: Entry, *, index: int = 0, raise_limit_errors: bool = False
     ) -> RepositoryReport:
         """Clone and analyze one repository, like Go's ``Execute``; never raises a CloneError.
 
-        Failures are in the report, whose ``index`` is ``index``. Cancellation of the
-        caller propagates, after the clone (if any) is stopped and removed. Concurrent calls
-        share the clone limit; inside :meth:`session` they also share worker processes,
-        and get stuck-clone warnings and the memory budget's controller (not outside).
+        Failures are in the report, whose ``index`` is ``index`` (``listed``: ``url``, if
+        a :class:`Listed`). Cancellation of the caller propagates, after the clone (if
+        any) is stopped and removed. Concurrent calls share the clone limit; inside
+        :meth:`session` also worker processes, stuck-clone warnings and the budget.
 
         A shared limit that fails (:exc:`LimitError`: its server unreachable, the lease
         lost) says nothing about the repository: with ``raise_limit_errors`` it is raised
@@ -145,14 +146,16 @@ class AnalyzeUseCase:
             yield
 
     @asynccontextmanager
-    async def analyze_many(self, urls: Iterable[str]) -> AsyncIterator[Batch]:
-        """Analyze every URL of ``urls``; yields a :class:`Batch` of reports as they finish.
+    async def analyze_many(self, urls: EntrySource) -> AsyncIterator[Batch]:
+        """Analyze every line of ``urls``; yields a :class:`Batch` of reports as they finish.
 
-        ``urls`` is read lazily and only a bounded number of repositories is in flight,
-        so memory does not grow with the number of URLs (beyond one small entry per
-        distinct repository, kept to report duplicates). One repository's failure never
-        stops the others. Leaving the block early, or cancelling it, stops everything:
-        clones are killed and removed. With a result store, the batch is one run.
+        A line is a URL or a :class:`Listed` (its ``clone_url`` cloned, its report
+        carrying it), from an iterable or an async one (a listing still fetching), read
+        lazily: a line only when a repository can start, at most 2 x (clone limit +
+        analysis processes) in flight, 1,024 at most (:class:`Pipeline`). An exception
+        ``urls`` raises ends the reading: the ones in flight finish and are reported,
+        then it comes out of the batch's iteration, as itself. A failure of one never
+        stops the others; leaving early or cancelling stops all. A store: one run.
         """
         send, receive = trio.open_memory_channel[RepositoryReport](0)
         budget = self._controller.budget if self._controller is not None else None
@@ -161,6 +164,7 @@ class AnalyzeUseCase:
             nursery.start_soon(self._feed, urls, send, state, run_id)
             async with receive:
                 yield Batch(receive, state)
+            state.raise_source_error()  # if the block ended before its iteration did
 
     @asynccontextmanager
     async def _run(self, *, session: bool) -> AsyncIterator[tuple[int | None, trio.Nursery]]:
@@ -204,7 +208,7 @@ class AnalyzeUseCase:
 
     async def _feed(
         self,
-        urls: Iterable[str],
+        urls: EntrySource,
         send: trio.MemorySendChannel[RepositoryReport],
         state: BatchState,
         run_id: int | None,
@@ -213,10 +217,7 @@ class AnalyzeUseCase:
         in_flight = min(1024, 2 * (self.config.max_concurrent_clones + analyses))
         recorder, save = self._recorder, None
         if recorder is not None and run_id is not None:
-
-            async def save(key: str, report: RepositoryReport) -> None:
-                await recorder.save(run_id, key, report)
-
+            save = partial(recorder.save, run_id)
         pipeline = Pipeline(self._run_one, self._done, in_flight, send, state, save)
         await pipeline.feed(urls)
 
@@ -226,7 +227,8 @@ class AnalyzeUseCase:
         tried, watch = Tried(), Stopwatch(trio.current_time())
         report = await self._run_tried(repository, tried, watch, raise_limit_errors)
         phases = watch.phases(trio.current_time(), self._clock)
-        return dataclasses.replace(report, attempts=tuple(tried.failed), phases=phases)
+        attempts, listed = tuple(tried.failed), repository.listed
+        return dataclasses.replace(report, attempts=attempts, phases=phases, listed=listed)
 
     async def _run_tried(
         self, repository: Repository, tried: Tried, watch: Stopwatch, raise_limit_errors: bool

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+from .._domain.listed import Listed
 from .._domain.reports import ReportError, RepositoryStatus
 
-__all__ = ["DuplicateIndex", "Outcome", "outcome_of"]
+__all__ = ["DuplicateIndex", "Outcome", "Waiting", "outcome_of"]
 
 # What a first line ended with, which its duplicates repeat: its status and its error.
 Outcome = tuple[RepositoryStatus, ReportError | None]
 # One shared outcome per status without an error, the common case: an entry per
 # distinct repository then costs no tuple of its own (0.5 MiB at 10,000 URLs).
 _WITHOUT_ERROR = {status: (status, None) for status in RepositoryStatus}
+# A later line waiting for its first line's outcome: its index, its shown URL, and its
+# listing (None for a line given as a URL).
+Waiting = tuple[int, str, Listed | None]
 
 
 def outcome_of(status: RepositoryStatus, error: ReportError | None) -> Outcome:
@@ -31,8 +35,9 @@ class DuplicateIndex:
     def __init__(self) -> None:
         # key -> (the first line's index, its outcome; None while it is in flight)
         self._first: dict[bytes, tuple[int, Outcome | None]] = {}
-        # the first line's index -> the later lines waiting for it: (index, shown URL)
-        self._waiting: dict[int, list[tuple[int, str]]] = {}
+        # the first line's index -> the later lines waiting for it: (index, shown URL,
+        # the line's listing if it came from one)
+        self._waiting: dict[int, list[Waiting]] = {}
 
     def first_of(self, key: bytes) -> tuple[int, Outcome | None] | None:
         """The first line naming ``key`` and its outcome (None while in flight), if any."""
@@ -44,11 +49,11 @@ class DuplicateIndex:
             self._first[key] = (index, None)
             self._waiting[index] = []
 
-    def wait_for(self, first: int, index: int, shown: str) -> None:
+    def wait_for(self, first: int, index: int, shown: str, listed: Listed | None = None) -> None:
         """Line ``index`` names the repository of in-flight line ``first``."""
-        self._waiting[first].append((index, shown))
+        self._waiting[first].append((index, shown, listed))
 
-    def finish(self, key: bytes, index: int, outcome: Outcome) -> list[tuple[int, str]]:
+    def finish(self, key: bytes, index: int, outcome: Outcome) -> list[Waiting]:
         """First line ``index`` ended with ``outcome``: the lines that were waiting for it."""
         if not key:
             return []

@@ -15,15 +15,22 @@ from .._domain.errors import CloneError
 from .._domain.inventory import Analyzer
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
 from .._domain.repository import Repository
+from .._domain.sources import Forge
 from .._domain.store import DamagedRowError, ReportStore, StoreError
 from .._domain.vcs import VCS, RemoteHead
 from .options import UseCaseConfig
 from .retry_step import Retrying
 from .run_log import RunLog
 
-__all__ = ["Recorder", "Reuse", "first_store_error", "stored_peaks"]
+__all__ = ["PUSH_TIMES", "Recorder", "Reuse", "first_store_error", "stored_peaks"]
 
 logger = logging.getLogger("clonegate")
+
+# The forges whose listing's ``pushed_at`` moves on every push, to any branch: GitHub's
+# (its staff's word). GitLab's last_activity_at moves at most once an hour, and Gitea's
+# and Bitbucket's times are not documented to move on each push: their records are
+# checked by the remote's HEAD, as a URL is (ADR 0023).
+PUSH_TIMES = frozenset({Forge.GITHUB})
 
 
 class Reuse:
@@ -47,7 +54,10 @@ class Reuse:
     ) -> RepositoryReport | None:
         """The stored report of ``repository`` (by its key) if the remote's HEAD is
         still at its commit and it was made by the current analyzer version; None if
-        the repository must run.
+        the repository must run. A listed repository whose listing says what it said
+        when its stored result was last current (the same forge id and ``pushed_at``,
+        its default branch that result's branch) gives that result without the remote
+        being asked at all (ADR 0023); otherwise its HEAD is asked, as for a URL.
 
         ``retrying`` is the repository's retry loop (its clones' policy and host
         breaker, issue 43): a listing the server pushed back, or whose connection
@@ -58,6 +68,10 @@ class Reuse:
         """
         started = trio.current_time()
         shown, index = repository.shown, repository.index
+        if repository.listed is not None:  # the listing may say it has not moved
+            unchanged = await self._stored_listed(repository)
+            if unchanged is not None:
+                return self._reused(unchanged, repository, started)
 
         async def listing() -> RemoteHead:
             async with self._limiter:
@@ -82,16 +96,38 @@ class Reuse:
             return None
         if report is None or report.ref is None or report.ref.commit != head.commit:
             return None  # pruned meanwhile, or not the commit asked for: run it
+        return self._reused(report, repository, started)
+
+    def _reused(
+        self, report: RepositoryReport, repository: Repository, started: float
+    ) -> RepositoryReport:
         return dataclasses.replace(
             report,
-            url=shown,
-            index=index,
+            url=repository.shown,
+            index=repository.index,
             reused=True,
             timings=Timings(clone=trio.current_time() - started),
             path=None,
             duplicate_of=None,
             clone_memory=None,  # no clone in this run
         )
+
+    async def _stored_listed(self, repository: Repository) -> RepositoryReport | None:
+        """The stored report the listing says is still current (ADR 0023), or None: then
+        the remote's refs are asked, as for a line given as a URL: so for a forge whose
+        time is not a push time (:data:`PUSH_TIMES`), or one the record does not name.
+        A damaged row is no answer (the refs are asked; a damaged result is logged)."""
+        version, listed = self._analyzer.version, repository.listed
+        if version is None or listed is None or listed.forge not in PUSH_TIMES:
+            await trio.lowlevel.checkpoint()
+            return None
+        try:
+            report = await self._store.reusable_listed(repository.key, listed, version)
+        except DamagedRowError:
+            return None
+        if report is None or report.ref is None:
+            return None
+        return report
 
     async def _stored(self, key: str, commit: str) -> RepositoryReport | None:
         version = self._analyzer.version

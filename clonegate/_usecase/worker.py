@@ -136,8 +136,9 @@ class ClusterWorker:
             failure: LimitError | None = None
             with held.scope:
                 try:
+                    line = job.url if job.listed is None else job.listed  # ADR 0023
                     report = await self.use_case.execute(
-                        job.url, index=job.index, raise_limit_errors=True
+                        line, index=job.index, raise_limit_errors=True
                     )
                 except LimitError as exc:
                     failure = exc

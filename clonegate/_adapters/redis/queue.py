@@ -29,8 +29,9 @@ from typing import Any
 import trio
 
 from ..._domain.jobs import Job, Retry
+from ..._domain.listed import Listed
 from ..._domain.patience import Patience
-from ..._domain.report_json import report_from_json, to_json
+from ..._domain.report_json import listed_from_json, report_from_json, to_json
 from ..._domain.reports import RepositoryReport
 from ..._domain.urls import parse_repo_url, redact
 from .cluster_settings import CLUSTER_DEFAULTS
@@ -95,15 +96,18 @@ def _key(run: str, part: str) -> str:
     return f"{TAG}:run:{run}:{part}"
 
 
-def _job_fields(url: str) -> tuple[str, str]:
-    """What a job keeps of line ``url``, parsed once: the URL without its credentials,
-    and the key that deduplicates it within a run (text that is no URL: itself, twice;
-    the worker's report says why it is none)."""
+def _job_fields(entry: str | Listed) -> tuple[str, str, str]:
+    """What a job keeps of line ``entry``, parsed once: the URL without its credentials,
+    the key that deduplicates it within a run (text that is no URL: itself, twice; the
+    worker's report says why it is none), and a listed repository's listing as JSON
+    ('' for a URL line: ADR 0023)."""
+    listing = json.dumps(to_json(entry), separators=(",", ":")) if isinstance(entry, Listed) else ""
+    url = entry.clone_url if isinstance(entry, Listed) else entry
     try:
         parsed = parse_repo_url(url, allow_local=True)
     except ValueError:
-        return url.strip(), url.strip()
-    return parsed.without_credentials, parsed.key
+        return url.strip(), url.strip(), listing
+    return parsed.without_credentials, parsed.key, listing
 
 
 class RedisWorkQueue:
@@ -164,10 +168,13 @@ class RedisWorkQueue:
     def new_run_id() -> str:
         return secrets.token_hex(6)
 
-    async def submit(self, urls: Iterable[str], run: str | None = None) -> tuple[str, int, int]:
+    async def submit(
+        self, urls: Iterable[str | Listed], run: str | None = None
+    ) -> tuple[str, int, int]:
         """Queue ``urls`` as jobs of ``run`` (a new run id if None), one per repository:
-        a URL naming a repository already in the run is skipped. Credentials in a URL
-        are never sent to Redis: workers use their own (--token, --netrc).
+        a URL naming a repository already in the run is skipped. A :class:`Listed` is
+        its clone URL, its listing carried to the worker and onto its report. Credentials
+        in a URL are never sent to Redis: workers use their own (--token, --netrc).
         Returns (run id, jobs added, duplicates skipped). The run is incomplete from
         before its first job to its last (a stopped submission leaves it so: ADR 0015)."""
         run = run or self.new_run_id()
@@ -177,7 +184,7 @@ class RedisWorkQueue:
         batch: list[Any] = [run, ""]
         for index, url in enumerate(urls):
             batch += [index, *_job_fields(url)]
-            if len(batch) > 3 * SUBMIT_BATCH:
+            if len(batch) > 4 * SUBMIT_BATCH:
                 got = await self._script("submit", keys, batch)
                 added, duplicates, batch = added + got[0], duplicates + got[1], [run, ""]
         batch[1] = "1"
@@ -279,7 +286,8 @@ class RedisWorkQueue:
         for entry in next(iter(entries.values())) if entries else ():
             f = entry.field_values
             values = [entry.identifier, 1, f["run"], f["index"], f["url"], f["key"]]
-            jobs.append(_job([*values, f.get("retries", 0), f.get("deaths", 0), f.get("alone")]))
+            counts = [f.get("retries", 0), f.get("deaths", 0), f.get("alone")]
+            jobs.append(_job([*values, *counts, f.get("listed", "")]))
         return jobs
 
     async def start(self, job: Job, *, alone: bool = False) -> bool:
@@ -341,12 +349,24 @@ def _ms(seconds: float) -> int:
 
 def _job(fields: list[Any]) -> Job:
     """A job from the queue's fields: id, deliveries, run, index, url, key, retries,
-    deaths before this entry, died alone before ('1')."""
-    id, deliveries, run, index, url, key, retries, deaths, alone = fields
+    deaths before this entry, died alone before ('1'), listing (JSON, '' if none)."""
+    id, deliveries, run, index, url, key, retries, deaths, alone, listing = fields
     return Job(
         str(id), str(run), int(index), str(url), str(key), int(deliveries),
-        int(retries), int(deaths), alone == "1",
+        int(retries), int(deaths), alone == "1", _listed(str(url), listing),
     )  # fmt: skip
+
+
+def _listed(url: str, listing: object) -> Listed | None:
+    """A job's listing, or None: none was queued, or what Redis holds is not one (then
+    the repository still runs, from its URL, and a warning says what was lost)."""
+    if not listing:
+        return None
+    try:
+        return listed_from_json(json.loads(str(listing)))
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
+        logger.warning("the listing of %s in the queue is unreadable (%s): left out", url, exc)
+        return None
 
 
 def _retrying(flat: list[str], now: int) -> Iterable[Retrying]:

@@ -26,7 +26,8 @@ if not ok and not string.find(message, 'BUSYGROUP') then error(err) end
 """
 
 # KEYS: jobs, runs, meta, keys. ARGV: run, complete ('0' opens a submission, '1' closes
-# it, '' neither), then index, url, key for each job. Returns {added, duplicates}.
+# it, '' neither), then index, url, key, listing (JSON, '' for a URL line: ADR 0023) for
+# each job. Returns {added, duplicates}.
 SUBMIT = (
     CREATE_GROUP
     + """
@@ -36,11 +37,11 @@ redis.call('ZADD', KEYS[2], 'NX', now, ARGV[1])
 redis.call('HSETNX', KEYS[3], 'created', now)
 if ARGV[2] ~= '' then redis.call('HSET', KEYS[3], 'complete', ARGV[2]) end
 local added, duplicates = 0, 0
-for i = 3, #ARGV, 3 do
+for i = 3, #ARGV, 4 do
   redis.call('HINCRBY', KEYS[3], 'lines', 1)
   if redis.call('SADD', KEYS[4], ARGV[i + 2]) == 1 then
     redis.call('XADD', KEYS[1], '*', 'run', ARGV[1], 'index', ARGV[i], 'url', ARGV[i + 1],
-               'key', ARGV[i + 2])
+               'key', ARGV[i + 2], 'listed', ARGV[i + 3])
     added = added + 1
   else
     duplicates = duplicates + 1
@@ -161,7 +162,7 @@ local due = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000) + 
 local alone = fields.alone == '1' or (first_alone ~= nil and first_alone < deliveries)
 redis.call('ZADD', KEYS[3], due, cjson.encode({
   was = ARGV[1], run = fields.run, index = fields.index, url = fields.url, key = fields.key,
-  retries = tostring(retries),
+  listed = fields.listed or '', retries = tostring(retries),
   deaths = tostring(tonumber(fields.deaths or '0') + deliveries - 1),
   alone = alone and '1' or '0'}))
 redis.call('HSET', KEYS[5], ARGV[2], string.format('%d %d ', retries, due) .. ARGV[5])
@@ -173,7 +174,7 @@ return {retries, delay}
 # First queues again the retries that are due. Then finds the oldest job idle that long
 # (its worker died) and claims it: one at a time, to run alone (poison isolation).
 # Returns {found (0/1)}, then, if claimed: id, deliveries, run, index, url, key, retries,
-# deaths before this entry, died alone before (0/1).
+# deaths before this entry, died alone before (0/1), listing ('' if none).
 RECLAIM = (
     CREATE_GROUP
     + """
@@ -182,7 +183,8 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 for _, member in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, 100)) do
   local job = cjson.decode(member)
   redis.call('XADD', KEYS[1], '*', 'run', job.run, 'index', job.index, 'url', job.url,
-             'key', job.key, 'retries', job.retries, 'deaths', job.deaths, 'alone', job.alone)
+             'key', job.key, 'retries', job.retries, 'deaths', job.deaths, 'alone', job.alone,
+             'listed', job.listed or '')
   redis.call('ZREM', KEYS[2], member)
 end
 for _ = 1, 10 do  -- an entry deleted meanwhile (XCLAIM drops it) lets the next one in
@@ -196,7 +198,8 @@ for _ = 1, 10 do  -- an entry deleted meanwhile (XCLAIM drops it) lets the next 
     local pending = redis.call('XPENDING', KEYS[1], 'workers', idle[1], idle[1], 1)[1]
     local alone = fields.alone == '1' or redis.call('HEXISTS', KEYS[3], idle[1]) == 1
     return {1, idle[1], pending[4], fields.run, fields.index, fields.url, fields.key,
-            fields.retries or '0', fields.deaths or '0', alone and '1' or '0'}
+            fields.retries or '0', fields.deaths or '0', alone and '1' or '0',
+            fields.listed or ''}
   end
 end
 return {0}

@@ -12,6 +12,7 @@ from ..._domain.errors import InvalidURLError
 from ..._domain.inventory import Inventory, TestSuite
 from ..._domain.reports import RepositoryReport
 from ..._domain.store import DamagedRowError
+from ..._domain.timeline import from_microseconds
 from ..._domain.urls import parse_repo_url
 from .damage import Damage, reading_row
 from .rows import read_report
@@ -22,6 +23,7 @@ __all__ = [
     "HistoryEntry",
     "RunInfo",
     "diff",
+    "first_row",
     "history",
     "last_result",
     "reports",
@@ -47,7 +49,9 @@ class RunInfo:
 @dataclass(frozen=True, slots=True)
 class HistoryEntry:
     """What one run found for one repository; ``unread_files``: test files of
-    languages and frameworks not read (None: not counted, ADR 0016)."""
+    languages and frameworks not read (None: not counted, ADR 0016). What the forge's
+    listing said then, when the line came from one (ADR 0023; None otherwise): the
+    forge, its id for the repository, its stars, and ``pushed_at`` (UTC, ISO 8601)."""
 
     run_id: int
     started_at: str
@@ -59,6 +63,10 @@ class HistoryEntry:
     reused: bool
     error_kind: str | None
     unread_files: int | None = None
+    forge: str | None = None
+    forge_id: str | None = None
+    stars: int | None = None
+    pushed_at: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,12 +111,19 @@ def reusable(
 
 def last_result(db: sqlite3.Connection, key: str) -> tuple[int, int, str, str] | None:
     """Report id, run id, commit and analyzer version of ``key``'s last result."""
-    query = "SELECT id, run_id, commit_id, analyzer_version " + LAST_RESULT
+    row: tuple[int, int, str, str] | None = first_row(
+        db, "id, run_id, commit_id, analyzer_version", LAST_RESULT, key
+    )
+    return row
+
+
+def first_row(db: sqlite3.Connection, columns: str, query: str, key: str) -> Any:
+    """``columns`` of the first row ``query`` (``FROM ... WHERE key = ? ...``) finds."""
     try:
-        return db.execute(query, (key,)).fetchone()  # type: ignore[no-any-return]
+        return db.execute(f"SELECT {columns} {query}", (key,)).fetchone()
     except sqlite3.Error:
         # Text that is not UTF-8 in that row: name it (its id is a number, readable).
-        (report_id,) = db.execute("SELECT id " + LAST_RESULT, (key,)).fetchone()
+        (report_id,) = db.execute("SELECT id " + query, (key,)).fetchone()
         with reading_row("reports", report_id):
             raise
 
@@ -195,19 +210,19 @@ def history(db: sqlite3.Connection, url: str, damage: Damage) -> list[HistoryEnt
                     "SELECT started_at FROM runs WHERE id = ?", (run_id,)
                 ).fetchone()
             with reading_row("reports", report_id):
-                status, commit, at, files, tests, reused, kind, unread = db.execute(
+                status, commit, at, files, tests, reused, kind, unread, *listed = db.execute(
                     "SELECT status, commit_id, committed_at, test_files, tests, reused, "
-                    "error_kind, unread_files FROM reports WHERE id = ?",
+                    "error_kind, unread_files, forge, forge_id, stars, pushed_at "
+                    "FROM reports WHERE id = ?",
                     (report_id,),
                 ).fetchone()
+                if listed[-1] is not None:  # pushed_at, stored in microseconds
+                    listed[-1] = from_microseconds(listed[-1]).isoformat()
         except DamagedRowError as exc:
             damage.tolerate(exc)
             continue
-        found.append(
-            HistoryEntry(
-                run_id, started, status, commit, at, files, tests, bool(reused), kind, unread
-            )
-        )
+        entry = (run_id, started, status, commit, at, files, tests, bool(reused), kind, unread)
+        found.append(HistoryEntry(*entry, *listed))
     return found
 
 

@@ -20,8 +20,10 @@ __all__ = ["insert_report", "inventory_rows_of", "read_inventory", "read_report"
 _REPORT_COLUMNS = (
     "run_id, line, key, url, status, error_phase, error_kind, error, branch, commit_id, "
     "committed_at, analyzer_version, reused, duplicate_of, waited, setup, clone, analysis, "
-    "test_files, tests, document, clone_memory, unread_files, retried_attempts"
+    "test_files, tests, document, clone_memory, unread_files, retried_attempts, "
+    "forge, forge_id, pushed_at, stars"
 )
+_PLACES = ", ".join("?" * len(_REPORT_COLUMNS.split(",")))
 
 
 def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: RepositoryReport) -> int:
@@ -47,7 +49,7 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
         db.execute("DELETE FROM reports WHERE id = ?", old)
     shared = _shared_inventory(db, key, report) if report.reused else None
     cursor = db.execute(
-        f"INSERT INTO reports ({_REPORT_COLUMNS}) VALUES ({', '.join('?' * 24)})",
+        f"INSERT INTO reports ({_REPORT_COLUMNS}) VALUES ({_PLACES})",
         _report_row(run_id, key, report),
     )
     report_id = cursor.lastrowid
@@ -69,6 +71,7 @@ def insert_report(db: sqlite3.Connection, run_id: int, key: str, report: Reposit
 def _report_row(run_id: int, key: str, report: RepositoryReport) -> tuple[object, ...]:
     """The ``reports`` row of ``report``, in ``_REPORT_COLUMNS``' order."""
     error, ref, totals, timings = report.error, report.ref, report.analysis, report.timings
+    listed = report.listed
     return (
         run_id,
         report.index,
@@ -95,6 +98,11 @@ def _report_row(run_id: int, key: str, report: RepositoryReport) -> tuple[object
         report.clone_memory,
         totals.unread_files if totals else None,
         len(report.attempts),
+        # What the listing said, if the line came from one (the rest is in ``document``).
+        str(listed.forge) if listed is not None and listed.forge is not None else None,
+        listed.forge_id if listed is not None else None,
+        microseconds(pushed) if listed is not None and (pushed := listed.pushed_at) else None,
+        listed.stars if listed is not None else None,
     )
 
 

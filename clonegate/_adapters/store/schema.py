@@ -141,6 +141,17 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (run_id, event_no)
     ) WITHOUT ROWID;
     """,
+    # 8: what a forge's listing said of the repository (ADR 0023), for a line that
+    # came from one. The whole record is in ``document`` (``listed``); these are what
+    # a query reads: an incremental run's skip (the forge's id and ``pushed_at``, in
+    # microseconds since the Unix epoch, UTC: compared exactly) and the history (the
+    # forge, the stars). NULL: a line given as a URL, or a report stored before.
+    """
+    ALTER TABLE reports ADD COLUMN forge TEXT;
+    ALTER TABLE reports ADD COLUMN forge_id TEXT;
+    ALTER TABLE reports ADD COLUMN pushed_at INTEGER;
+    ALTER TABLE reports ADD COLUMN stars INTEGER;
+    """,
 )
 
 

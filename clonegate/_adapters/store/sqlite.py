@@ -21,12 +21,14 @@ from typing import Any, Generic, TypeVar, final
 
 import trio
 
+from ..._domain.listed import Listed
 from ..._domain.reports import RepositoryReport
 from ..._domain.store import StoredResult, StoreError
 from ..._domain.timeline import RunEvent, microseconds
 from . import reading
 from .cache_rows import evict, touch
 from .files import connect, open_writer, store_error
+from .listed_rows import reusable_listed
 from .reader import StoreReader
 from .rows import insert_report, read_report
 from .settings import DEFAULT_CACHE_LIMIT
@@ -124,6 +126,11 @@ class SQLiteStore(StoreReader):
         self, key: str, commit: str, analyzer_version: str
     ) -> RepositoryReport | None:
         return await self._read(lambda db: reading.reusable(db, key, commit, analyzer_version))
+
+    async def reusable_listed(
+        self, key: str, listed: Listed, analyzer_version: str
+    ) -> RepositoryReport | None:
+        return await self._read(lambda db: reusable_listed(db, key, listed, analyzer_version))
 
     async def load(self, run_id: int, key: str) -> RepositoryReport | None:
         def load(db: sqlite3.Connection) -> RepositoryReport | None:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from email.utils import formatdate
 from http import HTTPStatus
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import parse_qs, urlencode, urlsplit
 
 import trio
@@ -124,6 +124,7 @@ class Refusals:
 
 
 Tamper = Callable[[Seen, Answer, int], Answer]
+S = TypeVar("S", bound="ForgeServer")
 
 
 def failing_from(n: int, answer: Answer) -> Tamper:
@@ -134,6 +135,43 @@ def failing_from(n: int, answer: Answer) -> Tamper:
         return replace(answer, headers=dict(answer.headers)) if index >= n else served
 
     return tamper
+
+
+def on_request(n: int, change: Tamper) -> Tamper:
+    """A tamper that changes the ``n``-th answer only (counted from 1)."""
+
+    def tamper(request: Seen, served: Answer, index: int) -> Answer:
+        return change(request, served, index) if index == n else served
+
+    return tamper
+
+
+def with_headers(served: Answer, **headers: str | None) -> Answer:
+    """``served`` with headers set (a value) or removed (None); ``_`` in a name is ``-``."""
+    changed = dict(served.headers)
+    for name, value in headers.items():
+        name = name.replace("_", "-")
+        changed = {k: v for k, v in changed.items() if k.lower() != name.lower()}
+        if value is not None:
+            changed[name] = value
+    return replace(served, headers=changed)
+
+
+def rewrite(change: Callable[[Any], None]) -> Tamper:
+    """A tamper that changes each answer's JSON body in place with ``change``."""
+
+    def tamper(request: Seen, served: Answer, index: int) -> Answer:
+        body = json.loads(served.body)
+        change(body)
+        return replace(served, body=json.dumps(body).encode())
+
+    return tamper
+
+
+async def serving(nursery: trio.Nursery, server: S) -> S:
+    """``server``, started in ``nursery``."""
+    await nursery.start(server.serve)
+    return server
 
 
 class ForgeServer:

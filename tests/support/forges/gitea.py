@@ -3,7 +3,8 @@
 - ``GET /api/v1/orgs/{org}/repos`` (an org given in ``orgs``) and
   ``GET /api/v1/users/{username}/repos`` (any owner, an org included).
 - ``page`` (from 1) and ``limit`` (default 30, the instance's ``DEFAULT_PAGING_NUM``;
-  at most 50, its ``MAX_RESPONSE_ITEMS``: a larger limit is served as 50).
+  at most 50, its ``MAX_RESPONSE_ITEMS`` (``max_limit``): a larger limit is served as
+  that many).
 - ``X-Total-Count`` on every page, and a ``Link`` with ``next``, ``last``, ``first``,
   ``prev`` where they exist, as Gitea's API usage page shows; both exposed to browsers
   through ``Access-Control-Expose-Headers``.
@@ -44,9 +45,11 @@ class GiteaApi(ForgeServer):
         *,
         git_base: str,
         orgs: Iterable[str] = (),
+        max_limit: int = MAX_LIMIT,
         epoch: float | None = None,
     ) -> None:
         super().__init__(epoch=epoch)
+        self.max_limit = max_limit  # the instance's MAX_RESPONSE_ITEMS
         self.repos = sorted(repos, key=lambda r: r.id)
         self.git_base = git_base
         self.orgs = set(orgs)
@@ -75,7 +78,7 @@ class GiteaApi(ForgeServer):
         return self._page(request, mine)
 
     def _page(self, request: Seen, found: list[Made]) -> Answer:
-        limit = int_param(request, "limit", DEFAULT_LIMIT, low=1, high=MAX_LIMIT)
+        limit = int_param(request, "limit", DEFAULT_LIMIT, low=1, high=self.max_limit)
         page = int_param(request, "page", 1, low=1, high=1 << 30)
         if limit is None or page is None:
             return json_answer(422, {"message": "invalid page or limit", "url": ""})

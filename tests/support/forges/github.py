@@ -7,7 +7,9 @@
 - ``GET /search/repositories?q=…``: ``{"total_count", "incomplete_results", "items"}``,
   each item a repository with a ``score``; only the first 1,000 results can be reached:
   a page starting past them is a 422, as GitHub answers (page 11 of 100 included),
-  and ``rel="last"`` names the last reachable page. No ``q``: a 422.
+  and ``rel="last"`` names the last reachable page. No ``q``: a 422. A query with
+  ``created:FIRST..LAST`` (days) finds the repositories created in that range, and its
+  ``total_count`` is theirs (``search_total`` is the total of a query without one).
 - Every answer has ``X-RateLimit-Limit/Remaining/Reset/Used/Resource`` (``core``, or
   ``search`` for the search endpoint, each its own :class:`.core.Budget`). A request
   past its budget is ``limited_status`` (403 or 429, both documented) with remaining 0
@@ -22,6 +24,7 @@ from __future__ import annotations
 
 import base64
 import math
+import re
 import zlib
 from collections.abc import Iterable
 from typing import Any
@@ -43,6 +46,8 @@ from .core import (
 )
 
 SEARCH_CAP = 1000  # results reachable through the search API, whatever total_count says
+# ``created:YYYY-MM-DD..YYYY-MM-DD``, both ends included, as GitHub reads a date range.
+_CREATED = re.compile(r"(?:^|\s)created:(\d{4}-\d{2}-\d{2})\.\.(\d{4}-\d{2}-\d{2})(?:\s|$)")
 
 
 class GitHubApi(ForgeServer):
@@ -161,10 +166,16 @@ class GitHubApi(ForgeServer):
             return json_answer(400, {"message": "Invalid request."})
         if (page - 1) * per_page >= SEARCH_CAP:
             return json_answer(422, fixture("github", "search_cap.json"))
-        reachable = self.search[: min(SEARCH_CAP, self.search_total)]
+        found, total = self.search, self.search_total
+        window = _CREATED.search(request.param("q") or "")
+        if window is not None:  # a range qualifier: what it holds, counted
+            first, last = window.group(1), window.group(2)
+            found = [r for r in self.search if first <= r.created_at[:10] <= last]
+            total = len(found)
+        reachable = found[: min(SEARCH_CAP, total)]
         found = reachable[(page - 1) * per_page : page * per_page]
         items = [self.shape(r, score=1.0) for r in found]
-        body = {"total_count": self.search_total, "incomplete_results": False, "items": items}
+        body = {"total_count": total, "incomplete_results": False, "items": items}
         last = max(1, math.ceil(len(reachable) / per_page))
         return json_answer(200, body, self._links(request, page, last))
 

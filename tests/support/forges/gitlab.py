@@ -12,6 +12,7 @@
 - Keyset pages: ``pagination=keyset`` with ``order_by=id`` (``sort`` asc, the default,
   or desc): the next page is only in ``Link: <…id_after=N…>; rel="next"`` (or
   ``id_before`` descending), no totals; another ``order_by`` is a 405.
+- An instance under a path (``prefix="/gitlab"``) serves all of it below that path.
 - ``statistics`` only with ``statistics=true``; ``forked_from_project`` only on forks.
 - Rate limits as gitlab.com: every answer carries ``RateLimit-Name``, ``-Limit``,
   ``-Observed``, ``-Remaining``, ``-Reset`` (Unix time) and ``-ResetTime`` (an HTTP date);
@@ -43,6 +44,7 @@ class GitLabApi(ForgeServer):
         *,
         git_base: str,
         users: Iterable[str] = (),
+        prefix: str = "",
         limit: int = 2000,
         window: float = 60.0,
         epoch: float | None = None,
@@ -51,6 +53,7 @@ class GitLabApi(ForgeServer):
         self.repos = sorted(repos, key=lambda r: r.id)
         self.git_base = git_base
         self.users = set(users)
+        self.prefix = prefix  # an instance under a path: "/gitlab"
         self.budget = Budget(limit, window)
 
     def group_id(self, path: str) -> int:
@@ -81,7 +84,9 @@ class GitLabApi(ForgeServer):
         }
 
     def _route(self, request: Seen) -> Answer:
-        parts = request.path.split("/")
+        if not request.path.startswith(self.prefix + "/"):
+            return json_answer(404, {"error": "404 Not Found"})
+        parts = request.path.removeprefix(self.prefix).split("/")
         # "", "api", "v4", "groups" | "users", ":id", "projects"
         if (
             request.method not in ("GET", "HEAD")
@@ -169,7 +174,10 @@ class GitLabApi(ForgeServer):
         item: dict[str, Any] = substitute(
             fixture("gitlab", "project.json"),
             [
-                (f"{_EXAMPLE}/api/v4/projects/4", f"{self.base_url}/api/v4/projects/{repo.id}"),
+                (
+                    f"{_EXAMPLE}/api/v4/projects/4",
+                    f"{self.base_url}{self.prefix}/api/v4/projects/{repo.id}",
+                ),
                 (f"{_EXAMPLE}/diaspora/diaspora-client", f"{web}/{repo.full_name}"),
                 ("registry.gitlab.example.com/diaspora/diaspora-client", repo.full_name),
                 (_EXAMPLE, web),
