@@ -141,3 +141,36 @@ def test_the_listing_example_lists_each_forge_then_clones_and_analyzes(
         f"{repo.clone_url(git_base)} ok {repo.full_name} stars={repo.stars if said else None}"
         for repo in kept
     )
+
+
+def listing_commands() -> list[str]:
+    """The ``clonegate`` lines of the shell block under "Where lists come from"."""
+    text = README.read_text()
+    section = text[text.index("### Where lists come from") :]
+    block = section[section.index("```sh\n") + 6 : section.index("\n```", section.index("```sh"))]
+    return [line for line in block.splitlines() if line.startswith("clonegate ")]
+
+
+@pytest.mark.parametrize("command", listing_commands())
+def test_each_listing_example_is_understood_as_written(command: str, tmp_path: Path) -> None:
+    """The examples name real forges, which these machines cannot reach: run as written
+    in a network namespace of their own (no network at all), each is taken as a valid
+    command (never a usage error, exit 2) and fails only where it reaches the network,
+    with one line naming what it could not reach (exit 1)."""
+    import shlex
+    import shutil
+
+    unshare = shutil.which("unshare")
+    if unshare is None or subprocess.run([unshare, "--net", "true"], check=False).returncode:
+        pytest.skip("no network namespace can be made here (unshare --net)")
+    (tmp_path / "sources.txt").write_text("github:user/octocat\n")
+    argv = [unshare, "--net", sys.executable, "-m", "clonegate", *shlex.split(command)[1:]]
+    env = {**os.environ, "TMPDIR": str(tmp_path)}
+    for name in ("GH_TOKEN", "GITHUB_TOKEN", "GITLAB_TOKEN", "GITEA_TOKEN"):
+        env.pop(name, None)
+    done = subprocess.run(
+        argv, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120, check=False
+    )
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr
+    assert "clonegate: error:" in done.stderr or '"status": "failed"' in done.stdout
