@@ -30,6 +30,7 @@ ADRS = ROOT / "ADR"
 # Options the README names that belong to other programs, each with where it is.
 FOREIGN_OPTIONS = {
     "--locked": "uv run --locked",
+    "--compile-bytecode": "uv sync --locked --compile-bytecode",
     "--dist": "pytest -n 2 --dist worksteal (pytest-xdist)",
     "--strict": "mypy --strict",
     "--single-branch": "git clone --depth 1 --single-branch",
