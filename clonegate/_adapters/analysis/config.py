@@ -38,7 +38,7 @@ _CONFIG_NAMES = frozenset(
 )
 
 # ConfigScopes' answers kept per path or directory: rebuilt, never pickled.
-_MEMOS = ("_chains", "_scopes", "_trusting", "_importing", "_selecting")
+_MEMOS = ("_chains", "_scopes", "_trusting", "_importing", "_frameworks", "_selecting")
 
 
 class ConfigScopes:
@@ -82,6 +82,7 @@ class ConfigScopes:
         self._scopes: dict[tuple[str, str], Scope] = {}
         self._trusting: dict[tuple[str, str], tuple[Framework, ...]] = {}
         self._importing: dict[tuple[str, str], tuple[Framework, ...]] = {}
+        self._frameworks: dict[tuple[str, str], tuple[tuple[Framework, Scope], ...]] = {}
         # A file's own: asked by the listing, the scan's gate and the framework's choice.
         self._selecting: dict[tuple[str, str], tuple[Framework, ...]] = {}
 
@@ -159,9 +160,21 @@ class ConfigScopes:
         if found is None:
             found = self._selecting[path, family] = tuple(
                 framework
+                for framework, scope in self._in_scope(path, family)
+                if framework.selects(path, scope)
+            )
+        return found
+
+    def _in_scope(self, path: str, family: str) -> tuple[tuple[Framework, Scope], ...]:
+        """The frameworks of ``family`` that may run files of ``path``'s directory, with
+        their scope there: the same for every file of it, and asked for each."""
+        key = (posixpath.dirname(path), family)
+        found = self._frameworks.get(key)
+        if found is None:
+            found = self._frameworks[key] = tuple(
+                (framework, self.scope_for(path, framework))
                 for framework in of_family(family)
-                if (not framework.scoped or self.covers(path, framework))
-                and framework.selects(path, self.scope_for(path, framework))
+                if not framework.scoped or self.covers(path, framework)
             )
         return found
 

@@ -51,11 +51,11 @@ def check_names(patterns: tuple[str, ...], what: str = "pattern") -> None:
 def name_matches(patterns: tuple[str, ...], path: str) -> bool:
     """pytest's way (``fnmatch``): a pattern without ``/`` matches the file name, one
     with a ``/`` the end of the path (``test/*test_*.py``)."""
-    names, paths = _fnmatch_union(patterns)  # first: a pattern RE2 refuses is refused here
     affixes = _affixes(patterns)
     if affixes is not None:
-        name = path.rsplit("/", 1)[-1]
+        name = path[path.rfind("/") + 1 :]
         return any(_affixed(name, prefix, suffix) for prefix, suffix in affixes)
+    names, paths = _fnmatch_union(patterns)
     path = searchable(path)
     if names is not None and names.fullmatch(path.rsplit("/", 1)[-1]):
         return True
@@ -72,6 +72,7 @@ def _affixes(patterns: tuple[str, ...]) -> tuple[tuple[str, str | None], ...] | 
     characters, newlines included (``(?s:.*)``), and a lone surrogate that RE2 sees as
     U+FFFD is no ASCII character either way. RE2's wrapper cost more than the rest of
     pytest's rules for each file of a listing."""
+    _fnmatch_union(patterns)  # a pattern RE2 refuses is refused all the same
     found = []
     for pattern in patterns:
         if "/" in pattern or "?" in pattern or "[" in pattern or not pattern.isascii():
