@@ -36,6 +36,7 @@ def _raw(entries: list[tuple[bytes, int, bytes]]) -> bytes:
 def test_entries_are_dulwich_trees_in_git_order(entries: list[tuple[bytes, int, bytes]]) -> None:
     raw = _raw(entries)
     tree = Tree.from_raw_string(Tree.type_num, raw)
+    assert isinstance(tree, Tree)
     expected = [(e.path, (e.mode, e.sha)) for e in tree.iteritems()]
     assert _tree_entries(Tree.type_num, raw) == expected
 
