@@ -37,7 +37,7 @@ from typing import Any
 from ..._domain.inventory import ScanError, TestCase, TestFile, TestStatus, TestSuite
 from .config import ConfigScopes
 from .detect import FAMILY, language_of
-from .frameworks import FRAMEWORKS, by_name
+from .frameworks import by_name, of_family
 from .frameworks.definition import Settings
 
 __all__ = [
@@ -56,9 +56,6 @@ VALUE_FORMAT = b"clonegate-cache-value/1"
 Outcome = TestFile | ScanError | None
 _STATUS = {status.value: status for status in TestStatus}
 _COMPACT = (",", ":")  # json.dumps's separators without spaces
-_FAMILY_FRAMEWORKS = {
-    family: tuple(f for f in FRAMEWORKS if f.reads(family)) for family in set(FAMILY.values())
-}
 
 
 class UndecodableValue(ValueError):
@@ -106,7 +103,7 @@ class ScopeContexts:
         directory = posixpath.dirname(path)
         known = self._by_directory.get((directory, family))
         if known is None:
-            frameworks = _FAMILY_FRAMEWORKS[family]
+            frameworks = of_family(family)
             scopes = self._scopes
             # Only this family's names matter to ``choose``, in the order it meets them.
             # ConfigScopes has no public view of that order; this module is its only

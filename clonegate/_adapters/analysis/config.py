@@ -21,7 +21,7 @@ import posixpath
 from collections.abc import Callable, Iterable
 
 from ..._domain.inventory import ScanError
-from .frameworks import FRAMEWORKS, by_name, dotnet
+from .frameworks import FRAMEWORKS, by_name, dotnet, of_family
 from .frameworks.definition import Framework, Reading, Scope, Settings
 from .problems import describe, retire_after
 
@@ -36,6 +36,9 @@ _CONFIG_NAMES = frozenset(
     for framework in FRAMEWORKS
     for name in (*framework.config_files, *(n for n, _ in framework.config_signs))
 )
+
+# ConfigScopes' answers kept per path or directory: rebuilt, never pickled.
+_MEMOS = ("_chains", "_scopes", "_trusting", "_importing", "_frameworks", "_selecting")
 
 
 class ConfigScopes:
@@ -78,6 +81,8 @@ class ConfigScopes:
         self._chains: dict[str, _Chain] = {}
         self._scopes: dict[tuple[str, str], Scope] = {}
         self._trusting: dict[tuple[str, str], tuple[Framework, ...]] = {}
+        self._importing: dict[tuple[str, str], tuple[Framework, ...]] = {}
+        self._frameworks: dict[tuple[str, str], tuple[tuple[Framework, Scope], ...]] = {}
         # A file's own: asked by the listing, the scan's gate and the framework's choice.
         self._selecting: dict[tuple[str, str], tuple[Framework, ...]] = {}
 
@@ -114,11 +119,10 @@ class ConfigScopes:
 
     # The memos are rebuilt where the scopes are used, not pickled to the workers.
     def __getstate__(self) -> dict[str, object]:
-        memos = ("_chains", "_scopes", "_trusting", "_selecting")
-        return {k: v for k, v in self.__dict__.items() if k not in memos}
+        return {k: v for k, v in self.__dict__.items() if k not in _MEMOS}
 
     def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state, _chains={}, _scopes={}, _trusting={}, _selecting={})
+        self.__dict__.update(state, **{name: {} for name in _MEMOS})
 
     def scope_for(self, path: str, framework: Framework) -> Scope:
         """The settings that apply to ``path`` for ``framework``, and where they are from."""
@@ -148,9 +152,7 @@ class ConfigScopes:
 
     def configured(self, path: str, family: str) -> bool:
         """Whether a config file of some framework of ``family`` covers ``path``."""
-        return any(
-            self.covers(path, framework) for framework in FRAMEWORKS if framework.reads(family)
-        )
+        return any(self.covers(path, framework) for framework in of_family(family))
 
     def selecting(self, path: str, family: str) -> tuple[Framework, ...]:
         """The frameworks of ``family`` whose own rules run ``path``."""
@@ -158,10 +160,21 @@ class ConfigScopes:
         if found is None:
             found = self._selecting[path, family] = tuple(
                 framework
-                for framework in FRAMEWORKS
-                if framework.reads(family)
-                and (not framework.scoped or self.covers(path, framework))
-                and framework.selects(path, self.scope_for(path, framework))
+                for framework, scope in self._in_scope(path, family)
+                if framework.selects(path, scope)
+            )
+        return found
+
+    def _in_scope(self, path: str, family: str) -> tuple[tuple[Framework, Scope], ...]:
+        """The frameworks of ``family`` that may run files of ``path``'s directory, with
+        their scope there: the same for every file of it, and asked for each."""
+        key = (posixpath.dirname(path), family)
+        found = self._frameworks.get(key)
+        if found is None:
+            found = self._frameworks[key] = tuple(
+                (framework, self.scope_for(path, framework))
+                for framework in of_family(family)
+                if not framework.scoped or self.covers(path, framework)
             )
         return found
 
@@ -176,9 +189,8 @@ class ConfigScopes:
         if found is None:
             found = self._trusting[key] = tuple(
                 framework
-                for framework in FRAMEWORKS
-                if framework.reads(family)
-                and framework.trusts_imports
+                for framework in of_family(family)
+                if framework.trusts_imports
                 and (
                     self.scope_for(path, framework).settings.note
                     if self.covers(path, framework)
@@ -193,7 +205,12 @@ class ConfigScopes:
         config names is trusted among the files some rule selects only: reading every
         file of every repository for a name it rarely holds would cost more than it
         finds."""
-        return tuple(f for f in self.trusting(path, family) if self.covers(path, f))
+        key = (posixpath.dirname(path), family)  # as trusting's, the directory's alone
+        found = self._importing.get(key)
+        if found is None:
+            trusted = self.trusting(path, family)
+            found = self._importing[key] = tuple(f for f in trusted if self.covers(path, f))
+        return found
 
     def choose(self, path: str, family: str, reading: Reading) -> Framework | None:
         """The framework of a file its reader has read, or None if no framework runs it.

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..._domain.inventory import TestStatus
@@ -19,19 +19,24 @@ XFAIL_MARKERS = frozenset({"xfail", "expectedFailure"})
 TEST_MODULES = frozenset({"pytest", "unittest", "mark"})
 
 
-def statements(tree: ast.Module) -> Iterator[ast.stmt]:
-    """Every statement, at any depth, without visiting expressions (most of a tree's nodes)."""
-    stack: list[ast.stmt] = list(reversed(tree.body))
-    while stack:
-        node = stack.pop()
-        yield node
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            children = getattr(node, name, None)
-            if children:
-                for child in reversed(children):
-                    # except handlers and match cases hold statements in their own body
-                    is_statement = isinstance(child, ast.stmt)
-                    stack.extend([child] if is_statement else reversed(child.body))
+# The statements that hold statements, and the fields that hold them; an except
+# handler's and a match case's statements are in their own ``body``. Only these are
+# looked into: most statements are simple, and asking each for five fields that it
+# does not have took most of a module's walk.
+_NESTED: dict[type[ast.stmt], tuple[str, ...]] = {
+    ast.FunctionDef: ("body",),
+    ast.AsyncFunctionDef: ("body",),
+    ast.ClassDef: ("body",),
+    ast.If: ("body", "orelse"),
+    ast.For: ("body", "orelse"),
+    ast.AsyncFor: ("body", "orelse"),
+    ast.While: ("body", "orelse"),
+    ast.With: ("body",),
+    ast.AsyncWith: ("body",),
+    ast.Try: ("body", "handlers", "orelse", "finalbody"),
+    ast.TryStar: ("body", "handlers", "orelse", "finalbody"),
+    ast.Match: ("cases",),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,20 +51,38 @@ class PythonFacts:
 
 
 def facts_of(tree: ast.Module) -> PythonFacts:
+    """The facts of every statement at any depth, without visiting expressions (most
+    of a tree's nodes). In no particular order: the facts are sets and a flag.
+    Iterative: a hostile file nests thousands of blocks."""
     imports: set[str] = set()
     names: set[str] = set()
     testcase = False
-    for node in statements(tree):
+    stack: list[ast.stmt] = list(tree.body)
+    while stack:
+        node = stack.pop()
         if isinstance(node, ast.Import):
             imports.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            top = node.module.split(".")[0]
-            imports.add(top)
-            if top in ("pytest", "unittest"):
-                names.update(alias.asname or alias.name for alias in node.names)
-        elif isinstance(node, ast.ClassDef) and not testcase:
-            testcase = _is_testcase(node)
+        elif isinstance(node, ast.ImportFrom):
+            _imported_from(node, imports, names)
+        else:
+            if isinstance(node, ast.ClassDef) and not testcase:
+                testcase = _is_testcase(node)
+            for field in _NESTED.get(type(node), ()):
+                for child in getattr(node, field):
+                    if isinstance(child, ast.stmt):
+                        stack.append(child)
+                    else:  # an except handler or a match case
+                        stack.extend(child.body)
     return PythonFacts(frozenset(imports), testcase, frozenset(names))
+
+
+def _imported_from(node: ast.ImportFrom, imports: set[str], names: set[str]) -> None:
+    """``from a.b import c`` imports ``a``; the names it takes from pytest or unittest."""
+    if node.module and node.level == 0:
+        top = node.module.split(".")[0]
+        imports.add(top)
+        if top in ("pytest", "unittest"):
+            names.update(alias.asname or alias.name for alias in node.names)
 
 
 _PARSER_OUT_OF_MEMORY = (
@@ -308,6 +331,8 @@ def _is_fixture(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def _marker(decorators: list[ast.expr], markers: _Markers) -> TestStatus | None:
     """The status the decorators give: skip wins over anything else, then xfail."""
+    if not decorators:  # most tests
+        return None
     statuses = {_status_of(decorator, markers) for decorator in decorators}
     for status in (TestStatus.SKIPPED, TestStatus.XFAIL):
         if status in statuses:

@@ -41,7 +41,7 @@ from . import (
 )
 from .definition import Framework
 
-__all__ = ["FRAMEWORKS", "KEEPS_UNNAMED", "Framework", "by_name"]
+__all__ = ["FRAMEWORKS", "KEEPS_UNNAMED", "Framework", "by_name", "of_family"]
 
 FRAMEWORKS: tuple[Framework, ...] = (
     pytest.FRAMEWORK,
@@ -83,3 +83,11 @@ KEEPS_UNNAMED = frozenset({"javascript"})
 @functools.cache
 def by_name(name: str) -> Framework:
     return next(f for f in FRAMEWORKS if f.name == name)
+
+
+@functools.cache
+def of_family(family: str) -> tuple[Framework, ...]:
+    """The frameworks that read ``family``'s files, in :data:`FRAMEWORKS`' order: the
+    listing asks for every file of the tree, and most of the frameworks read another
+    family."""
+    return tuple(f for f in FRAMEWORKS if f.reads(family))
