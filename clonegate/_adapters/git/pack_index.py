@@ -45,7 +45,7 @@ _WINDOW = 64 * 1024
 _WHOLE_TYPES = frozenset({1, 2, 3, 4})  # commit, tree, blob, tag
 # Pages of the pack read this far behind are unmapped as the pass goes on: they stay
 # in the page cache, but do not count as the worker's memory (its peak, ADR 0014).
-_UNMAP_EVERY = 4 << 20
+_UNMAP_EVERY = pack_forecast.UNMAP_EVERY
 
 # Each object indexed is one bytes record: its id, then these (a tuple per object
 # took 33 MiB for a 111,000-object pack, the records take 8).
@@ -139,15 +139,15 @@ def index_pack(
     pack, :class:`CorruptPack` for a pack that is not what it says.
     """
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        announced = int.from_bytes(data[8:12], "big")
-        first_pass = pack_forecast.first_pass(announced, len(data))
+        announced, pack_bytes = int.from_bytes(data[8:12], "big"), len(data)
+        first_pass = pack_forecast.first_pass(announced, pack_bytes)
         if need is not None:
             need(first_pass)
         first = _first_pass(data, object_format, need, first_pass)
     records = first.whole
     if first.deltas:
         if need is not None:
-            need(first_pass + first.sizes.recorded() + first.sizes.walk())
+            need(first_pass + first.sizes.recorded() + first.sizes.walk(pack_bytes))
         records.extend(_resolve(path, object_format, first))
     if len(records) != first.announced:
         found = len(records)
