@@ -24,10 +24,11 @@ class MemoryLease:
     """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
     raise them as it learns what the clone needs (:meth:`MemoryAdmission.need`)."""
 
-    __slots__ = ("memory", "ticket")
+    __slots__ = ("asked", "host", "memory", "ticket")
 
-    def __init__(self, ticket: int, memory: int) -> None:
-        self.ticket, self.memory = ticket, memory
+    def __init__(self, ticket: int, memory: int, host: str = "") -> None:
+        self.ticket, self.memory, self.host = ticket, memory, host
+        self.asked = 0  # the largest forecast its VCS gave, in bytes (0: none)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +81,7 @@ class MemoryAdmission:
                 self._head = self.estimates.estimate(host, known)
                 # Running clones that wait for more go first: they hold a clone token.
                 if not self._growing and self.semaphore.try_acquire(self._head):
-                    lease = MemoryLease(next(self._tickets), self._head)
+                    lease = MemoryLease(next(self._tickets), self._head, host)
                     self._leases[lease.ticket] = lease
                     self._head = 0
                     return lease
@@ -118,7 +119,12 @@ class MemoryAdmission:
         the other holds, while the head can only wait for clones that run, which end
         or join the queue. The pages a clone behind the head already uses go
         uncounted while it waits (what it held: its opening or first-pass figure).
+
+        ``nbytes`` is a forecast: corrected by what the clones of the same host and
+        shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
         """
+        lease.asked = max(lease.asked, nbytes)
+        nbytes = self.estimates.corrected(lease.host, nbytes)
         wanted = max(1, min(self.estimates.ceiling, math.ceil(nbytes / MiB)))
         if wanted <= lease.memory:
             await trio.lowlevel.checkpoint()
@@ -154,13 +160,22 @@ class MemoryAdmission:
         self._changed.set()
         self._changed = trio.Event()
 
-    def learn(self, host: str, peak_memory: int, *, exceeded: bool = False) -> None:
+    def learn(
+        self,
+        host: str,
+        peak_memory: int,
+        *,
+        exceeded: bool = False,
+        lease: MemoryLease | None = None,
+    ) -> None:
         """A clone from ``host`` used ``peak_memory`` bytes at most; ``exceeded``: it
-        failed for lack of memory."""
+        failed for lack of memory; ``lease``: what it held, and its largest forecast."""
         if exceeded:
             self.estimates.exceeded(host, peak_memory)
         else:
             self.estimates.record(host, peak_memory)
+        if lease is not None and lease.asked:
+            self.estimates.measured(host, lease.asked, peak_memory, exceeded=exceeded)
         self.changed()
 
     def heaviest(self) -> int:
