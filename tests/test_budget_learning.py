@@ -30,23 +30,24 @@ WHEN = datetime(2024, 1, 1, tzinfo=UTC)
 
 def test_a_forecast_is_corrected_by_its_host_and_shape_only() -> None:
     estimates = MemoryEstimates(initial=1024, ceiling=1024, opening=8)
-    assert estimates.corrected("h", 100 * MiB) == 100 * MiB  # nothing measured yet
-    estimates.measured("h", 100 * MiB, 40 * MiB, exceeded=False)
+    assert estimates.corrected("h", 100 * MiB, first=True) == 100 * MiB  # nothing measured yet
+    estimates.measured("h", 100 * MiB, 40 * MiB, first=True, exceeded=False)
     # The ratio (0.4) with the margin (1.25): half the forecast.
-    assert estimates.corrected("h", 100 * MiB) == 50 * MiB
-    assert estimates.corrected("h", 120 * MiB) == 60 * MiB  # the same power of two
-    assert estimates.corrected("h", 20 * MiB) == 20 * MiB  # another shape
-    assert estimates.corrected("other", 100 * MiB) == 100 * MiB  # another host
+    assert estimates.corrected("h", 100 * MiB, first=True) == 50 * MiB
+    assert estimates.corrected("h", 120 * MiB, first=True) == 60 * MiB  # the same power of two
+    assert estimates.corrected("h", 20 * MiB, first=True) == 20 * MiB  # another shape
+    assert estimates.corrected("other", 100 * MiB, first=True) == 100 * MiB  # another host
+    assert estimates.corrected("h", 100 * MiB, first=False) == 100 * MiB  # a later forecast
     # The largest ratio of the shape counts; never more than the forecast...
-    estimates.measured("h", 100 * MiB, 90 * MiB, exceeded=False)
-    assert estimates.corrected("h", 100 * MiB) == 100 * MiB
+    estimates.measured("h", 100 * MiB, 90 * MiB, first=True, exceeded=False)
+    assert estimates.corrected("h", 100 * MiB, first=True) == 100 * MiB
     # ...unless a clone used more than it forecast: then more, with the margin.
-    estimates.measured("h", 100 * MiB, 110 * MiB, exceeded=False)
-    assert 137 * MiB < estimates.corrected("h", 100 * MiB) < 138 * MiB  # 1.1 x 1.25
+    estimates.measured("h", 100 * MiB, 110 * MiB, first=True, exceeded=False)
+    assert 137 * MiB < estimates.corrected("h", 100 * MiB, first=True) < 138 * MiB  # 1.1 x 1.25
     # A clone that ran out of memory: every correction of its host is dropped.
-    estimates.measured("h", 20 * MiB, 2 * MiB, exceeded=False)
-    estimates.measured("h", 100 * MiB, 100 * MiB, exceeded=True)
-    assert estimates.corrected("h", 20 * MiB) == 20 * MiB
+    estimates.measured("h", 20 * MiB, 2 * MiB, first=True, exceeded=False)
+    estimates.measured("h", 100 * MiB, 100 * MiB, first=True, exceeded=True)
+    assert estimates.corrected("h", 20 * MiB, first=True) == 20 * MiB
 
 
 class OverForecastingVCS:

@@ -24,11 +24,11 @@ class MemoryLease:
     """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
     raise them as it learns what the clone needs (:meth:`MemoryAdmission.need`)."""
 
-    __slots__ = ("asked", "host", "memory", "ticket")
+    __slots__ = ("forecasts", "host", "memory", "ticket")
 
     def __init__(self, ticket: int, memory: int, host: str = "") -> None:
         self.ticket, self.memory, self.host = ticket, memory, host
-        self.asked = 0  # the largest forecast its VCS gave, in bytes (0: none)
+        self.forecasts: list[int] = []  # the bytes its VCS forecast, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +109,8 @@ class MemoryAdmission:
         return None
 
     async def need(self, lease: MemoryLease, nbytes: int) -> None:
-        """Hold at least ``nbytes`` for ``lease``'s clone (its whole need from now on),
-        at most the budget. Always a checkpoint.
+        """Hold ``nbytes`` for ``lease``'s clone (its whole need from now on), at most
+        the budget: what it holds beyond them goes back at once. Always a checkpoint.
 
         What is free is taken at once. Otherwise the clone waits, in FIFO order with
         the other running clones that wait (ahead of clones not admitted yet). The
@@ -123,10 +123,14 @@ class MemoryAdmission:
         ``nbytes`` is a forecast: corrected by what the clones of the same host and
         shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
         """
-        lease.asked = max(lease.asked, nbytes)
-        nbytes = self.estimates.corrected(lease.host, nbytes)
-        wanted = max(1, min(self.estimates.ceiling, math.ceil(nbytes / MiB)))
+        corrected = self.estimates.corrected(lease.host, nbytes, first=not lease.forecasts)
+        lease.forecasts.append(nbytes)
+        wanted = max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB)))
         if wanted <= lease.memory:
+            if wanted < lease.memory:
+                self.semaphore.release(lease.memory - wanted)
+                lease.memory = wanted
+                self.changed()
             await trio.lowlevel.checkpoint()
             return
         if not self._growing and self.semaphore.try_acquire(wanted - lease.memory):
@@ -174,8 +178,10 @@ class MemoryAdmission:
             self.estimates.exceeded(host, peak_memory)
         else:
             self.estimates.record(host, peak_memory)
-        if lease is not None and lease.asked:
-            self.estimates.measured(host, lease.asked, peak_memory, exceeded=exceeded)
+        if lease is not None:
+            for number, forecast in enumerate(lease.forecasts):
+                first = number == 0
+                self.estimates.measured(host, forecast, peak_memory, first=first, exceeded=exceeded)
         self.changed()
 
     def heaviest(self) -> int:

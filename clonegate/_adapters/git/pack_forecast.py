@@ -17,7 +17,7 @@ it reads, and 1.32x the bytes of the chain in flight (the data file's delta).
 
 from __future__ import annotations
 
-__all__ = ["DeltaSizes", "delta_header", "first_pass"]
+__all__ = ["DeltaSizes", "delta_header", "first_pass", "indexing"]
 
 # The dulwich client, its buffers, the refs, and the zygote's pages a worker writes
 # to: what any clone has (measured 3.8 MiB without the zygote's, which take ~4).
@@ -27,9 +27,8 @@ FIRST_PASS_BASE = 8 << 20
 UNMAP_EVERY = 4 << 20
 FIRST_PASS_PER_OBJECT = 96  # a record: 72 bytes of bytes object, its list slot (81)
 # A delta costs the first pass more: its UnpackedObject, list slot and the entries
-# here (measured ~300 beyond a record's). The pass asks again every ASK_EVERY deltas.
+# here (measured ~300 beyond a record's).
 FIRST_PASS_PER_DELTA = 320
-ASK_EVERY = 4096
 # The walk: dulwich's pending entries and the delta's record (measured ~220 bytes);
 # the bytes of the chain in flight, its base joined and its result (measured 1.32x).
 WALK_PER_DELTA = 320
@@ -45,6 +44,21 @@ def first_pass(announced: int, pack_bytes: int) -> int:
     objects = min(announced, pack_bytes // _SMALLEST_OBJECT)
     mapped = min(pack_bytes, UNMAP_EVERY + (64 << 10))
     return FIRST_PASS_BASE + mapped + FIRST_PASS_PER_OBJECT * objects
+
+
+def indexing(announced: int, pack_bytes: int) -> int:
+    """Bytes a clone needs, in all, to index a pack of ``pack_bytes`` that announces
+    ``announced`` objects, as if each were a delta: all but the walk's application of
+    one delta (the chain in flight), which only the first pass can tell.
+
+    Asked before the first pass, so that a clone waits for its memory while it holds
+    little (its opening figure), not half-way with a first pass's records in hand,
+    uncounted if it must give its reservation back (ADR 0014). The price: a pack
+    without deltas reserves about five times what it needs until its first pass
+    ends (the next forecasts of its host and shape are then corrected)."""
+    objects = min(announced, pack_bytes // _SMALLEST_OBJECT)
+    deltas = (FIRST_PASS_PER_DELTA + WALK_PER_DELTA) * objects
+    return first_pass(announced, pack_bytes) + deltas + pack_bytes
 
 
 def delta_header(head: bytes | bytearray) -> tuple[int, int]:
