@@ -224,3 +224,28 @@ def _sha1() -> object:
     from dulwich.object_format import DEFAULT_OBJECT_FORMAT
 
     return DEFAULT_OBJECT_FORMAT
+
+
+async def test_a_clone_under_a_budget_leaves_no_idle_worker(tmp_path: Path) -> None:
+    """An idle served worker keeps what its clone left (up to 32 MiB), which no
+    reservation of a memory budget counts: under one (``on_memory``), a clone's worker
+    ends with it; without one, it waits for the next clone (ADR 0003, 0014)."""
+    from .support.repos import make_repo
+    from .support.servers import git_daemon
+
+    served = tmp_path / "served"
+    served.mkdir()
+    make_repo(served, "small")
+
+    async def on_memory(nbytes: int) -> None:
+        await trio.lowlevel.checkpoint()
+
+    with git_daemon(served) as daemon:
+        async with open_worker_pool() as pool:
+            vcs = DulwichVCS(CloneSettings(depth=None, work_dir=tmp_path), pool=pool)
+            source = await vcs.clone(daemon.url("small"), on_memory=on_memory)
+            await source.aclose()
+            assert pool._idle.count() == 0
+            plain = await vcs.clone(daemon.url("small"))
+            await plain.aclose()
+            assert pool._idle.count() == 1
