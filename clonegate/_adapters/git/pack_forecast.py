@@ -1,11 +1,11 @@
 """How much memory indexing a received pack needs, known before it needs it (ADR 0014).
 
 A clone under a memory budget reserves a little while its pack streams to disk (a
-few buffers), and asks for the rest when the pack is on disk and what it holds can
-be counted: before the first pass (which keeps a record per object, the count is in
-the pack's header) and, if the pack has deltas, before dulwich's delta walk (which
-maps the whole pack and holds the bases of the chain in flight whole while a delta
-is applied). A repository's size is not the question: a 111,000-object history of
+few buffers), and asks for the rest when the pack is on disk: before the first pass,
+a bound of the whole indexing from the object count in the pack's header
+(:func:`indexing`), and after it, what it counted: the first pass's records and, if
+the pack has deltas, dulwich's delta walk (which maps the whole pack and holds the
+bases of the chain in flight whole while a delta is applied). A repository's size is not the question: a 111,000-object history of
 small files needs ~20 MiB, a 96 MiB data file stored as one delta ~440 MiB, and each
 says so before it uses it.
 
@@ -54,8 +54,8 @@ def indexing(announced: int, pack_bytes: int) -> int:
     Asked before the first pass, so that a clone waits for its memory while it holds
     little (its opening figure), not half-way with a first pass's records in hand,
     uncounted if it must give its reservation back (ADR 0014). The price: a pack
-    without deltas reserves about five times what it needs until its first pass
-    ends (the next forecasts of its host and shape are then corrected)."""
+    without deltas reserves 4-8x what it needs until its first pass ends (the next
+    forecasts of its host and shape are then corrected)."""
     objects = min(announced, pack_bytes // _SMALLEST_OBJECT)
     deltas = (FIRST_PASS_PER_DELTA + WALK_PER_DELTA) * objects
     return first_pass(announced, pack_bytes) + deltas + pack_bytes
