@@ -5,9 +5,9 @@ few buffers), and asks for the rest when the pack is on disk: before the first p
 a bound of the whole indexing from the object count in the pack's header
 (:func:`indexing`), and after it, what it counted: the first pass's records and, if
 the pack has deltas, dulwich's delta walk (which maps the whole pack and holds the
-bases of the chain in flight whole while a delta is applied). A repository's size is not the question: a 111,000-object history of
-small files needs ~20 MiB, a 96 MiB data file stored as one delta ~440 MiB, and each
-says so before it uses it.
+bases of the chain in flight whole while a delta is applied). A repository's size
+is not the question: a 111,000-object history of small files needs ~20 MiB, a 96
+MiB data file stored as one delta ~440 MiB, and each says so before it uses it.
 
 The constants were measured per phase on five shapes of pack (issue 46,
 ``bench/bench_forecast.py``, bench/README.md): a record costs the first pass ~81
