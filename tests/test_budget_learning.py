@@ -50,6 +50,15 @@ def test_a_forecast_is_corrected_by_its_host_and_shape_only() -> None:
     assert estimates.corrected("h", 20 * MiB, first=True) == 20 * MiB
 
 
+def test_a_first_forecast_is_bounded_by_the_repository_s_stored_figure() -> None:
+    estimates = MemoryEstimates(initial=1024, ceiling=1024, opening=8)
+    # A bound made before anything was counted: the repository's measured clone
+    # (an earlier run's, with the margin) says better; a later figure is believed.
+    assert estimates.corrected("h", 120 * MiB, first=True, known=16 * MiB) == 20 * MiB
+    assert estimates.corrected("h", 120 * MiB, first=False, known=16 * MiB) == 120 * MiB
+    assert estimates.corrected("h", 10 * MiB, first=True, known=16 * MiB) == 10 * MiB
+
+
 class OverForecastingVCS:
     """Each clone forecasts ``forecast`` bytes, then runs ``seconds`` using ``peak``."""
 

@@ -24,10 +24,11 @@ class MemoryLease:
     """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
     raise them as it learns what the clone needs (:meth:`MemoryAdmission.need`)."""
 
-    __slots__ = ("forecasts", "host", "memory", "ticket")
+    __slots__ = ("forecasts", "host", "known", "memory", "ticket")
 
-    def __init__(self, ticket: int, memory: int, host: str = "") -> None:
+    def __init__(self, ticket: int, memory: int, host: str = "", known: int | None = None) -> None:
         self.ticket, self.memory, self.host = ticket, memory, host
+        self.known = known  # bytes its repository's clone used in an earlier run
         self.forecasts: list[int] = []  # the bytes its VCS forecast, in order
 
 
@@ -81,7 +82,7 @@ class MemoryAdmission:
                 self._head = self.estimates.estimate(host, known)
                 # Running clones that wait for more go first: they hold a clone token.
                 if not self._growing and self.semaphore.try_acquire(self._head):
-                    lease = MemoryLease(next(self._tickets), self._head, host)
+                    lease = MemoryLease(next(self._tickets), self._head, host, known)
                     self._leases[lease.ticket] = lease
                     self._head = 0
                     return lease
@@ -123,7 +124,8 @@ class MemoryAdmission:
         ``nbytes`` is a forecast: corrected by what the clones of the same host and
         shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
         """
-        corrected = self.estimates.corrected(lease.host, nbytes, first=not lease.forecasts)
+        first = not lease.forecasts
+        corrected = self.estimates.corrected(lease.host, nbytes, first=first, known=lease.known)
         lease.forecasts.append(nbytes)
         wanted = max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB)))
         if wanted <= lease.memory:

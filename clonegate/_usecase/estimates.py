@@ -145,17 +145,23 @@ class MemoryEstimates:
         ratios = self._ratios.setdefault(shape, deque(maxlen=self._window))
         ratios.append(peak_bytes / max(1, forecast))
 
-    def corrected(self, host: str, forecast: int, *, first: bool) -> int:
+    def corrected(self, host: str, forecast: int, *, first: bool, known: int | None = None) -> int:
         """``forecast`` (bytes a VCS says a clone will need) as the clones of this run
         from ``host`` with forecasts of the same shape measured it: the same power of
         two, and the clone's first forecast or a later one (a bound made before
         anything is counted is not a figure made after, a 500 MiB data file's not a
         30 MiB history's). The largest of their peak / forecast ratios, times the
         margin, lowers it (never below what they used) or, if a clone used more than
-        it forecast, raises it; unchanged without such a clone."""
+        it forecast, raises it; unchanged without such a clone.
+
+        A first forecast is a bound made before anything was counted: the bytes the
+        same repository's clone used in an earlier run (``known``, from a store),
+        with the margin, bound it too, as they bound its estimate."""
         ratios = self._ratios.get((host, forecast.bit_length(), first))
-        if not ratios:
-            return forecast
-        worst = max(ratios)
-        factor = worst * self._margin if worst > 1.0 else min(1.0, worst * self._margin)
-        return math.ceil(forecast * factor)
+        if ratios:
+            worst = max(ratios)
+            factor = worst * self._margin if worst > 1.0 else min(1.0, worst * self._margin)
+            forecast = math.ceil(forecast * factor)
+        if first and known is not None:
+            forecast = min(forecast, math.ceil(known * self._margin))
+        return forecast
