@@ -19,6 +19,13 @@ of one clone alone:
 - **long history**: 8 clones of a repository of 111,000 small objects (a 57 MB
   pack, 500 commits of 200 random files): a clone's memory is its index, and its
   pack is mostly page cache, which the kernel can reclaim.
+- **delta-heavy history** (issue 46): 4 clones of a project's full history, 4,000
+  files and 6,000 commits, 103,085 objects of which 85,647 deltas (a 52 MB pack,
+  ``bench/forecast_shapes.py``): a clone's memory is its records, the pack's pages
+  its delta walk reads, and the chains in flight.
+
+``--contenders`` runs a subset (separated by semicolons), e.g. the issue's
+``"-j 1;-j 2;-j 4;-j 4, budget auto"``.
 
 Reported per contender: makespan (best of ``--rounds``), the group's peak charge
 (``memory.max_usage_in_bytes``, processes and page cache), OOM kills and failed
