@@ -19,6 +19,13 @@ of one clone alone:
 - **long history**: 8 clones of a repository of 111,000 small objects (a 57 MB
   pack, 500 commits of 200 random files): a clone's memory is its index, and its
   pack is mostly page cache, which the kernel can reclaim.
+- **delta-heavy history** (issue 46): 4 clones of a project's full history, 4,000
+  files and 6,000 commits, 103,085 objects of which 85,647 deltas (a 52 MB pack,
+  ``bench/forecast_shapes.py``): a clone's memory is its records, the pack's pages
+  its delta walk reads, and the chains in flight.
+
+``--contenders`` runs a subset (separated by semicolons), e.g. the issue's
+``"-j 1;-j 2;-j 4;-j 4, budget auto"``.
 
 Reported per contender: makespan (best of ``--rounds``), the group's peak charge
 (``memory.max_usage_in_bytes``, processes and page cache), OOM kills and failed
@@ -40,6 +47,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from bench.forecast_shapes import make_delta_history
 from bench.installed import compile_sources
 from tests.support.cgroup import cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
 from tests.support.repos import fast_import, git
@@ -55,6 +63,7 @@ CONTENDERS = {
     # + a primed store; no analysis cache, so that only the budget differs
     "budget auto, re-run": ["--memory-budget", "auto", "--cache-size", "0", "--db"],
 }
+BATCHES = ("data", "history", "delta")
 BUDGETS = ("budget auto", "-j 4, budget auto", "budget auto, re-run")
 
 
@@ -111,17 +120,20 @@ def analyze(
         )
 
 
-def batch(name: str, urls: list[str], rounds: int, tmp: Path) -> None:
+def batch(
+    name: str, urls: list[str], rounds: int, tmp: Path, contenders: dict[str, list[str]]
+) -> None:
     alone = analyze(urls[:1], [], None, tmp)
     limit = int(alone.peak * 1.3)
     stop = max(30.0, 2 * alone.seconds[0] * len(urls))  # twice one at a time
-    tallies = {contender: Tally() for contender in CONTENDERS}
+    tallies = {contender: Tally() for contender in contenders}
     store = str(tmp / f"{name.replace(' ', '-')}.db")
-    primed = analyze(urls, [*CONTENDERS["budget auto, re-run"], store], limit, tmp, stop)
-    if primed.oom_kills or primed.failed or primed.stopped:  # partial figures: say so
-        print(f"priming the store: {primed.oom_kills} OOM kills, {primed.failed} failed")
+    if "budget auto, re-run" in contenders:
+        primed = analyze(urls, [*CONTENDERS["budget auto, re-run"], store], limit, tmp, stop)
+        if primed.oom_kills or primed.failed or primed.stopped:  # partial figures: say so
+            print(f"priming the store: {primed.oom_kills} OOM kills, {primed.failed} failed")
     for _ in range(rounds):
-        for contender, options in CONTENDERS.items():
+        for contender, options in contenders.items():
             with_store = [*options, store] if options[-1] == "--db" else options
             run = analyze(urls, with_store, limit, tmp, stop)
             tally = tallies[contender]
@@ -151,7 +163,7 @@ def batch(name: str, urls: list[str], rounds: int, tmp: Path) -> None:
     ]
     if safe:
         fastest = min(safe, key=lambda c: min(tallies[c].seconds))
-        for name in BUDGETS:
+        for name in (b for b in BUDGETS if b in tallies):
             budget = tallies[name]
             ratio = min(budget.seconds) / min(tallies[fastest].seconds)
             print(
@@ -166,8 +178,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--only", choices=("data", "history"), help="run one batch")
+    parser.add_argument("--only", choices=BATCHES, help="run one batch")
+    parser.add_argument(
+        "--contenders",
+        help="a subset of these, separated by semicolons: " + "; ".join(CONTENDERS),
+        default=";".join(CONTENDERS),
+    )
     args = parser.parse_args(argv)
+    contenders = {c: CONTENDERS[c] for c in args.contenders.split(";")}
     compile_sources()  # measured as installed (bench/installed.py)
     reason = cgroup_unavailable()
     if reason is not None:
@@ -179,18 +197,27 @@ def main(argv: list[str] | None = None) -> int:
         served, work = Path(tmp) / "served", Path(tmp) / "work"
         served.mkdir()
         work.mkdir()
-        make_memory_heavy_repo(served, "data", blob_mib=data_mib)
-        make_long_history_repo(served, "history", files=files, commits=commits)
-        for name in ("data", "history"):
+        if args.only in (None, "data"):
+            make_memory_heavy_repo(served, "data", blob_mib=data_mib)
+        if args.only in (None, "history"):
+            make_long_history_repo(served, "history", files=files, commits=commits)
+        if args.only in (None, "delta"):
+            small = {"scale": 10, "commits": 200} if args.quick else {}
+            make_delta_history(served / "delta.git", **small)
+        for name in BATCHES:
             for i in range(8):
                 (served / f"{name}-{i}.git").symlink_to(served / f"{name}.git")
         with git_daemon(served) as daemon:
             print(f"{os.cpu_count()} CPUs; best of {rounds}")
             if args.only in (None, "data"):
-                batch("data file", [daemon.url(f"data-{i}") for i in range(4)], rounds, work)
+                urls = [daemon.url(f"data-{i}") for i in range(4)]
+                batch("data file", urls, rounds, work, contenders)
             if args.only in (None, "history"):
                 urls = [daemon.url(f"history-{i}") for i in range(8)]
-                batch("long history", urls, rounds, work)
+                batch("long history", urls, rounds, work, contenders)
+            if args.only in (None, "delta"):
+                urls = [daemon.url(f"delta-{i}") for i in range(4)]
+                batch("delta-heavy history", urls, rounds, work, contenders)
     return 0
 
 

@@ -5,11 +5,9 @@ the question a worker's job asks its parent."""
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 import signal
-import zlib
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,7 +20,6 @@ import trio.testing
 from clonegate import (
     AnalyzeUseCase,
     ClonedSource,
-    CloneSettings,
     Credential,
     DulwichVCS,
     MemoryReading,
@@ -34,7 +31,6 @@ from clonegate import (
 )
 from clonegate._adapters.clones import discard
 from clonegate._adapters.git import pack_forecast
-from clonegate._adapters.git.pack_index import index_pack
 from clonegate._adapters.workers import WorkerDied, open_worker_pool, wire
 from clonegate._adapters.workers.zygote import ask_parent
 from clonegate._usecase.estimates import MemoryEstimates
@@ -113,8 +109,8 @@ async def test_clones_that_grow_at_once_wait_holding_nothing_in_order_ahead_of_a
         assert await settle(gate) == {"a": 90, "b": 0}
         a.asks.close()  # a ends: b, then d
         assert await settle(gate) == {"b": 30, "d": 8}
-        await d.asks.send(4)  # already held: nothing changes
-        assert await settle(gate) == {"b": 30, "d": 8}
+        await d.asks.send(4)  # less than it holds: the rest goes back at once
+        assert await settle(gate) == {"b": 30, "d": 4}
         b.asks.close()
         d.asks.close()
     assert gate.statistics().memory_held == 0
@@ -300,111 +296,6 @@ async def test_the_clone_timeout_stops_while_a_clone_waits_for_memory(
 
 def test_dulwich_forecasts_its_memory() -> None:
     assert DulwichVCS().opening_memory == pack_forecast.FIRST_PASS_BASE
-
-
-# The pack's forecast -------------------------------------------------------------------
-
-
-def varint(n: int) -> bytes:
-    out = bytearray()
-    while True:
-        out.append(n & 0x7F | (0x80 if n > 0x7F else 0))
-        n >>= 7
-        if not n:
-            return bytes(out)
-
-
-def test_a_delta_s_header_gives_its_base_and_result_sizes() -> None:
-    head = varint(96 << 20) + varint(300) + b"\x90\x01"
-    assert pack_forecast.delta_header(head[:20]) == (96 << 20, 300)
-    assert pack_forecast.delta_header(b"") == (0, 0)  # truncated: numbers all the same
-    assert pack_forecast.delta_header(b"\xff" * 20)[0] < 1 << 70
-
-
-def test_the_walk_holds_one_tree_of_bases_at_a_time() -> None:
-    sizes = pack_forecast.DeltaSizes()
-    assert sizes.walk() == 0
-    # Tree 1: whole object at 12 (10 MiB), a delta on it (at 100), a delta on that.
-    sizes.add(100, 12, 1000, varint(10 * MiB) + varint(11 * MiB))
-    sizes.add(200, 100, 1000, varint(11 * MiB) + varint(12 * MiB))
-    # Tree 2: a whole object at 50 (1 MiB) with two deltas on it: one base, counted once.
-    sizes.add(300, 50, 10, varint(MiB) + varint(MiB))
-    sizes.add(400, 50, 10, varint(MiB) + varint(MiB))
-    held = 21 * MiB  # tree 1's bases: 10 + 11 MiB
-    largest = 1000 + 11 * MiB + 12 * MiB
-    factor, per_delta = pack_forecast.WALK_FACTOR, pack_forecast.WALK_PER_DELTA
-    assert sizes.walk() == int(factor * (held + largest)) + per_delta * 4
-    sizes.add(500, b"\x01" * 20, 10, varint(5 * MiB) + varint(MiB))  # a reference delta
-    assert sizes.walk() == int(factor * (held + 5 * MiB + largest)) + per_delta * 5
-    assert sizes.recorded() == pack_forecast.FIRST_PASS_PER_DELTA * 5
-
-
-def test_a_header_cannot_claim_more_objects_than_the_pack_has_room_for() -> None:
-    assert pack_forecast.first_pass(10, 1 << 20) == pack_forecast.FIRST_PASS_BASE + 192 * 10
-    assert pack_forecast.first_pass(1 << 32, 900) == pack_forecast.FIRST_PASS_BASE + 192 * 100
-
-
-def test_indexing_says_what_each_pass_needs_before_it_runs(tmp_path: Path) -> None:
-    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
-
-    from .support.packs import pack_of
-    from .support.repos import make_large_repo
-
-    make_large_repo(tmp_path, "history", files=50, commits=20)
-    pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")
-    data = pack.read_bytes()
-    count = int.from_bytes(data[8:12], "big")
-    needs: list[int] = []
-    index = index_pack(str(pack), DEFAULT_OBJECT_FORMAT, needs.append)
-    assert len(list(index.entries())) == count
-    first = pack_forecast.first_pass(count, len(data))
-    assert needs[0] == first
-    assert len(needs) == 2  # the pack has deltas: the walk's share
-    assert needs[1] > first
-    assert needs[1] - first < 64 * MiB  # small files: far from a whole-object forecast
-
-
-def test_a_pack_without_deltas_asks_once(tmp_path: Path) -> None:
-    from dulwich.object_format import DEFAULT_OBJECT_FORMAT
-
-    blob = b"x" * 1000
-    header = bytes([0xB0 | (len(blob) & 0x0F), len(blob) >> 4])  # a blob, 1000 bytes
-    body = header + zlib.compress(blob)
-    unsigned = b"PACK" + (2).to_bytes(4, "big") + (1).to_bytes(4, "big") + body
-    pack = tmp_path / "one.pack"
-    pack.write_bytes(unsigned + hashlib.sha1(unsigned).digest())
-    needs: list[int] = []
-    index_pack(str(pack), DEFAULT_OBJECT_FORMAT, needs.append)
-    assert needs == [pack_forecast.first_pass(1, pack.stat().st_size)]
-
-
-async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path) -> None:
-    """Over a real git daemon: a full clone of a history with deltas asks twice, before
-    each pass, in increasing figures, and its measured peak is within the last; a
-    clone with no on_memory asks nothing (its job says so)."""
-    from .support.repos import make_large_repo
-    from .support.servers import git_daemon
-
-    served = tmp_path / "served"
-    served.mkdir()
-    make_large_repo(served, "history", files=200, commits=40)
-    needs: list[int] = []
-
-    async def on_memory(nbytes: int) -> None:
-        needs.append(nbytes)
-        await trio.lowlevel.checkpoint()
-
-    with git_daemon(served) as daemon:
-        async with open_worker_pool() as pool:
-            vcs = DulwichVCS(CloneSettings(depth=None, work_dir=tmp_path), pool=pool)
-            source = await vcs.clone(daemon.url("history"), on_memory=on_memory)
-            await source.aclose()
-            plain = await vcs.clone(daemon.url("history"))
-            await plain.aclose()
-    assert len(needs) == 2
-    assert pack_forecast.FIRST_PASS_BASE < needs[0] < needs[1] < 64 * MiB
-    assert source.peak_memory is not None
-    assert source.peak_memory <= needs[1]
 
 
 # A job's question to its parent --------------------------------------------------------

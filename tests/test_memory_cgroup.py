@@ -150,12 +150,15 @@ async def test_the_gate_never_admits_beyond_the_budget_in_a_real_batch(
     # Nothing learned yet: the first clone reserves what it uses before its pack is
     # on disk (DulwichVCS forecasts the rest) ...
     assert [e.memory for e in cloning[0].active] == [OPENING_MIB]
-    # ... and each clone, its pack on disk, forecast its delta walk at more than the
-    # budget: each then held all of it, so one at a time (the invariant above).
-    grown = {event.url for event, _ in seen if event.kind is EventKind.MEMORY}
-    assert len(grown) == COPIES
+    # ... and each clone, its pack on disk, forecast its delta walk at more than half
+    # the budget (~500 MiB: the file, its edited version and the pack): each held
+    # that much, so one walk at a time (the invariant above).
+    grown: dict[str, int] = {}
     for event, stats in seen:
-        if event.kind is EventKind.MEMORY and event.detail.endswith("-> 500 MiB"):
-            assert [e.memory for e in stats.active if e.url == event.url] == [500]
-    assert sum(e.detail.endswith("-> 500 MiB") for e, _ in seen) >= COPIES
+        if event.kind is EventKind.MEMORY:
+            held = int(event.detail.split("-> ")[1].split()[0])
+            assert [e.memory for e in stats.active if e.url == event.url] == [held]
+            grown[event.url] = max(grown.get(event.url, 0), held)
+    assert len(grown) == COPIES
+    assert all(held > 250 for held in grown.values())
     assert use_case.clone_gate_statistics().memory_held == 0

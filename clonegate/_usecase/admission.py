@@ -24,10 +24,12 @@ class MemoryLease:
     """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
     raise them as it learns what the clone needs (:meth:`MemoryAdmission.need`)."""
 
-    __slots__ = ("memory", "ticket")
+    __slots__ = ("forecasts", "host", "known", "memory", "ticket")
 
-    def __init__(self, ticket: int, memory: int) -> None:
-        self.ticket, self.memory = ticket, memory
+    def __init__(self, ticket: int, memory: int, host: str = "", known: int | None = None) -> None:
+        self.ticket, self.memory, self.host = ticket, memory, host
+        self.known = known  # bytes its repository's clone used in an earlier run
+        self.forecasts: list[int] = []  # the bytes its VCS forecast, in order
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +82,7 @@ class MemoryAdmission:
                 self._head = self.estimates.estimate(host, known)
                 # Running clones that wait for more go first: they hold a clone token.
                 if not self._growing and self.semaphore.try_acquire(self._head):
-                    lease = MemoryLease(next(self._tickets), self._head)
+                    lease = MemoryLease(next(self._tickets), self._head, host, known)
                     self._leases[lease.ticket] = lease
                     self._head = 0
                     return lease
@@ -108,8 +110,8 @@ class MemoryAdmission:
         return None
 
     async def need(self, lease: MemoryLease, nbytes: int) -> None:
-        """Hold at least ``nbytes`` for ``lease``'s clone (its whole need from now on),
-        at most the budget. Always a checkpoint.
+        """Hold ``nbytes`` for ``lease``'s clone (its whole need from now on), at most
+        the budget: what it holds beyond them goes back at once. Always a checkpoint.
 
         What is free is taken at once. Otherwise the clone waits, in FIFO order with
         the other running clones that wait (ahead of clones not admitted yet). The
@@ -118,9 +120,19 @@ class MemoryAdmission:
         the other holds, while the head can only wait for clones that run, which end
         or join the queue. The pages a clone behind the head already uses go
         uncounted while it waits (what it held: its opening or first-pass figure).
+
+        ``nbytes`` is a forecast: corrected by what the clones of the same host and
+        shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
         """
-        wanted = max(1, min(self.estimates.ceiling, math.ceil(nbytes / MiB)))
+        first = not lease.forecasts
+        corrected = self.estimates.corrected(lease.host, nbytes, first=first, known=lease.known)
+        lease.forecasts.append(nbytes)
+        wanted = max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB)))
         if wanted <= lease.memory:
+            if wanted < lease.memory:
+                self.semaphore.release(lease.memory - wanted)
+                lease.memory = wanted
+                self.changed()
             await trio.lowlevel.checkpoint()
             return
         if not self._growing and self.semaphore.try_acquire(wanted - lease.memory):
@@ -154,13 +166,24 @@ class MemoryAdmission:
         self._changed.set()
         self._changed = trio.Event()
 
-    def learn(self, host: str, peak_memory: int, *, exceeded: bool = False) -> None:
+    def learn(
+        self,
+        host: str,
+        peak_memory: int,
+        *,
+        exceeded: bool = False,
+        lease: MemoryLease | None = None,
+    ) -> None:
         """A clone from ``host`` used ``peak_memory`` bytes at most; ``exceeded``: it
-        failed for lack of memory."""
+        failed for lack of memory; ``lease``: what it held, and its largest forecast."""
         if exceeded:
             self.estimates.exceeded(host, peak_memory)
         else:
             self.estimates.record(host, peak_memory)
+        if lease is not None:
+            for number, forecast in enumerate(lease.forecasts):
+                first = number == 0
+                self.estimates.measured(host, forecast, peak_memory, first=first, exceeded=exceeded)
         self.changed()
 
     def heaviest(self) -> int:

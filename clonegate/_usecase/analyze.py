@@ -308,14 +308,14 @@ class AnalyzeUseCase:
                 source = await clone_timed(self._vcs, url, shown, watch, credential, timeout, hooks)
             except CloneError as exc:
                 memory = exc.kind in _OUT_OF_MEMORY
-                self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory)
+                self._gate.learn(parsed.host, exc.peak_memory, exceeded=memory, lease=lease)
                 # What a failed clone used is what it needs only if it ran out.
                 tried.peak = exc.peak_memory if memory else None
                 raise
             # Kept before the slot is given back: a release that fails (a shared
             # limit's lease lost) must still find the clone to remove.
             tried.source, tried.peak = source, source.peak_memory
-            self._gate.learn(parsed.host, tried.peak)
+            self._gate.learn(parsed.host, tried.peak, lease=lease)
             watch.cloned_at = cloned_at = trio.current_time()
         self._emit(EventKind.CLONED, shown, index, cloned_at - watch.slot_at)
         return source

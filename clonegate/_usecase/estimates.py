@@ -68,6 +68,8 @@ class MemoryEstimates:
         self._all: deque[int] = deque(maxlen=window)
         self._floors: dict[str, int] = {}
         self._window = window
+        # peak / forecast of this run's clones, by host and shape (see corrected()).
+        self._ratios: dict[tuple[str, int, bool], deque[float]] = {}
 
     @classmethod
     def for_budget(
@@ -127,3 +129,39 @@ class MemoryEstimates:
         self.record(host, peak_bytes)
         floor = math.ceil(peak_bytes / MiB * self._margin)
         self._floors[host] = max(self._floors.get(host, 0), floor)
+
+    def measured(
+        self, host: str, forecast: int, peak_bytes: int, *, first: bool, exceeded: bool
+    ) -> None:
+        """A clone from ``host`` forecast ``forecast`` bytes (``first``: its first
+        forecast) and used ``peak_bytes``: the ratio corrects the next forecasts of its
+        host and shape. One that ran out of memory (``exceeded``) drops every
+        correction of its host."""
+        if exceeded:
+            for shape in [shape for shape in self._ratios if shape[0] == host]:
+                del self._ratios[shape]
+            return
+        shape = (host, forecast.bit_length(), first)
+        ratios = self._ratios.setdefault(shape, deque(maxlen=self._window))
+        ratios.append(peak_bytes / max(1, forecast))
+
+    def corrected(self, host: str, forecast: int, *, first: bool, known: int | None = None) -> int:
+        """``forecast`` (bytes a VCS says a clone will need) as the clones of this run
+        from ``host`` with forecasts of the same shape measured it: the same power of
+        two, and the clone's first forecast or a later one (a bound made before
+        anything is counted is not a figure made after, a 500 MiB data file's not a
+        30 MiB history's). The largest of their peak / forecast ratios, times the
+        margin, lowers it (never below what they used) or, if a clone used more than
+        it forecast, raises it; unchanged without such a clone.
+
+        A first forecast is a bound made before anything was counted: the bytes the
+        same repository's clone used in an earlier run (``known``, from a store),
+        with the margin, bound it too, as they bound its estimate."""
+        ratios = self._ratios.get((host, forecast.bit_length(), first))
+        if ratios:
+            worst = max(ratios)
+            factor = worst * self._margin if worst > 1.0 else min(1.0, worst * self._margin)
+            forecast = math.ceil(forecast * factor)
+        if first and known is not None:
+            forecast = min(forecast, math.ceil(known * self._margin))
+        return forecast

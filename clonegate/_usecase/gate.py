@@ -293,11 +293,19 @@ class CloneGate:
         if self.admission is not None:
             self.admission.changed()
 
-    def learn(self, host: str, peak_memory: int | None, *, exceeded: bool = False) -> None:
+    def learn(
+        self,
+        host: str,
+        peak_memory: int | None,
+        *,
+        exceeded: bool = False,
+        lease: MemoryLease | None = None,
+    ) -> None:
         """A clone from ``host`` used ``peak_memory`` bytes at most (``None``: unknown);
-        ``exceeded``: it failed for lack of memory."""
+        ``exceeded``: it failed for lack of memory; ``lease``: the one it held (its
+        forecasts, which the peak corrects for the clones after it)."""
         if self.admission is not None and peak_memory is not None:
-            self.admission.learn(host, peak_memory, exceeded=exceeded)
+            self.admission.learn(host, peak_memory, exceeded=exceeded, lease=lease)
 
     def heaviest(self) -> int:
         """The controller's floor, in MiB (:meth:`MemoryAdmission.heaviest`); 1 without

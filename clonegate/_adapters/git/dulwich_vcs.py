@@ -164,8 +164,10 @@ class DulwichVCS:
                 memory_allowance=self._envelope.max_memory,
                 # Served: a worker takes clone after clone while they succeed, each with
                 # its own allowance and peak (ADR 0003). The file-size limit is part of
-                # the kind: a worker's hard limit cannot be raised for a later job.
-                reuse=f"clone/{self._envelope.max_repo_bytes}",
+                # the kind: a worker's hard limit cannot be raised for a later job. Not
+                # under a memory budget: an idle worker keeps what its clone left (up
+                # to 32 MiB), which no reservation counts (ADR 0014, issue 46).
+                reuse=f"clone/{self._envelope.max_repo_bytes}" if not asks else None,
                 on_question=answer,
                 on_note=self._progress_to(on_progress),
             )

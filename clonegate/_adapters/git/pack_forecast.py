@@ -1,31 +1,38 @@
 """How much memory indexing a received pack needs, known before it needs it (ADR 0014).
 
 A clone under a memory budget reserves a little while its pack streams to disk (a
-few buffers), and asks for the rest when the pack is on disk and what it holds can
-be counted: before the first pass (which keeps a record per object, the count is in
-the pack's header) and, if the pack has deltas, before dulwich's delta walk (which
-holds bases whole while their deltas are applied). A repository's size is not the
-question: a 111,000-object history of small files needs ~20 MiB, a 96 MiB data file
-stored as one delta needs ~440 MiB, and each says so before it uses it.
+few buffers), and asks for the rest when the pack is on disk: before the first pass,
+a bound of the whole indexing from the object count in the pack's header
+(:func:`indexing`), and after it, what it counted: the first pass's records and, if
+the pack has deltas, dulwich's delta walk (which maps the whole pack and holds the
+bases of the chain in flight whole while a delta is applied). A repository's size
+is not the question: a 111,000-object history of small files needs ~20 MiB, a 96
+MiB data file stored as one delta ~440 MiB, and each says so before it uses it.
 
-The constants were measured (bench/README.md, `bench_memory.py`'s section): the first
-pass takes a few MiB plus 150-170 bytes per object (more per delta); the walk about 1.5x
-the bytes of the objects it holds at once, plus 1.6 KiB per delta (dulwich's pending
-entries).
+The constants were measured per phase on five shapes of pack (issue 46,
+``bench/bench_forecast.py``, bench/README.md): a record costs the first pass ~81
+bytes, a delta ~380 in all; the walk ~220 bytes per delta, the pages of the pack
+it reads, and 1.32x the bytes of the chain in flight (the data file's delta).
 """
 
 from __future__ import annotations
 
-__all__ = ["DeltaSizes", "delta_header", "first_pass"]
+__all__ = ["DeltaSizes", "delta_header", "first_pass", "indexing"]
 
-FIRST_PASS_BASE = 8 << 20  # the dulwich client, its buffers, the refs: what any clone has
-FIRST_PASS_PER_OBJECT = 192  # a record (69 bytes), its list slot and id
-# A delta costs the first pass more: its UnpackedObject, list slot and base entry
-# (~290 bytes), and its entries here. The pass asks again every ASK_EVERY deltas.
-FIRST_PASS_PER_DELTA = 448
-ASK_EVERY = 4096
-WALK_FACTOR = 1.75  # measured 1.52x on the data file's delta: the rest is margin
-WALK_PER_DELTA = 2048  # measured 1.6 KiB per delta on 53,032 objects
+# The dulwich client, its buffers, the refs, and the zygote's pages a worker writes
+# to: what any clone has (measured 3.8 MiB without the zygote's, which take ~4).
+FIRST_PASS_BASE = 8 << 20
+# The first pass unmaps the pack behind itself every UNMAP_EVERY bytes: at most that
+# much of it (and a 64 KiB window) is mapped at once.
+UNMAP_EVERY = 4 << 20
+FIRST_PASS_PER_OBJECT = 96  # a record: 72 bytes of bytes object, its list slot (81)
+# A delta costs the first pass more: its UnpackedObject, list slot and the entries
+# here (measured ~300 beyond a record's).
+FIRST_PASS_PER_DELTA = 320
+# The walk: dulwich's pending entries and the delta's record (measured ~220 bytes);
+# the bytes of the chain in flight, its base joined and its result (measured 1.32x).
+WALK_PER_DELTA = 320
+WALK_FACTOR = 1.5
 # The smallest object a pack can hold: a header byte and an empty zlib stream (8 bytes).
 _SMALLEST_OBJECT = 9
 
@@ -35,7 +42,23 @@ def first_pass(announced: int, pack_bytes: int) -> int:
     ``announced`` objects: never more objects than the pack has room for, so that a
     header that lies costs no more than the truth could."""
     objects = min(announced, pack_bytes // _SMALLEST_OBJECT)
-    return FIRST_PASS_BASE + FIRST_PASS_PER_OBJECT * objects
+    mapped = min(pack_bytes, UNMAP_EVERY + (64 << 10))
+    return FIRST_PASS_BASE + mapped + FIRST_PASS_PER_OBJECT * objects
+
+
+def indexing(announced: int, pack_bytes: int) -> int:
+    """Bytes a clone needs, in all, to index a pack of ``pack_bytes`` that announces
+    ``announced`` objects, as if each were a delta: all but the walk's application of
+    one delta (the chain in flight), which only the first pass can tell.
+
+    Asked before the first pass, so that a clone waits for its memory while it holds
+    little (its opening figure), not half-way with a first pass's records in hand,
+    uncounted if it must give its reservation back (ADR 0014). The price: a pack
+    without deltas reserves 4-8x what it needs until its first pass ends (the next
+    forecasts of its host and shape are then corrected)."""
+    objects = min(announced, pack_bytes // _SMALLEST_OBJECT)
+    deltas = (FIRST_PASS_PER_DELTA + WALK_PER_DELTA) * objects
+    return first_pass(announced, pack_bytes) + deltas + pack_bytes
 
 
 def delta_header(head: bytes | bytearray) -> tuple[int, int]:
@@ -61,18 +84,21 @@ class DeltaSizes:
     dulwich's walk.
 
     The walk resolves one tree of deltas at a time (a whole object, the deltas built
-    on it, those built on them), depth first, and keeps each base that still has
-    deltas pending whole: at most the bases of one tree, plus the delta at hand, its
-    base joined and its result. A reference delta names its base by id, which the
-    first pass does not map to a tree: those bases count as if held throughout.
+    on it, those built on them), depth first, from a stack of deltas to apply, each
+    with its base: a base is held while some delta built on it waits on the stack,
+    and all of those wait below the delta at hand, so what is held at once is the
+    delta's ancestors (its chain), never its tree's other branches. Applying it adds
+    its data, its base joined into one buffer, and its result. A reference delta
+    names its base by id, which the first pass does not map to a chain: those bases
+    count as if held throughout.
     """
 
     def __init__(self) -> None:
         self.count = 0
-        self._largest = 0  # the largest delta at hand: its data, base and result
-        self._root: dict[int, int] = {}  # a delta's offset -> its tree's whole object
+        self._step = 0  # the most one delta's application holds: see add()
+        # A delta's offset -> bytes of its ancestors (its base, the base's base...).
+        self._chain: dict[int, int] = {}
         self.bases: set[int] = set()  # offsets of objects some offset delta is built on
-        self._trees: dict[int, int] = {}  # a tree's whole object -> bytes of its bases
         self._named: dict[bytes, int] = {}  # reference deltas' bases -> their size
 
     def add(self, offset: int, base: int | bytes, size: int, head: bytes | bytearray) -> None:
@@ -80,24 +106,26 @@ class DeltaSizes:
         built on the object at offset ``base`` (an offset delta) or with id ``base``."""
         source, target = delta_header(head)
         self.count += 1
-        self._largest = max(self._largest, size + source + target)
         if isinstance(base, bytes):
             self._named.setdefault(base, source)
-            return
-        # The pack puts a base before its deltas: its tree is known by now.
-        root = self._root.get(base, base)
-        self._root[offset] = root
-        if base not in self.bases:
+            chain = source
+        else:
+            # The pack puts a base before its deltas: its chain is known by now (a
+            # whole object's is empty).
             self.bases.add(base)
-            self._trees[root] = self._trees.get(root, 0) + source
+            chain = source + self._chain.get(base, 0)
+        self._chain[offset] = chain
+        self._step = max(self._step, chain + source + size + target)
 
     def recorded(self) -> int:
         """Bytes the first pass holds for the deltas met so far, beyond their objects'."""
         return FIRST_PASS_PER_DELTA * self.count
 
-    def walk(self) -> int:
-        """Bytes the delta walk may add to the first pass's."""
+    def walk(self, pack_bytes: int) -> int:
+        """Bytes the delta walk of a pack of ``pack_bytes`` may add to the first pass's:
+        the pack's pages (it maps the whole pack and reads every delta and base), the
+        deltas' entries, and the most that applying one delta holds."""
         if not self.count:
             return 0
-        held = max(self._trees.values(), default=0) + sum(self._named.values())
-        return int(WALK_FACTOR * (held + self._largest)) + WALK_PER_DELTA * self.count
+        held = self._step + sum(self._named.values())
+        return pack_bytes + int(WALK_FACTOR * held) + WALK_PER_DELTA * self.count

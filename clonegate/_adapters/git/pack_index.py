@@ -45,7 +45,7 @@ _WINDOW = 64 * 1024
 _WHOLE_TYPES = frozenset({1, 2, 3, 4})  # commit, tree, blob, tag
 # Pages of the pack read this far behind are unmapped as the pass goes on: they stay
 # in the page cache, but do not count as the worker's memory (its peak, ADR 0014).
-_UNMAP_EVERY = 4 << 20
+_UNMAP_EVERY = pack_forecast.UNMAP_EVERY
 
 # Each object indexed is one bytes record: its id, then these (a tuple per object
 # took 33 MiB for a 111,000-object pack, the records take 8).
@@ -132,22 +132,25 @@ def index_pack(
     """The index of the pack at ``path``.
 
     ``need``, if given, is told how many bytes of memory the indexing will use in
-    all (the caller's clone included), before each pass that uses them: a memory
-    budget reserves them (ADR 0014); it may block until they are.
+    all from then on (the caller's clone included): before the first pass, a bound
+    of the whole indexing but one delta's application (the pack's header says how
+    many objects, not how many are deltas); after it, what the walk needs, or the
+    first pass's own figure without deltas. A memory budget reserves them (ADR
+    0014); it may block until they are, never in the middle of a pass.
 
     Raises ``dulwich.pack.UnresolvedDeltas`` for a delta whose base is not in the
     pack, :class:`CorruptPack` for a pack that is not what it says.
     """
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        announced = int.from_bytes(data[8:12], "big")
-        first_pass = pack_forecast.first_pass(announced, len(data))
+        announced, pack_bytes = int.from_bytes(data[8:12], "big"), len(data)
         if need is not None:
-            need(first_pass)
-        first = _first_pass(data, object_format, need, first_pass)
+            need(pack_forecast.indexing(announced, pack_bytes))
+        first = _first_pass(data, object_format)
     records = first.whole
+    first_pass = pack_forecast.first_pass(announced, pack_bytes)
+    if need is not None:
+        need(first_pass + first.sizes.recorded() + first.sizes.walk(pack_bytes))
     if first.deltas:
-        if need is not None:
-            need(first_pass + first.sizes.recorded() + first.sizes.walk())
         records.extend(_resolve(path, object_format, first))
     if len(records) != first.announced:
         found = len(records)
@@ -155,14 +158,8 @@ def index_pack(
     return PackIndex(records, object_format.oid_length)
 
 
-def _first_pass(
-    data: mmap.mmap,
-    object_format: Any,
-    need: Callable[[int], object] | None = None,
-    asked: int = 0,
-) -> _FirstPass:
-    """Inflate every object once: hash the whole ones, note the deltas (and their base).
-    ``need`` hears again, every ``ASK_EVERY`` deltas, what they add to ``asked``."""
+def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
+    """Inflate every object once: hash the whole ones, note the deltas (and their base)."""
     if len(data) < 12 or data[:4] != b"PACK" or int.from_bytes(data[4:8], "big") not in (2, 3):
         raise CorruptPack("not a pack (version 2 or 3)")
     count = int.from_bytes(data[8:12], "big")
@@ -199,8 +196,6 @@ def _first_pass(
                 whole.append(hasher.digest() + _RECORD.pack(start, crc, type_num))
             elif head is not None:
                 sizes.add(start, base, size, head)
-                if need is not None and sizes.count % pack_forecast.ASK_EVERY == 0:
-                    need(asked + sizes.recorded())
         if reader.pos != reader.end:
             raise CorruptPack("the pack has data after its last object")
     return _FirstPass(whole, deltas, sizes.bases, wanted, count, sizes)

@@ -1,0 +1,143 @@
+"""A clone's measured peak corrects the next forecasts of its host and shape within the
+run (ADR 0014, issue 46)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+import trio
+import trio.testing
+
+from clonegate import (
+    AnalyzeUseCase,
+    ClonedSource,
+    Credential,
+    MemoryReading,
+    RemoteHead,
+    with_max_concurrent_clones,
+    with_memory_budget,
+)
+from clonegate._adapters.clones import discard
+from clonegate._usecase.estimates import MemoryEstimates
+
+from .support.fakes import FakeAnalyzer
+
+MiB = 1 << 20
+WHEN = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def test_a_forecast_is_corrected_by_its_host_and_shape_only() -> None:
+    estimates = MemoryEstimates(initial=1024, ceiling=1024, opening=8)
+    assert estimates.corrected("h", 100 * MiB, first=True) == 100 * MiB  # nothing measured yet
+    estimates.measured("h", 100 * MiB, 40 * MiB, first=True, exceeded=False)
+    # The ratio (0.4) with the margin (1.25): half the forecast.
+    assert estimates.corrected("h", 100 * MiB, first=True) == 50 * MiB
+    assert estimates.corrected("h", 120 * MiB, first=True) == 60 * MiB  # the same power of two
+    assert estimates.corrected("h", 20 * MiB, first=True) == 20 * MiB  # another shape
+    assert estimates.corrected("other", 100 * MiB, first=True) == 100 * MiB  # another host
+    assert estimates.corrected("h", 100 * MiB, first=False) == 100 * MiB  # a later forecast
+    # The largest ratio of the shape counts; never more than the forecast...
+    estimates.measured("h", 100 * MiB, 90 * MiB, first=True, exceeded=False)
+    assert estimates.corrected("h", 100 * MiB, first=True) == 100 * MiB
+    # ...unless a clone used more than it forecast: then more, with the margin.
+    estimates.measured("h", 100 * MiB, 110 * MiB, first=True, exceeded=False)
+    assert 137 * MiB < estimates.corrected("h", 100 * MiB, first=True) < 138 * MiB  # 1.1 x 1.25
+    # A clone that ran out of memory: every correction of its host is dropped.
+    estimates.measured("h", 20 * MiB, 2 * MiB, first=True, exceeded=False)
+    estimates.measured("h", 100 * MiB, 100 * MiB, first=True, exceeded=True)
+    assert estimates.corrected("h", 20 * MiB, first=True) == 20 * MiB
+
+
+def test_a_first_forecast_is_bounded_by_the_repository_s_stored_figure() -> None:
+    estimates = MemoryEstimates(initial=1024, ceiling=1024, opening=8)
+    # A bound made before anything was counted: the repository's measured clone
+    # (an earlier run's, with the margin) says better; a later figure is believed.
+    assert estimates.corrected("h", 120 * MiB, first=True, known=16 * MiB) == 20 * MiB
+    assert estimates.corrected("h", 120 * MiB, first=False, known=16 * MiB) == 120 * MiB
+    assert estimates.corrected("h", 10 * MiB, first=True, known=16 * MiB) == 10 * MiB
+
+
+class OverForecastingVCS:
+    """Each clone forecasts ``forecast`` bytes, then runs ``seconds`` using ``peak``."""
+
+    depth: int | None = 1
+    max_memory = 1 << 30
+    opening_memory = 8 * MiB
+    reports_progress = False
+
+    def __init__(self, tmp: Path, forecast: int, peak: int, seconds: float) -> None:
+        self.tmp, self.forecast, self.peak, self.seconds = tmp, forecast, peak, seconds
+        self.running = self.most_at_once = 0
+
+    async def clone(
+        self,
+        url: str,
+        destination: Path | None = None,
+        *,
+        credential: object = None,
+        on_ready: Callable[[], object] | None = None,
+        on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_progress: Callable[[int], object] | None = None,
+    ) -> ClonedSource:
+        assert on_memory is not None
+        await on_memory(self.forecast)
+        self.running += 1
+        self.most_at_once = max(self.most_at_once, self.running)
+        try:
+            await trio.sleep(self.seconds)
+        finally:
+            self.running -= 1
+        path = self.tmp / url.rsplit("/", 1)[1]
+        path.mkdir()
+        return ClonedSource(
+            url, path, "main", "a" * 40, WHEN, 1, False, path, peak_memory=self.peak, remove=discard
+        )
+
+    async def remote_head(self, url: str, *, credential: Credential | None = None) -> RemoteHead:
+        raise NotImplementedError(f"{type(self).__name__} lists no remote HEAD")
+
+
+class Calm:
+    def read(self) -> MemoryReading:
+        return MemoryReading(limit=1 << 40, available=1 << 39, pressure=0.0)
+
+
+async def test_the_next_clones_of_a_host_reserve_what_the_first_measured(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Four clones of one host each forecast 100 MiB and use 40, in a 120 MiB budget:
+    the first alone (nothing measured yet), then, corrected to 50 MiB, two at once.
+    Before issue 46 every forecast was believed whole: one at a time, to the end."""
+    urls = [f"https://h.example/r{i}.git" for i in range(4)]
+    vcs = OverForecastingVCS(tmp_path, 100 * MiB, 40 * MiB, seconds=10.0)
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(4),
+        with_memory_budget("120M"),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+        memory_sensor=Calm(),
+    )
+    async with uc.analyze_many(urls) as batch:
+        reports = [r async for r in batch]
+    assert [r.status for r in reports] == ["ok"] * 4
+    assert vcs.most_at_once == 2
+
+
+async def test_another_host_is_not_corrected_by_this_one(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    urls = [f"https://h{i}.example/r{i}.git" for i in range(3)]
+    vcs = OverForecastingVCS(tmp_path, 100 * MiB, 40 * MiB, seconds=10.0)
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(3),
+        with_memory_budget("120M"),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+        memory_sensor=Calm(),
+    )
+    async with uc.analyze_many(urls) as batch:
+        reports = [r async for r in batch]
+    assert [r.status for r in reports] == ["ok"] * 3
+    assert vcs.most_at_once == 1
