@@ -24,8 +24,9 @@ class SystemMemorySensor:
     of wall time some task stalled on memory since the previous ``read`` (from the
     ``total`` stall microseconds of the cgroup's ``memory.pressure`` in v2, else of
     ``/proc/pressure/memory``); ``None`` on the first read or without PSI. Failures
-    count the times the limiting cgroup hit its limit (v1 ``memory.failcnt`` of this
-    process's own group: a limit set higher up counts in its own group, not here).
+    count the times the limiting cgroup hit its limit (v1 ``memory.failcnt`` and
+    ``memory.memsw.failcnt`` of this process's own group: a limit set higher up counts
+    in its own group, not here).
     """
 
     def __init__(self, proc: Path = Path("/proc")) -> None:
@@ -54,7 +55,11 @@ class SystemMemorySensor:
             if self._v2 is not None:
                 return _key_values(self._v2 / "memory.events").get("max")
             if self._v1 is not None:
-                return int((self._v1 / "memory.failcnt").read_text())
+                # With a memory+swap limit (these tests set both), that counter is
+                # charged first and its failures are counted there, not in failcnt.
+                names = ("memory.failcnt", "memory.memsw.failcnt")
+                counts = [self._v1 / name for name in names]
+                return sum(int(count.read_text()) for count in counts if count.exists())
         except (OSError, ValueError):
             pass
         return None
