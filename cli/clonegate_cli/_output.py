@@ -164,6 +164,12 @@ def summary_line(summary: BatchSummary, statuses: dict[str, int] | None = None) 
             if summary.retried
             else ""
         )
+        # Memory under pressure while no clone moved: said on stderr, counted here.
+        + (
+            f", {_count(summary.memory_thrash, 'memory thrash', 'memory thrashes')}"
+            if summary.memory_thrash
+            else ""
+        )
         + "; "
         f"{_count(summary.tests, 'test')} in {_count(summary.test_files, 'file')}"
         + (f" ({shown})" if shown else "")

@@ -23,7 +23,10 @@ class SystemMemorySensor:
     before it kills anything (what kubelet and Docker count). Pressure is the share
     of wall time some task stalled on memory since the previous ``read`` (from the
     ``total`` stall microseconds of the cgroup's ``memory.pressure`` in v2, else of
-    ``/proc/pressure/memory``); ``None`` on the first read or without PSI.
+    ``/proc/pressure/memory``); ``None`` on the first read or without PSI. Failures
+    count the times the limiting cgroup hit its limit (v1 ``memory.failcnt`` and
+    ``memory.memsw.failcnt`` of this process's own group: a limit set higher up counts
+    in its own group, not here).
     """
 
     def __init__(self, proc: Path = Path("/proc")) -> None:
@@ -39,10 +42,27 @@ class SystemMemorySensor:
         info = _key_values(self._proc / "meminfo")
         limit, available = info["MemTotal"] * 1024, info["MemAvailable"] * 1024
         group = self._group_limit_and_working_set()
+        failures = None
         if group is not None and group[0] < limit:
             limit = group[0]
             available = min(available, max(0, group[0] - group[1]))
-        return MemoryReading(limit=limit, available=available, pressure=self._pressure())
+            failures = self._failures()
+        return MemoryReading(limit, available, self._pressure(), failures)
+
+    def _failures(self) -> int | None:
+        """The times this cgroup's charges hit its limit, in all (None if unknown)."""
+        try:
+            if self._v2 is not None:
+                return _key_values(self._v2 / "memory.events").get("max")
+            if self._v1 is not None:
+                # With a memory+swap limit (these tests set both), that counter is
+                # charged first and its failures are counted there, not in failcnt.
+                names = ("memory.failcnt", "memory.memsw.failcnt")
+                counts = [self._v1 / name for name in names]
+                return sum(int(count.read_text()) for count in counts if count.exists())
+        except (OSError, ValueError):
+            pass
+        return None
 
     def _group_limit_and_working_set(self) -> tuple[int, int] | None:
         if self._v2 is not None:

@@ -21,11 +21,16 @@ class MemoryReading:
       pressure: the share of the time since the previous reading (0.0 to 1.0) in
         which some task stalled waiting for memory (Linux PSI, the cgroup's own file
         where there is one); ``None`` where the kernel does not tell.
+      failures: how many times, in all, a charge of the cgroup hit its limit and
+        the kernel had to reclaim first (v1 ``memory.failcnt``, v2 the ``max``
+        count of ``memory.events``): a counter, read for how much it rose between
+        two readings; ``None`` without a limiting cgroup.
     """
 
     limit: int
     available: int
     pressure: float | None = None
+    failures: int | None = None
 
 
 class MemorySensor(Protocol):

@@ -31,8 +31,10 @@ _DETAILS = frozenset({"inventory"})
 # Left out when empty: a report of one attempt, and a summary of a batch that retried
 # nothing, read as they did before retries (issue 43); a line that never started has
 # no phases, a batch without a memory budget no budget (ADR 0020), a line given as a
-# URL no listing (ADR 0023).
-_WHEN_ANY = frozenset({"attempts", "retried", "retry_wait", "phases", "memory_budget", "listed"})
+# URL no listing (ADR 0023), a batch that never thrashed no count of it (issue 46).
+_WHEN_ANY = frozenset(
+    {"attempts", "retried", "retry_wait", "phases", "memory_budget", "listed", "memory_thrash"}
+)
 
 
 def to_json(value: Any) -> Any:

@@ -226,3 +226,6 @@ class BatchSummary:
     # MiB the memory budget admitted when the batch began: with ``auto``, what it chose
     # (ADR 0014); None without a budget (ADR 0020).
     memory_budget: int | None = None
+    # Stretches of sustained memory pressure while no running clone made progress
+    # (issue 46, ADR 0014): the first is said on stderr as a warning.
+    memory_thrash: int = 0

@@ -32,7 +32,7 @@ from .breakers import Breakers, guard_for
 from .clone_step import CloneHooks, clone_timed
 from .entries import Entry, EntrySource
 from .estimates import MemoryEstimates
-from .gate import CloneGate, CloneGateStatistics, GateEntry, MemoryLease
+from .gate import CloneGate, CloneGateStatistics, GateEntry
 from .host_limits import HostLimits
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
@@ -40,6 +40,7 @@ from .pressure import BudgetDecision, PressureController
 from .retry_step import Tried, clone_failure, expired_report, retry_loop
 from .run_log import RunLog, first_limits
 from .stopwatch import Stopwatch
+from .thrash import PROGRESS, ThrashWatch, watch_memory
 
 __all__ = ["AnalyzeUseCase"]
 
@@ -72,6 +73,7 @@ class AnalyzeUseCase:
     ) -> None:
         self.config = config = UseCaseConfig.of(options)
         self._vcs, self._analyzer = vcs, analyzer
+        self._sensor, self._moved = memory_sensor, 0  # _moved: PROGRESS events (thrash.py)
         if config.memory_budget is not None and memory_sensor is None:
             raise ValueError("a memory budget needs a memory_sensor= (open_analyzer gives one)")
         opening = vcs.opening_memory
@@ -160,16 +162,19 @@ class AnalyzeUseCase:
         send, receive = trio.open_memory_channel[RepositoryReport](0)
         budget = self._controller.budget if self._controller is not None else None
         state = BatchState(started=trio.current_time(), memory_budget=budget)
-        async with self._run(session=False) as (run_id, nursery):
+        async with self._run(session=False, state=state) as (run_id, nursery):
             nursery.start_soon(self._feed, urls, send, state, run_id)
             async with receive:
                 yield Batch(receive, state)
             state.raise_source_error()  # if the block ended before its iteration did
 
     @asynccontextmanager
-    async def _run(self, *, session: bool) -> AsyncIterator[tuple[int | None, trio.Nursery]]:
+    async def _run(
+        self, *, session: bool, state: BatchState | None = None
+    ) -> AsyncIterator[tuple[int | None, trio.Nursery]]:
         """The one path of a batch and a session: a run begun and finished in the store,
-        the stuck-clone watchdog and the budget's controller in a nursery beside the
+        the stuck-clone watchdog and the memory readings (the budget's controller, the
+        thrash watch, counted in ``state``) in a nursery beside the
         block (yielded, with the run), and the block's own exception re-raised as
         itself, outside the nursery: the caller's error (a broken pipe, a bug in its
         loop) must not come back as an ExceptionGroup of ours."""
@@ -184,8 +189,11 @@ class AnalyzeUseCase:
                         self._session_run = run_id
                 threshold = self.config.stuck_threshold
                 nursery.start_soon(self._gate.watch_for_stuck, threshold, self._stuck)
-                if self._controller is not None:
-                    nursery.start_soon(self._controller.run)
+                if self._sensor is not None:
+                    watch = ThrashWatch.of_run(self._gate, self._controller, lambda: self._moved)
+                    if state is not None:
+                        state.thrash = watch
+                    nursery.start_soon(watch_memory, self._sensor, watch, self._controller)
                 try:
                     yield run_id, nursery
                 except BaseException as exc:
@@ -304,7 +312,8 @@ class AnalyzeUseCase:
             self._emit(EventKind.CLONING, shown, index, watch.slot_at - watch.started)
             try:
                 timeout = self.config.clone_timeout
-                hooks = self._clone_hooks(lease, shown, index)
+                emit = partial(self._emit, url=shown, index=index)
+                hooks = CloneHooks.of(self._gate, self._vcs, lease, emit)
                 source = await clone_timed(self._vcs, url, shown, watch, credential, timeout, hooks)
             except CloneError as exc:
                 memory = exc.kind in _OUT_OF_MEMORY
@@ -326,24 +335,11 @@ class AnalyzeUseCase:
         detail = f"{failed.message}; next attempt {when}"
         self._emit(EventKind.RETRY, shown, index, failed.waited, failed.kind, detail)
 
-    def _clone_hooks(self, lease: MemoryLease, shown: str, index: int) -> CloneHooks:
-        """Where a clone's memory forecasts go: the budget, if there is one and the VCS
-        forecasts (its ``opening_memory`` is not None); its bytes received: an event."""
-        forecasts = self._gate.memory is not None and self._vcs.opening_memory is not None
-        need = partial(self._need, lease, shown, index) if forecasts else None
-        return CloneHooks(need, partial(self._emit, EventKind.RECEIVED, shown, index))
-
     async def _discard(self, source: ClonedSource, shown: str) -> None:
         try:
             await source.aclose()
         except OSError as exc:
             logger.warning("could not remove the clone of %s at %s: %s", shown, source.path, exc)
-
-    async def _need(self, lease: MemoryLease, shown: str, index: int, nbytes: int) -> None:
-        before = lease.memory
-        await self._gate.need(lease, nbytes)
-        if lease.memory != before:
-            self._emit(EventKind.MEMORY, shown, index, detail=f"{before} -> {lease.memory} MiB")
 
     def _budget_changed(self, decision: BudgetDecision) -> None:
         self._gate.changed()  # a clone waiting for memory may fit now
@@ -392,6 +388,7 @@ class AnalyzeUseCase:
         detail: str = "",
         received: int = 0,
     ) -> None:
+        self._moved += kind in PROGRESS
         if self.config.event_hook is not None:
             try:
                 self.config.event_hook(Event(kind, url, index, elapsed, status, detail, received))

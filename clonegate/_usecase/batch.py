@@ -12,6 +12,7 @@ from .._domain.reports import BatchSummary, RepositoryReport, RepositoryStatus
 from .._domain.repository import Repository
 from .duplicates import DuplicateIndex, Outcome, outcome_of
 from .entries import End, Entries, EntrySource
+from .thrash import ThrashWatch
 
 __all__ = ["Batch", "BatchState", "Pipeline"]
 
@@ -31,6 +32,7 @@ class BatchState:
     retried: int = 0
     retry_wait: float = 0.0
     memory_budget: int | None = None  # MiB, when the batch began (ADR 0020)
+    thrash: ThrashWatch | None = None  # its memory pressure without progress (issue 46)
     # What the batch's source raised, which stopped the feeding; out of the batch once.
     source_error: Exception | None = None
 
@@ -98,6 +100,7 @@ class Batch:
             retried=state.retried,
             retry_wait=state.retry_wait,
             memory_budget=state.memory_budget,
+            memory_thrash=state.thrash.episodes if state.thrash is not None else 0,
         )
 
 

@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 
 import trio
 
 from .._domain.credentials import Credential
 from .._domain.errors import CloneTimeoutError
+from .._domain.events import EventKind
 from .._domain.vcs import VCS, ClonedSource
+from .gate import CloneGate, MemoryLease
 from .stopwatch import Stopwatch
 
 __all__ = ["RECEIVED_EVERY", "CloneHooks", "clone_timed", "throttled"]
@@ -27,6 +30,24 @@ class CloneHooks:
 
     need: Callable[[int], Awaitable[None]] | None = None  # memory forecasts (a budget)
     received: Callable[..., object] | None = None  # called with ``received=`` bytes so far
+
+    @classmethod
+    def of(
+        cls, gate: CloneGate, vcs: VCS, lease: MemoryLease, emit: Callable[..., object]
+    ) -> CloneHooks:
+        """Where a clone's memory forecasts go: ``gate``'s budget, if there is one and
+        ``vcs`` forecasts (its ``opening_memory`` is not None), each change of ``lease``
+        an ``emit(EventKind.MEMORY, detail=...)``; its bytes received: an
+        ``emit(EventKind.RECEIVED, received=...)``."""
+
+        async def need(nbytes: int) -> None:
+            before = lease.memory
+            await gate.need(lease, nbytes)
+            if lease.memory != before:
+                emit(EventKind.MEMORY, detail=f"{before} -> {lease.memory} MiB")
+
+        forecasts = gate.memory is not None and vcs.opening_memory is not None
+        return cls(need if forecasts else None, partial(emit, EventKind.RECEIVED))
 
 
 def throttled(emit: Callable[..., object]) -> Callable[[int], None]:
