@@ -99,3 +99,19 @@ def test_json_output_loads_no_rich_and_a_small_analysis_no_parser(tmp_path: Path
         "tree_sitter",
         "dulwich",
     }
+
+
+def test_analyze_loads_no_other_command_and_no_email_package() -> None:
+    # The cluster's, the store's, the report's and the demo's modules were ~5 ms of a
+    # first result, the email package (a Retry-After date's parser) ~3 ms (issue 47).
+    loaded = imported_by("-m", "clonegate", "analyze", "--format", "json", "git://127.0.0.1:1/x")
+    assert "typer" in top_level(loaded)  # the command line did run
+    assert not loaded & {
+        "clonegate_cli.app",
+        "clonegate_cli._cluster",
+        "clonegate_cli._store",
+        "clonegate_cli._report",
+        "clonegate_cli._demo",
+        "socketserver",
+        "email",
+    }
