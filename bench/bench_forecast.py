@@ -54,7 +54,7 @@ def _hwm_then_reset() -> int:
 
 def measure(url: str, depth: int | None) -> dict[str, Any]:
     """One clone of ``url`` in this process: forecasts and peaks per phase (bytes)."""
-    from clonegate._adapters.git import clone_worker, pack_index
+    from clonegate._adapters.git import clone_job, clone_worker, pack_index
     from clonegate._adapters.git.envelope import Envelope
 
     forecasts: dict[str, int] = {}
@@ -86,7 +86,7 @@ def measure(url: str, depth: int | None) -> dict[str, Any]:
     setattr(clone_worker, "ask_parent", ask)  # noqa: B010
     setattr(pack_index, "_first_pass", timed_first_pass)  # noqa: B010
     with tempfile.TemporaryDirectory() as tmp:
-        job = clone_worker.CloneJob(
+        job = clone_job.CloneJob(
             url=url,
             shown_url=url,
             username=None,

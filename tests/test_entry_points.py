@@ -37,6 +37,7 @@ def test_console_script_and_python_m_print_the_version() -> None:
         ("bench_load.py", "peak RSS"),
         ("bench_stop.py", "| CLI: SIGTERM mid-clone |"),
         ("bench_intake.py", "| full-history clone |"),
+        ("bench_first_result.py", "| clonegate |"),
         ("bench_batch.py", "| 24 clones: -j 8 |"),
         ("bench_memory.py", "| budget auto |"),
         ("bench_throttle.py", "| -j 3 (oracle) |"),

@@ -98,4 +98,25 @@ def test_json_output_loads_no_rich_and_a_small_analysis_no_parser(tmp_path: Path
         "clonegate._adapters.analysis.cache_keys",
         "tree_sitter",
         "dulwich",
+        # The clone's worker side, named to the workers, not imported here (issue 47).
+        "clonegate._adapters.git.clone_worker",
+        "clonegate._adapters.git.head_worker",
+        "clonegate._adapters.git.worker_errors",
+        "clonegate._adapters.git.worker_http",
+    }
+
+
+def test_analyze_loads_no_other_command_and_no_email_package() -> None:
+    # The cluster's, the store's, the report's and the demo's modules were ~5 ms of a
+    # first result, the email package (a Retry-After date's parser) ~3 ms (issue 47).
+    loaded = imported_by("-m", "clonegate", "analyze", "--format", "json", "git://127.0.0.1:1/x")
+    assert "typer" in top_level(loaded)  # the command line did run
+    assert not loaded & {
+        "clonegate_cli.app",
+        "clonegate_cli._cluster",
+        "clonegate_cli._store",
+        "clonegate_cli._report",
+        "clonegate_cli._demo",
+        "socketserver",
+        "email",
     }

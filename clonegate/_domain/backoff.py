@@ -14,7 +14,6 @@ import random
 import re
 import time
 from dataclasses import dataclass
-from email.utils import parsedate_to_datetime
 from typing import final
 
 __all__ = ["Backoff", "Wait", "parse_reset", "parse_retry_after"]
@@ -55,6 +54,10 @@ def parse_retry_after(value: str | float | None, *, wall_now: float) -> float | 
     text = value.strip()
     if _SECONDS.fullmatch(text):
         return float(text)
+    # Here, not at import: the email package is ~3 ms of every command's start, and
+    # only a server's Retry-After date needs it (ADR 0003, issue 47).
+    from email.utils import parsedate_to_datetime
+
     try:
         moment = parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError, OverflowError):

@@ -65,7 +65,8 @@ def modules_a_clone_and_a_scan_import(url: str, target: str) -> list[str]:
     import sys
 
     from clonegate._adapters.analysis.scan import list_commit, scan_part
-    from clonegate._adapters.git.clone_worker import CloneJob, clone_in_worker
+    from clonegate._adapters.git.clone_job import CloneJob
+    from clonegate._adapters.git.clone_worker import clone_in_worker
 
     before = set(sys.modules)
     job = CloneJob(

@@ -16,7 +16,6 @@ import shutil
 import signal
 import socket
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,7 +26,8 @@ from ..._domain.urls import redact
 from ..workers.zygote import ask_parent, end_after_reply, tell_parent
 from .checkout_size import bytes_under, ensure_checkout_fits
 from .clone_config import record_refs
-from .envelope import Breach, Envelope, TransferMeter
+from .clone_job import CloneJob, CloneOutcome
+from .envelope import Breach, TransferMeter
 from .isolation import checkout, isolated_repo_class
 from .kept_place import KeptPlace, UnsafePlace, open_directory, open_parent, through
 from .worker_errors import Failure, classify, handshake_timeout, retry_after_of, ssh_seconds
@@ -51,53 +51,6 @@ _SET_VARIABLES = {
     "GIT_CONFIG_NOSYSTEM": "1",
     "GIT_CONFIG_GLOBAL": os.devnull,
 }
-
-
-@dataclass(frozen=True, slots=True)
-class CloneJob:
-    url: str  # no credentials
-    shown_url: str  # redacted, for messages
-    username: str | None
-    password: str | None
-    target: str
-    bare: bool
-    depth: int | None
-    connect_timeout: float
-    read_timeout: float
-    ssh_command: str = "ssh"
-    ca_bundle: str | None = None
-    # A kept clone's stable home: cloned into its staging directory then moved there,
-    # or, if it is already there, updated in place; reached as kept_place says.
-    keep: KeptPlace | None = None
-    envelope: Envelope = dataclasses.field(default_factory=Envelope)
-    # Tell the parent what indexing the pack will need before it does (a memory
-    # budget reserves it, ADR 0014); the question waits for the answer.
-    ask_memory: bool = False
-    # Tell the parent the pack bytes received so far, now and then (a display's figure).
-    tell_progress: bool = False
-
-    @property
-    def max_memory(self) -> int:
-        return self.envelope.max_memory
-
-    @property
-    def max_file_size(self) -> int:
-        return self.envelope.max_repo_bytes
-
-    def __repr__(self) -> str:  # never show the password, even in a debugger
-        return f"CloneJob({self.shown_url!r} -> {self.target!r})"
-
-
-@dataclass(frozen=True, slots=True)
-class CloneOutcome:
-    branch: str = ""
-    commit: str = ""
-    committed_at: str = ""  # ISO 8601 with offset
-    bytes_on_disk: int = 0
-    redirected_to: str = ""  # the repository URL the server's redirect led to
-    error_kind: ErrorKind | None = None
-    error_reason: str = ""
-    retry_after: float | None = None  # seconds a server that pushed back asked to wait
 
 
 def clone_in_worker(job: CloneJob) -> CloneOutcome:

@@ -26,12 +26,12 @@ from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, RemoteHead
 from ..clones import discard
 from ..workers import WorkerDied, WorkerPool, run_pool
+from ..workers.wire import Named
 from . import pack_forecast
 from .clean_up import clean_up
-from .clone_worker import CloneJob, clone_in_worker
+from .clone_job import CloneJob
 from .debris import new_clone_directory
 from .envelope import Envelope
-from .head_worker import head_in_worker
 from .kept_clone import KeptClone
 from .kept_debris import sweep_once
 from .kept_place import (
@@ -43,6 +43,11 @@ from .kept_place import (
 from .settings import CloneSettings
 
 __all__ = ["DulwichVCS"]
+
+# The workers' entry points, by name: imported where they run (the zygote has them),
+# never in this process (a first result waited ~5 ms for them; issue 47).
+_CLONE = Named(f"{__package__}.clone_worker", "clone_in_worker")
+_HEAD = Named(f"{__package__}.head_worker", "head_in_worker")
 
 
 @final
@@ -158,7 +163,7 @@ class DulwichVCS:
 
         try:
             outcome, peak = await (self._pool or run_pool()).run(
-                clone_in_worker,
+                _CLONE,
                 job,
                 on_ready=on_ready,
                 memory_allowance=self._envelope.max_memory,
@@ -239,7 +244,7 @@ class DulwichVCS:
         job = self._job(repo, username, password, target="", keep=None)
         try:
             outcome, _peak = await (self._pool or run_pool()).run(
-                head_in_worker, job, memory_allowance=self._envelope.max_memory, reuse="listing"
+                _HEAD, job, memory_allowance=self._envelope.max_memory, reuse="listing"
             )
         except WorkerDied as exc:
             raise _died(repo.redacted, exc, "the ref listing") from None

@@ -44,7 +44,6 @@ from typing import Any
 from ..._domain.errors import ErrorKind
 from ..._domain.sizes import format_size
 from ..._domain.urls import visible
-from .worker_errors import Failure, rate_limited
 
 # The watchdog looks this often: several times per low-speed window, and at least
 # four times a second, so that a breach stops a clone within a fraction of a second.
@@ -308,6 +307,9 @@ def _counting_git(meter: TransferMeter) -> Iterator[None]:
     import dulwich.client
     import dulwich.protocol
     import urllib3.response
+
+    # Worker-side, as dulwich is: the parent builds an Envelope without them (issue 47).
+    from .worker_errors import Failure, rate_limited
 
     def read_pkt_line(self: Any) -> bytes | None:
         line: bytes | None = read_line(self)

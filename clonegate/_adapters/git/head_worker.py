@@ -29,7 +29,8 @@ from typing import Any
 from ..._domain.errors import ErrorKind
 from ..._domain.urls import visible
 from ..workers.zygote import end_after_reply
-from .clone_worker import CloneJob, _client_for, failure_of, minimal_environment
+from .clone_job import CloneJob
+from .clone_worker import _client_for, failure_of, minimal_environment
 from .envelope import Breach, TransferMeter
 from .worker_errors import Failure, classify, retry_after_of
 
