@@ -155,7 +155,10 @@ async def test_a_signal_stops_submit_cleanly_and_says_the_run_is_incomplete(
 
 
 async def _worker_until_done(url: str) -> None:
-    worker = await _run(["worker", "-j", "2", "--exit-when-done", "-q"], url)
+    # No retries and no breaker: a refused port is retried and probed for over a minute
+    # otherwise (issue 43), and these tests want the failed reports, not the waits.
+    args = ["worker", "-j", "2", "--retries", "0", "--breaker", "0", "--exit-when-done", "-q"]
+    worker = await _run(args, url)
     assert worker.returncode == 0, worker.stderr
 
 
