@@ -25,7 +25,14 @@ from ._clone_options import (
 )
 from ._cluster_hosts import AdaptiveOption, HostLimitOption, HostRateOption, host_options
 from ._cluster_jobs import show_jobs
-from ._output import summary_line, summary_of, write_json, write_jsonl, write_table
+from ._output import (
+    summary_line,
+    summary_of,
+    thrash_text,
+    write_json,
+    write_jsonl,
+    write_table,
+)
 from ._redis_session import (
     RedisOption,
     RedisPasswordFileOption,
@@ -164,6 +171,7 @@ def worker(
                 f"worker {queue.consumer}: {totals.reported} reports written, "
                 f"{totals.superseded} already reported, {totals.dead_lettered} dead-lettered, "
                 f"{totals.retried} put back after infrastructure errors"
+                + thrash_text(totals.memory_thrash)
             )
             nursery.cancel_scope.cancel()
         return 0

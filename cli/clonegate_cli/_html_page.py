@@ -39,6 +39,7 @@ _SUMMARY = [
     "test_files",
     "tests",
     "unread_files",
+    "memory_thrash",  # stretches without progress under memory pressure (issue 46)
 ]
 
 
@@ -95,7 +96,8 @@ def _summary(found: RunReport, axis: Axis) -> str:
     said = "as stored when the run ended"
     if counts is None:
         said = "the run never ended: counted from its reports"
-        counts = _counted(found.repositories)
+        thrash = sum(e.kind == "memory_thrash" for e in found.events)
+        counts = _counted(found.repositories) | {"memory_thrash": thrash}
     timing = [
         ("started", run.started_at),
         ("finished", run.finished_at or "never (the process died, or it still runs)"),
@@ -128,10 +130,11 @@ def _damage(damaged: Sequence[DamagedRow]) -> str:
 
 
 def _first(found: RunReport) -> list[RunEvent]:
-    """The first event of each kind other than a host's (the limits the run began with)."""
+    """The first event of each kind other than a host's and a thrash (the limits the
+    run began with)."""
     seen: dict[str, RunEvent] = {}
     for event in found.events:
-        if event.kind != "host_limit":
+        if event.kind not in ("host_limit", "memory_thrash"):
             seen.setdefault(event.kind, event)
     return list(seen.values())
 
@@ -157,7 +160,8 @@ def _legend() -> str:
     )
     return (
         f'<p class="legend">{spans}<span><i style="background:#c00"></i>'
-        "clone or memory limit (dashed); triangle: a host's limit changed</span></p>"
+        "clone or memory limit (dashed); triangle: a host's limit changed; diamond:"
+        " memory thrashed</span></p>"
     )
 
 

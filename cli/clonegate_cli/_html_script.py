@@ -17,7 +17,7 @@ th[data-key]{cursor:pointer;background:#f0f0f0}tbody tr:hover{background:#eef}
 .num{text-align:right}.none{color:#777}code,.mono{font-family:ui-monospace,monospace}
 svg text{font-size:11px}text.row{text-anchor:end}text.tick{text-anchor:middle;fill:#555}
 .axis{stroke:#999}.limit{fill:none;stroke:#c00;stroke-width:1.5;stroke-dasharray:4 2}
-.host-limit{fill:#c00}.legend span{display:inline-block;margin-right:1em}
+.host-limit{fill:#c00}.memory-thrash{fill:#70c}.legend span{display:inline-block;margin-right:1em}
 .legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 #detail{border:1px solid #ccc;padding:.5em 1em;margin-top:1em}#detail:empty{display:none}
 .charts{display:flex;flex-wrap:wrap;gap:2em}.status-failed,.status-timeout{color:#b00}

@@ -184,14 +184,20 @@ def _limit_line(
 
 
 def _host_marks(axis: Axis, events: Sequence[RunEvent], y: int) -> str:
-    """A triangle where a host's limit changed (throttling), the host in its title."""
+    """A triangle where a host's limit changed (throttling), the host in its title; a
+    diamond where memory thrashed (issue 46), its figures in its title."""
     marks = []
     for event in events:
+        x = number(_x(axis, axis.at(event.at)))
         if event.kind == "host_limit":
-            x = _x(axis, axis.at(event.at))
             marks.append(
-                f'<path class="host-limit" d="M{number(x)},{y} l-4,7 h8 z">'
+                f'<path class="host-limit" d="M{x},{y} l-4,7 h8 z">'
                 f"<title>{text(event.detail)}: host limit {event.value}</title></path>"
+            )
+        elif event.kind == "memory_thrash":
+            marks.append(
+                f'<path class="memory-thrash" d="M{x},{y} l4,4 l-4,4 l-4,-4 z">'
+                f"<title>memory thrashed: {text(event.detail)}</title></path>"
             )
     return "".join(marks)
 

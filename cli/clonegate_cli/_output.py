@@ -149,6 +149,12 @@ def _count(n: int, noun: str, plural: str | None = None) -> str:
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
+def thrash_text(thrash: int) -> str:
+    """``, 2 memory thrashes`` for a summary line; nothing when none. Memory under
+    pressure while no clone moved: said on stderr when it happens, counted here."""
+    return f", {_count(thrash, 'memory thrash', 'memory thrashes')}" if thrash else ""
+
+
 def summary_line(summary: BatchSummary, statuses: dict[str, int] | None = None) -> str:
     """``3 repositories: 2 ok, 1 failed, ...; 40 tests in 5 files; 1.2 s``, with
     ``34 test files not read`` before the time when some were not, and the tests per
@@ -164,12 +170,7 @@ def summary_line(summary: BatchSummary, statuses: dict[str, int] | None = None) 
             if summary.retried
             else ""
         )
-        # Memory under pressure while no clone moved: said on stderr, counted here.
-        + (
-            f", {_count(summary.memory_thrash, 'memory thrash', 'memory thrashes')}"
-            if summary.memory_thrash
-            else ""
-        )
+        + thrash_text(summary.memory_thrash)
         + "; "
         f"{_count(summary.tests, 'test')} in {_count(summary.test_files, 'file')}"
         + (f" ({shown})" if shown else "")

@@ -57,12 +57,16 @@ class RunEventKind(StrEnum):
     CLONE_LIMIT = "clone_limit"  # clone slots the gate admits (value), from the start
     MEMORY_BUDGET = "memory_budget"  # MiB the memory gate admits (value), from the start
     HOST_LIMIT = "host_limit"  # clones one host admits (value; detail: the host)
+    # Memory thrashed: a stretch without progress under memory pressure (issue 46,
+    # ADR 0014). Not a limit: value, the running clones that made none; detail, figures.
+    MEMORY_THRASH = "memory_thrash"
 
 
 @dataclass(frozen=True, slots=True)
 class RunEvent:
     """A limit of the run took ``value`` at ``at`` (UTC): its first value when the run
-    began, then each change. ``detail`` says why, or which host, in words."""
+    began, then each change. ``detail`` says why, or which host, in words. Or, of kind
+    ``memory_thrash``, the run's memory thrashed then (see :class:`RunEventKind`)."""
 
     kind: str  # a RunEventKind value
     at: datetime

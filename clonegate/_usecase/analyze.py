@@ -29,7 +29,7 @@ from .._domain.work_clock import WorkClock
 from .analysis_step import analysis_failure, analyze_timed
 from .batch import Batch, BatchState, Pipeline
 from .breakers import Breakers, guard_for
-from .clone_step import CloneHooks, clone_timed
+from .clone_step import CloneHooks, clone_timed, discard
 from .entries import Entry, EntrySource
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry
@@ -40,7 +40,7 @@ from .pressure import BudgetDecision, PressureController
 from .retry_step import Tried, clone_failure, expired_report, retry_loop
 from .run_log import RunLog, first_limits
 from .stopwatch import Stopwatch
-from .thrash import PROGRESS, ThrashWatch, watch_memory
+from .thrash import PROGRESS, ThrashLog, ThrashWatch, watch_memory
 
 __all__ = ["AnalyzeUseCase"]
 
@@ -81,6 +81,7 @@ class AnalyzeUseCase:
         store = config.result_store
         self._clock = RunClock(trio.current_time)  # every instant on one clock (ADR 0020)
         self._events = RunLog(store, self._clock)  # notes nothing without a store
+        self._thrash = ThrashLog(self._events)  # counted, and noted in the runs in flight
         self._hosts = HostLimits(
             config,
             lambda host, change: self._events.note(RunEventKind.HOST_LIMIT, change.size, host),
@@ -115,6 +116,11 @@ class AnalyzeUseCase:
     def host_statistics(self) -> dict[str, AdaptiveLimitStatistics]:
         """Each host's adaptive clone limit by host (ADR 0019). Not a checkpoint."""
         return self._hosts.statistics()
+
+    @property
+    def memory_thrash(self) -> int:
+        """Stretches of memory thrash (ADR 0014) in this use case's runs and sessions."""
+        return self._thrash.count
 
     async def execute(
         self, url: Entry, *, index: int = 0, raise_limit_errors: bool = False
@@ -174,10 +180,9 @@ class AnalyzeUseCase:
     ) -> AsyncIterator[tuple[int | None, trio.Nursery]]:
         """The one path of a batch and a session: a run begun and finished in the store,
         the stuck-clone watchdog and the memory readings (the budget's controller, the
-        thrash watch, counted in ``state``) in a nursery beside the
-        block (yielded, with the run), and the block's own exception re-raised as
-        itself, outside the nursery: the caller's error (a broken pipe, a bug in its
-        loop) must not come back as an ExceptionGroup of ours."""
+        thrash watch, counted in ``state``) in a nursery beside the block (yielded, with
+        the run), and the block's own exception re-raised as itself, outside the nursery:
+        the caller's error (a broken pipe, a bug in its loop) is not an ExceptionGroup."""
         joined = session and self._session_run is not None
         recorder = None if joined else self._recorder
         run_id, raised = self._session_run if joined else None, None
@@ -190,7 +195,8 @@ class AnalyzeUseCase:
                 threshold = self.config.stuck_threshold
                 nursery.start_soon(self._gate.watch_for_stuck, threshold, self._stuck)
                 if self._sensor is not None:
-                    watch = ThrashWatch.of_run(self._gate, self._controller, lambda: self._moved)
+                    moved = lambda: self._moved  # noqa: E731
+                    watch = ThrashWatch.of_run(self._gate, self._controller, moved, self._thrash)
                     if state is not None:
                         state.thrash = watch
                     nursery.start_soon(watch_memory, self._sensor, watch, self._controller)
@@ -274,7 +280,7 @@ class AnalyzeUseCase:
                 # Cloned, then the bookkeeping failed (a shared limit's lease lost on
                 # release): a private clone goes; a kept one is the user's and stays.
                 if tried.source is not None and not self.config.keep_clones:
-                    await self._discard(tried.source, shown)
+                    await discard(tried.source, shown)
                 if isinstance(exc, LimitError) and raise_limit_errors:
                     raise
                 timings = watch.timings(trio.current_time())
@@ -288,7 +294,7 @@ class AnalyzeUseCase:
                 return analysis_failure(exc, shown, index, timings, tried.peak)
             finally:
                 if not self.config.keep_clones:
-                    await self._discard(source, shown)
+                    await discard(source, shown)
         # The repository's deadline passed: the clone or analysis was stopped and cleaned up.
         limit = self.config.repository_timeout
         return expired_report(tried, watch, repository, limit, trio.current_time())
@@ -334,12 +340,6 @@ class AnalyzeUseCase:
         logger.info("%s: %s; attempt again %s", shown, failed.message, when)
         detail = f"{failed.message}; next attempt {when}"
         self._emit(EventKind.RETRY, shown, index, failed.waited, failed.kind, detail)
-
-    async def _discard(self, source: ClonedSource, shown: str) -> None:
-        try:
-            await source.aclose()
-        except OSError as exc:
-            logger.warning("could not remove the clone of %s at %s: %s", shown, source.path, exc)
 
     def _budget_changed(self, decision: BudgetDecision) -> None:
         self._gate.changed()  # a clone waiting for memory may fit now

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -16,7 +17,9 @@ from .._domain.vcs import VCS, ClonedSource
 from .gate import CloneGate, MemoryLease
 from .stopwatch import Stopwatch
 
-__all__ = ["RECEIVED_EVERY", "CloneHooks", "clone_timed", "throttled"]
+__all__ = ["RECEIVED_EVERY", "CloneHooks", "clone_timed", "discard", "throttled"]
+
+logger = logging.getLogger("clonegate")
 
 # A clone's bytes received reach the event hook at most this often (trio's clock):
 # the VCS's own reports are rare already (ADR 0003); this keeps a hook cheap even
@@ -116,3 +119,11 @@ async def clone_timed(
         )
     assert limit is not None
     raise CloneTimeoutError(shown, f"the clone took longer than {limit:g} s")
+
+
+async def discard(source: ClonedSource, shown: str) -> None:
+    """Remove a clone; a failure is a warning: its report stands."""
+    try:
+        await source.aclose()
+    except OSError as exc:
+        logger.warning("could not remove the clone of %s at %s: %s", shown, source.path, exc)

@@ -12,10 +12,12 @@ import trio
 
 from .._domain.events import EventKind
 from .._domain.memory import MemoryReading, MemorySensor
+from .._domain.timeline import RunEventKind
 from .gate import CloneGate
 from .pressure import PressureController
+from .run_log import RunLog
 
-__all__ = ["PROGRESS", "Thrash", "ThrashWatch", "said", "watch_memory"]
+__all__ = ["PROGRESS", "Thrash", "ThrashLog", "ThrashWatch", "said", "watch_memory"]
 
 logger = logging.getLogger("clonegate")
 MiB = 1 << 20
@@ -40,18 +42,22 @@ class Thrash:
     running: int
     budget: tuple[int, int] | None  # the memory gate's size and budget (MiB), if any
 
-    def message(self) -> str:
-        """The warning, figures first, then what the run does or the user can."""
+    def figures(self) -> str:
+        """What was measured, in words: what a run event of the thrash keeps."""
         signs = []
         if self.stalled is not None:
             signs.append(f"some task stalled on memory {self.stalled:.0%} of the time")
         if self.failures:
             signs.append(f"the cgroup hit its memory limit {self.failures} times")
-        text = (
-            f"memory thrashes: for {self.seconds:.0f} s {', '.join(signs)}, "
+        return (
+            f"for {self.seconds:.0f} s {', '.join(signs)}, "
             f"{self.available // MiB} MiB available of {self.limit // MiB} MiB, and none "
             f"of the {self.running} running clones made progress"
         )
+
+    def message(self) -> str:
+        """The warning, figures first, then what the run does or the user can."""
+        text = f"memory thrashes: {self.figures()}"
         if self.budget is None:
             return (
                 text + "; the clone limit (-j) does not fit this memory: "
@@ -70,7 +76,8 @@ class ThrashWatch:
     ``stall`` of the time on average (PSI), or, where the kernel gives no PSI, the
     cgroup's failure count rose at every reading. Said to ``on_thrash`` the first
     time only; :attr:`episodes` counts every stretch without progress that thrashed
-    (a stretch ends with progress or with no clone running).
+    (a stretch ends with progress or with no clone running), each also given to
+    ``on_episode`` (the run's record: a stored run event).
 
     Measured in a cgroup of 1.3x one delta-heavy clone, ``-j 4`` thrashing: stalls of
     21-48% at each reading (the machine's PSI: a v1 cgroup has none of its own), 5-17%
@@ -80,6 +87,10 @@ class ThrashWatch:
     cost; a clone's long delta walk emits no progress. So it decides only without PSI.
     """
 
+    # A run's watch (of_run): a reading a second, 15 in a row (see the ADR's figures).
+    INTERVAL = 1.0
+    READINGS = 15
+
     def __init__(
         self,
         running: Callable[[], int],
@@ -87,6 +98,7 @@ class ThrashWatch:
         on_thrash: Callable[[Thrash], None],
         *,
         budget: Callable[[], tuple[int, int]] | None = None,
+        on_episode: Callable[[Thrash], None] | None = None,
         interval: float = 1.0,
         stall: float = 0.2,
         readings: int = 15,
@@ -95,7 +107,7 @@ class ThrashWatch:
             raise ValueError("readings must be >= 1 and interval > 0")
         self.interval = interval
         self._running, self._progress, self._on_thrash = running, progress, on_thrash
-        self._budget = budget
+        self._budget, self._on_episode = budget, on_episode
         self._stall, self._readings = stall, readings
         self._moved = progress()  # the progress count at the last reading
         self._failures: int | None = None  # the counter at the last reading
@@ -111,6 +123,7 @@ class ThrashWatch:
         gate: CloneGate,
         controller: PressureController | None,
         progress: Callable[[], int],
+        on_episode: Callable[[Thrash], None] | None = None,
         on_thrash: Callable[[Thrash], None] | None = None,
     ) -> ThrashWatch:
         """The watch of one run of a use case: its gate's running clones, its budget."""
@@ -118,7 +131,15 @@ class ThrashWatch:
         if controller is not None:
             budget = lambda: (controller.semaphore.size, controller.budget)  # noqa: E731
         running = lambda: len(gate.statistics().active)  # noqa: E731
-        return cls(running, progress, on_thrash or said, budget=budget)
+        return cls(
+            running,
+            progress,
+            on_thrash or said,
+            budget=budget,
+            on_episode=on_episode,
+            interval=cls.INTERVAL,
+            readings=cls.READINGS,
+        )
 
     def observe(self, reading: MemoryReading) -> Thrash | None:
         """One reading; the thrash it completes, if any. Not a checkpoint."""
@@ -155,7 +176,23 @@ class ThrashWatch:
         if self.said is None:
             self.said = thrash
             self._on_thrash(thrash)
+        if self._on_episode is not None:
+            self._on_episode(thrash)
         return thrash
+
+
+class ThrashLog:
+    """Every thrash stretch of a use case's life (all its runs): counted, and noted in
+    the runs in flight as a ``memory_thrash`` event, which the store keeps with the run
+    (ADR 0014, ADR 0020). Sync, never a checkpoint: a watch calls it on a reading."""
+
+    def __init__(self, events: RunLog) -> None:
+        self._events = events
+        self.count = 0
+
+    def __call__(self, thrash: Thrash) -> None:
+        self.count += 1
+        self._events.note(RunEventKind.MEMORY_THRASH, thrash.running, thrash.figures())
 
 
 async def watch_memory(

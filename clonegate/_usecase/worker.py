@@ -28,6 +28,7 @@ class WorkerTotals:
     dead_lettered: int = 0
     retried: int = 0  # put back after an infrastructure error (a shared limit failed)
     stopped: int = 0  # cancelled mid-run: another worker took the job over
+    memory_thrash: int = 0  # stretches without progress under memory pressure (ADR 0014)
     by_status: dict[str, int] = field(default_factory=dict)
 
 
@@ -96,6 +97,14 @@ class ClusterWorker:
         # Idle, a worker waits for new jobs for ever, and reclaims a dead worker's every
         # third of claim_idle; with exit_when_done, it checks for the end every second.
         wait = min(1.0, self.claim_idle / 3) if exit_when_done else self.claim_idle / 3
+        thrash = self.use_case.memory_thrash  # the use case counts; these are this run's
+        try:
+            await self._work(slots, wait, exit_when_done)
+        finally:
+            self.totals.memory_thrash += self.use_case.memory_thrash - thrash
+        return self.totals
+
+    async def _work(self, slots: trio.Semaphore, wait: float, exit_when_done: bool) -> None:
         async with self.use_case.session(), trio.open_nursery() as nursery:
             nursery.start_soon(self._renew_forever)
             while True:
@@ -117,7 +126,6 @@ class ClusterWorker:
                 elif not jobs and not self._held and exit_when_done and await self.queue.idle():
                     break
             nursery.cancel_scope.cancel()
-        return self.totals
 
     async def _until_empty(self) -> None:
         await trio.lowlevel.checkpoint()

@@ -142,7 +142,13 @@ def summary_of(db: sqlite3.Connection, run_id: int) -> dict[str, int]:
     ).fetchone()
     names = ("repositories", "ok", "failed", "timeout", "cancelled", "duplicates", "reused")
     counts = (*names, "test_files", "tests", "unread_files")
-    return dict(zip(counts, map(int, row), strict=True))
+    summary = dict(zip(counts, map(int, row), strict=True))
+    # Stretches of memory thrash, each a run event (issue 46); 0 said, so that a run
+    # stored before they were counted (no key) is not read as one without any.
+    (thrash,) = db.execute(
+        "SELECT count(*) FROM run_events WHERE run_id = ? AND kind = 'memory_thrash'", (run_id,)
+    ).fetchone()
+    return summary | {"memory_thrash": int(thrash)}
 
 
 def run_ids(db: sqlite3.Connection) -> list[int]:
