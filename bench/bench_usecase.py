@@ -55,6 +55,7 @@ class InstantVCS:
     max_memory = 1 << 30
     opening_memory: int | None = None
     reports_progress = False
+    idle_memory = 0  # keeps no worker between clones
 
     async def clone(
         self,
@@ -65,6 +66,7 @@ class InstantVCS:
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
         on_progress: Callable[[int], object] | None = None,
+        keep_worker: bool = False,
     ) -> ClonedSource:
         if on_ready is not None:
             on_ready()

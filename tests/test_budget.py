@@ -209,6 +209,7 @@ class PeakVCS:
     max_memory = 1 << 30
     opening_memory: int | None = None
     reports_progress = False
+    idle_memory = 0  # keeps no worker between clones
 
     def __init__(self, tmp: Path, peaks: dict[str, int], cap: int) -> None:
         self.tmp, self.peaks, self.cap = tmp, peaks, cap
@@ -225,6 +226,7 @@ class PeakVCS:
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
         on_progress: Callable[[int], object] | None = None,
+        keep_worker: bool = False,
     ) -> ClonedSource:
         self.running.add(url)
         self.entered[url].set()

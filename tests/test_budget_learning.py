@@ -67,6 +67,7 @@ class OverForecastingVCS:
     max_memory = 1 << 30
     opening_memory = 8 * MiB
     reports_progress = False
+    idle_memory = 0  # keeps no worker between clones
 
     def __init__(self, tmp: Path, forecast: int, peak: int, seconds: float) -> None:
         self.tmp, self.forecast, self.peak, self.seconds = tmp, forecast, peak, seconds
@@ -81,6 +82,7 @@ class OverForecastingVCS:
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
         on_progress: Callable[[int], object] | None = None,
+        keep_worker: bool = False,
     ) -> ClonedSource:
         assert on_memory is not None
         await on_memory(self.forecast)

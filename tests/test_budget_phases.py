@@ -239,6 +239,7 @@ class ForecastingVCS:
 
     opening_memory = 8 * MiB
     reports_progress = False
+    idle_memory = 0  # keeps no worker between clones
 
     def __init__(self, tmp: Path, need: int, seconds: dict[str, float]) -> None:
         self.tmp, self.need, self.seconds = tmp, need, seconds
@@ -252,6 +253,7 @@ class ForecastingVCS:
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
         on_progress: Callable[[int], object] | None = None,
+        keep_worker: bool = False,
     ) -> ClonedSource:
         assert on_ready is not None
         assert on_memory is not None

@@ -663,6 +663,7 @@ async def test_one_repository_breaking_a_contract_fails_only_itself(
             on_ready: Callable[[], object] | None = None,
             on_memory: Callable[[int], Awaitable[object]] | None = None,
             on_progress: Callable[[int], object] | None = None,
+            keep_worker: bool = False,
         ) -> ClonedSource:
             if url == url_of(1):
                 raise KeyError("not a CloneError")

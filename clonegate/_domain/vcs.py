@@ -97,6 +97,13 @@ class VCS(Protocol):
         ...
 
     @property
+    def idle_memory(self) -> int:
+        """Bytes a clone's worker may keep while it waits for the next clone; 0 for a VCS
+        that keeps none. Under a memory budget a worker is kept only for a caller that
+        reserved this much for it (``keep_worker``, ADR 0014)."""
+        ...
+
+    @property
     def reports_progress(self) -> bool:
         """Whether a clone tells ``on_progress`` the bytes it received; False for a VCS
         whose clones say nothing of it (``on_progress`` is then never given)."""
@@ -111,6 +118,7 @@ class VCS(Protocol):
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
         on_progress: Callable[[int], object] | None = None,
+        keep_worker: bool = False,
     ) -> ClonedSource:
         """Clone ``url``'s default branch into ``destination`` (a new private directory if None).
 
@@ -128,7 +136,8 @@ class VCS(Protocol):
         memory budget): awaited, from the calling task, with the bytes the clone will
         use in all from then on, before it uses them. It returns once they are
         reserved (or at once, if they were); the clone timeout does not run while it
-        waits.
+        waits. With ``on_memory``, the clone's worker is kept for the next clone only
+        with ``keep_worker``: the caller counted :attr:`idle_memory` as reserved.
 
         ``on_progress`` (given only when :attr:`reports_progress`): called, from the
         calling task and without awaiting, with the bytes received so far, now and

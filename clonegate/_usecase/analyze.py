@@ -34,6 +34,7 @@ from .entries import Entry, EntrySource
 from .estimates import MemoryEstimates
 from .gate import CloneGate, CloneGateStatistics, GateEntry
 from .host_limits import HostLimits
+from .idle_workers import reserve_idle
 from .incremental import Recorder, Reuse, first_store_error, stored_peaks
 from .options import Option, UseCaseConfig
 from .pressure import BudgetDecision, PressureController
@@ -78,6 +79,7 @@ class AnalyzeUseCase:
             raise ValueError("a memory budget needs a memory_sensor= (open_analyzer gives one)")
         opening = vcs.opening_memory
         estimates = MemoryEstimates.for_budget(config, memory_sensor, vcs.max_memory, opening)
+        keep_workers = reserve_idle(estimates, config.max_concurrent_clones, vcs.idle_memory)
         store = config.result_store
         self._clock = RunClock(trio.current_time)  # every instant on one clock (ADR 0020)
         self._events = RunLog(store, self._clock)  # notes nothing without a store
@@ -94,6 +96,7 @@ class AnalyzeUseCase:
             history=stored_peaks(store, vcs.depth) if estimates is not None else None,
             host_rate=self._hosts.bucket_for,
         )
+        self._gate.keeps_workers = keep_workers
         self._controller = PressureController.of_budget(
             self._gate.memory, memory_sensor, self._gate.heaviest, self._budget_changed
         )

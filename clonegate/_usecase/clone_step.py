@@ -33,6 +33,7 @@ class CloneHooks:
 
     need: Callable[[int], Awaitable[None]] | None = None  # memory forecasts (a budget)
     received: Callable[..., object] | None = None  # called with ``received=`` bytes so far
+    keep_worker: bool = False  # the budget reserved what an idle worker keeps (idle_workers)
 
     @classmethod
     def of(
@@ -50,7 +51,8 @@ class CloneHooks:
                 emit(EventKind.MEMORY, detail=f"{before} -> {lease.memory} MiB")
 
         forecasts = gate.memory is not None and vcs.opening_memory is not None
-        return cls(need if forecasts else None, partial(emit, EventKind.RECEIVED))
+        keep = gate.keeps_workers
+        return cls(need if forecasts else None, partial(emit, EventKind.RECEIVED), keep)
 
 
 def throttled(emit: Callable[..., object]) -> Callable[[int], None]:
@@ -114,8 +116,17 @@ async def clone_timed(
                 # A deadline not set yet (before on_ready) stays unset.
                 clone_scope.deadline = deadline + (trio.current_time() - started)
 
+        if not hooks.keep_worker:
+            return await vcs.clone(
+                url, credential=credential, on_ready=ready, on_memory=paused, on_progress=progress
+            )
         return await vcs.clone(
-            url, credential=credential, on_ready=ready, on_memory=paused, on_progress=progress
+            url,
+            credential=credential,
+            on_ready=ready,
+            on_memory=paused,
+            on_progress=progress,
+            keep_worker=True,
         )
     assert limit is not None
     raise CloneTimeoutError(shown, f"the clone took longer than {limit:g} s")

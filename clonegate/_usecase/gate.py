@@ -152,6 +152,7 @@ class CloneGate:
         # With a budget: ``history`` gives the bytes a repository's clone used in an
         # earlier run, by key.
         self.admission = MemoryAdmission(estimates, history) if estimates is not None else None
+        self.keeps_workers = False  # a clone's worker may wait for the next (idle_workers)
         # Keyed by a ticket per slot() call: the same index may be in flight twice
         # when a library user calls execute() concurrently.
         self._queued: dict[int, _Holder] = {}

@@ -41,6 +41,7 @@ class FakeVCS:
     max_memory = 1 << 30
     opening_memory: int | None = None
     reports_progress = True  # the bytes in ``received``, told before a clone waits
+    idle_memory = 0  # keeps no worker between clones
 
     def __init__(
         self,
@@ -77,6 +78,7 @@ class FakeVCS:
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
         on_progress: Callable[[int], object] | None = None,
+        keep_worker: bool = False,
     ) -> ClonedSource:
         self.calls.append(url)
         self.credentials.append(credential)

@@ -27,6 +27,7 @@ from ..._domain.vcs import ClonedSource, RemoteHead
 from ..clones import discard
 from ..workers import WorkerDied, WorkerPool, run_pool
 from ..workers.wire import Named
+from ..workers.zygote import RETIRE_GROWTH
 from . import pack_forecast
 from .clean_up import clean_up
 from .clone_job import CloneJob
@@ -77,6 +78,8 @@ class DulwichVCS:
     opening_memory = pack_forecast.FIRST_PASS_BASE
     # Its workers tell the pack bytes they received (pack_intake.ReceivedNotes).
     reports_progress = True
+    # A served worker retires once it grew this much (ADR 0003): what it may keep idle.
+    idle_memory = RETIRE_GROWTH
 
     def __init__(
         self,
@@ -114,6 +117,7 @@ class DulwichVCS:
         on_ready: Callable[[], object] | None = None,
         on_memory: Callable[[int], Awaitable[object]] | None = None,
         on_progress: Callable[[int], object] | None = None,
+        keep_worker: bool = False,
     ) -> ClonedSource:
         """Clone ``url`` into ``destination`` (must not exist yet) or a private temporary directory.
 
@@ -169,10 +173,10 @@ class DulwichVCS:
                 memory_allowance=self._envelope.max_memory,
                 # Served: a worker takes clone after clone while they succeed, each with
                 # its own allowance and peak (ADR 0003). The file-size limit is part of
-                # the kind: a worker's hard limit cannot be raised for a later job. Not
-                # under a memory budget: an idle worker keeps what its clone left (up
-                # to 32 MiB), which no reservation counts (ADR 0014, issue 46).
-                reuse=f"clone/{self._envelope.max_repo_bytes}" if not asks else None,
+                # the kind: a worker's hard limit cannot be raised for a later job.
+                # Under a memory budget only if the caller reserved what an idle worker
+                # keeps (idle_memory), which no clone's lease counts (ADR 0014).
+                reuse=f"clone/{self._envelope.max_repo_bytes}" if not asks or keep_worker else None,
                 on_question=answer,
                 on_note=self._progress_to(on_progress),
             )
