@@ -7,7 +7,8 @@ For each batch, one full-history clone of its repository is first measured alone
 command's whole tree, in a memory cgroup of its own); the batch then runs, side by
 side and alternately, in a cgroup limited to 1.3 times that peak (v1 ``memory``
 controller, no swap), as ``clonegate analyze --depth 0`` with ``-j 1``, ``-j 2``,
-``-j 4``, ``--memory-budget auto`` (with the default ``-j 2`` as its ceiling),
+``-j 4`` (each with ``--memory-budget off``: a fixed count), ``--memory-budget auto``
+(with the default ``-j 2`` as its ceiling),
 ``-j 4 --memory-budget auto``, and ``--memory-budget auto --db`` on a result store
 that an earlier run of the same batch filled (untimed, in the same group): the
 nightly re-run, whose budget starts from each repository's measured clone instead
@@ -55,9 +56,9 @@ from tests.support.servers import git_daemon
 
 MiB = 1 << 20
 CONTENDERS = {
-    "-j 1": ["-j", "1"],
-    "-j 2": ["-j", "2"],
-    "-j 4": ["-j", "4"],
+    "-j 1": ["-j", "1", "--memory-budget", "off"],  # a fixed count: the budget off
+    "-j 2": ["-j", "2", "--memory-budget", "off"],
+    "-j 4": ["-j", "4", "--memory-budget", "off"],
     "budget auto": ["--memory-budget", "auto"],  # as a user types it: -j 2 by default
     "-j 4, budget auto": ["-j", "4", "--memory-budget", "auto"],  # the budget decides more
     # + a primed store; no analysis cache, so that only the budget differs

@@ -84,6 +84,7 @@ def test_a_thousand_urls_with_ten_percent_bad(tmp_path: Path, work: Path) -> Non
     # drawn at random (backoff with jitter).
     assert 1 <= summary.pop("retried") <= 25
     assert summary.pop("retry_wait") > 0
+    assert summary.pop("memory_budget") > 0  # MiB: a budget by default (issue 46)
     assert summary | {"elapsed": 0} == {
         "repositories": 1000,
         "ok": 900,

@@ -155,14 +155,15 @@ class CloneFlags:
         str, typer.Option(help=help_of(AnalysisSettings, "max_memory"), metavar="SIZE")
     ] = size_text(_ANALYSIS.max_memory)
     memory_budget: Annotated[
-        str | None,
+        str,
         typer.Option(
-            help="Run clones while their expected memory fits in SIZE (e.g. 1.5G), or "
-            "'auto' (3/4 of what this process may use); combines with -j.",
-            metavar="SIZE|auto",
+            help="Run clones while their expected memory fits in SIZE (e.g. 1.5G); 'auto': "
+            "3/4 of what this process may use; 'off': the clone limit (-j) alone. "
+            "Combines with -j.",
+            metavar="SIZE|auto|off",
             envvar="CLONEGATE_MEMORY_BUDGET",
         ),
-    ] = None
+    ] = "auto"
     low_speed_limit: Annotated[
         int, typer.Option(min=1, help=_clone_help("low_speed_limit"), metavar="BYTES")
     ] = _CLONE.low_speed_limit
@@ -244,9 +245,10 @@ class CloneFlags:
         ]
         if self.clone_timeout is not None:
             options.append(with_clone_timeout(self.clone_timeout))
-        if self.memory_budget is not None:
-            named = _source(ctx, "memory_budget", "--memory-budget")
-            options.append(with_memory_budget(_budget(named, self.memory_budget)))
+        named = _source(ctx, "memory_budget", "--memory-budget")
+        budget = _budget(named, self.memory_budget)
+        if budget is not None:  # a budget by default: the hard limit (ADR 0014, 0007)
+            options.append(with_memory_budget(budget))
         options += credential_options(self.token, self.token_host, self.netrc)
         return tuple(options)
 
@@ -308,9 +310,12 @@ def _source(ctx: typer.Context, name: str, flag: str) -> str:
     return flag
 
 
-def _budget(named: str, text: str) -> int | str:
-    """The budget in ``text``; a ValueError naming ``named`` otherwise."""
-    if text.strip().lower() == "auto":
+def _budget(named: str, text: str) -> int | str | None:
+    """The budget in ``text`` (None: ``off``); a ValueError naming ``named`` otherwise."""
+    word = text.strip().lower()
+    if word == "off":
+        return None
+    if word == "auto":
         return "auto"
     size = parse_size_option(named, text, "a memory budget")
     if size < MiB:

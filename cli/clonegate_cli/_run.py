@@ -173,7 +173,9 @@ class _Run:
         stderr = self.progress.stderr
         async with trio.open_nursery() as diagnostics:
             if stderr is not None:
-                diagnostics.start_soon(stderr.run)
+                # Started before the use case is made: it logs (the memory budget at
+                # -v, issue 46) as it is made, and stderr may be a pipe nobody reads.
+                await diagnostics.start(stderr.run)
             code = await self._batch(with_store(self.store, self.setup))
             if stderr is not None:
                 # After a signal, within the results' bound: a stderr nobody reads

@@ -64,10 +64,11 @@ class Diagnostics:
             self._write_kept()
             self._stream.flush()
 
-    async def run(self) -> None:
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         """Write what is kept as the reader takes it, until cancelled (the run's end);
-        until then, writes never block."""
+        from its start (``nursery.start``) until then, writes never block."""
         self._start()
+        task_status.started()
         try:
             while True:
                 if self._sink is not None and self._kept:
