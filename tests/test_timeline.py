@@ -261,7 +261,10 @@ def test_auto_budget_is_said_at_v_and_in_the_json_summary(
         r"memory budget: (\d+) MiB \(auto: 75% of the (\d+) MiB available\)", result.stderr
     )
     assert said is not None, result.stderr
-    assert int(said.group(1)) == chosen > 0
+    # What the clones are admitted in: the budget less what idle workers may keep.
+    kept = re.search(r"memory budget: (\d+) MiB for clones \((\d+) MiB kept for", result.stderr)
+    assert kept is not None, result.stderr
+    assert int(said.group(1)) - int(kept.group(2)) == int(kept.group(1)) == chosen > 0
     assert chosen <= int(said.group(2))
 
 
