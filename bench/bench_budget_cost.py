@@ -13,6 +13,7 @@ runs every contender once, in turn, as fresh commands; the machine is shared, so
 medians of the ratios within a round are compared, with the load average beside them.
 ``--before DIR`` (a directory holding ``clonegate/`` and ``cli/clonegate_cli/``) runs
 that tree's code with the budget too, so a change is measured in the same rounds.
+Peak RSS of each command's process tree is sampled every 10 ms.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from pathlib import Path
 from bench.bench_batch import REQUESTS_BUNDLE, serve_copies
 from bench.bench_first_result import before_environment
 from bench.installed import compile_sources
+from bench.proctree import PeakTreeRSS
 from tests.support.repos import git, make_large_repo, make_repo
 from tests.support.servers import git_daemon
 
@@ -41,14 +43,25 @@ def this_tree() -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'cli'}"}
 
 
-def timed(urls: list[str], options: tuple[str, ...], env: dict[str, str]) -> float:
+def timed(urls: list[str], options: tuple[str, ...], env: dict[str, str]) -> tuple[float, int]:
+    """Seconds and peak RSS of the command's process tree (sampled every 10 ms)."""
     command = [sys.executable, "-m", "clonegate", "analyze", "--format", "jsonl", *options]
     start = time.perf_counter()
     # Out of the tree: sys.path[0] of `-m` is the working directory.
-    subprocess.run(
-        [*command, *urls], check=True, capture_output=True, env=env, cwd=tempfile.gettempdir()
-    )
-    return time.perf_counter() - start
+    with (
+        subprocess.Popen(
+            [*command, *urls],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            cwd=tempfile.gettempdir(),
+        ) as process,
+        PeakTreeRSS(process.pid) as peak,
+    ):
+        process.wait()
+    if process.returncode:
+        raise RuntimeError(f"{command[:4]} failed: exit {process.returncode}")
+    return time.perf_counter() - start, peak.bytes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.before is not None:
         contenders["auto, before"] = (ON, before_environment(args.before.resolve()))
     times: dict[tuple[str, str], list[float]] = {}
+    peaks: dict[tuple[str, str], list[int]] = {}
     loads: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         served = Path(tmp) / "served"
@@ -92,20 +106,25 @@ def main(argv: list[str] | None = None) -> int:
                 for shape, urls in shapes.items():
                     jobs = ("-j", "2") if len(urls) > 1 else ()
                     for name, (options, env) in contenders.items():
-                        taken = timed(urls, (*jobs, *options), env)
+                        taken, peak = timed(urls, (*jobs, *options), env)
                         if run:
                             times.setdefault((shape, name), []).append(taken)
+                            peaks.setdefault((shape, name), []).append(peak)
                 if run:
                     loads.append(os.getloadavg()[0])
     print(f"{pairs} alternating rounds, load average {min(loads):.1f}-{max(loads):.1f}\n")
-    print("| shape | contender | median | best | median of its ratios to off, same round |")
-    print("|---|---|---|---|---|")
+    print(
+        "| shape | contender | median | best | median of its ratios to off, same round "
+        "| peak tree RSS, median |"
+    )
+    print("|---|---|---|---|---|---|")
     for (shape, name), seconds in times.items():
         off = times[shape, "off"]
         ratios = [mine / theirs for mine, theirs in zip(seconds, off, strict=True)]
         print(
             f"| {shape} | {name} | {statistics.median(seconds):.3f} s | {min(seconds):.3f} s "
-            f"| {statistics.median(ratios):.3f}x |"
+            f"| {statistics.median(ratios):.3f}x "
+            f"| {statistics.median(peaks[shape, name]) / 2**20:.0f} MiB |"
         )
     return 0
 
