@@ -147,8 +147,9 @@ class TestInventoryAnalyzer:
         version = ANALYZER_VERSION  # read once, so that the keys and the report agree
         if self._cache is None:
             # One job when the candidates make one part; else the listing, to split.
+            # The workers recall the files and trees they met earlier (.memo).
             first: Listing | ScanResult = await processes.run(
-                _SCAN.list_or_scan, path, source.commit, processes.count
+                _SCAN.list_or_scan, path, source.commit, processes.count, True
             )
             if isinstance(first, ScanResult):
                 result = first
@@ -304,10 +305,14 @@ def _parts(candidates: Part, processes: _Processes) -> list[Part]:
 async def _scan(
     processes: _Processes, path: str, parts: list[Part], scopes: ConfigScopes, encode: bool
 ) -> list[PartResult]:
-    """Each part's result, in the parts' order."""
-    scan = _SCAN.scan_part
+    """Each part's result, in the parts' order; unless ``encode``, the workers recall
+    the files they met earlier (.memo)."""
+    scan, recall = _SCAN.scan_part, not encode
     return await _all(
-        [functools.partial(processes.run, scan, path, p, scopes, encode) for p in parts]
+        [
+            functools.partial(processes.run, scan, path, p, scopes, encode, None, recall)
+            for p in parts
+        ]
     )
 
 
