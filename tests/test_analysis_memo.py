@@ -17,7 +17,7 @@ import pytest
 
 from clonegate import AnalysisSettings, ClonedSource, TestInventoryAnalyzer
 from clonegate._adapters.analysis import memo, scan
-from clonegate._adapters.analysis.results import MIN_FILES_PER_PART
+from clonegate._adapters.analysis.results import MIN_FILES_PER_PART, ScanResult
 from clonegate._adapters.clones import discard
 from clonegate._domain.inventory import ScanError, TestCase, TestFile
 
@@ -72,7 +72,7 @@ def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, ClonedSource]:
     return {"a": a, "copy": copy, "b": b, "big": big}
 
 
-def _fresh(source: ClonedSource) -> scan.ScanResult:
+def _fresh(source: ClonedSource) -> ScanResult:
     """The scan of ``source`` in this process, recalling nothing."""
     return scan.scan_commit(str(source.path), source.commit)
 
