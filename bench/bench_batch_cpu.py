@@ -70,23 +70,11 @@ def serve(served: Path, tmp: Path, shapes: list[str]) -> dict[str, list[str]]:
             (served / f"{copy}.git").symlink_to(served / f"{shape}.git")
     names["distinct"] = [f"distinct-{i}" for i in range(CLONES)]
     for name in names["distinct"] if "distinct" in shapes else ():
-        # Unique files (the name is in every blob): each repository its own blobs.
-        make_test_suite_repo(served, name, test_files=100, other_files=1890, kinds=("python",))
-        _rewrite_with_salt(served / f"{name}.git", name)
+        # The mid-size shape, each repository's files its own (a salt in each).
+        make_test_suite_repo(
+            served, name, test_files=100, other_files=1890, kinds=("python",), salt=name
+        )
     return names
-
-
-def _rewrite_with_salt(bare: Path, salt: str) -> None:
-    """Give every blob of ``bare``'s HEAD a comment line naming ``salt``: no blob of one
-    repository is another's."""
-    work = bare.with_suffix(".work")
-    git("clone", "-q", str(bare), str(work))
-    for path in work.rglob("*.py"):
-        path.write_text(f"# {salt}\n" + path.read_text())
-    git("-C", str(work), "add", "-A")
-    git("-C", str(work), "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-qm", salt)
-    git("-C", str(work), "push", "-q", str(bare), "HEAD:main")
-    subprocess.run(["rm", "-rf", str(work)], check=True)
 
 
 def daemon_cpu(pid: int) -> float:
