@@ -3,6 +3,7 @@
     python -m bench.bench_batch_cpu                 # 10 alternating pairs per shape
     python -m bench.bench_batch_cpu --pairs 12 --shape mid
     python -m bench.bench_batch_cpu --before TREE   # and the code before, in each round
+    python -m bench.bench_batch_cpu --quick         # one round of 4 clones: a smoke test
 
 Shapes, 20 shallow clones each at two at a time, served by ``git daemon`` on 127.0.0.1
 under one name per clone: ``mid``, the generated mid-size repository (1,991 files, 100
@@ -58,17 +59,17 @@ def renamed_away(served: Path, name: str, work: Path) -> None:
     git("clone", "-q", "--bare", str(work), str(served / f"{name}.git"))
 
 
-def serve(served: Path, tmp: Path, shapes: list[str]) -> dict[str, list[str]]:
+def serve(served: Path, tmp: Path, shapes: list[str], clones: int) -> dict[str, list[str]]:
     """Each shape's repository names (symlinks to one repository, or distinct ones)."""
     mid_size(served, "mid")
     renamed_away(served, "bare", tmp / "work")
     git("clone", "-q", "--bare", str(REQUESTS_BUNDLE), str(served / "real.git"))
     names: dict[str, list[str]] = {}
     for shape in ("mid", "bare", "real"):
-        names[shape] = [f"{shape}-{i}" for i in range(CLONES)]
+        names[shape] = [f"{shape}-{i}" for i in range(clones)]
         for copy in names[shape]:
             (served / f"{copy}.git").symlink_to(served / f"{shape}.git")
-    names["distinct"] = [f"distinct-{i}" for i in range(CLONES)]
+    names["distinct"] = [f"distinct-{i}" for i in range(clones)]
     for name in names["distinct"] if "distinct" in shapes else ():
         # The mid-size shape, each repository's files its own (a salt in each).
         make_test_suite_repo(
@@ -142,11 +143,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
     )
+    parser.add_argument("--quick", action="store_true", help="one round of 4 clones")
     parser.add_argument("--pairs", type=int, default=10)
     parser.add_argument("--shape", action="append", choices=SHAPES)
     parser.add_argument("--before", type=Path, help="a tree of the code before, run beside")
     args = parser.parse_args(argv)
-    shapes = args.shape or list(SHAPES)
+    shapes = args.shape or (["mid", "real"] if args.quick else list(SHAPES))
+    pairs, clones = (1, 4) if args.quick else (args.pairs, CLONES)
     compile_sources()
     contenders: dict[str, dict[str, str] | None] = {"clonegate": None}
     if args.before:
@@ -158,10 +161,10 @@ def main(argv: list[str] | None = None) -> int:
         tmp = Path(tmp_name)
         served, into, log = tmp / "served", tmp / "into", tmp / "clock.log"
         served.mkdir()
-        names = serve(served, tmp, shapes)
+        names = serve(served, tmp, shapes, clones)
         with git_daemon(served) as daemon:
             pid = daemon.process.pid
-            for round_ in range(args.pairs + 1):  # the first round warms caches: dropped
+            for round_ in range(pairs + 1):  # the first round warms caches: dropped
                 for shape in shapes:
                     urls = [daemon.url(n) for n in names[shape]]
                     subprocess.run(["rm", "-rf", str(into)], check=True)
