@@ -198,3 +198,26 @@ def test_outcomes_are_made_the_paths_and_bounded_oldest_first() -> None:
     many = tuple(TestCase(f"test_{i}", i) for i in range(5))
     outcomes.keep(b"sha6", b"ctx", TestFile("t.py", "pytest", "python", (), many), 9)
     assert outcomes.recall(b"sha6", b"ctx", "t.py") is None  # larger than the bound
+
+
+def test_listings_are_bounded_by_their_files_oldest_first(
+    repos: dict[str, ClonedSource],
+) -> None:
+    source = repos["a"]
+    real = scan.list_commit(str(source.path), source.commit)
+    listings = memo.Listings(max_files=100)
+
+    def of(files: int) -> scan.Listing:
+        return dataclasses.replace(real, files_scanned=files)
+
+    first, second, third = of(40), of(40), of(30)
+    listings.keep(b"t1", first)
+    listings.keep(b"t2", second)
+    assert listings.recall(b"t1") is first
+    listings.keep(b"t3", third)  # 110 files: the oldest goes
+    assert listings.recall(b"t1") is None
+    assert listings.recall(b"t2") is second
+    assert listings.recall(b"t3") is third
+    listings.keep(b"t4", of(101))  # larger than the bound: never kept
+    assert listings.recall(b"t4") is None
+    assert listings.recall(b"t2") is second
