@@ -39,6 +39,7 @@ def test_console_script_and_python_m_print_the_version() -> None:
         ("bench_intake.py", "| full-history clone |"),
         ("bench_first_result.py", "| clonegate |"),
         ("bench_batch.py", "| 24 clones: -j 8 |"),
+        ("bench_batch_cpu.py", "| mid | clonegate |"),
         ("bench_memory.py", "| budget auto |"),
         ("bench_budget_cost.py", "| first result, one tiny repository | auto |"),
         ("bench_throttle.py", "| -j 3 (oracle) |"),

@@ -3,13 +3,18 @@ object (issue 47): the same entries, in the same order, and the same refusals.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from dulwich.errors import ObjectFormatException
 from dulwich.objects import Blob, Tree
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from clonegate._adapters.analysis.scan import _tree_entries
+from clonegate._adapters.analysis.frameworks import pytest as pytest_rules
+from clonegate._adapters.analysis.scan import _tree_entries, list_commit
+
+from .support.repos import make_repo
 
 # A directory, a file, an executable, a symlink, a submodule.
 _MODES = (0o040000, 0o100644, 0o100755, 0o120000, 0o160000)
@@ -49,3 +54,24 @@ def test_another_object_or_a_broken_tree_is_refused_as_before() -> None:
         Tree.from_raw_string(Tree.type_num, broken)
     with pytest.raises(ObjectFormatException):
         _tree_entries(Tree.type_num, broken)
+
+
+def test_pytest_looks_at_a_files_directories_only_when_its_name_is_a_tests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Most files of a tree are no test, and their names say so: the listing of the
+    # issue's mid-size shape spent a fifth of its time on their directories (issue 47).
+    files = {f"src/part{i}/util_{i}.py": b"x = 1\n" for i in range(30)}
+    files["tests/unit/test_a.py"] = b"def test_a():\n    pass\n"
+    repo = make_repo(tmp_path, "r", commits=1, files=files)
+    asked: list[str] = []
+    skipped = pytest_rules._skipped
+
+    def counting(skip_dirs: tuple[str, ...], directory: str) -> bool:
+        asked.append(directory)
+        return skipped(skip_dirs, directory)
+
+    monkeypatch.setattr(pytest_rules, "_skipped", counting)
+    listing = list_commit(str(tmp_path / "r.git"), repo.head)
+    assert [path for path, _ in listing.candidates] == ["tests/unit/test_a.py"]
+    assert set(asked) == {"tests/unit"}

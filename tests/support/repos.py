@@ -319,12 +319,15 @@ def make_test_suite_repo(
     tests_per_file: int = 6,
     other_files: int = 1000,
     kinds: tuple[str, ...] = DEFAULT_KINDS,
+    salt: str = "",
 ) -> str:
     """A bare repository with ``test_files`` test files across six frameworks (or
     ``kinds``, names of ``_TEMPLATES``), via fast-import.
 
     Every file is unique (its index is in every name), so git cannot share blobs and
-    the analyzer really reads and parses each one. Returns HEAD's sha.
+    the analyzer really reads and parses each one. ``salt``: a first line ``# salt``
+    in every ``.py`` file, so that repositories of other salts share none of them.
+    Returns HEAD's sha.
     """
     bare = root / f"{name}.git"
     git("init", "-q", "--bare", "-b", "main", str(bare))
@@ -349,6 +352,8 @@ def make_test_suite_repo(
         "1700000000 +0000\ndata 7\nfixture\n"
     ]
     for path, text in blobs:
+        if salt and path.endswith(".py"):
+            text = f"# {salt}\n{text}"
         data = text.encode()
         stream.append(f"M 644 inline {path}\ndata {len(data)}\n")
         stream.append(text + "\n")

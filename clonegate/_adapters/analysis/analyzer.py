@@ -147,14 +147,15 @@ class TestInventoryAnalyzer:
         version = ANALYZER_VERSION  # read once, so that the keys and the report agree
         if self._cache is None:
             # One job when the candidates make one part; else the listing, to split.
+            # The workers recall the files and trees they met earlier (.memo).
             first: Listing | ScanResult = await processes.run(
-                _SCAN.list_or_scan, path, source.commit, processes.count
+                _SCAN.list_or_scan, path, source.commit, processes.count, True
             )
             if isinstance(first, ScanResult):
                 result = first
             else:
                 parts = _parts(first.candidates, processes)
-                results = await _scan(processes, path, parts, first.scopes, encode=False)
+                results = await _scan(processes, path, parts, first.scopes, recall=True)
                 result = ScanResult.merge(first, results)
         else:
             listing: Listing = await processes.run(_SCAN.list_commit, path, source.commit)
@@ -200,7 +201,7 @@ class TestInventoryAnalyzer:
             )
             self._misses += len(candidates)
             parts = _parts(candidates, processes)
-            return await _scan(processes, path, parts, listing.scopes, encode=False)
+            return await _scan(processes, path, parts, listing.scopes)
         cached = _Outcomes()
         missing: list[tuple[str, bytes]] = []
         key_of: dict[str, bytes] = {}
@@ -302,12 +303,23 @@ def _parts(candidates: Part, processes: _Processes) -> list[Part]:
 
 
 async def _scan(
-    processes: _Processes, path: str, parts: list[Part], scopes: ConfigScopes, encode: bool
+    processes: _Processes,
+    path: str,
+    parts: list[Part],
+    scopes: ConfigScopes,
+    *,
+    encode: bool = False,
+    recall: bool = False,
 ) -> list[PartResult]:
-    """Each part's result, in the parts' order."""
+    """Each part's result, in the parts' order (``encode``, ``recall``: ``scan_part``'s).
+    Without a cache the workers recall the files they met earlier (.memo); with one,
+    the cache alone says what is known, even when its lookup failed."""
     scan = _SCAN.scan_part
     return await _all(
-        [functools.partial(processes.run, scan, path, p, scopes, encode) for p in parts]
+        [
+            functools.partial(processes.run, scan, path, p, scopes, encode, None, recall)
+            for p in parts
+        ]
     )
 
 

@@ -21,11 +21,12 @@ from typing import Any
 from ..._domain.inventory import ScanError, TestFile
 from . import cpp, csharp, go, java, javascript, kotlin, php, python, ruby, rust, swift
 from .blobs import BlobTooLarge, blob_reader
-from .cache_keys import ScopeContexts, encode_file, encode_parse_error
+from .cache_keys import Outcome, ScopeContexts, encode_file, encode_parse_error
 from .config import ConfigScopes
 from .detect import FAMILY, MAX_FILE_BYTES, language_of, skipped_directory
 from .frameworks import KEEPS_UNNAMED
 from .frameworks.definition import Framework, Reading
+from .memo import LISTINGS, OUTCOMES
 from .problems import Refused, check_size, describe, retire_after
 from .results import Part, PartResult, ScanResult, split
 from .unread import MAX_PROJECT_BYTES, NOTHING_UNREAD, UnreadFiles, unread_files
@@ -78,62 +79,79 @@ def scan_commit(repo_path: str, commit: str) -> ScanResult:
     return ScanResult.merge(listing, [scan_part(repo_path, listing.candidates, listing.scopes)])
 
 
-def list_or_scan(repo_path: str, commit: str, processes: int) -> Listing | ScanResult:
+def list_or_scan(
+    repo_path: str, commit: str, processes: int, recall: bool = False
+) -> Listing | ScanResult:
     """The scan of ``commit`` when its candidates make one part (:func:`.results.split`),
     else its listing, for the parent to split among ``processes`` workers.
 
     Most repositories have fewer than two parts' worth of test files: one job then
     lists and scans them, and the parent neither waits for a second job nor unpickles
-    a listing (which would load every framework's definition in it).
+    a listing (which would load every framework's definition in it). ``recall``: as
+    :func:`list_commit`'s and :func:`scan_part`'s.
     """
-    listing = list_commit(repo_path, commit)
+    listing = list_commit(repo_path, commit, recall)
     if not listing.candidates:
         return ScanResult.merge(listing, [])
     if len(split(listing.candidates, processes)) > 1:
         return listing
-    return ScanResult.merge(listing, [scan_part(repo_path, listing.candidates, listing.scopes)])
+    candidates, scopes, contexts = listing.candidates, listing.scopes, listing.contexts
+    part = scan_part(repo_path, candidates, scopes, contexts=contexts, recall=recall)
+    return ScanResult.merge(listing, [part])
 
 
-def list_commit(repo_path: str, commit: str) -> Listing:
-    """The candidate test files of ``commit``, and the config scopes that apply to them."""
+def list_commit(repo_path: str, commit: str, recall: bool = False) -> Listing:
+    """The candidate test files of ``commit``, and the config scopes that apply to them.
+
+    ``recall``: a tree this process has listed already (with ``recall``) is not listed
+    again (:mod:`.memo`: the analyzer's served workers)."""
     from dulwich.repo import Repo
 
     with Repo(repo_path) as repo:
-        store = repo.object_store
         tree_id = repo[commit.encode("ascii")].tree  # type: ignore[attr-defined]
-        blobs, tree_errors = _regular_files(store.get_raw, tree_id)
-        read = blob_reader(store, MAX_FILE_BYTES)
-        per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
-        visible = [p for p in sorted(blobs) if not skipped_directory(p)]
-        read_project = blob_reader(store, MAX_PROJECT_BYTES)
-        scopes = ConfigScopes(
-            visible, lambda path: read(blobs[path]), lambda path: read_project(blobs[path])
-        )
-        contexts = ScopeContexts(scopes)
-        # A file has a context exactly when it is a candidate (is_candidate).
-        found = [(p, context) for p in visible if (context := contexts.of(p)) is not None]
-        candidates = {p for p, _ in found}
+        listing = LISTINGS.recall(tree_id) if recall else None
+        if listing is None:
+            listing = _list_tree(repo.object_store, tree_id)
+            if recall:
+                LISTINGS.keep(tree_id, listing)
+        return listing
 
-        def is_read(path: str) -> bool:
-            # A candidate that only node:test's rules or an import could make ours is
-            # read only if its bytes say so (AVA's test/a.js is not node:test's).
-            if path not in candidates:
-                return False
-            try:
-                return _parsed(path, read(blobs[path]), scopes)
-            except BlobTooLarge:
-                return True  # read, as far as this goes: a scan error of its own
 
-        unread = unread_files(visible, is_read, lambda p: read_project(blobs[p]))
-        return Listing(
-            candidates=tuple((p, blobs[p]) for p, _ in found),
-            contexts=tuple(context for _, context in found),
-            scopes=scopes,
-            files_scanned=len(blobs),
-            files_per_language=dict(sorted(per_language.items())),
-            errors=(*tree_errors, *scopes.errors, *unread.errors),
-            unread=unread,
-        )
+def _list_tree(store: Any, tree_id: bytes) -> Listing:
+    """:func:`list_commit`'s listing of the tree ``tree_id`` in ``store``."""
+    blobs, tree_errors = _regular_files(store.get_raw, tree_id)
+    read = blob_reader(store, MAX_FILE_BYTES)
+    per_language = Counter(lang for p in blobs if (lang := language_of(p)) is not None)
+    visible = [p for p in sorted(blobs) if not skipped_directory(p)]
+    read_project = blob_reader(store, MAX_PROJECT_BYTES)
+    scopes = ConfigScopes(
+        visible, lambda path: read(blobs[path]), lambda path: read_project(blobs[path])
+    )
+    contexts = ScopeContexts(scopes)
+    # A file has a context exactly when it is a candidate (is_candidate).
+    found = [(p, context) for p in visible if (context := contexts.of(p)) is not None]
+    candidates = {p for p, _ in found}
+
+    def is_read(path: str) -> bool:
+        # A candidate that only node:test's rules or an import could make ours is
+        # read only if its bytes say so (AVA's test/a.js is not node:test's).
+        if path not in candidates:
+            return False
+        try:
+            return _parsed(path, read(blobs[path]), scopes)
+        except BlobTooLarge:
+            return True  # read, as far as this goes: a scan error of its own
+
+    unread = unread_files(visible, is_read, lambda p: read_project(blobs[p]))
+    return Listing(
+        candidates=tuple((p, blobs[p]) for p, _ in found),
+        contexts=tuple(context for _, context in found),
+        scopes=scopes,
+        files_scanned=len(blobs),
+        files_per_language=dict(sorted(per_language.items())),
+        errors=(*tree_errors, *scopes.errors, *unread.errors),
+        unread=unread,
+    )
 
 
 def _regular_files(
@@ -196,35 +214,63 @@ def _git_order(entry: tuple[bytes, tuple[int, bytes]]) -> bytes:
     return name + b"/" if stat.S_ISDIR(mode) else name
 
 
-def scan_part(repo_path: str, part: Part, scopes: ConfigScopes, encode: bool = False) -> PartResult:
+def scan_part(
+    repo_path: str,
+    part: Part,
+    scopes: ConfigScopes,
+    encode: bool = False,
+    contexts: tuple[bytes, ...] | None = None,
+    recall: bool = False,
+) -> PartResult:
     """Read and parse the files of ``part``; a file that fails becomes a :class:`ScanError`.
 
     ``encode``: return each file's outcome as its cache value instead (see
-    :class:`PartResult`).
+    :class:`PartResult`). ``recall`` (not with ``encode``): a file whose blob and
+    context this process has parsed already (with ``recall``) is recalled, not read
+    (:mod:`.memo`); ``contexts``: the part's (:attr:`Listing.contexts`), worked out
+    here when not given.
     """
     from dulwich.repo import Repo
 
     with Repo(repo_path) as repo:
-        return _scan(part, blob_reader(repo.object_store, MAX_FILE_BYTES), scopes, encode)
+        read = blob_reader(repo.object_store, MAX_FILE_BYTES)
+        if encode or not recall:
+            return _scan(part, read, scopes, encode)
+        if contexts is None:
+            of = ScopeContexts(scopes).of
+            contexts = tuple(of(path) or b"" for path, _ in part)
+        return OUTCOMES.scan(
+            part, contexts, lambda new, keep: _scan(new, read, scopes, False, keep)
+        )
 
 
 def _scan(
-    part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes, encode: bool
+    part: Part,
+    read: Callable[[bytes], bytes],
+    scopes: ConfigScopes,
+    encode: bool,
+    keep: dict[tuple[str, bytes], bytes] | None = None,
 ) -> PartResult:
     # Parsing makes millions of short-lived objects and no cycles worth finding: the
     # cyclic collector cost about 40% of ast.parse on a Python-heavy repository.
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return _scan_files(part, read, scopes, encode)
+        return _scan_files(part, read, scopes, encode, keep)
     finally:
         if collecting:
             gc.enable()
 
 
 def _scan_files(
-    part: Part, read: Callable[[bytes], bytes], scopes: ConfigScopes, encode: bool
+    part: Part,
+    read: Callable[[bytes], bytes],
+    scopes: ConfigScopes,
+    encode: bool,
+    keep: dict[tuple[str, bytes], bytes] | None,
 ) -> PartResult:
+    """``keep``: each file's context, to keep what the content alone decides (its test
+    file, no test, a parse error) in :data:`.memo.OUTCOMES`."""
     files: list[TestFile] = []
     errors: list[ScanError] = []
     values: list[bytes | None] = []
@@ -243,8 +289,9 @@ def _scan_files(
             continue
         bytes_read += len(data)
         parsed += 1
+        outcome: Outcome
         try:
-            found = analyze_file(path, data, scopes)
+            outcome = analyze_file(path, data, scopes)
         except MemoryError as exc:  # maybe the worker's cap: never cached
             retire_after(exc)
             errors.append(ScanError(path, "parse", describe(exc) if str(exc) else _OVER_CAP))
@@ -254,13 +301,16 @@ def _scan_files(
             phase = exc.phase if isinstance(exc, Refused) else "parse"
             if encode:
                 values.append(encode_parse_error(describe(exc), phase))
-            else:
-                errors.append(ScanError(path, phase, describe(exc)))
-            continue
-        if encode:
-            values.append(encode_file(found))
-        elif found is not None:
-            files.append(found)
+                continue
+            outcome = ScanError(path, phase, describe(exc))
+            errors.append(outcome)
+        else:
+            if encode:
+                values.append(encode_file(outcome))
+            elif outcome is not None:
+                files.append(outcome)
+        if keep is not None and (context := keep.get((path, sha))):
+            OUTCOMES.keep(sha, context, outcome, len(data))
     return PartResult(
         tuple(files), tuple(errors), bytes_read, parsed, tuple(values) if encode else ()
     )

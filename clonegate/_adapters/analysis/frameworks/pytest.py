@@ -93,14 +93,15 @@ def selects(path: str, scope: Scope) -> bool:
     ``python_files``. (pytest takes ``conftest.py`` and ``__init__.py`` only as such.)"""
     settings = scope.settings
     relative = scope.relative(path)
-    parts = relative.split("/")
-    if parts[-1] in ("conftest.py", "__init__.py"):
+    # The name first: most files of a tree are no test, and it tells them apart alone.
+    if not name_matches(settings.names, relative):
+        return False
+    directory, _, name = relative.rpartition("/")
+    if name in ("conftest.py", "__init__.py"):
         return False
     if settings.roots and not any(_under(root, relative) for root in settings.roots):
         return False
-    if len(parts) > 1 and _skipped(settings.skip_dirs, relative.rpartition("/")[0]):
-        return False
-    return name_matches(settings.names, relative)
+    return "/" not in relative or not _skipped(settings.skip_dirs, directory)
 
 
 @functools.lru_cache(maxsize=4096)
