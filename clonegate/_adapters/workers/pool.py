@@ -194,7 +194,10 @@ class WorkerPool:
         claimed, for the :meth:`run` (``first=``) that the caller makes next, with no
         checkpoint between. Otherwise None, and it stays for its own caller; the next
         :meth:`run` without it ends it. Always a checkpoint."""
-        await self._ensure_started()
+        try:
+            await self._ensure_started()
+        except RuntimeError:
+            return None  # a pool that cannot start: the caller's run() says why
         first = self._first
         if first is None or first.state != "open" or first.pid is None or first.job is None:
             return None
