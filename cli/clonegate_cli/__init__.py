@@ -64,15 +64,14 @@ def _main(arguments: list[str]) -> None:
             from clonegate.workers import ZYGOTE_PRELOAD, prestart
 
             prestart(ZYGOTE_PRELOAD, environment)
-    if first is not None:
-        _start_first_clone(*first)
-    if arguments[:1] == ["analyze"]:
-        # Its module alone: the other commands' modules were ~5 ms of a first result.
-        from ._root import main as run_app
-    else:
-        from .app import main as run_app
-
     try:
+        if first is not None:
+            _start_first_clone(*first)
+        if arguments[:1] == ["analyze"]:
+            # Its module alone: the other commands' modules were ~5 ms of a first result.
+            from ._root import main as run_app
+        else:
+            from .app import main as run_app
         run_app()
     except SystemExit as exc:
         _exit_now(exc.code)
@@ -94,12 +93,13 @@ def _start_first_clone(url: str, depth: int | None) -> None:
 
     # As the option does (_clone_options): 0 is the whole history.
     settings = CloneSettings() if depth is None else CloneSettings(depth=depth or None)
-    _first_clone_sent = start_first_clone(url, settings)
+    _first_clone_sent = True  # before: an interrupt may come once it is sent
+    start_first_clone(url, settings)
 
 
 def _end_first_clone() -> None:
-    """A first clone nothing took over (the command failed before it cloned) is
-    killed, reaped and removed (``end_first_clone``); nothing otherwise."""
+    """A first clone nothing took over (the command failed before it cloned, or was
+    interrupted) is killed, reaped and removed (``end_first_clone``); nothing otherwise."""
     if _first_clone_sent:
         from clonegate.workers import end_first_clone
 

@@ -1,0 +1,346 @@
+"""The command line's first clone, started from its raw arguments before Typer and trio
+load (ADR 0003, issue 47): taken over when the use case's job is the same, killed,
+reaped and removed otherwise, and never started on any doubt."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import trio
+
+from clonegate import CloneSettings, DulwichVCS
+from clonegate._adapters.git import first_clone
+from clonegate._adapters.workers import open_worker_pool, spawn
+from clonegate_cli._early import first_clone as read_first_clone
+
+from .support.processes import pid_alive, processes_with
+from .support.repos import make_repo
+from .support.servers import git_daemon, raw_tcp_server
+
+SCRIPT = Path(sys.executable).with_name("clonegate")
+WAIT = 60.0  # a safety net on a loaded machine, never what a test asserts
+URL = "git://127.0.0.1:9/r.git"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "expected"),
+    [
+        (["analyze", URL], (URL, None)),
+        (["analyze", "--format", "json", URL, "https://h/o/r"], (URL, None)),
+        (["analyze", "-q", "--format=jsonl", "-j", "3", URL], (URL, None)),
+        (["analyze", URL, "--depth", "0", "-v"], (URL, 0)),
+        (
+            ["analyze", "--depth=5", "--max-concurrent-clones=2", "http://h:8080/a%20b"],
+            (
+                "http://h:8080/a%20b",
+                5,
+            ),
+        ),
+    ],
+)
+def test_the_reader_takes_a_plain_analyze_of_urls(
+    arguments: list[str], expected: tuple[str, int | None]
+) -> None:
+    assert read_first_clone(arguments, {"HOME": "/h", "TMPDIR": "/t"}) == expected
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["analyze"],
+        ["analyze", "--format", "json"],
+        ["worker", URL],
+        ["analyze", "--help", URL],
+        ["analyze", "--", URL],
+        ["analyze", "-qv", URL],  # click reads it; this reader does not
+        ["analyze", "-j4", URL],
+        ["analyze", "-j", "x", URL],
+        ["analyze", "-j", URL],
+        ["analyze", "--depth", "-1", URL],
+        ["analyze", "--depth", "٣", URL],  # a digit to str.isdigit, not to this reader
+        ["analyze", "--format", "yaml", URL],
+        ["analyze", "--keep", "/k", URL],  # where the clone goes
+        ["analyze", "--token", "t", "--token-host", "h", URL],  # a credential
+        ["analyze", "--netrc", "/n", URL],
+        ["analyze", "--memory-budget", "1G", URL],  # the clone asks for memory
+        ["analyze", "--ssh-command", "ssh -i k", URL],
+        ["analyze", "--max-repo-size", "1G", URL],
+        ["analyze", "--db", "s.db", URL],
+        ["analyze", "--from-file", "-", URL],
+        ["analyze", "https://user:secret@h/o/r"],  # user-info: a credential
+        ["analyze", "https://user@h/o/r"],
+        ["analyze", "ssh://h/o/r"],  # ssh's keys and agent are credentials
+        ["analyze", "git@h:o/r"],
+        ["analyze", "o/r"],  # a shorthand
+        ["analyze", "github:org/x"],  # a source
+        ["analyze", "file:///tmp/r"],
+        ["analyze", "git://"],
+        ["analyze", "git://h/r?x=1"],
+        ["analyze", "git://h/r\x1b[31m"],
+        ["analyze", "git://h/r.git\n"],
+        ["analyze", URL, "github:org/x"],  # every argument understood, or none
+    ],
+)
+def test_the_reader_starts_nothing_on_any_doubt(arguments: list[str]) -> None:
+    assert read_first_clone(arguments, {}) is None
+
+
+@pytest.mark.parametrize("variable", ["CLONEGATE_TOKEN", "CLONEGATE_MEMORY_BUDGET", "CLONEGATE_"])
+def test_the_reader_starts_nothing_when_a_clonegate_variable_is_set(variable: str) -> None:
+    # Each stands for an option: a token, a netrc, an ssh command, a budget, a store.
+    assert read_first_clone(["analyze", URL], {variable: ""}) is None
+
+
+@dataclass
+class Silent:
+    """A git:// server that accepts and never answers; what it saw."""
+
+    port: int = 0
+    connected: threading.Event = field(default_factory=threading.Event)
+    closed: threading.Event = field(default_factory=threading.Event)
+    received: bytes = b""
+
+    def url(self, name: str) -> str:
+        return f"git://127.0.0.1:{self.port}/{name}.git"
+
+
+@contextmanager
+def silent_git() -> Iterator[Silent]:
+    silent = Silent()
+
+    def serve(conn: socket.socket) -> None:
+        silent.connected.set()
+        try:
+            while data := conn.recv(65536):
+                silent.received += data
+        except OSError:
+            pass
+        silent.closed.set()
+
+    with raw_tcp_server(serve) as port:
+        silent.port = port
+        yield silent
+
+
+@dataclass
+class Served:
+    daemon_url: str
+    requests: Path  # one line per request the daemon was asked to serve
+
+    def served(self) -> list[str]:
+        """Each request the daemon was asked to serve: its service and repository."""
+        lines = self.requests.read_text().splitlines()
+        return [f"{line.split()[0]} {Path(line.split()[1]).name}" for line in lines]
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    root = tmp_path / "served"
+    root.mkdir()
+    make_repo(root, "tiny", files={"test_a.py": b"def test_a():\n    pass\n"})
+    requests = tmp_path / "requests.log"
+    requests.touch()
+    hook = tmp_path / "hook.sh"
+    hook.write_text(f'#!/bin/sh\necho "$1 $2" >> {requests}\n')
+    hook.chmod(hook.stat().st_mode | stat.S_IXUSR)
+    with git_daemon(root, None, f"--access-hook={hook}") as daemon:
+        yield Served(daemon.url("tiny"), requests)
+
+
+def environment(work: Path) -> dict[str, str]:
+    """This process's environment with ``TMPDIR`` (where a run's clones go, and the
+    mark of every process it starts) set to ``work``, and no CLONEGATE_ variable."""
+    work.mkdir(exist_ok=True)
+    kept = {k: v for k, v in os.environ.items() if not k.startswith("CLONEGATE_")}
+    return {**kept, "TMPDIR": str(work)}
+
+
+def nothing_left(work: Path) -> None:
+    """No directory in ``work``, and no process of the run (its zygote, its workers)."""
+    assert os.listdir(work) == []
+    assert processes_with(f"TMPDIR={work}\0".encode()) == set()
+
+
+def analyze(*arguments: str, work: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(SCRIPT), "analyze", *arguments],
+        capture_output=True,
+        text=True,
+        env=environment(work),
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_plain_analyze_takes_its_first_clone_over(served: Served, tmp_path: Path) -> None:
+    done = analyze("--format", "json", "-v", served.daemon_url, work=tmp_path / "work")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["summary"]["ok"] == 1
+    assert "the clone started with the command line goes on" in done.stderr
+    # One clone, not the first one killed and another made: the daemon served it once.
+    assert served.served() == ["upload-pack tiny.git"]
+    nothing_left(tmp_path / "work")
+
+
+def test_a_command_that_fails_before_cloning_leaves_nothing_of_its_first_clone(
+    tmp_path: Path,
+) -> None:
+    with silent_git() as silent:
+        # -j 0 is understood by the early reader, refused by the command's own checks:
+        # the message is the command's, and the first clone (if its worker was forked
+        # by then: the command may fail first) is killed, reaped and removed.
+        done = analyze("--format", "json", "-j", "0", silent.url("x"), work=tmp_path / "work")
+        assert done.returncode == 2
+        assert "-j/--max-concurrent-clones must be at least 1, got 0" in done.stderr
+        assert not silent.connected.is_set() or silent.closed.wait(WAIT)
+    nothing_left(tmp_path / "work")
+
+
+def test_a_program_that_ends_without_taking_its_first_clone_over_ends_it(
+    tmp_path: Path,
+) -> None:
+    script = (
+        "import os, sys; from clonegate.workers import *; "
+        "prestart_first_clone(os.environ); start_first_clone(sys.argv[1]); "
+        "sys.stdin.readline(); end_first_clone()"
+    )
+    work = tmp_path / "work"
+    with silent_git() as silent:
+        with subprocess.Popen(
+            [sys.executable, "-c", script, silent.url("x")],
+            env=environment(work),
+            stdin=subprocess.PIPE,
+        ) as program:
+            assert silent.connected.wait(WAIT)  # the first clone waits for the server
+            assert len(os.listdir(work)) == 1  # its directory
+            assert program.stdin is not None
+            program.stdin.close()  # the program ends, without a pool
+            assert program.wait(WAIT) == 0
+        # Its zygote and worker reaped before it exited, the directory removed.
+        nothing_left(work)
+        assert silent.closed.wait(WAIT)
+
+
+def test_ctrl_c_while_the_first_clone_waits_kills_and_removes_it(tmp_path: Path) -> None:
+    with silent_git() as silent:
+        command = [str(SCRIPT), "analyze", "--format", "json", silent.url("x")]
+        work = tmp_path / "work"
+        with subprocess.Popen(
+            command, env=environment(work), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        ) as process:
+            assert silent.connected.wait(WAIT)  # the first clone waits for the server
+            process.send_signal(signal.SIGINT)
+            process.communicate(timeout=WAIT)
+        # Interrupted while importing (Python's own exit) or while running (130).
+        assert process.returncode in (130, -signal.SIGINT)
+        assert silent.closed.wait(WAIT)
+    nothing_left(work)
+
+
+def test_a_missing_repository_started_early_is_reported_as_without_an_early_start(
+    served: Served, tmp_path: Path
+) -> None:
+    missing = served.daemon_url.replace("tiny", "missing")
+    early = analyze("--format", "json", "-v", missing, work=tmp_path / "early")
+    # --retries 2 is the default, which the early reader does not take: no early start.
+    plain = analyze("--format", "json", "-v", "--retries", "2", missing, work=tmp_path / "plain")
+    assert "the clone started with the command line goes on" in early.stderr
+    assert "goes on" not in plain.stderr
+    assert early.returncode == plain.returncode == 1
+    reports = [json.loads(done.stdout)["repositories"][0] for done in (early, plain)]
+    for report in reports:
+        for volatile in ("timings", "phases", "clone_memory"):
+            report.pop(volatile, None)
+    assert reports[0] == reports[1]
+    assert reports[0]["error"]["kind"] == "not_found"
+    nothing_left(tmp_path / "early")
+
+
+def test_a_url_the_library_refuses_starts_nothing_and_reads_as_before(
+    served: Served, tmp_path: Path
+) -> None:
+    # Plain to the early reader; a control character to the library's URL rules.
+    refused = served.daemon_url.replace("tiny", "tiny%1b")
+    early = analyze("--format", "json", refused, work=tmp_path / "early")
+    plain = analyze("--format", "json", "--retries", "2", refused, work=tmp_path / "plain")
+    assert (early.returncode, early.stdout, early.stderr) == (
+        plain.returncode,
+        plain.stdout,
+        plain.stderr,
+    )
+    assert "control characters" in early.stderr
+    assert "\x1b" not in early.stderr
+    assert served.served() == []
+    nothing_left(tmp_path / "early")
+
+
+@pytest.fixture
+def no_prestart(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    monkeypatch.setattr(spawn, "_prestarted", [])
+    yield
+    first_clone.end_first_clone()  # a test that failed midway leaves nothing running
+
+
+def test_a_first_clone_of_another_job_is_killed_before_the_pool_runs_any(
+    no_prestart: None, served: Served, tmp_path: Path
+) -> None:
+    settings = CloneSettings(work_dir=tmp_path)
+    with silent_git() as silent:
+        first_clone.prestart_first_clone(os.environ)
+        assert first_clone.start_first_clone(silent.url("x"), settings)
+        (zygote,) = spawn._prestarted
+        first = zygote.first
+        assert first is not None
+        assert first.leftover is not None
+        leftover = Path(first.leftover)
+
+        async def main() -> None:
+            async with open_worker_pool() as pool:
+                vcs = DulwichVCS(settings, pool=pool)
+                source = await vcs.clone(served.daemon_url)
+                assert source.commit
+                # Killed and reaped before the clone was forked, its directory gone.
+                assert first.state == "ended"
+                assert first.pid is not None
+                assert not pid_alive(first.pid)
+                assert not leftover.exists()
+                assert pool.statistics().workers_started == 2
+                await source.aclose()
+
+        trio.run(main)
+        assert b"git-upload-pack /x.git" in silent.received
+        assert silent.closed.wait(WAIT)
+
+
+def test_the_same_job_runs_in_the_first_clones_worker(
+    no_prestart: None, served: Served, tmp_path: Path
+) -> None:
+    settings = CloneSettings(work_dir=tmp_path)
+    first_clone.prestart_first_clone(os.environ)
+    assert first_clone.start_first_clone(served.daemon_url, settings)
+    first = spawn._prestarted[0].first
+    assert first is not None
+
+    async def main() -> None:
+        async with open_worker_pool() as pool:
+            vcs = DulwichVCS(settings, pool=pool)
+            source = await vcs.clone(served.daemon_url, on_progress=lambda _: None)
+            assert first.state == "claimed"
+            assert str(source.path).startswith(str(first.leftover))
+            assert pool.statistics().workers_started == 1  # no fork but the first's
+            await source.aclose()
+
+    trio.run(main)
+    assert served.served() == ["upload-pack tiny.git"]
