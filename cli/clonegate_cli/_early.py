@@ -1,8 +1,8 @@
 """The raw command line's first clone: read before Typer, trio or the library load
 (ADR 0003, issue 47).
 
-A first result waits for the command line's imports (trio and Typer, ~100 ms of
-CPU) and then for its first clone. When the arguments are a plain ``analyze`` of
+A first result waited for the command line's imports (trio and Typer, ~100 ms of
+CPU) and only then cloned. When the arguments are a plain ``analyze`` of
 URLs, every one of them understood here, the first URL's clone starts in the
 workers' zygote at once, and the use case's own clone of it takes that clone over
 (its job is compared field by field; a different one is killed first). Anything
@@ -28,8 +28,7 @@ _FORMATS = frozenset({"table", "json", "jsonl"})
 _COUNTS = frozenset({"-j", "--max-concurrent-clones", "--depth"})
 _SCHEMES = ("git://", "http://", "https://")
 # No user-info ("@"), no query or fragment, no space or control character: a URL
-# the early start is sure to read as the use case does. Anything else waits. (No
-# ``re``: its import is a few ms before the zygote could start.)
+# the early start is sure to read as the use case does. Anything else waits.
 _PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._~/:%+-")
 
 

@@ -18,8 +18,6 @@ its control socket, and the zygote exits when that end closes.
 
 from __future__ import annotations
 
-import json
-import pickle
 import socket
 import subprocess
 import sys
@@ -31,10 +29,13 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 _BOOT = (
-    "import sys, json; sys.path[:] = json.loads(sys.argv[1]); "
+    "import sys; n = int(sys.argv[1]); sys.path[:] = sys.argv[2 : 2 + n]; "
     "from clonegate._adapters.workers.zygote import main; "
-    "main(int(sys.argv[2]), sys.argv[4:], sys.argv[3])"
+    "main(int(sys.argv[2 + n]), sys.argv[4 + n :], sys.argv[3 + n])"
 )
+# ``pickle.dumps(None)`` in protocol 0, which any unpickler reads: ``pickle`` (and the
+# ``re`` it imports) is not loaded before the zygote starts.
+NO_INIT = b"N."
 # The ``python -c`` code of the zygote; tests find worker processes by it.
 ZYGOTE_MARK = "clonegate._adapters.workers.zygote"
 
@@ -101,7 +102,9 @@ def start(
         # With ``site``, although its path set-up is replaced by ours: -S saved ~2 ms,
         # but would skip the .pth files whose code installs import hooks (a PEP 660
         # editable install of a dependency), and the zygote could not import it.
-        command = [sys.executable, "-c", _BOOT, json.dumps(sys.path), str(theirs.fileno())]
+        # The path as arguments of their own: no ``json`` (and ``re``) to load first.
+        path = [str(len(sys.path)), *sys.path]
+        command = [sys.executable, "-c", _BOOT, *path, str(theirs.fileno())]
         process = subprocess.Popen(
             [*command, first_spec, *preload],
             pass_fds=[end.fileno() for end in passed],
@@ -137,7 +140,7 @@ def prestart(
     zygote = start(preload, environment, first_after)
     assert zygote.process.stdin is not None
     # The init (None, a few bytes) fits the pipe's buffer: this never blocks.
-    zygote.process.stdin.write(pickle.dumps(None))
+    zygote.process.stdin.write(NO_INIT)
     zygote.process.stdin.close()
     _prestarted.append(zygote)
 
