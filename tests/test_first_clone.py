@@ -22,9 +22,11 @@ import trio
 
 from clonegate import CloneSettings, DulwichVCS
 from clonegate._adapters.git import first_clone
-from clonegate._adapters.workers import open_worker_pool, spawn
+from clonegate._adapters.preloads import CLONE_MODULES
+from clonegate._adapters.workers import open_worker_pool, run_in_worker, spawn
 from clonegate_cli._early import first_clone as read_first_clone
 
+from .support import worker_jobs
 from .support.processes import pid_alive, processes_with
 from .support.repos import make_repo
 from .support.servers import git_daemon, raw_tcp_server
@@ -344,3 +346,17 @@ def test_the_same_job_runs_in_the_first_clones_worker(
 
     trio.run(main)
     assert served.served() == ["upload-pack tiny.git"]
+
+
+async def test_a_clone_imports_nothing_past_the_clone_modules(
+    served: Served, tmp_path: Path
+) -> None:
+    """The first clone's worker is forked before the grammars' modules: a module it
+    imported itself would be compiled again, on the first result's path."""
+    preload = (*CLONE_MODULES, "tests.support.worker_jobs")
+    async with open_worker_pool(preload=preload) as pool:
+        target = str(tmp_path / "clone")
+        imported = await run_in_worker(
+            pool, worker_jobs.modules_a_clone_imports, served.daemon_url, target
+        )
+    assert imported == []
