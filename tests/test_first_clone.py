@@ -360,3 +360,37 @@ async def test_a_clone_imports_nothing_past_the_clone_modules(
             pool, worker_jobs.modules_a_clone_imports, served.daemon_url, target
         )
     assert imported == []
+
+
+@pytest.mark.parametrize(
+    "differs",
+    [
+        {"depth": 2},
+        {"read_timeout": 60.0},
+        {"max_memory": 512 << 20},  # the allowance
+        {"max_repo_size": 1 << 30},  # the kind of served worker
+        {"low_speed_limit": 10},  # the envelope
+    ],
+)
+def test_a_first_clone_of_the_same_url_with_other_settings_is_not_taken_over(
+    no_prestart: None, served: Served, tmp_path: Path, differs: dict[str, object]
+) -> None:
+    first_clone.prestart_first_clone(os.environ)
+    assert first_clone.start_first_clone(served.daemon_url, CloneSettings(work_dir=tmp_path))
+    first = spawn._prestarted[0].first
+    assert first is not None
+    assert first.leftover is not None
+    leftover = Path(first.leftover)
+
+    async def main() -> None:
+        async with open_worker_pool() as pool:
+            vcs = DulwichVCS(CloneSettings(work_dir=tmp_path, **differs), pool=pool)  # type: ignore[arg-type]
+            source = await vcs.clone(served.daemon_url, on_progress=lambda _: None)
+            assert first.state == "ended"
+            assert first.pid is not None
+            assert not pid_alive(first.pid)
+            assert not leftover.exists()
+            assert not str(source.path).startswith(str(leftover))
+            await source.aclose()
+
+    trio.run(main)
