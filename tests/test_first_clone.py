@@ -394,3 +394,18 @@ def test_a_first_clone_of_the_same_url_with_other_settings_is_not_taken_over(
             await source.aclose()
 
     trio.run(main)
+
+
+def test_a_zygote_whose_parent_left_before_the_first_fork_ends_quietly() -> None:
+    # A command that fails fast closes the zygote's control socket before the zygote
+    # forks the first job's worker: nothing to tell, and nothing on the user's stderr.
+    script = (
+        "from clonegate._adapters.workers import spawn; "
+        "z = spawn.start(['json'], None, first_after=1); "
+        "z.process.stdin.write(spawn.NO_INIT); z.process.stdin.close(); z.control.close(); "
+        "print(z.process.wait())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=WAIT, check=True
+    )
+    assert (done.stdout, done.stderr) == ("0\n", "")

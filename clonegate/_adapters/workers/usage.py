@@ -1,12 +1,13 @@
 """What a worker reads of its own memory: its resident size, its address space, and
-a job's peak above the zygote's pages (ADR 0014). No trio: workers import it."""
+a job's peak above the zygote's pages; and its place in the OOM killer's choice
+(ADR 0014). No trio: workers import it."""
 
 from __future__ import annotations
 
 import os
 import resource
 
-__all__ = ["address_space", "job_peak", "resident"]
+__all__ = ["address_space", "first_to_go", "job_peak", "resident"]
 
 
 def job_peak(start: int) -> int:
@@ -43,3 +44,14 @@ def address_space() -> int:
     """This process's virtual size in bytes (what RLIMIT_AS counts)."""
     with open("/proc/self/statm") as statm:
         return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def first_to_go() -> None:
+    """Make this worker the OOM killer's first choice (ADR 0014). When memory runs
+    out, losing one job is better than losing the parent, which holds every result,
+    or the zygote; raising one's own score needs no privilege."""
+    try:
+        with open("/proc/self/oom_score_adj", "w") as score:
+            score.write("1000")
+    except OSError:
+        pass  # no procfs: the kernel chooses by size alone

@@ -167,11 +167,13 @@ class Zygote:
         except OSError:
             return  # the parent is gone mid-message
         finally:
-            # Whatever ends the zygote ends its workers first.
-            for pid in self._children:
-                os.kill(pid, signal.SIGKILL)
-            for pid in self._children:
-                os.waitpid(pid, 0)
+            self._end_workers()  # whatever ends the zygote ends its workers first
+
+    def _end_workers(self) -> None:
+        for pid in self._children:
+            os.kill(pid, signal.SIGKILL)
+        for pid in self._children:
+            os.waitpid(pid, 0)
 
     def _fork(self, request_id: int, allowance: int, serve: bool) -> None:
         # Out of file descriptors (EMFILE) or processes (EAGAIN) is this request's
@@ -187,7 +189,11 @@ class Zygote:
         """Fork the worker of the parent's first job, on the stream the parent made
         (it holds the other end, where it writes the job's allowance and the job:
         :data:`wire.FIRST`); told to the parent as request :data:`wire.FIRST_REQUEST`."""
-        self._start(wire.FIRST_REQUEST, socket.socket(fileno=stream_fd), None, None, False)
+        try:
+            self._start(wire.FIRST_REQUEST, socket.socket(fileno=stream_fd), None, None, False)
+        except OSError:  # the parent is gone already (a command that failed fast)
+            self._end_workers()
+            os._exit(0)
 
     def _start(
         self,
@@ -273,7 +279,7 @@ def _worker(
             os._exit(status)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _first_to_go()
+        usage.first_to_go()
         if allowance is None:
             allowance, serve = wire.FIRST.unpack(_exactly(conn, wire.FIRST.size))
         start = _Start(usage.resident(), usage.address_space())  # the zygote's pages this fork maps
@@ -355,17 +361,6 @@ def _run_job(conn: socket.socket, job: bytes, start: _Start, serve: bool) -> boo
         serving = False
     _send_whole(conn, payload)
     return serving
-
-
-def _first_to_go() -> None:
-    """Make this worker the OOM killer's first choice (ADR 0014). When memory runs
-    out, losing one job is better than losing the parent, which holds every result,
-    or the zygote; raising one's own score needs no privilege."""
-    try:
-        with open("/proc/self/oom_score_adj", "w") as score:
-            score.write("1000")
-    except OSError:
-        pass  # no procfs: the kernel chooses by size alone
 
 
 def _cannot_load(reason: str) -> None:
