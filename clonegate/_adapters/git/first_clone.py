@@ -59,16 +59,11 @@ def start_first_clone(url: str, settings: CloneSettings | None = None) -> bool:
     settings = settings if settings is not None else CloneSettings()
     try:
         repo = parse_repo_url(url)
-        root = new_clone_directory(settings.work_dir)
+        plain = repo.scheme in _SCHEMES and repo.username is None and repo.password is None
+        root = new_clone_directory(settings.work_dir) if plain and not settings.keep_in else None
     except (InvalidURLError, OSError):
-        spawn.drop_first()
-        return False
-    if repo.scheme not in _SCHEMES or repo.username is not None or repo.password is not None:
-        root.rmdir()
-        spawn.drop_first()
-        return False
-    if settings.keep_in is not None:
-        root.rmdir()
+        root = None
+    if root is None:
         spawn.drop_first()
         return False
     job = clone_job(settings, repo, None, None, target=str(root / repo.directory_name), keep=None)
