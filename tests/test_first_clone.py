@@ -338,3 +338,11 @@ def test_a_zygote_whose_parent_left_before_the_first_fork_ends_quietly() -> None
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=WAIT, check=True
     )
     assert (done.stdout, done.stderr) == ("0\n", "")
+
+
+def test_without_a_zygote_waiting_for_it_no_first_clone_is_sent(
+    no_prestart: None, tmp_path: Path
+) -> None:
+    settings = CloneSettings(work_dir=tmp_path)
+    assert not first_clone.start_first_clone("git://127.0.0.1:9/x.git", settings)
+    assert os.listdir(tmp_path) == []

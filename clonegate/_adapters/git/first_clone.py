@@ -42,8 +42,9 @@ def start_first_clone(url: str, settings: CloneSettings | None = None) -> bool:
     ``settings`` would make for the use case (its bytes received told, no memory
     questions), into a private directory; whether it was sent.
 
-    Nothing is sent (the first worker ends) for a URL the command line refuses, one
-    with user-info, one that is not git://, http:// or https://, or kept clones:
+    Nothing is sent (the first worker ends) without a zygote prestarted for it, for a
+    URL the command line refuses, one with user-info, one that is not git://, http://
+    or https://, or kept clones:
     a first clone never carries a credential, and its job is then the same as the use
     case's only when the use case has none for it either (ADR 0013).
     """
@@ -70,7 +71,12 @@ def start_first_clone(url: str, settings: CloneSettings | None = None) -> bool:
     job = dataclasses.replace(job, tell_progress=True)
     envelope = envelope_of(settings)
     payload = wire.dump((CLONE, (job,)))
-    spawn.send_first(job, payload, envelope.max_memory, kind_of(envelope), str(root))
+    try:
+        spawn.send_first(job, payload, envelope.max_memory, kind_of(envelope), str(root))
+    except (OSError, RuntimeError):  # no zygote waits for it, or it is gone already
+        root.rmdir()  # empty: nothing reached a worker
+        spawn.drop_first()
+        return False
     return True
 
 
