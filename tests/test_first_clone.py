@@ -115,8 +115,20 @@ def analyze(*arguments: str, work: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_plain_analyze_takes_its_first_clone_over(served: Served, tmp_path: Path) -> None:
-    done = analyze("--format", "json", "-v", served.daemon_url, work=tmp_path / "work")
+@pytest.mark.parametrize(
+    "options",
+    [
+        [],
+        # What the early reader understands reads as the command's options do.
+        ["--depth", "2", "-j", "3"],
+        ["--depth=0", "--max-concurrent-clones=1"],
+    ],
+)
+def test_a_plain_analyze_takes_its_first_clone_over(
+    served: Served, tmp_path: Path, options: list[str]
+) -> None:
+    arguments = ("--format", "json", "-v", *options, served.daemon_url)
+    done = analyze(*arguments, work=tmp_path / "work")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["summary"]["ok"] == 1
     assert "the clone started with the command line goes on" in done.stderr
