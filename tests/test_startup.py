@@ -58,6 +58,19 @@ def test_the_zygote_starts_before_the_command_line_loads_typing_or_dataclasses()
     assert not loaded & {"typing", "dataclasses", "inspect", "trio", "dulwich"}
 
 
+def test_the_first_clone_is_read_and_its_zygote_started_before_typing_or_re() -> None:
+    # The raw command line's reader and the zygote with a first clone (issue 47): what
+    # they import comes before the first clone can start. (``re`` comes with
+    # ``subprocess``, not before: neither ``json`` nor ``pickle`` loads it first.)
+    code = (
+        "import clonegate_cli, clonegate_cli._early, clonegate.workers, "
+        "clonegate._adapters.git.first_clone; clonegate.workers.prestart_first_clone"
+    )
+    loaded = top_level(imported_by("-c", code))
+    assert "clonegate_cli" in loaded
+    assert not loaded & {"typing", "dataclasses", "inspect", "json", "pickle", "trio", "typer"}
+
+
 @pytest.mark.parametrize(
     "arguments",
     [

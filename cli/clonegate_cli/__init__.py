@@ -50,22 +50,62 @@ def _main(arguments: list[str]) -> None:
         if sys.stdout is not None:
             sys.stdout.flush()  # here, where a failure is caught, not at exit
         return
+    first = None
     if arguments[:1] and arguments[0] in _CLONING_COMMANDS and "--help" not in arguments:
-        from clonegate.workers import ZYGOTE_PRELOAD, prestart
+        from ._early import first_clone
 
         environment = {k: v for k, v in os.environ.items() if k not in _SECRET_VARIABLES}
-        prestart(ZYGOTE_PRELOAD, environment)
-    if arguments[:1] == ["analyze"]:
-        # Its module alone: the other commands' modules were ~5 ms of a first result.
-        from ._root import main as run_app
-    else:
-        from .app import main as run_app
+        first = first_clone(arguments, os.environ)
+        if first is not None:
+            from clonegate.workers import prestart_first_clone
 
+            prestart_first_clone(environment)
+        else:
+            from clonegate.workers import ZYGOTE_PRELOAD, prestart
+
+            prestart(ZYGOTE_PRELOAD, environment)
     try:
+        if first is not None:
+            _start_first_clone(*first)
+        if arguments[:1] == ["analyze"]:
+            # Its module alone: the other commands' modules were ~5 ms of a first result.
+            from ._root import main as run_app
+        else:
+            from .app import main as run_app
         run_app()
     except SystemExit as exc:
         _exit_now(exc.code)
+    except BaseException:  # Ctrl-C before trio ran, a bug: the first clone goes too
+        _end_first_clone()
+        raise
     _exit_now(0)
+
+
+_first_clone_sent = False
+
+
+def _start_first_clone(url: str, depth: int | None) -> None:
+    """Start the clone of ``url`` that ``analyze`` with ``--depth`` (None: not given)
+    and no other clone option will make (``_early``); the use case takes it over."""
+    global _first_clone_sent
+    from clonegate import CloneSettings
+    from clonegate.workers import start_first_clone
+
+    from ._early import MEMORY_BUDGET_DEFAULT
+
+    # As the option does (_clone_options): 0 is the whole history.
+    settings = CloneSettings() if depth is None else CloneSettings(depth=depth or None)
+    _first_clone_sent = True  # before: an interrupt may come once it is sent
+    start_first_clone(url, settings, ask_memory=MEMORY_BUDGET_DEFAULT != "off")
+
+
+def _end_first_clone() -> None:
+    """A first clone nothing took over (the command failed before it cloned, or was
+    interrupted) is killed, reaped and removed (``end_first_clone``); nothing otherwise."""
+    if _first_clone_sent:
+        from clonegate.workers import end_first_clone
+
+        end_first_clone()
 
 
 def _fill_closed_standard_files() -> None:
@@ -115,4 +155,5 @@ def _exit_now(code: object) -> NoReturn:
         status = EXIT_OUTPUT
     if sys.stderr is not None:
         sys.stderr.flush()
+    _end_first_clone()
     os._exit(status)

@@ -34,6 +34,7 @@ from clonegate import (
 
 from ._descriptors import PER_CLONE, clones_within_open_file_limit
 from ._flag_groups import options_of
+from ._early import MEMORY_BUDGET_DEFAULT
 from ._input import credential_options
 from ._run import usage_error
 from ._setup import Setup, help_of, size_text
@@ -163,7 +164,7 @@ class CloneFlags:
             metavar="SIZE|auto|off",
             envvar="CLONEGATE_MEMORY_BUDGET",
         ),
-    ] = "auto"
+    ] = MEMORY_BUDGET_DEFAULT
     low_speed_limit: Annotated[
         int, typer.Option(min=1, help=_clone_help("low_speed_limit"), metavar="BYTES")
     ] = _CLONE.low_speed_limit

@@ -52,4 +52,5 @@ SCAN_MODULES = (
 # The one declared list: what every zygote imports (both adapters' jobs). Not grown by
 # imports: a zygote started by the command line before it imports anything (ADR 0003)
 # and one started by a pool preload the same modules, so the first can be adopted.
-ZYGOTE_PRELOAD = SCAN_MODULES + CLONE_MODULES
+# The clone's first: the command line's first clone starts once they are in (issue 47).
+ZYGOTE_PRELOAD = CLONE_MODULES + SCAN_MODULES

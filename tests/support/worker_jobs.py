@@ -60,6 +60,23 @@ def roundtrip(value: object) -> bytes:
     return pickle.dumps(value)
 
 
+def modules_a_clone_imports(url: str, target: str) -> list[str]:
+    """Clone ``url`` (bare, as a first clone is) in this worker; the modules that had
+    to be imported."""
+    import sys
+
+    from clonegate._adapters.git.clone_job import CloneJob
+    from clonegate._adapters.git.clone_worker import clone_in_worker
+
+    before = set(sys.modules)
+    job = CloneJob(
+        url, url, None, None, target, bare=True, depth=1, connect_timeout=30, read_timeout=60
+    )
+    outcome = clone_in_worker(job)
+    assert outcome.error_kind is None, outcome.error_reason
+    return sorted(set(sys.modules) - before)
+
+
 def modules_a_clone_and_a_scan_import(url: str, target: str) -> list[str]:
     """Clone ``url`` and scan it in this worker; the modules that had to be imported."""
     import sys

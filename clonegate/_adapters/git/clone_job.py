@@ -13,10 +13,18 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..._domain.errors import ErrorKind
+from ..._domain.urls import RepoURL
+from ..workers.wire import Named
 from .envelope import Envelope
 from .kept_place import KeptPlace
+from .settings import CloneSettings
 
-__all__ = ["CloneJob", "CloneOutcome"]
+__all__ = ["CLONE", "HEAD", "CloneJob", "CloneOutcome", "clone_job", "envelope_of", "kind_of"]
+
+# The workers' entry points, by name: imported where they run (the zygote has them),
+# never in this process (a first result waited ~5 ms for them; issue 47).
+CLONE = Named(f"{__package__}.clone_worker", "clone_in_worker")
+HEAD = Named(f"{__package__}.head_worker", "head_in_worker")
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,3 +72,49 @@ class CloneOutcome:
     error_kind: ErrorKind | None = None
     error_reason: str = ""
     retry_after: float | None = None  # seconds a server that pushed back asked to wait
+
+
+def envelope_of(settings: CloneSettings) -> Envelope:
+    """The envelope every clone of ``settings`` runs in."""
+    return Envelope(
+        max_repo_bytes=settings.max_repo_size,
+        max_memory=settings.max_memory,
+        low_speed_bytes_per_second=settings.low_speed_limit,
+        low_speed_seconds=settings.low_speed_time,
+    )
+
+
+def kind_of(envelope: Envelope) -> str:
+    """The kind of served worker a clone in ``envelope`` takes (ADR 0003): the
+    file-size limit is part of it, since a worker's hard limit cannot be raised."""
+    return f"clone/{envelope.max_repo_bytes}"
+
+
+def clone_job(
+    settings: CloneSettings,
+    repo: RepoURL,
+    username: str | None,
+    password: str | None,
+    *,
+    target: str,
+    keep: KeptPlace | None,
+    ask_memory: bool = False,
+) -> CloneJob:
+    """What a worker needs to reach ``repo`` under ``settings``: the one place a clone's
+    job is made, for a clone and for the command line's first clone alike."""
+    return CloneJob(
+        url=repo.path if repo.scheme == "file" else repo.without_credentials,
+        shown_url=repo.redacted,
+        username=username,
+        password=password,
+        target=target,
+        bare=not settings.checkout,
+        depth=settings.depth,
+        connect_timeout=settings.connect_timeout,
+        read_timeout=settings.read_timeout,
+        ssh_command=settings.ssh_command,
+        ca_bundle=str(settings.ca_bundle) if settings.ca_bundle is not None else None,
+        keep=keep,
+        envelope=envelope_of(settings),
+        ask_memory=ask_memory,
+    )

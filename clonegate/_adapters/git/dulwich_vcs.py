@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import logging
 import os
 from collections.abc import Awaitable, Callable
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import final
 
@@ -26,13 +28,11 @@ from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, RemoteHead
 from ..clones import discard
 from ..workers import WorkerDied, WorkerPool, run_pool
-from ..workers.wire import Named
 from ..workers.zygote import RETIRE_GROWTH
 from . import pack_forecast
 from .clean_up import clean_up
-from .clone_job import CloneJob
+from .clone_job import CLONE, HEAD, CloneJob, clone_job, envelope_of, kind_of
 from .debris import new_clone_directory
-from .envelope import Envelope
 from .kept_clone import KeptClone
 from .kept_debris import sweep_once
 from .kept_place import (
@@ -45,10 +45,7 @@ from .settings import CloneSettings
 
 __all__ = ["DulwichVCS"]
 
-# The workers' entry points, by name: imported where they run (the zygote has them),
-# never in this process (a first result waited ~5 ms for them; issue 47).
-_CLONE = Named(f"{__package__}.clone_worker", "clone_in_worker")
-_HEAD = Named(f"{__package__}.head_worker", "head_in_worker")
+logger = logging.getLogger(__name__)
 
 
 @final
@@ -91,12 +88,7 @@ class DulwichVCS:
         self.settings = settings = settings if settings is not None else CloneSettings()
         self._pool = pool  # None: the run's own, when a job first needs it
         self._allow_local = allow_local
-        self._envelope = Envelope(
-            max_repo_bytes=settings.max_repo_size,
-            max_memory=settings.max_memory,
-            low_speed_bytes_per_second=settings.low_speed_limit,
-            low_speed_seconds=settings.low_speed_time,
-        )
+        self._envelope = envelope_of(settings)
 
     @property
     def depth(self) -> int | None:
@@ -148,12 +140,31 @@ class DulwichVCS:
         keep = None
         if destination is None and self.settings.keep_in is not None:
             keep = KeptPlace(str(self.settings.keep_in), str(repo.kept_path))
-        owned_root, target, keep = await trio.to_thread.run_sync(
-            self._make_target, repo, destination, keep
-        )
-        asks = on_memory is not None
-        job = self._job(repo, username, password, target=str(target), keep=keep, ask_memory=asks)
-        job = dataclasses.replace(job, tell_progress=on_progress is not None)
+        asks, progress = on_memory is not None, on_progress is not None
+        # Served: a worker takes clone after clone while they succeed, each with its own
+        # allowance and peak (ADR 0003). The file-size limit is part of the kind: a
+        # worker's hard limit cannot be raised for a later job. Under a memory budget
+        # only if the caller reserved what an idle worker keeps (idle_memory), which no
+        # clone's lease counts (ADR 0014).
+        reuse = kind_of(self._envelope) if not asks or keep_worker else None
+        pool, first = self._pool or run_pool(), None
+        if destination is None and keep is None:
+            # The command line's first clone, started from its raw arguments, if it is
+            # this one: run as if this call had started it (ADR 0003, issue 47).
+            same = partial(self._is_own, repo, username, password, asks, progress)
+            first = await pool.claim_first(reuse, self._envelope.max_memory, same)
+        if first is not None:
+            assert isinstance(first.job, CloneJob)
+            assert first.leftover is not None
+            job, target = first.job, Path(first.job.target)
+            owned_root: Path | None = Path(first.leftover)
+            logger.info("%s: the clone started with the command line goes on", shown)
+        else:
+            owned_root, target, keep = await trio.to_thread.run_sync(
+                self._make_target, repo, destination, keep
+            )
+            job = clone_job(self.settings, repo, username, password, target=str(target), keep=keep)
+            job = dataclasses.replace(job, ask_memory=asks, tell_progress=progress)
         answer = None
         if on_memory is not None:
             cap = self._envelope.max_memory
@@ -166,19 +177,15 @@ class DulwichVCS:
                     await trio.lowlevel.checkpoint()
 
         try:
-            outcome, peak = await (self._pool or run_pool()).run(
-                _CLONE,
+            outcome, peak = await pool.run(
+                CLONE,
                 job,
                 on_ready=on_ready,
                 memory_allowance=self._envelope.max_memory,
-                # Served: a worker takes clone after clone while they succeed, each with
-                # its own allowance and peak (ADR 0003). The file-size limit is part of
-                # the kind: a worker's hard limit cannot be raised for a later job.
-                # Under a memory budget only if the caller reserved what an idle worker
-                # keeps (idle_memory), which no clone's lease counts (ADR 0014).
-                reuse=f"clone/{self._envelope.max_repo_bytes}" if not asks or keep_worker else None,
+                reuse=reuse,
                 on_question=answer,
                 on_note=self._progress_to(on_progress),
+                first=first,
             )
         except BaseException as exc:
             # Cancelled, KeyboardInterrupt, or a worker killed from outside: the worker
@@ -245,10 +252,10 @@ class DulwichVCS:
         repo = parse_repo_url(url, allow_local=self._allow_local)
         username, password = _credentials(repo, credential)
         # The job a clone of this URL would get, with no target: nothing is written.
-        job = self._job(repo, username, password, target="", keep=None)
+        job = clone_job(self.settings, repo, username, password, target="", keep=None)
         try:
             outcome, _peak = await (self._pool or run_pool()).run(
-                _HEAD, job, memory_allowance=self._envelope.max_memory, reuse="listing"
+                HEAD, job, memory_allowance=self._envelope.max_memory, reuse="listing"
             )
         except WorkerDied as exc:
             raise _died(repo.redacted, exc, "the ref listing") from None
@@ -269,34 +276,22 @@ class DulwichVCS:
 
         return heard
 
-    def _job(
+    def _is_own(
         self,
         repo: RepoURL,
         username: str | None,
         password: str | None,
-        *,
-        target: str,
-        keep: KeptPlace | None,
-        ask_memory: bool = False,
-    ) -> CloneJob:
-        """What a worker needs to reach ``repo`` under this adapter's settings."""
-        settings = self.settings
-        return CloneJob(
-            url=repo.path if repo.scheme == "file" else repo.without_credentials,
-            shown_url=repo.redacted,
-            username=username,
-            password=password,
-            target=target,
-            bare=not settings.checkout,
-            depth=settings.depth,
-            connect_timeout=settings.connect_timeout,
-            read_timeout=settings.read_timeout,
-            ssh_command=settings.ssh_command,
-            ca_bundle=str(settings.ca_bundle) if settings.ca_bundle is not None else None,
-            keep=keep,
-            envelope=self._envelope,
-            ask_memory=ask_memory,
-        )
+        asks: bool,
+        progress: bool,
+        job: object,
+    ) -> bool:
+        """Whether ``job`` (a first clone's) is the one this clone of ``repo`` would
+        send, all but its private directory: same URL, credentials, settings,
+        envelope, questions and notes."""
+        if not isinstance(job, CloneJob):
+            return False
+        own = clone_job(self.settings, repo, username, password, target=job.target, keep=None)
+        return dataclasses.replace(own, ask_memory=asks, tell_progress=progress) == job
 
     def _make_target(
         self, repo: RepoURL, destination: Path | None, keep: KeptPlace | None

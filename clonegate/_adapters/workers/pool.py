@@ -9,10 +9,8 @@ passed to the adapters that use it; an adapter made without one uses
 
 from __future__ import annotations
 
-import contextlib
 import errno
 import os
-import signal
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -23,10 +21,11 @@ import trio
 
 from ..._domain.limits import LeaseLostError
 from ..preloads import ZYGOTE_PRELOAD
-from . import deadline, oom, spawn, wire
+from . import deadline, first_job, oom, spawn, wire, zygote_process
 from .cpus import default_worker_limiter as default_worker_limiter
 from .died import WorkerDied as WorkerDied  # re-exported: the pool raises it
 from .served import MAX_JOBS, IdleWorkers, ServedWorker
+from .served import kill as _kill
 
 T = TypeVar("T")
 
@@ -74,6 +73,7 @@ class WorkerPool:
         self._init = init
         self._control: trio.socket.SocketType | None = None
         self._zygote: spawn.StartedZygote | None = None
+        self._first: spawn.FirstJob | None = None  # the adopted zygote's (first_job.py)
         self._started = trio.Event()
         self._starting = False
         self._broken: BaseException | None = None
@@ -105,6 +105,7 @@ class WorkerPool:
         reuse: str | None = None,
         on_question: Callable[[Any], Awaitable[object]] | None = None,
         on_note: Callable[[Any], object] | None = None,
+        first: spawn.FirstJob | None = None,
     ) -> tuple[T, int]:
         """Run ``function(*args)`` in a new worker; return its value and the job's peak
         memory: the most resident memory the worker had above what it started with.
@@ -132,18 +133,28 @@ class WorkerPool:
 
         A caller that holds expiring permits (``held_deadline``: a Redis lease) gets a
         worker that ends itself at their deadline unless renewed: :exc:`LeaseLostError`.
+
+        ``first``: the first job this caller claimed (:meth:`claim_first`), the same as
+        ``function(*args)``: its worker, which has the job already, is the one waited
+        for. Any other call first ends a first job nobody claimed (first_job.py).
         """
-        await self._ensure_started()
+        worker = first_job.take(first) if first is not None else None
+        if first is None:
+            await self._ensure_started()
+            if self._first is not None and self._first.state == "open":
+                await first_job.end(self._first, _CLEANUP_SECONDS)
         oom_kills = oom.baseline()
         kind = (reuse, memory_allowance) if reuse is not None else None
-        worker = self._idle.take(kind) if kind is not None else None
+        if worker is None and kind is not None:
+            worker = self._idle.take(kind)
         if worker is None:
             worker = ServedWorker(*await self._fork_when_possible(memory_allowance, kind))
         keep, self._busy = False, self._busy + 1
         try:
             if on_ready is not None:
                 on_ready()
-            reply = await worker.run(wire.dump((function, args)), on_question, on_note)
+            job = wire.dump((function, args)) if first is None else None
+            reply = await worker.run(job, on_question, on_note)
             if reply is None:  # it ended without a reply: why
                 died = await self._exit_of(worker.pid)
                 if worker.followed and deadline.ended_at_deadline(died.status):
@@ -174,6 +185,27 @@ class WorkerPool:
             raise reply.error
         return reply.value, reply.job_peak_bytes
 
+    async def claim_first(
+        self, reuse: str | None, memory_allowance: int, same: Callable[[object], bool]
+    ) -> spawn.FirstJob | None:
+        """The first job the program sent this pool's zygote before the pool existed
+        (``spawn.send_first``), if its worker runs, it has this ``reuse`` kind and
+        ``memory_allowance``, and ``same(job)`` says it is the caller's own job:
+        claimed, for the :meth:`run` (``first=``) that the caller makes next, with no
+        checkpoint between. Otherwise None, and it stays for its own caller; the next
+        :meth:`run` without it ends it. Always a checkpoint."""
+        try:
+            await self._ensure_started()
+        except RuntimeError:
+            return None  # a pool that cannot start: the caller's run() says why
+        first = self._first
+        if first is None or first.state != "open" or first.pid is None or first.job is None:
+            return None
+        if first.kind != reuse or first.allowance != memory_allowance or not same(first.job):
+            return None
+        first.state = "claimed"
+        return first
+
     async def _ensure_started(self) -> None:
         if self._broken is not None:
             raise RuntimeError("the worker pool is closed or broken") from self._broken
@@ -189,9 +221,10 @@ class WorkerPool:
         try:
             if self._init is None:
                 self._zygote = spawn.adopt(self._preload)
+                self._first = self._zygote.first if self._zygote is not None else None
             if self._zygote is None:
                 self._zygote = spawn.start(self._preload)
-                await _write_init(self._zygote, self._init)
+                await zygote_process.write_init(self._zygote, self._init)
             self._control = trio.socket.from_stdlib_socket(self._zygote.control)
             await self._read_messages()
         except BaseException as exc:
@@ -202,7 +235,10 @@ class WorkerPool:
             self._idle.close_all()
             for waiter in self._forks.values():
                 waiter.close()  # a fork never answered: its requester learns why
-            await self._stop_zygote()
+            if self._zygote is not None:
+                await zygote_process.stop(self._zygote, _CLEANUP_SECONDS)
+            if self._first is not None and self._first.state == "open":
+                await first_job.end(self._first, _CLEANUP_SECONDS)  # killed with the zygote
 
     async def _read_messages(self) -> None:
         assert self._control is not None
@@ -220,6 +256,9 @@ class WorkerPool:
                 _, request, pid = wire.FORKED.unpack(data)
                 self._started_count += 1
                 self._running.add(pid)
+                if request == wire.FIRST_REQUEST:
+                    first_job.forked(self._first, pid, fds)
+                    continue
                 waiter = self._forks.pop(request, None)
                 if waiter is None or len(fds) != 3:
                     if len(fds) >= 2:
@@ -300,37 +339,6 @@ class WorkerPool:
         with trio.move_on_after(_CLEANUP_SECONDS):
             await ended.done.wait()
         return self._exits.pop(pid, ended)
-
-    async def _stop_zygote(self) -> None:
-        """Close the control socket; the zygote kills its workers and exits. Bounded."""
-        if self._zygote is None:
-            return
-        spawn.close(self._zygote)
-        process = self._zygote.process
-        pidfd = os.pidfd_open(process.pid)
-        try:
-            with trio.CancelScope(shield=True, deadline=trio.current_time() + _CLEANUP_SECONDS):
-                await trio.lowlevel.wait_readable(pidfd)
-            if process.poll() is None:  # pragma: no cover  (a zygote that does not answer)
-                _kill(pidfd)
-        finally:
-            os.close(pidfd)
-        process.wait()
-
-
-async def _write_init(zygote: spawn.StartedZygote, init: Callable[[], object] | None) -> None:
-    # Through a pipe, not the command line, which anyone can read; the zygote reads it
-    # only after its imports, so a large init must not block the run's thread.
-    assert zygote.process.stdin is not None
-    stream = trio.lowlevel.FdStream(os.dup(zygote.process.stdin.fileno()))
-    zygote.process.stdin.close()
-    async with stream:
-        await stream.send_all(wire.dump(init))
-
-
-def _kill(pidfd: int) -> None:
-    with contextlib.suppress(ProcessLookupError):  # already gone
-        signal.pidfd_send_signal(pidfd, signal.SIGKILL)
 
 
 _run_pool: trio.lowlevel.RunVar[WorkerPool] = trio.lowlevel.RunVar("clonegate_run_pool")

@@ -13,8 +13,10 @@ clone that took a worker's memory high never leaves it to the next one.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import signal
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,7 +26,7 @@ import trio
 from . import deadline, wire
 from .deadline import Cell
 
-__all__ = ["MAX_JOBS", "IdleWorkers", "ServedWorker"]
+__all__ = ["MAX_JOBS", "IdleWorkers", "ServedWorker", "kill"]
 
 # A served worker ends after this many jobs, so that whatever a job leaves behind
 # (a cache entry, a fragment of the heap) stays bounded.
@@ -48,18 +50,20 @@ class ServedWorker:
 
     async def run(
         self,
-        job: bytes,
+        job: bytes | None,
         on_question: Callable[[Any], Awaitable[object]] | None,
         on_note: Callable[[Any], object] | None = None,
     ) -> wire.Reply | None:
-        """Send ``job`` (a pickle) and return its reply; None if the worker ended first.
+        """Send ``job`` (a pickle; None: sent already, a first job) and return its
+        reply; None if the worker ended first.
         Meanwhile its cell follows the deadline of the caller's expiring permits, if it
         holds any (:func:`deadline.follow`), so the worker ends itself at that deadline
         when no renewal comes: a paused parent can neither renew nor stop it."""
         stop = deadline.follow(self.cell)
         self.followed = stop is not None
         try:
-            await self.stream.send_all(wire.frame(job))
+            if job is not None:
+                await self.stream.send_all(wire.frame(job))
             return await self.reply(on_question, on_note)
         except trio.BrokenResourceError:
             return None  # it ended before or while reading the job
@@ -160,3 +164,9 @@ class IdleWorkers:
             for worker in waiting:
                 worker.close()
         self._idle.clear()
+
+
+def kill(pidfd: int) -> None:
+    """SIGKILL to the worker of ``pidfd``, if it has not ended yet. Not a checkpoint."""
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        signal.pidfd_send_signal(pidfd, signal.SIGKILL)

@@ -29,6 +29,11 @@ FORKED = struct.Struct("!cQi")
 EXITED = struct.Struct("!ciiq")  # b"X", pid, wait status, peak RSS in KiB
 FORK_FAILED = struct.Struct("!cQi")  # b"E", request id, errno (EMFILE: out of descriptors)
 READY = struct.Struct("!cq")  # b"R", the zygote's own address-space size in bytes
+# The request id of the worker the zygote forks for the parent's first job, before its
+# last preloads (spawn.start): its b"W" holds 2 fds, the pidfd and the cell, since the
+# parent made the stream. On that stream the parent writes FIRST, then the job.
+FIRST_REQUEST = 0
+FIRST = struct.Struct("!Q?")  # address-space allowance in bytes (0: none), serve
 
 # Modules whose classes a reply may name. Everything else fails to load.
 _TRUSTED_MODULES = ("builtins", "datetime", "pathlib", "collections", "copyreg", "_codecs")

@@ -39,7 +39,7 @@ import sys
 import threading
 from typing import NamedTuple, NoReturn
 
-from . import deadline, wire
+from . import deadline, usage, wire
 
 _PR_SET_PDEATHSIG = 1
 # A served worker whose resident memory grew this much past its start ends after
@@ -97,17 +97,27 @@ def _send_whole(stream: socket.socket, payload: bytes) -> None:
             signal.pthread_sigmask(signal.SIG_SETMASK, held)
 
 
-def main(control_fd: int, preload: list[str]) -> None:
+def main(control_fd: int, preload: list[str], first: str = "") -> None:
+    """``first``, ``"FD:N"``: the stream of the parent's first job (``spawn.start``),
+    whose worker is forked once the first N entries of ``preload`` are in."""
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)
-    control = socket.socket(fileno=control_fd)
-    for entry in preload:
+    zygote = Zygote(socket.socket(fileno=control_fd))
+    first_fd, _, first_after = first.partition(":")
+    after = int(first_after) if first else -1
+    for index, entry in enumerate(preload):
+        if index == after:
+            # The first clone starts now, its modules in, while the rest (the
+            # grammars, for analyses) load beside it (ADR 0003, issue 47).
+            zygote.fork_first(int(first_fd))
         # "package.module" is imported; "package.module:function" is imported, then
         # the function called (a warm-up that every worker would otherwise repeat).
         name, _, function = entry.partition(":")
         module = importlib.import_module(name)
         if function:
             getattr(module, function)()
+    if after >= len(preload):
+        zygote.fork_first(int(first_fd))
     init = pickle.loads(sys.stdin.buffer.read())  # from the parent: trusted
     if init is not None:
         init()
@@ -119,7 +129,7 @@ def main(control_fd: int, preload: list[str]) -> None:
     # No collection first: after the imports it found 6 objects to free and took ~9 ms
     # of the first result's wait.
     gc.freeze()
-    Zygote(control).serve()
+    zygote.serve()
     # Its workers are dead and reaped (serve's end), and nothing is left to flush or
     # close: the interpreter's teardown of dulwich and the grammars would only delay
     # the parent, which waits for this exit (about 10 ms of a run's exit).
@@ -142,7 +152,8 @@ class Zygote:
         selector.register(self._control, selectors.EVENT_READ)
         selector.register(self._wake_r, selectors.EVENT_READ)
         try:
-            self._control.send(wire.READY.pack(b"R", _address_space()))
+            self._control.send(wire.READY.pack(b"R", usage.address_space()))
+            self._reap()  # a first job's worker may have ended before SIGCHLD was heard
             while True:
                 for key, _ in selector.select():
                     if key.fileobj is self._control:
@@ -156,11 +167,13 @@ class Zygote:
         except OSError:
             return  # the parent is gone mid-message
         finally:
-            # Whatever ends the zygote ends its workers first.
-            for pid in self._children:
-                os.kill(pid, signal.SIGKILL)
-            for pid in self._children:
-                os.waitpid(pid, 0)
+            self._end_workers()  # whatever ends the zygote ends its workers first
+
+    def _end_workers(self) -> None:
+        for pid in self._children:
+            os.kill(pid, signal.SIGKILL)
+        for pid in self._children:
+            os.waitpid(pid, 0)
 
     def _fork(self, request_id: int, allowance: int, serve: bool) -> None:
         # Out of file descriptors (EMFILE) or processes (EAGAIN) is this request's
@@ -168,26 +181,48 @@ class Zygote:
         try:
             parent_end, worker_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         except OSError as exc:
-            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            self._failed(request_id, exc)
             return
+        self._start(request_id, worker_end, parent_end, allowance, serve)
+
+    def fork_first(self, stream_fd: int) -> None:
+        """Fork the worker of the parent's first job, on the stream the parent made
+        (it holds the other end, where it writes the job's allowance and the job:
+        :data:`wire.FIRST`); told to the parent as request :data:`wire.FIRST_REQUEST`."""
+        try:
+            self._start(wire.FIRST_REQUEST, socket.socket(fileno=stream_fd), None, None, False)
+        except OSError:  # the parent is gone already (a command that failed fast)
+            self._end_workers()
+            os._exit(0)
+
+    def _start(
+        self,
+        request_id: int,
+        worker_end: socket.socket,
+        parent_end: socket.socket | None,
+        allowance: int | None,
+        serve: bool,
+    ) -> None:
+        ends = [end for end in (worker_end, parent_end) if end is not None]
         try:
             cell = deadline.Cell.create()  # the job's lease deadline, shared (deadline.py)
         except OSError as exc:
-            parent_end.close()
-            worker_end.close()
-            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            for end in ends:
+                end.close()
+            self._failed(request_id, exc)
             return
         me = os.getpid()
         try:
             pid = os.fork()
         except OSError as exc:
-            for end in (parent_end, worker_end):
+            for end in ends:
                 end.close()
             os.close(cell)
-            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            self._failed(request_id, exc)
             return
         if pid == 0:
-            parent_end.close()
+            if parent_end is not None:
+                parent_end.close()
             self._control.close()
             for fd in (self._wake_r, self._wake_w):
                 os.close(fd)
@@ -198,36 +233,40 @@ class Zygote:
             pidfd = os.pidfd_open(pid)
         except OSError as exc:
             # Without its pidfd the parent could not kill it: it goes (and is reaped).
-            parent_end.close()
+            if parent_end is not None:
+                parent_end.close()
             os.close(cell)
             os.kill(pid, signal.SIGKILL)
-            self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+            self._failed(request_id, exc)
             return
+        passed = [pidfd, cell] if parent_end is None else [parent_end.fileno(), pidfd, cell]
         try:
-            socket.send_fds(
-                self._control,
-                [wire.FORKED.pack(b"W", request_id, pid)],
-                [parent_end.fileno(), pidfd, cell],
-            )
+            socket.send_fds(self._control, [wire.FORKED.pack(b"W", request_id, pid)], passed)
         finally:
-            parent_end.close()
+            if parent_end is not None:
+                parent_end.close()
             os.close(pidfd)
             os.close(cell)
 
+    def _failed(self, request_id: int, exc: OSError) -> None:
+        self._control.send(wire.FORK_FAILED.pack(b"E", request_id, exc.errno or 0))
+
     def _reap(self) -> None:
         while self._children:
-            pid, status, usage = os.wait4(-1, os.WNOHANG)
+            pid, status, rusage = os.wait4(-1, os.WNOHANG)
             if pid == 0:
                 return
             self._children.discard(pid)
-            self._control.send(wire.EXITED.pack(b"X", pid, status, usage.ru_maxrss))
+            self._control.send(wire.EXITED.pack(b"X", pid, status, rusage.ru_maxrss))
 
 
 def _worker(
-    conn: socket.socket, zygote: int, allowance: int, serve: bool, cell_fd: int
+    conn: socket.socket, zygote: int, allowance: int | None, serve: bool, cell_fd: int
 ) -> NoReturn:
     """A forked worker: one job, one reply, then exit (``serve``: the next job, until
-    one of the ends in the module docstring). Never returns into the zygote's loop."""
+    one of the ends in the module docstring). Never returns into the zygote's loop.
+    ``allowance`` None: a first job's worker, which reads its allowance and ``serve``
+    from the stream, ahead of the job (:data:`wire.FIRST`)."""
     global _job_stream
     status = 70  # EX_SOFTWARE, if anything below fails
     _job_stream = conn
@@ -240,8 +279,10 @@ def _worker(
             os._exit(status)
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        _first_to_go()
-        start = _Start(_resident(), _address_space())  # the zygote's pages this fork maps
+        usage.first_to_go()
+        if allowance is None:
+            allowance, serve = wire.FIRST.unpack(_exactly(conn, wire.FIRST.size))
+        start = _Start(usage.resident(), usage.address_space())  # the zygote's pages this fork maps
         if allowance:
             # The hard cap: the allowance, and for a served worker the most it may keep
             # from earlier jobs (past RETIRE_ADDRESS_SPACE it is retired, see _run_job).
@@ -290,7 +331,7 @@ def _new_job(allowance: int) -> None:
         pass
     if allowance:
         _, hard = resource.getrlimit(resource.RLIMIT_AS)
-        soft = min(hard, _address_space() + allowance)
+        soft = min(hard, usage.address_space() + allowance)
         resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
 
 
@@ -305,10 +346,10 @@ def _run_job(conn: socket.socket, job: bytes, start: _Start, serve: bool) -> boo
         value = function(*args)
     except BaseException as exc:  # the parent decides what an exception means
         error = exc
-    peak = _job_peak(start.resident)
+    peak = usage.job_peak(start.resident)
     serving = serve and error is None and not _ending
-    serving = serving and _resident() - start.resident < RETIRE_GROWTH
-    serving = serving and _address_space() - start.address_space < RETIRE_ADDRESS_SPACE
+    serving = serving and usage.resident() - start.resident < RETIRE_GROWTH
+    serving = serving and usage.address_space() - start.address_space < RETIRE_ADDRESS_SPACE
     reply = wire.Reply(value, error, peak, serving)
     try:
         payload = wire.dump(reply)
@@ -320,17 +361,6 @@ def _run_job(conn: socket.socket, job: bytes, start: _Start, serve: bool) -> boo
         serving = False
     _send_whole(conn, payload)
     return serving
-
-
-def _first_to_go() -> None:
-    """Make this worker the OOM killer's first choice (ADR 0014). When memory runs
-    out, losing one job is better than losing the parent, which holds every result,
-    or the zygote; raising one's own score needs no privilege."""
-    try:
-        with open("/proc/self/oom_score_adj", "w") as score:
-            score.write("1000")
-    except OSError:
-        pass  # no procfs: the kernel chooses by size alone
 
 
 def _cannot_load(reason: str) -> None:
@@ -361,39 +391,3 @@ def _exactly(conn: socket.socket, size: int) -> bytes:
             raise EOFError
         chunks += chunk
     return bytes(chunks)
-
-
-def _job_peak(start: int) -> int:
-    """Bytes of memory the job cost at most, beyond the zygote's (ADR 0014).
-
-    The peak resident size above the start counts each page the job added, but not
-    the zygote's pages it wrote to (reference counts do, everywhere): these became
-    private copies without growing the resident size. They are never shared again,
-    so their number at the end (private pages beyond those the job added) bounds
-    their number at the peak.
-    """
-    added = max(0, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - start)
-    fields = {}
-    try:
-        with open("/proc/self/smaps_rollup", "rb") as rollup:
-            for line in rollup:
-                name, _, rest = line.partition(b":")
-                if rest.endswith(b" kB\n"):
-                    fields[name] = int(rest.split()[0]) * 1024
-    except (OSError, ValueError):
-        return added
-    private = fields.get(b"Private_Clean", 0) + fields.get(b"Private_Dirty", 0)
-    copied = max(0, private - (fields.get(b"Rss", 0) - start))
-    return added + copied
-
-
-def _resident() -> int:
-    """This process's resident memory in bytes."""
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _address_space() -> int:
-    """This process's virtual size in bytes (what RLIMIT_AS counts)."""
-    with open("/proc/self/statm") as statm:
-        return int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
