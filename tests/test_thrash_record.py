@@ -21,6 +21,7 @@ from clonegate import (
     MemoryReading,
     with_keep_clones,
     with_max_concurrent_clones,
+    with_repository_timeout,
     with_result_store,
 )
 from clonegate._usecase.thrash import ThrashWatch
@@ -35,22 +36,25 @@ from .support.redis_server import RedisServer
 MiB = 1 << 20
 GiB = 1 << 30
 STALLED = MemoryReading(limit=GiB, available=20 * MiB, pressure=0.8)
+CALM = MemoryReading(limit=GiB, available=GiB, pressure=0.0)
 SAFETY_NET = 60  # seconds: a bound for a hung test, never the assertion
 
 
 class CountedReadings:
-    """Always stalled. Each read first looks at ``counted()`` (the stretches counted so
-    far): the watch reads, then observes, then sleeps, so a read sees what every
-    earlier reading counted; ``reached[n]`` is set once n were counted."""
+    """Stalled while ``stalled``, calm otherwise. Each read first looks at ``counted()``
+    (the stretches counted so far): the watch reads, then observes, then sleeps, so a
+    read sees what every earlier reading counted; ``reached[n]`` is set once n were
+    counted."""
 
     def __init__(self) -> None:
         self.counted: Callable[[], int] = lambda: 0
         self.reached: defaultdict[int, trio.Event] = defaultdict(trio.Event)
+        self.stalled = True
 
     def read(self) -> MemoryReading:
         for n in range(1, self.counted() + 1):
             self.reached[n].set()
-        return STALLED
+        return STALLED if self.stalled else CALM
 
 
 async def thrash_twice(uc: AnalyzeUseCase, vcs: FakeVCS, sensor: CountedReadings) -> list[str]:
@@ -61,9 +65,14 @@ async def thrash_twice(uc: AnalyzeUseCase, vcs: FakeVCS, sensor: CountedReadings
     sensor.counted = lambda: uc.memory_thrash
     async with uc.analyze_many(urls) as batch:
         await sensor.reached[1].wait()
+        # Calm while a report is written: the store's threads let the clock run on,
+        # and a stalled reading a second would count stretches the test did not make.
+        sensor.stalled = False
         vcs.release[urls[0]].set()
         first = await batch.__anext__()
+        sensor.stalled = True
         await sensor.reached[2].wait()
+        sensor.stalled = False
         for u in urls[1:]:
             vcs.release[u].set()
         statuses: list[str] = [first.status, *[report.status async for report in batch]]
@@ -80,6 +89,9 @@ def stored_run(tmp_path: Path) -> Path:
         async with open_store(db) as store:
             uc = AnalyzeUseCase(
                 with_max_concurrent_clones(4),
+                # The store's threads let the autojump clock run on (a reading a second):
+                # a loaded machine ran it past the default 900 s while one wrote.
+                with_repository_timeout(1e9),
                 with_keep_clones(),  # removing runs in a thread, which autojump would skip
                 with_result_store(store),
                 vcs=vcs,

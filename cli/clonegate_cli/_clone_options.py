@@ -33,8 +33,8 @@ from clonegate import (
 )
 
 from ._descriptors import PER_CLONE, clones_within_open_file_limit
-from ._flag_groups import options_of
 from ._early import MEMORY_BUDGET_DEFAULT
+from ._flag_groups import options_of
 from ._input import credential_options
 from ._run import usage_error
 from ._setup import Setup, help_of, size_text
