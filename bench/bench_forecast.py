@@ -63,13 +63,14 @@ def measure(url: str, depth: int | None) -> dict[str, Any]:
     counts: dict[str, int] = {}
 
     def ask(question: object) -> None:
-        assert type(question) is int
+        assert isinstance(question, tuple)
+        nbytes, _pages = question  # the bytes, and the pack's pages among them
         now = "walk" if phase[0] == "after first pass" else "first pass"
         peaks[phase[0]] = max(peaks.get(phase[0], 0), _hwm_then_reset() - start)
         if phase[0] == "after first pass":
             peaks["first pass"] = max(peaks["first pass"], peaks.pop("after first pass"))
         phase[0] = now
-        forecasts[now] = max(forecasts.get(now, 0), question)
+        forecasts[now] = max(forecasts.get(now, 0), int(nbytes))
 
     first_pass = pack_index._first_pass
 

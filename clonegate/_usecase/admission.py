@@ -109,9 +109,10 @@ class MemoryAdmission:
         logger.warning("no stored clone memory for %s within %g s", key, self.HISTORY_SECONDS)
         return None
 
-    async def need(self, lease: MemoryLease, nbytes: int) -> None:
+    async def need(self, lease: MemoryLease, nbytes: int, reclaimable: int = 0) -> None:
         """Hold ``nbytes`` for ``lease``'s clone (its whole need from now on), at most
-        the budget: what it holds beyond them goes back at once. Always a checkpoint.
+        the budget, but for the share of them that ``reclaimable`` (file pages it maps)
+        is: what it holds beyond that goes back at once. Always a checkpoint.
 
         What is free is taken at once. Otherwise the clone waits, in FIFO order with
         the other running clones that wait (ahead of clones not admitted yet). The
@@ -123,11 +124,19 @@ class MemoryAdmission:
 
         ``nbytes`` is a forecast: corrected by what the clones of the same host and
         shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
+        The whole figure is what a clone's peak is measured against (its resident
+        size counts the pages it maps); the pages are not reserved (issue 46): the
+        kernel reclaims them before it kills anything, the quarter of the memory that
+        ``auto`` leaves holds them, and the controller shrinks the budget if reading
+        them again stalls the clones. Reserved, they kept a second delta walk out of
+        a cgroup where two fit (a 52 MiB pack: half of its walk's 107 MiB).
         """
         first = not lease.forecasts
         corrected = self.estimates.corrected(lease.host, nbytes, first=first, known=lease.known)
         lease.forecasts.append(nbytes)
-        wanted = max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB)))
+        # The correction scales the pages too: their share of the figure.
+        counted = corrected * (1 - min(reclaimable, nbytes) / nbytes) if nbytes else 0
+        wanted = max(1, min(self.estimates.ceiling, math.ceil(counted / MiB)))
         if wanted <= lease.memory:
             if wanted < lease.memory:
                 self.semaphore.release(lease.memory - wanted)
