@@ -23,9 +23,13 @@ of one clone alone:
   files and 6,000 commits, 103,085 objects of which 85,647 deltas (a 52 MB pack,
   ``bench/forecast_shapes.py``): a clone's memory is its records, the pack's pages
   its delta walk reads, and the chains in flight.
+- **30,000 small files, depth 1**: 8 shallow clones of one commit of 30,000 small
+  files (a 3 MB pack of whole objects).
 
 ``--contenders`` runs a subset (separated by semicolons), e.g. the issue's
-``"-j 1;-j 2;-j 4;-j 4, budget auto"``.
+``"-j 1;-j 2;-j 4;-j 4, budget auto"``. ``--factor`` sizes the cgroup (times one
+clone alone; repeatable), ``--cache`` keeps the repositories, ``--before DIR`` runs
+each budget contender from that source tree too, alternating in the same run.
 
 Reported per contender: makespan (best of ``--rounds``), the group's peak charge
 (``memory.max_usage_in_bytes``, processes and page cache), OOM kills and failed
