@@ -47,18 +47,27 @@ async def test_a_running_clone_grows_at_once_when_free_and_gives_all_back() -> N
     assert (lease.memory, admission.figures().held) == (0, 0)
 
 
-async def test_two_walks_fit_where_their_pack_pages_would_not() -> None:
+async def test_walks_leave_their_pack_pages_out_as_far_as_the_room_outside_the_budget() -> None:
     """Issue 46: a delta walk maps its whole pack (52 of its 107 MiB are those pages),
-    which the kernel reclaims before it kills anything. Each of two clones forecasts
-    110 MiB, 50 of them pages, in a 130 MiB budget: both run at once, each holding the
-    60 MiB that are not pages (before, 110 each: the second waited for the first)."""
-    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=130, opening=8))
-    first, second = await admission.admit("h", ""), await admission.admit("h", "")
-    with trio.move_on_after(1):  # a safety net: the old rule waits here
-        await admission.need(first, 110 * MiB, 50 * MiB)
-        await admission.need(second, 110 * MiB, 50 * MiB)
-    assert (first.memory, second.memory, admission.figures().held) == (60, 60, 120)
-    assert first.forecasts == second.forecasts == [110 * MiB]  # a peak counts the pages
+    which the kernel reclaims before it kills anything. Three clones each forecast
+    110 MiB, 40 of them pages, in a 240 MiB budget, whose room for pages is what
+    ``auto`` leaves outside it (80 MiB): the first two hold 70 each and run at once
+    (before, 110 each); the third would put 120 MiB of pages in that room, which its
+    walk would read again from disk: it reserves its pages, and waits."""
+    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=240, opening=8))
+    assert admission.page_room == 80
+    leases = [await admission.admit("h", "") for _ in range(3)]
+    with trio.move_on_after(5):  # a safety net: the rule before waits here
+        for lease in leases[:2]:
+            await admission.need(lease, 110 * MiB, 40 * MiB)
+    assert [lease.memory for lease in leases] == [70, 70, 8]
+    assert leases[0].forecasts == [110 * MiB]  # a peak, which counts the pages, meets this
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(admission.need, leases[2], 110 * MiB, 40 * MiB)
+        await trio.testing.wait_all_tasks_blocked()
+        assert admission.heaviest() == 110  # the third waits for its whole figure
+        admission.release(leases[0])  # its pages go with it
+    assert (leases[2].memory, leases[2].pages) == (110, 0)
 
 
 async def test_a_peak_with_its_pages_corrects_the_forecast_with_its_pages() -> None:
