@@ -50,23 +50,24 @@ async def test_a_running_clone_grows_at_once_when_free_and_gives_all_back() -> N
 async def test_walks_leave_their_pack_pages_out_as_far_as_the_room_outside_the_budget() -> None:
     """Issue 46: a delta walk maps its whole pack (52 of its 107 MiB are those pages),
     which the kernel reclaims before it kills anything. Three clones each forecast
-    110 MiB, 40 of them pages, in a 240 MiB budget, whose room for pages is what
-    ``auto`` leaves outside it (80 MiB): the first two hold 70 each and run at once
-    (before, 110 each); the third would put 120 MiB of pages in that room, which its
-    walk would read again from disk: it reserves its pages, and waits."""
-    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=240, opening=8))
-    assert admission.page_room == 80
+    110 MiB, 60 of them pages, in a 150 MiB budget, whose room for pages is 2/3 of it
+    (100 MiB): the first two hold 50 each and run at once (before, 110 each: one at
+    a time); the third would put 180 MiB of pages in that room, which its walk would
+    read again from disk: it reserves its pages, and waits."""
+    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=150, opening=8))
+    assert admission.page_room == 100
     leases = [await admission.admit("h", "") for _ in range(3)]
     with trio.move_on_after(5):  # a safety net: the rule before waits here
         for lease in leases[:2]:
-            await admission.need(lease, 110 * MiB, 40 * MiB)
-    assert [lease.memory for lease in leases] == [70, 70, 8]
+            await admission.need(lease, 110 * MiB, 60 * MiB)
+    assert [lease.memory for lease in leases] == [50, 70, 8]  # the room's last 40
     assert leases[0].forecasts == [110 * MiB]  # a peak, which counts the pages, meets this
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(admission.need, leases[2], 110 * MiB, 40 * MiB)
+        nursery.start_soon(admission.need, leases[2], 110 * MiB, 60 * MiB)
         await trio.testing.wait_all_tasks_blocked()
         assert admission.heaviest() == 110  # the third waits for its whole figure
         admission.release(leases[0])  # its pages go with it
+        admission.release(leases[1])
     assert (leases[2].memory, leases[2].pages) == (110, 0)
 
 
