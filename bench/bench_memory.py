@@ -53,7 +53,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.forecast_shapes import make_delta_history, make_many_small_files
-from bench.installed import compile_sources
+from bench.installed import ROOT, compile_sources
 from tests.support.cgroup import cgroup_unavailable, make_memory_heavy_repo, memory_cgroup
 from tests.support.repos import fast_import, git
 from tests.support.servers import git_daemon
@@ -145,12 +145,14 @@ def analyze(
     source tree of clonegate to run instead of this one (the code before a change)."""
     command = [sys.executable, "-m", "clonegate", "analyze", "--depth", str(depth), *options, *urls]
     env = {**os.environ, "TMPDIR": str(tmp)}
-    if code is not None:
-        env["PYTHONPATH"] = f"{code}{os.pathsep}{code / 'cli'}"
+    # ``-m`` puts the working directory first on the path, before PYTHONPATH: each
+    # tree runs from its own root.
+    code = code or ROOT
+    env["PYTHONPATH"] = f"{code}{os.pathsep}{code / 'cli'}"
     with memory_cgroup(limit) as group:
         start = time.perf_counter()
         try:
-            done = group.run(command, env=env, timeout=stop)
+            done = group.run(command, env=env, timeout=stop, cwd=code)
             output = done.stdout
         except subprocess.TimeoutExpired as expired:
             output = expired.stdout.decode() if isinstance(expired.stdout, bytes) else ""
