@@ -59,11 +59,11 @@ class MemoryAdmission:
         # Its size starts at the estimates' ceiling; the pressure controller moves it.
         self.semaphore = WeightedSemaphore(estimates.ceiling)
         # MiB of pack pages the leases may leave out, in all: half of what was
-        # available when the budget was made (2/3 of an ``auto`` budget). Measured
-        # (issue 46): two delta walks left 102 MiB out of 216 available and ran 0.77x
-        # of -j 2; a third of the budget kept them one at a time. Beyond it, pages
-        # reclaimed would be read again from disk, and the controller could only stop
-        # admitting: it takes nothing back.
+        # available when the budget was made (2/3 of an ``auto`` budget). Issue 46:
+        # where -j 2 fits (a cgroup of 1.6x one delta-heavy clone, 216 MiB available)
+        # two walks leave 102 MiB out; a third of the budget would keep them one at a
+        # time. Beyond the room, pages reclaimed would be read again from disk, and the
+        # controller could only stop admitting: it takes nothing back.
         self.page_room = 2 * estimates.ceiling // 3
         # Bytes a repository's clone used in an earlier run, by key.
         self._history = history
