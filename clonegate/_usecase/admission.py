@@ -58,8 +58,8 @@ class MemoryAdmission:
         self.estimates = estimates
         # Its size starts at the estimates' ceiling; the pressure controller moves it.
         self.semaphore = WeightedSemaphore(estimates.ceiling)
-        # MiB of pack pages the leases may leave out, in all: half of what was
-        # available when the budget was made (2/3 of an ``auto`` budget). Issue 46:
+        # MiB of pack pages the leases may leave out, in all: 2/3 of the budget (for
+        # ``auto``, half of what was available when it was made). Issue 46:
         # where -j 2 fits (a cgroup of 1.6x one delta-heavy clone, 216 MiB available)
         # two walks leave 102 MiB out; a third of the budget would keep them one at a
         # time. Beyond the room, pages reclaimed would be read again from disk, and the
@@ -137,9 +137,9 @@ class MemoryAdmission:
         size counts the pages it maps); the pages are left out of the reservation
         (issue 46) as long as all the leases' left-out pages fit in :attr:`page_room`:
         the kernel reclaims them before it kills anything, but a walk reads them
-        again, so beyond some room they would thrash.
-        Reserved, they kept a second delta walk out of a cgroup where two fit (a 52
-        MiB pack: half of its walk's 107 MiB).
+        again, so beyond some room they would thrash. Reserved, they kept a second
+        delta walk out of a cgroup where two fit (a 52 MiB pack: half of its walk's
+        107 MiB).
         """
         first = not lease.forecasts
         corrected = self.estimates.corrected(lease.host, nbytes, first=first, known=lease.known)
