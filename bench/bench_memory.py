@@ -128,6 +128,7 @@ class Tally:
     oom_kills: int = 0
     failed: int = 0
     stopped: int = 0  # runs killed after the stop time
+    thrashed: int = 0  # runs that warned "memory thrashes" (ADR 0014)
 
 
 def analyze(
@@ -156,16 +157,22 @@ def analyze(
             output = done.stdout
         except subprocess.TimeoutExpired as expired:
             output = expired.stdout.decode() if isinstance(expired.stdout, bytes) else ""
+            errors = expired.stderr.decode() if isinstance(expired.stderr, bytes) else ""
             reports = [json.loads(line) for line in output.splitlines()]
             ok = sum(r["status"] == "ok" for r in reports)
-            return Tally([stop], group.peak, group.oom_kills, len(urls) - ok, stopped=1)
+            failed = len(urls) - ok
+            return Tally([stop], group.peak, group.oom_kills, failed, 1, _thrashed(errors))
         seconds = time.perf_counter() - start
         reports = [json.loads(line) for line in output.splitlines()]
         if len(reports) != len(urls):
             raise RuntimeError(f"{options}: {len(reports)} reports of {len(urls)}")
-        return Tally(
-            [seconds], group.peak, group.oom_kills, sum(r["status"] != "ok" for r in reports)
-        )
+        failed = sum(r["status"] != "ok" for r in reports)
+        return Tally([seconds], group.peak, group.oom_kills, failed, 0, _thrashed(done.stderr))
+
+
+def _thrashed(stderr: str) -> int:
+    """1 if the run's thrash watch warned (ADR 0014, "No silent thrash"), else 0."""
+    return int("memory thrashes" in stderr)
 
 
 def batch(
@@ -177,6 +184,7 @@ def batch(
     factor: float = 1.3,
     before: Path | None = None,
     depth: int = 0,
+    patience: float = 2.0,
 ) -> None:
     """``contenders`` side by side, alternately, in a cgroup of ``factor`` times one
     clone alone; with ``before`` (a source tree), each budget contender also runs
@@ -188,7 +196,7 @@ def batch(
             **contenders,
             **{f"before: {c}": o for c, o in contenders.items() if c in BUDGETS},
         }
-    stop = max(30.0, 2 * alone.seconds[0] * len(urls))  # twice one at a time
+    stop = max(30.0, patience * alone.seconds[0] * len(urls))  # one at a time, times that
     tallies = {contender: Tally() for contender in contenders}
     store = str(tmp / f"{name.replace(' ', '-')}.db")
     if "budget auto, re-run" in contenders:
@@ -207,19 +215,21 @@ def batch(
             tally.oom_kills += run.oom_kills
             tally.failed += run.failed
             tally.stopped += run.stopped
+            tally.thrashed += run.thrashed
     print(
         f"\n### {name}: {len(urls)} clones; one alone peaks at {alone.peak / MiB:.0f} MiB, "
         f"limit {limit / MiB:.0f} MiB ({factor}x); a run is stopped after {stop:.0f} s\n"
     )
     print(
-        "| contender | makespan s (best) | all rounds s | peak MiB | OOM kills | failed | stopped |"
+        "| contender | makespan s (best) | all rounds s | peak MiB | OOM kills | failed | stopped "
+        "| thrash warnings |"
     )
-    print("|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for contender, t in tallies.items():
         rounds_text = " / ".join(f"{s:.1f}" for s in t.seconds)
         print(
             f"| {contender} | {min(t.seconds):.2f} | {rounds_text} | {t.peak / MiB:.0f} "
-            f"| {t.oom_kills} | {t.failed} | {t.stopped} |"
+            f"| {t.oom_kills} | {t.failed} | {t.stopped} | {t.thrashed} |"
         )
     safe = [
         c
@@ -253,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--before", type=Path, help="a source tree to run the budgets of too")
     parser.add_argument("--cache", type=Path, help="keep the generated repositories here")
     parser.add_argument(
+        "--patience",
+        type=float,
+        default=2.0,
+        help="stop a run after this many times one clone alone per clone (2 by default)",
+    )
+    parser.add_argument(
         "--contenders",
         help="a subset of these, separated by semicolons: " + "; ".join(CONTENDERS),
         default=";".join(CONTENDERS),
@@ -277,7 +293,17 @@ def main(argv: list[str] | None = None) -> int:
                     continue
                 urls = [daemon.url(f"{name}-{i}") for i in range(count)]
                 for factor in args.factor or [1.3]:
-                    batch(title, urls, rounds, work, contenders, factor, args.before, depth)
+                    batch(
+                        title,
+                        urls,
+                        rounds,
+                        work,
+                        contenders,
+                        factor,
+                        args.before,
+                        depth,
+                        args.patience,
+                    )
     return 0
 
 
