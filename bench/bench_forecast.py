@@ -58,18 +58,21 @@ def measure(url: str, depth: int | None) -> dict[str, Any]:
     from clonegate._adapters.git.envelope import Envelope
 
     forecasts: dict[str, int] = {}
+    pages: dict[str, int] = {}  # of each forecast, the pack's pages: not reserved
     peaks: dict[str, int] = {}
     phase = ["opening"]
     counts: dict[str, int] = {}
 
     def ask(question: object) -> None:
-        assert type(question) is int
+        assert isinstance(question, tuple)
+        nbytes, mapped = question  # the bytes, and the pack's pages among them
         now = "walk" if phase[0] == "after first pass" else "first pass"
         peaks[phase[0]] = max(peaks.get(phase[0], 0), _hwm_then_reset() - start)
         if phase[0] == "after first pass":
             peaks["first pass"] = max(peaks["first pass"], peaks.pop("after first pass"))
         phase[0] = now
-        forecasts[now] = max(forecasts.get(now, 0), question)
+        forecasts[now] = max(forecasts.get(now, 0), int(nbytes))
+        pages[now] = int(mapped)
 
     first_pass = pack_index._first_pass
 
@@ -110,7 +113,7 @@ def measure(url: str, depth: int | None) -> dict[str, Any]:
         pack = sum(p.stat().st_size for p in Path(tmp, "clone").rglob("*.pack"))
     if outcome.error_kind is not None:
         raise RuntimeError(f"{url}: {outcome.error_kind}: {outcome.error_reason}")
-    return {"forecasts": forecasts, "peaks": peaks, "pack": pack, **counts}
+    return {"forecasts": forecasts, "pages": pages, "peaks": peaks, "pack": pack, **counts}
 
 
 def _shapes(cache: Path, real: Path | None) -> dict[str, tuple[str, int | None]]:
@@ -157,7 +160,8 @@ def _row(shape: str, result: dict[str, Any]) -> str:
             cells.append("-")
             continue
         f, p = forecasts[phase] / MiB, peaks[phase] / MiB
-        cells.append(f"{f:.1f} / {p:.1f} ({f / max(p, 0.1):.2f}x)")
+        reserved = f - result.get("pages", {}).get(phase, 0) / MiB
+        cells.append(f"{f:.1f} / {p:.1f} ({f / max(p, 0.1):.2f}x), reserves {reserved:.1f}")
     # The whole clone: its peak against the forecast in force in that phase.
     top = max(peaks, key=peaks.__getitem__)
     overall = forecasts.get(top, 0) / MiB, peaks[top] / MiB

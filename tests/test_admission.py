@@ -45,3 +45,44 @@ async def test_a_running_clone_grows_at_once_when_free_and_gives_all_back() -> N
     assert lease.memory == 100
     admission.release(lease)
     assert (lease.memory, admission.figures().held) == (0, 0)
+
+
+async def test_walks_leave_their_pack_pages_out_as_far_as_the_room_outside_the_budget() -> None:
+    """Issue 46: a delta walk maps its whole pack (52 of its 107 MiB are those pages),
+    which the kernel reclaims before it kills anything. Three clones each forecast
+    110 MiB, 60 of them pages, in a 150 MiB budget, whose room for pages is 2/3 of it
+    (100 MiB): the first two hold 50 each and run at once (before, 110 each: one at
+    a time); the third would put 180 MiB of pages in that room, which its walk would
+    read again from disk: it reserves its pages, and waits."""
+    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=150, opening=8))
+    assert admission.page_room == 100
+    leases = [await admission.admit("h", "") for _ in range(3)]
+    with trio.move_on_after(5):  # a safety net: the rule before waits here
+        for lease in leases[:2]:
+            await admission.need(lease, 110 * MiB, 60 * MiB)
+    assert [lease.memory for lease in leases] == [50, 70, 8]  # the room's last 40
+    assert leases[0].forecasts == [110 * MiB]  # a peak, which counts the pages, meets this
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(admission.need, leases[2], 110 * MiB, 60 * MiB)
+        await trio.testing.wait_all_tasks_blocked()
+        assert admission.heaviest() == 110  # the third waits for its whole figure
+        admission.release(leases[0])  # its pages go with it
+        admission.release(leases[1])
+    assert (leases[2].memory, leases[2].pages) == (110, 0)
+
+
+async def test_a_peak_with_its_pages_corrects_the_forecast_with_its_pages() -> None:
+    """A clone's peak (its resident size) counts the pages it mapped; it is measured
+    against the whole forecast, not against what was reserved, so pages left out of
+    the reservation do not read as a clone that used more than it said (which would
+    raise the next forecasts back to the whole figure)."""
+    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=1000, opening=8))
+    lease = await admission.admit("h", "")
+    await admission.need(lease, 100 * MiB, 50 * MiB)
+    assert lease.memory == 50
+    admission.release(lease)
+    admission.learn("h", 90 * MiB, lease=lease)  # 0.9 of the forecast, pages included
+    after = await admission.admit("h", "")
+    await admission.need(after, 100 * MiB, 50 * MiB)
+    # The forecast is kept (0.9 times the margin is above 1), its pages still left out.
+    assert after.memory == 50

@@ -15,8 +15,11 @@ from clonegate import (
     AnalyzeUseCase,
     ClonedSource,
     Credential,
+    Event,
+    EventKind,
     MemoryReading,
     RemoteHead,
+    with_event_hook,
     with_max_concurrent_clones,
     with_memory_budget,
 )
@@ -134,3 +137,35 @@ async def test_the_next_clones_of_a_host_reserve_what_the_first_measured(
         reports = [r async for r in batch]
     assert [r.status for r in reports] == ["ok"] * len(urls)
     assert vcs.most_at_once == most_at_once
+
+
+async def test_a_host_s_measured_peak_is_not_reserved_through_the_next_downloads(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    """Issue 46: six clones of one host each forecast 50 MiB and use 50, 10 s each, in
+    a 105 MiB budget: two fit at once. Before, once a clone had ended, the next were
+    admitted with its peak times the margin (63 MiB) and held it from their start, so
+    63 + 50 kept the clones after the first pair alone (the last ended at 50 s). Now
+    each is admitted with the opening figure and reserves its forecast when it asks:
+    three pairs, the last ending at 30 s (virtual seconds: a MockClock)."""
+    urls = [f"https://h.example/r{i}.git" for i in range(6)]
+    vcs = OverForecastingVCS(tmp_path, 50 * MiB, 50 * MiB, seconds=10.0)
+    start = trio.current_time()
+    cloned: list[float] = []  # when each clone ended (virtual seconds)
+
+    def heard(event: Event) -> None:
+        if event.kind is EventKind.CLONED:
+            cloned.append(trio.current_time() - start)
+
+    uc = AnalyzeUseCase(
+        with_max_concurrent_clones(2),
+        with_memory_budget("105M"),
+        with_event_hook(heard),
+        vcs=vcs,
+        analyzer=FakeAnalyzer(),
+        memory_sensor=Calm(),
+    )
+    async with uc.analyze_many(urls) as batch:
+        reports = [r async for r in batch]
+    assert [r.status for r in reports] == ["ok"] * 6
+    assert cloned == pytest.approx([10.0, 10.0, 20.0, 20.0, 30.0, 30.0])

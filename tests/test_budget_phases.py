@@ -219,12 +219,22 @@ def test_a_clone_waiting_for_more_than_the_size_gets_it_on_any_reading() -> None
     assert (decision.action, decision.size) == ("grow", 80)
 
 
-def test_the_opening_figure_is_used_until_something_is_learned() -> None:
+def test_the_opening_figure_is_what_a_forecasting_clone_is_admitted_with() -> None:
+    """Issue 46: a host's measured peaks (or a stored one) reserved at admission were
+    held through each download, and in a cgroup where two clones fit kept the next
+    one out; they now correct the forecasts instead. A host's floor (a clone ran out
+    of memory) still applies."""
     estimates = MemoryEstimates(initial=1024, ceiling=300, opening=8)
     assert estimates.estimate("h") == 8
     estimates.record("h", 40 * MiB)
-    assert estimates.estimate("h") == 50  # learned: the quantile with its margin
-    assert MemoryEstimates(initial=1024, ceiling=300).estimate("h") == 300
+    assert estimates.estimate("h") == 8
+    assert estimates.estimate("h", known=100 * MiB) == 8
+    estimates.exceeded("h", 80 * MiB)
+    assert estimates.estimate("h") == 100  # the floor: 80 MiB with the margin
+    without = MemoryEstimates(initial=1024, ceiling=300)  # a VCS that does not forecast
+    assert without.estimate("h") == 300
+    without.record("h", 40 * MiB)
+    assert without.estimate("h") == 50  # learned: the quantile with its margin
 
 
 # The clone timeout stops while a clone waits for memory --------------------------------

@@ -106,7 +106,7 @@ async def test_a_kept_worker_serves_the_next_clone_under_a_budget(tmp_path: Path
     served.mkdir()
     make_repo(served, "small")
 
-    async def on_memory(nbytes: int) -> None:
+    async def on_memory(nbytes: int, reclaimable: int = 0) -> None:
         await trio.lowlevel.checkpoint()
 
     with git_daemon(served) as daemon:

@@ -111,11 +111,12 @@ def test_a_wide_tree_of_deltas_is_not_held_whole(tmp_path: Path) -> None:
     objects += [(1 + i, edit(MiB, 100 + i)) for i in range(8)]
     pack = tmp_path / "wide.pack"
     build_pack(pack, objects)
-    needs: list[int] = []
-    index = index_pack(str(pack), _sha1(), needs.append)
+    asked: list[tuple[int, int]] = []
+    index = index_pack(str(pack), _sha1(), asked.append)
     assert len(list(index.entries())) == 17  # a valid pack: every delta resolved
     size = pack.stat().st_size
-    assert needs[0] == pack_forecast.indexing(17, size)  # before the first pass
+    needs = [nbytes for nbytes, _pages in asked]
+    assert asked[0] == (pack_forecast.indexing(17, size), size)  # before the first pass
     first = pack_forecast.first_pass(17, size)
     # The deepest step: two ancestors (the blob, its delta), the base joined, the
     # delta's data (12 bytes) and its result: 4 MiB.
@@ -142,25 +143,31 @@ def test_indexing_says_what_each_pass_needs_before_it_runs(tmp_path: Path) -> No
     pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")
     data = pack.read_bytes()
     count = int.from_bytes(data[8:12], "big")
-    needs: list[int] = []
-    index = index_pack(str(pack), _sha1(), needs.append)
+    asked: list[tuple[int, int]] = []
+    index = index_pack(str(pack), _sha1(), asked.append)
     assert len(list(index.entries())) == count
     first = pack_forecast.first_pass(count, len(data))
     # Before the first pass, a bound as if every object were a delta; after it, the
-    # walk's figure, from the deltas met.
-    assert needs[0] == pack_forecast.indexing(count, len(data))
+    # walk's figure, from the deltas met; both with the pack's pages the walk maps.
+    needs = [nbytes for nbytes, _pages in asked]
+    assert asked[0] == (pack_forecast.indexing(count, len(data)), len(data))
     assert len(needs) == 2
+    assert asked[1][1] == len(data)
     assert first < needs[1] < first + 64 * MiB  # small files: far from a whole-object forecast
 
 
 def test_a_pack_without_deltas_gives_back_its_walk_after_the_first_pass(tmp_path: Path) -> None:
     pack = tmp_path / "one.pack"
     build_pack(pack, [b"x" * 1000])
-    needs: list[int] = []
-    index_pack(str(pack), _sha1(), needs.append)
+    asked: list[tuple[int, int]] = []
+    index_pack(str(pack), _sha1(), asked.append)
     size = pack.stat().st_size
-    assert needs == [pack_forecast.indexing(1, size), pack_forecast.first_pass(1, size)]
-    assert needs[0] > needs[1]
+    # No walk: no pages of it either.
+    assert asked == [
+        (pack_forecast.indexing(1, size), size),
+        (pack_forecast.first_pass(1, size), 0),
+    ]
+    assert asked[0][0] > asked[1][0]
 
 
 async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path) -> None:
@@ -175,7 +182,8 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
     make_large_repo(served, "history", files=200, commits=40)
     needs: list[int] = []
 
-    async def on_memory(nbytes: int) -> None:
+    async def on_memory(nbytes: int, pages: int = 0, /) -> None:
+        assert 0 < pages < nbytes  # the pack's pages, among the bytes
         needs.append(nbytes)
         await trio.lowlevel.checkpoint()
 
@@ -237,7 +245,7 @@ async def test_a_clone_under_a_budget_leaves_no_idle_worker(tmp_path: Path) -> N
     served.mkdir()
     make_repo(served, "small")
 
-    async def on_memory(nbytes: int) -> None:
+    async def on_memory(nbytes: int, pages: int = 0, /) -> None:
         await trio.lowlevel.checkpoint()
 
     with git_daemon(served) as daemon:
@@ -249,3 +257,12 @@ async def test_a_clone_under_a_budget_leaves_no_idle_worker(tmp_path: Path) -> N
             plain = await vcs.clone(daemon.url("small"))
             await plain.aclose()
             assert pool._idle.count() == 1
+
+
+def test_a_worker_s_memory_question_is_believed_only_as_two_sane_numbers() -> None:
+    from clonegate._adapters.git.dulwich_vcs import memory_question
+
+    assert memory_question((100, 40)) == (100, 40)
+    assert memory_question(100) == (100, 0)  # a bare count has no pages
+    for nonsense in [(40, 100), (-1, 0), (100, -1), (1.5, 0), (True, 0), [100, 40], (1, 2, 3), "x"]:
+        assert memory_question(nonsense) is None

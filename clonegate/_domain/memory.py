@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import Protocol
 
-__all__ = ["MemoryReading", "MemorySensor"]
+__all__ = ["MemoryNeed", "MemoryReading", "MemorySensor"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,3 +39,11 @@ class MemorySensor(Protocol):
     that can hang; it may keep state between calls (pressure is a rate)."""
 
     def read(self) -> MemoryReading: ...
+
+
+class MemoryNeed(Protocol):
+    """What a clone calls, and awaits, before it uses more memory: ``nbytes`` in all
+    from then on, of which ``reclaimable`` are file pages it maps (its pack), which
+    the kernel reclaims before it kills anything (ADR 0014)."""
+
+    def __call__(self, nbytes: int, reclaimable: int = 0, /) -> Awaitable[object]: ...

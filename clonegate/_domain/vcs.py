@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Protocol
 
 from .credentials import Credential
+from .memory import MemoryNeed
 
 __all__ = ["VCS", "ClonedSource", "RemoteHead", "Remove"]
 
@@ -116,7 +117,7 @@ class VCS(Protocol):
         *,
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
-        on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_memory: MemoryNeed | None = None,
         on_progress: Callable[[int], object] | None = None,
         keep_worker: bool = False,
     ) -> ClonedSource:
@@ -134,7 +135,8 @@ class VCS(Protocol):
 
         ``on_memory`` (given only when :attr:`opening_memory` is not None, under a
         memory budget): awaited, from the calling task, with the bytes the clone will
-        use in all from then on, before it uses them. It returns once they are
+        use in all from then on, before it uses them, and how many of them are file
+        pages it maps (reclaimable, counted in its peak). It returns once they are
         reserved (or at once, if they were); the clone timeout does not run while it
         waits. With ``on_memory``, the clone's worker is kept for the next clone only
         with ``keep_worker``: the caller counted :attr:`idle_memory` as reserved.

@@ -24,12 +24,13 @@ class MemoryLease:
     """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
     raise them as it learns what the clone needs (:meth:`MemoryAdmission.need`)."""
 
-    __slots__ = ("forecasts", "host", "known", "memory", "ticket")
+    __slots__ = ("forecasts", "host", "known", "memory", "pages", "ticket")
 
     def __init__(self, ticket: int, memory: int, host: str = "", known: int | None = None) -> None:
         self.ticket, self.memory, self.host = ticket, memory, host
         self.known = known  # bytes its repository's clone used in an earlier run
         self.forecasts: list[int] = []  # the bytes its VCS forecast, in order
+        self.pages = 0  # MiB of its pack's pages left out of ``memory`` (see need())
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,13 @@ class MemoryAdmission:
         self.estimates = estimates
         # Its size starts at the estimates' ceiling; the pressure controller moves it.
         self.semaphore = WeightedSemaphore(estimates.ceiling)
+        # MiB of pack pages the leases may leave out, in all: 2/3 of the budget (for
+        # ``auto``, half of what was available when it was made). Issue 46:
+        # where -j 2 fits (a cgroup of 1.6x one delta-heavy clone, 216 MiB available)
+        # two walks leave 102 MiB out; a third of the budget would keep them one at a
+        # time. Beyond the room, pages reclaimed would be read again from disk, and the
+        # controller could only stop admitting: it takes nothing back.
+        self.page_room = 2 * estimates.ceiling // 3
         # Bytes a repository's clone used in an earlier run, by key.
         self._history = history
         self._admission = trio.Lock()  # FIFO: clones reach the memory check in order
@@ -109,9 +117,11 @@ class MemoryAdmission:
         logger.warning("no stored clone memory for %s within %g s", key, self.HISTORY_SECONDS)
         return None
 
-    async def need(self, lease: MemoryLease, nbytes: int) -> None:
+    async def need(self, lease: MemoryLease, nbytes: int, reclaimable: int = 0) -> None:
         """Hold ``nbytes`` for ``lease``'s clone (its whole need from now on), at most
-        the budget: what it holds beyond them goes back at once. Always a checkpoint.
+        the budget, but for the share of them that ``reclaimable`` (file pages it maps)
+        is, within :attr:`page_room`: what it holds beyond that goes back at once.
+        Always a checkpoint.
 
         What is free is taken at once. Otherwise the clone waits, in FIFO order with
         the other running clones that wait (ahead of clones not admitted yet). The
@@ -123,11 +133,19 @@ class MemoryAdmission:
 
         ``nbytes`` is a forecast: corrected by what the clones of the same host and
         shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
+        The whole figure is what a clone's peak is measured against (its resident
+        size counts the pages it maps); the pages are left out of the reservation
+        (issue 46) as long as all the leases' left-out pages fit in :attr:`page_room`:
+        the kernel reclaims them before it kills anything, but a walk reads them
+        again, so beyond some room they would thrash. Reserved, they kept a second
+        delta walk out of a cgroup where two fit (a 52 MiB pack: half of its walk's
+        107 MiB).
         """
         first = not lease.forecasts
         corrected = self.estimates.corrected(lease.host, nbytes, first=first, known=lease.known)
         lease.forecasts.append(nbytes)
-        wanted = max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB)))
+        lease.pages = self._pages_left_out(lease, corrected, nbytes, reclaimable)
+        wanted = max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB) - lease.pages))
         if wanted <= lease.memory:
             if wanted < lease.memory:
                 self.semaphore.release(lease.memory - wanted)
@@ -154,6 +172,18 @@ class MemoryAdmission:
         finally:
             del self._growing[lease.ticket]
             self.changed()  # the next one waiting, or the head of the admissions
+
+    def _pages_left_out(
+        self, lease: MemoryLease, corrected: int, nbytes: int, reclaimable: int
+    ) -> int:
+        """MiB of ``lease``'s pack pages to leave out of its reservation: their share
+        of its ``corrected`` forecast (the correction scales them too), within what
+        the other leases left out of :attr:`page_room`."""
+        if nbytes <= 0:
+            return 0
+        share = corrected * min(reclaimable, nbytes) // nbytes // MiB
+        others = sum(held.pages for held in self._leases.values() if held is not lease)
+        return max(0, min(share, self.page_room - others))
 
     def _give_back(self, lease: MemoryLease) -> None:
         memory, lease.memory = lease.memory, 0

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 
@@ -13,6 +13,7 @@ import trio
 from .._domain.credentials import Credential
 from .._domain.errors import CloneTimeoutError
 from .._domain.events import EventKind
+from .._domain.memory import MemoryNeed
 from .._domain.vcs import VCS, ClonedSource
 from .gate import CloneGate, MemoryLease
 from .stopwatch import Stopwatch
@@ -31,7 +32,7 @@ RECEIVED_EVERY = 0.25
 class CloneHooks:
     """What a clone tells the run as it goes."""
 
-    need: Callable[[int], Awaitable[None]] | None = None  # memory forecasts (a budget)
+    need: MemoryNeed | None = None  # memory forecasts (a budget)
     received: Callable[..., object] | None = None  # called with ``received=`` bytes so far
     keep_worker: bool = False  # the budget reserved what an idle worker keeps (idle_workers)
 
@@ -44,9 +45,9 @@ class CloneHooks:
         an ``emit(EventKind.MEMORY, detail=...)``; its bytes received: an
         ``emit(EventKind.RECEIVED, received=...)``."""
 
-        async def need(nbytes: int) -> None:
+        async def need(nbytes: int, reclaimable: int = 0, /) -> None:
             before = lease.memory
-            await gate.need(lease, nbytes)
+            await gate.need(lease, nbytes, reclaimable)
             if lease.memory != before:
                 emit(EventKind.MEMORY, detail=f"{before} -> {lease.memory} MiB")
 
@@ -106,12 +107,12 @@ async def clone_timed(
         if need is None:
             return await vcs.clone(url, credential=credential, on_ready=ready, on_progress=progress)
 
-        async def paused(nbytes: int) -> None:
+        async def paused(nbytes: int, reclaimable: int = 0, /) -> None:
             deadline, started = clone_scope.deadline, trio.current_time()
             clone_scope.deadline = math.inf
             assert need is not None
             try:
-                await need(nbytes)
+                await need(nbytes, reclaimable)
             finally:
                 # A deadline not set yet (before on_ready) stays unset.
                 clone_scope.deadline = deadline + (trio.current_time() - started)

@@ -28,14 +28,16 @@ class MemoryEstimates:
     has finished, ``initial`` is used: the clone's hard memory cap, the one figure
     known to be enough (a clone cannot take more; it fails ``too_large`` first).
     Unless the VCS forecasts what each clone needs before it needs it
-    (its ``opening_memory`` is not None): then ``opening``, what a clone uses before it asks, and
-    the gate reserves the rest when it does. Estimates never exceed ``ceiling`` (the
-    budget), so that every clone can run.
+    (its ``opening_memory`` is not None): then always ``opening``, what a clone uses
+    before it asks (or its host's floor, if higher), and the gate reserves the rest
+    when it asks; what was learned corrects those forecasts (:meth:`corrected`).
+    Estimates never exceed ``ceiling`` (the budget), so that every clone can run.
 
-    A repository whose clone was measured in an earlier run (``known``, from a result
-    store) uses that peak instead, with the margin: its own figure says more than its
-    host's, and a batch that starts from stored peaks does not start one clone at a
-    time. The host's floor still applies, and the cap still bounds it.
+    Without forecasts, a repository whose clone was measured in an earlier run
+    (``known``, from a result store) uses that peak instead, with the margin: its own
+    figure says more than its host's, and a batch that starts from stored peaks does
+    not start one clone at a time. The host's floor still applies, and the cap still
+    bounds it.
 
     Only the last ``window`` peaks of each host count: a batch moves on from one kind
     of repository to another. A clone that ran out of memory (:meth:`exceeded`) sets
@@ -104,13 +106,18 @@ class MemoryEstimates:
         1, at most the ceiling."""
         peaks = (self._by_host.get(host) if host is not None else None) or self._all
         floor = self._floors.get(host, 0) if host is not None else 0
+        if self.opening is not None:
+            # The VCS asks for the rest before it needs it (corrected by what this run
+            # and the store measured): a whole peak reserved here would be held through
+            # the download, while the clone uses its opening figure, and keep the next
+            # clone out (issue 46: two clones that fit ran one at a time).
+            return max(self.opening, min(self.ceiling, floor))
         if known is not None:
             # Never above the cap (``initial``): a clone cannot use more than that.
             wanted = max(floor, min(self.initial, math.ceil(known / MiB * self._margin)))
             return max(1, min(self.ceiling, wanted))
         if not peaks:
-            first = self.initial if self.opening is None else self.opening
-            return max(first, min(self.ceiling, floor))
+            return max(self.initial, min(self.ceiling, floor))
         ordered = sorted(peaks)
         # The nearest-rank quantile: with few samples it is the largest, as it should be.
         rank = max(0, math.ceil(self._quantile * len(ordered)) - 1)

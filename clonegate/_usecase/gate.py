@@ -281,13 +281,14 @@ class CloneGate:
             limiters.append(self._global_limiter)
         return limiters
 
-    async def need(self, lease: MemoryLease, nbytes: int) -> None:
-        """Hold at least ``nbytes`` for ``lease``'s clone, at most the budget
-        (:meth:`MemoryAdmission.need`); without a budget, nothing. Always a checkpoint."""
+    async def need(self, lease: MemoryLease, nbytes: int, reclaimable: int = 0) -> None:
+        """Hold at least ``nbytes`` for ``lease``'s clone (``reclaimable`` of them file
+        pages), at most the budget (:meth:`MemoryAdmission.need`); without a budget,
+        nothing. Always a checkpoint."""
         if self.admission is None:
             await trio.lowlevel.checkpoint()
             return
-        await self.admission.need(lease, nbytes)
+        await self.admission.need(lease, nbytes, reclaimable)
 
     def changed(self) -> None:
         """Wake the clone at the head of the memory queue to estimate and try again."""

@@ -6,7 +6,7 @@ import dataclasses
 import errno
 import logging
 import os
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -23,6 +23,7 @@ from ..._domain.errors import (
     OutOfMemoryError,
     StorageError,
 )
+from ..._domain.memory import MemoryNeed
 from ..._domain.sizes import format_size
 from ..._domain.urls import RepoURL, parse_repo_url
 from ..._domain.vcs import ClonedSource, RemoteHead
@@ -107,7 +108,7 @@ class DulwichVCS:
         *,
         credential: Credential | None = None,
         on_ready: Callable[[], object] | None = None,
-        on_memory: Callable[[int], Awaitable[object]] | None = None,
+        on_memory: MemoryNeed | None = None,
         on_progress: Callable[[int], object] | None = None,
         keep_worker: bool = False,
     ) -> ClonedSource:
@@ -170,9 +171,10 @@ class DulwichVCS:
             cap = self._envelope.max_memory
 
             async def answer(question: object) -> None:
-                # From the worker: believed only as a number, and never past the cap.
-                if type(question) is int and question >= 0:
-                    await on_memory(min(question, cap))
+                # From the worker: believed only as two numbers, never past the cap.
+                figures = memory_question(question)
+                if figures is not None:
+                    await on_memory(min(figures[0], cap), min(figures[1], cap))
                 else:
                     await trio.lowlevel.checkpoint()
 
@@ -376,3 +378,17 @@ def _credentials(repo: RepoURL, credential: Credential | None) -> tuple[str | No
             repo.redacted, f"the credential given is bound to {credential.origin}, not this URL"
         )
     return credential.username, credential.password
+
+
+def memory_question(question: object) -> tuple[int, int] | None:
+    """A worker's question about memory (``pack_index``'s ``need``): the bytes its
+    clone will use from then on and how many of them are its pack's pages, as
+    ``(nbytes, reclaimable)``; ``None`` for anything else. A bare count has no pages."""
+    if type(question) is int:
+        question = (question, 0)
+    if type(question) is not tuple or len(question) != 2:
+        return None
+    nbytes, reclaimable = question
+    if type(nbytes) is not int or type(reclaimable) is not int:
+        return None
+    return (nbytes, reclaimable) if 0 <= reclaimable <= nbytes else None

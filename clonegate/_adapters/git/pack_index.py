@@ -127,12 +127,13 @@ class PackIndex:
 
 
 def index_pack(
-    path: str, object_format: Any, need: Callable[[int], object] | None = None
+    path: str, object_format: Any, need: Callable[[tuple[int, int]], object] | None = None
 ) -> PackIndex:
     """The index of the pack at ``path``.
 
     ``need``, if given, is told how many bytes of memory the indexing will use in
-    all from then on (the caller's clone included): before the first pass, a bound
+    all from then on (the caller's clone included), and how many of them are the
+    pack's pages the walk maps (reclaimable), as a pair: before the first pass, a bound
     of the whole indexing but one delta's application (the pack's header says how
     many objects, not how many are deltas); after it, what the walk needs, or the
     first pass's own figure without deltas. A memory budget reserves them (ADR
@@ -144,12 +145,14 @@ def index_pack(
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
         announced, pack_bytes = int.from_bytes(data[8:12], "big"), len(data)
         if need is not None:
-            need(pack_forecast.indexing(announced, pack_bytes))
+            need((pack_forecast.indexing(announced, pack_bytes), pack_bytes))
         first = _first_pass(data, object_format)
     records = first.whole
     first_pass = pack_forecast.first_pass(announced, pack_bytes)
     if need is not None:
-        need(first_pass + first.sizes.recorded() + first.sizes.walk(pack_bytes))
+        walk = first.sizes.walk(pack_bytes)
+        pages = pack_bytes if walk else 0  # the walk maps the whole pack
+        need((first_pass + first.sizes.recorded() + walk, pages))
     if first.deltas:
         records.extend(_resolve(path, object_format, first))
     if len(records) != first.announced:
