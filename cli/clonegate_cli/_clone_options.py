@@ -249,7 +249,11 @@ class CloneFlags:
         named = _source(ctx, "memory_budget", "--memory-budget")
         budget = _budget(named, self.memory_budget)
         if budget is not None:  # a budget by default: the hard limit (ADR 0014, 0007)
-            options.append(with_memory_budget(budget))
+            # The default where memory cannot be read is no budget, said once; a
+            # budget the user asked for is an error there.
+            source = ctx.get_parameter_source("memory_budget")
+            asked = source is not None and source.name != "DEFAULT"
+            options.append(with_memory_budget(budget, required=asked))
         options += credential_options(self.token, self.token_host, self.netrc)
         return tuple(options)
 

@@ -29,6 +29,7 @@ from ._run import (
     find_exception,
     usage_error,
 )
+from ._setup import SetupError
 
 if TYPE_CHECKING:
     from clonegate.cluster import Redis
@@ -170,6 +171,7 @@ def run_with_redis(url: str, main: Callable[[Redis[str]], Awaitable[int]]) -> in
             (
                 clonegate.cluster.RedisUnavailableError,
                 clonegate.errors.LimitConfigError,
+                SetupError,
                 StoreError,
             ),
         )
@@ -184,7 +186,7 @@ def run_with_redis(url: str, main: Callable[[Redis[str]], Awaitable[int]]) -> in
             return EXIT_STORE
         return (
             EXIT_USAGE
-            if isinstance(failure, clonegate.errors.LimitConfigError)
+            if isinstance(failure, (clonegate.errors.LimitConfigError, SetupError))
             else EXIT_UNAVAILABLE
         )
 

@@ -23,7 +23,7 @@ from clonegate.store import StoreError
 
 from ._output import host_limits_line, json_document, jsonl_line, summary_line, table_text
 from ._progress import Progress, stderr_is_terminal
-from ._setup import Setup
+from ._setup import Setup, SetupError
 from ._stderr import Diagnostics
 from ._store_options import StoreFlags, with_store
 from ._writer import OutputError, ResultsWriter
@@ -108,6 +108,10 @@ def run_batch(
         try:
             return trio.run(run.main)
         except BaseException as exc:
+            refused = find_exception(exc, SetupError)
+            if refused is not None:
+                progress.say(f"clonegate: error: {visible(str(refused))}")
+                return EXIT_USAGE
             failed = find_exception(exc, StoreError)
             if failed is not None:
                 # What was written stays written; the reports already printed are out.

@@ -4,7 +4,8 @@ settings, opened in one place by the library's composition (ADR 0017)."""
 from __future__ import annotations
 
 import dataclasses
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,12 @@ from clonegate.store import StoreSettings
 if TYPE_CHECKING:
     from clonegate import AnalyzeUseCase
 
-__all__ = ["Setup", "default_of", "help_of", "size_text"]
+__all__ = ["Setup", "SetupError", "default_of", "help_of", "size_text"]
+
+
+class SetupError(Exception):
+    """The library refused these settings when it made the use case (a budget of
+    ``auto`` on a machine whose memory cannot be read): a usage error, not a crash."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,15 +38,35 @@ class Setup:
         """These settings, with ``options`` after the ones given so far."""
         return dataclasses.replace(self, options=(*self.options, *options))
 
-    def open(self, *options: Option) -> AbstractAsyncContextManager[AnalyzeUseCase]:
-        """:func:`clonegate.open_analyzer` for these settings, with ``options`` too.
+    @asynccontextmanager
+    async def open(self, *options: Option) -> AsyncIterator[AnalyzeUseCase]:
+        """:func:`clonegate.open_analyzer` for these settings, with ``options`` too; a
+        ValueError before the use case is made is a :class:`SetupError`.
 
         Looked up when a command runs, not when this module is imported: the
         composition imports the adapters (dulwich's, the analyzer's, 40 ms), which the
         command line loads after it has started its workers (ADR 0003)."""
-        return clonegate.open_analyzer(
-            *self.options, *options, clone=self.clone, analysis=self.analysis, store=self.store
-        )
+        made = False
+        try:
+            async with clonegate.open_analyzer(
+                *self.options, *options, clone=self.clone, analysis=self.analysis, store=self.store
+            ) as use_case:
+                made = True
+                yield use_case
+        except BaseException as exc:
+            refused = None if made else _value_error(exc)
+            if refused is None:
+                raise
+            raise SetupError(str(refused)) from exc
+
+
+def _value_error(exc: BaseException) -> ValueError | None:
+    """``exc`` if a ValueError, or the first one in its group (a nursery's)."""
+    if isinstance(exc, ValueError):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        return next(filter(None, map(_value_error, exc.exceptions)), None)
+    return None
 
 
 def _field(settings: type, name: str) -> dataclasses.Field[Any]:

@@ -40,6 +40,8 @@ class SystemMemorySensor:
 
     def read(self) -> MemoryReading:
         info = _key_values(self._proc / "meminfo")
+        if "MemTotal" not in info or "MemAvailable" not in info:  # before Linux 3.14
+            raise OSError(f"{self._proc / 'meminfo'} says no MemTotal or MemAvailable")
         limit, available = info["MemTotal"] * 1024, info["MemAvailable"] * 1024
         group = self._group_limit_and_working_set()
         failures = None

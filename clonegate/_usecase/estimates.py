@@ -91,7 +91,20 @@ class MemoryEstimates:
         if budget == "auto":
             if sensor is None:
                 raise TypeError("a memory budget of 'auto' needs a memory sensor")
-            available = sensor.read().available
+            try:
+                available = sensor.read().available
+            except (OSError, ValueError) as exc:
+                if config.memory_budget_required:
+                    raise ValueError(
+                        "a memory budget of 'auto' needs this machine's memory, which "
+                        f"cannot be read ({exc}); give a size, or no budget"
+                    ) from exc
+                logger.warning(
+                    "no memory budget: this machine's memory cannot be read (%s); "
+                    "the clone limit alone limits clones",
+                    exc,
+                )
+                return None
             budget = int(available * AUTO_SHARE)
             origin = f"auto: {AUTO_SHARE:.0%} of the {available // MiB} MiB available"
         # What auto chose is said at -v, and kept with each run (ADR 0020).

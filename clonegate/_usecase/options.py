@@ -62,6 +62,9 @@ class UseCaseConfig:
     max_concurrent_clones: int = 2
     # Bytes, "auto", or None (no memory budget: the count alone limits clones).
     memory_budget: int | Literal["auto"] | None = None
+    # False: an "auto" budget on a machine whose memory cannot be read is no budget,
+    # said once, rather than an error (the command line's default, ADR 0014).
+    memory_budget_required: bool = True
     repository_timeout: float = 15 * 60.0
     # Seconds one analysis may run, its waits for an analysis process not counted.
     analysis_time_limit: float = ANALYSIS_TIME_LIMIT
@@ -124,7 +127,7 @@ def with_max_concurrent_clones(n: int) -> Option:
     return lambda config: dataclasses.replace(config, max_concurrent_clones=n)
 
 
-def with_memory_budget(budget: int | str) -> Option:
+def with_memory_budget(budget: int | str, *, required: bool = True) -> Option:
     """Clones run while the memory they are expected to need fits in ``budget``.
 
     ``budget``: bytes (an int, or text such as ``"1.5G"``), or ``"auto"``: three
@@ -136,6 +139,10 @@ def with_memory_budget(budget: int | str) -> Option:
     shrinks what is admitted under memory pressure and grows it back, never above
     ``budget``. Combines with :func:`with_max_concurrent_clones`: at most that many
     clones, and within the budget.
+
+    Where this machine's memory cannot be read, ``"auto"`` raises ValueError when the
+    use case is made; with ``required=False`` it is no budget instead, said once in a
+    warning (the command line's default budget).
     """
     if isinstance(budget, str):
         value: int | Literal["auto"] = (
@@ -145,7 +152,9 @@ def with_memory_budget(budget: int | str) -> Option:
         value = positive_int("memory_budget", budget)
     if value != "auto" and value < MiB:
         raise ValueError(f"a memory budget must be at least 1 MiB, got {budget!r}")
-    return lambda config: dataclasses.replace(config, memory_budget=value)
+    return lambda config: dataclasses.replace(
+        config, memory_budget=value, memory_budget_required=required
+    )
 
 
 def with_repository_timeout(seconds: float) -> Option:
