@@ -35,7 +35,9 @@ async def _done(queue: RedisWorkQueue, run: str, more: int, workers: list[trio.P
     while True:  # polling the shared state, which has no events
         status = await queue.status(run)
         assert status is not None
-        assert any(w.returncode is None for w in workers), "every worker exited"
+        if all(w.returncode is not None for w in workers):
+            said = [await stderr_of(w) for w in workers]
+            raise AssertionError(f"every worker exited: {[w.returncode for w in workers]}, {said}")
         if at_least < 0:
             at_least = status.done + more
         if status.done >= at_least:
@@ -82,7 +84,11 @@ async def test_the_limit_changed_down_and_up_mid_run_fails_no_job(
                 async with open_redis(own_redis.url) as redis:
                     queue = RedisWorkQueue(redis)
                     await _done(queue, run, 6, workers)
+                    # Nothing flows while the command starts (seconds on a loaded
+                    # machine): the run must not end before the test sees the window.
+                    proxy.pause()
                     await clonegate("limit", "1")
+                    proxy.release()
                     # Once the clones granted under 2 are over, the server sees one at a time.
                     admin = RedisSemaphore(redis, "clones", 1)
                     log = await log_of(redis, "clones")

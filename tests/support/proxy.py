@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import sys
 from dataclasses import dataclass
 
 import trio
@@ -89,6 +90,11 @@ class ThrottlingProxy(OnLoopback):
     def cut(self) -> None:
         """Forward nothing more: each connection closes before its next chunk."""
         self._cut = True
+
+    def pause(self) -> None:
+        """Forward nothing from the server until :meth:`release`: each answer waits
+        before its next chunk (connections stay open, and counted)."""
+        self.hold = (sys.maxsize, sys.maxsize)
 
     def release(self) -> None:
         """Let everything flow from now on, whatever ``hold`` said."""
