@@ -3,7 +3,8 @@ how a worker with nothing new to do waits (ADR 0015, issue 39)."""
 
 from __future__ import annotations
 
-from clonegate.cluster import Job, RedisWorkQueue, open_redis
+from clonegate import RepositoryReport, RepositoryStatus
+from clonegate.cluster import Job, RedisWorkQueue, RunStatus, open_redis
 
 from .support.redis_server import RedisServer
 
@@ -40,3 +41,31 @@ async def test_a_long_wait_for_new_jobs_ends_within_the_reply_bound(
         await queue.submit(["git://127.0.0.1/a.git"], run="r")
         assert len(await queue.take(1, wait=0.001)) == 1
         assert await queue.take(2, wait=100 * REPLY_BOUND) == []
+
+
+async def test_results_read_what_ended_between_their_last_read_and_the_status(
+    own_redis: RedisServer,
+) -> None:
+    # `results --follow` read the stream (empty), then the run's status, which said
+    # finished: a report written between the two was never printed (seen in CI).
+    async with open_redis(own_redis.url, reply_timeout=REPLY_BOUND) as redis:
+        worker = RedisWorkQueue(redis, consumer="w")
+        await worker.submit(["git://127.0.0.1/a.git"], run="r")
+        [job] = await worker.take(1, wait=0.001)
+        assert await worker.start(job)
+
+        class EndingAtStatus(RedisWorkQueue):
+            async def status(self, run: str) -> RunStatus | None:
+                if not ended:  # the job ends right after the reader's empty read
+                    ended.append(await worker.finish(job, _ok(job)))
+                return await super().status(run)
+
+        ended: list[bool] = []
+        reader = EndingAtStatus(redis, consumer="reader")
+        reports = [report.url async for report in reader.results("r", follow=True)]
+    assert ended == [True]
+    assert reports == ["git://127.0.0.1/a.git"]
+
+
+def _ok(job: Job) -> RepositoryReport:
+    return RepositoryReport(job.url, job.index, RepositoryStatus.OK)

@@ -240,7 +240,7 @@ class RedisWorkQueue:
         """The run's reports in the order they were written; with ``follow``, waits for
         more until the run's submission is complete and every job has its report,
         calling ``waiting`` once, the first time it has to wait."""
-        last = "0-0"
+        last, final = "0-0", False
         while True:
             read = partial(self._redis.xread, {_key(run, "results"): last}, count=500)
             entries = await self._call(read)
@@ -250,9 +250,14 @@ class RedisWorkQueue:
                 yield report_from_json(json.loads(entry.field_values["report"]))
             if batch:
                 continue
+            if final:
+                return
             status = await self.status(run)
             if not follow or status is None or status.finished:
-                return
+                # One more read: a report and its job's end are written together, so
+                # what ended between the empty read and this status is read now.
+                final = True
+                continue
             if waiting is not None:
                 waiting(status)
                 waiting = None
