@@ -20,6 +20,7 @@ import clonegate.cluster
 from clonegate import AnalysisSettings, CloneSettings, UseCaseConfig, parse_size
 from clonegate.store import StoreSettings
 from clonegate_cli._clone_options import CloneFlags
+from clonegate_cli._flag_groups import hints_of
 from clonegate_cli.app import app
 
 # Each command-line field, and the library field whose default it shows: (type, field,
@@ -51,7 +52,7 @@ def _cli_fields() -> dict[str, dataclasses.Field[object]]:
 
 def _option(name: str) -> typer.models.OptionInfo:
     """The Typer option declared for the command-line field ``name``."""
-    hints = typing.get_type_hints(CloneFlags, include_extras=True)
+    hints = hints_of(CloneFlags)
     (option,) = (m for m in hints[name].__metadata__ if isinstance(m, typer.models.OptionInfo))
     return option
 
@@ -121,7 +122,8 @@ def test_the_flags_reach_the_adapters_settings(tmp_path: Path) -> None:
 
 
 def test_the_cache_size_option_is_the_stores_setting() -> None:
-    from clonegate_cli._store_options import CACHE_SIZE, CacheSizeOption
+    from clonegate_cli._store_options import CACHE_SIZE
+    from clonegate_cli._typer_options import CacheSizeOption
 
     assert parse_size(CACHE_SIZE) == StoreSettings(Path("x")).cache_limit
     metadata = typing.get_args(CacheSizeOption)[1:]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from clonegate_cli._early import first_clone as read_first_clone
+from clonegate_cli._early import plain_analyze
 
 URL = "git://127.0.0.1:9/r.git"
 
@@ -41,6 +42,8 @@ def test_the_reader_takes_a_plain_analyze_of_urls(
         ["analyze", "--help", URL],
         ["analyze", "--", URL],
         ["analyze", "-qv", URL],  # click reads it; this reader does not
+        ["analyze", "-q", "-v", URL],  # Typer refuses them together, and says why
+        ["analyze", "-j", "0", URL],  # likewise
         ["analyze", "-j4", URL],
         ["analyze", "-j", "x", URL],
         ["analyze", "-j", URL],
@@ -77,3 +80,11 @@ def test_the_reader_starts_nothing_on_any_doubt(arguments: list[str]) -> None:
 def test_the_reader_starts_nothing_when_a_clonegate_variable_is_set(variable: str) -> None:
     # Each stands for an option: a token, a netrc, an ssh command, a budget, a store.
     assert read_first_clone(["analyze", URL], {variable: ""}) is None
+
+
+def test_a_plain_analyze_is_read_whole_the_last_of_a_repeated_option_winning() -> None:
+    arguments = ["analyze", "-j", "3", URL, "--format=table", "-q", "--format", "json"]
+    plain = plain_analyze([*arguments, "--max-concurrent-clones=5", "https://h/o/r"], {})
+    assert plain is not None
+    assert (plain.urls, plain.jobs, plain.depth) == ([URL, "https://h/o/r"], 5, None)
+    assert (plain.output_format, plain.quiet, plain.verbose) == ("json", True, False)

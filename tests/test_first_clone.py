@@ -358,3 +358,37 @@ def test_without_a_zygote_waiting_for_it_no_first_clone_is_sent(
     settings = CloneSettings(work_dir=tmp_path)
     assert not first_clone.start_first_clone("git://127.0.0.1:9/x.git", settings)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_first_clone_is_taken_over_before_the_zygote_is_ready(
+    no_prestart: None, served: Served, tmp_path: Path
+) -> None:
+    """The first clone's reply is read as soon as the zygote has told of its worker,
+    while the zygote still imports the rest of its preload: a first result waited
+    for the grammars before (issue 47)."""
+    fifo = tmp_path / "held"
+    os.mkfifo(fifo)
+    preload = (*CLONE_MODULES, "tests.support.held_import")
+    environment = {**os.environ, "CLONEGATE_TEST_HELD_IMPORT": str(fifo)}
+    spawn.prestart(preload, environment, first_after=len(CLONE_MODULES))
+    settings = CloneSettings(work_dir=tmp_path)
+    assert first_clone.start_first_clone(served.daemon_url, settings)
+    first = spawn._prestarted[0].first
+    assert first is not None
+
+    async def main() -> None:
+        async with open_worker_pool(preload=preload) as pool:
+            try:
+                with trio.fail_after(WAIT):  # a safety net: before, it waited for ever
+                    source = await DulwichVCS(settings, pool=pool).clone(
+                        served.daemon_url, on_progress=lambda _: None
+                    )
+                assert first.state == "claimed"
+                assert not pool._started.is_set()  # the zygote is still importing
+                await source.aclose()
+            finally:
+                # Opened for writing once the zygote reads it, then closed: its end.
+                await trio.to_thread.run_sync(lambda: os.close(os.open(fifo, os.O_WRONLY)))
+
+    trio.run(main)
+    assert served.served() == ["upload-pack tiny.git"]

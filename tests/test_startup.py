@@ -74,9 +74,10 @@ def test_the_first_clone_is_read_and_its_zygote_started_before_typing_or_re() ->
 @pytest.mark.parametrize(
     "arguments",
     [
-        # A plain run that fails fast (nothing listens on port 1): options parsed, the
-        # batch run, the report printed.
-        ["analyze", "--format", "json", "git://127.0.0.1:1/nothing"],
+        # A run that fails fast (nothing listens on port 1): options parsed by Typer
+        # (--retries at its default: not a plain analyze), the batch run, the report
+        # printed.
+        ["analyze", "--retries", "2", "--format", "json", "git://127.0.0.1:1/nothing"],
         ["analyze", "--help"],
     ],
 )
@@ -87,6 +88,16 @@ def test_analyze_loads_neither_redis_nor_sqlite_nor_pydantic(arguments: list[str
     loaded = top_level(imported_by("-m", "clonegate", *arguments))
     assert "typer" in loaded  # the command line did run
     assert not loaded & {"coredis", "sqlite3", "pydantic"}
+
+
+def test_a_plain_analyze_runs_without_typer() -> None:
+    # Typer and the commands' declarations were ~25 ms of a first result (issue 47).
+    arguments = ["analyze", "-q", "--format", "json", "git://127.0.0.1:1/nothing"]
+    loaded = imported_by("-m", "clonegate", *arguments)
+    assert "clonegate_cli._plain" in loaded  # the batch did run, here
+    assert "clonegate._adapters.git.dulwich_vcs" in loaded  # composed, and cloned
+    assert not top_level(loaded) & {"typer", "click", "coredis", "sqlite3", "pydantic", "rich"}
+    assert "clonegate_cli._root" not in loaded
 
 
 def test_json_output_loads_no_rich_and_a_small_analysis_no_parser(tmp_path: Path) -> None:
@@ -119,11 +130,18 @@ def test_json_output_loads_no_rich_and_a_small_analysis_no_parser(tmp_path: Path
     }
 
 
-def test_analyze_loads_no_other_command_and_no_email_package() -> None:
+@pytest.mark.parametrize(
+    ("options", "runner"),
+    [([], "clonegate_cli._plain"), (["--retries", "2"], "clonegate_cli._root")],
+)
+def test_analyze_loads_no_other_command_and_no_email_package(
+    options: list[str], runner: str
+) -> None:
     # The cluster's, the store's, the report's and the demo's modules were ~5 ms of a
     # first result, the email package (a Retry-After date's parser) ~3 ms (issue 47).
-    loaded = imported_by("-m", "clonegate", "analyze", "--format", "json", "git://127.0.0.1:1/x")
-    assert "typer" in top_level(loaded)  # the command line did run
+    arguments = ["analyze", *options, "--format", "json", "git://127.0.0.1:1/x"]
+    loaded = imported_by("-m", "clonegate", *arguments)
+    assert runner in loaded  # the command line did run, plain or through Typer
     assert not loaded & {
         "clonegate_cli.app",
         "clonegate_cli._cluster",

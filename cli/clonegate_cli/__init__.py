@@ -50,13 +50,13 @@ def _main(arguments: list[str]) -> None:
         if sys.stdout is not None:
             sys.stdout.flush()  # here, where a failure is caught, not at exit
         return
-    first = None
+    plain = None
     if arguments[:1] and arguments[0] in _CLONING_COMMANDS and "--help" not in arguments:
-        from ._early import first_clone
+        from ._early import plain_analyze
 
         environment = {k: v for k, v in os.environ.items() if k not in _SECRET_VARIABLES}
-        first = first_clone(arguments, os.environ)
-        if first is not None:
+        plain = plain_analyze(arguments, os.environ)
+        if plain is not None:
             from clonegate.workers import prestart_first_clone
 
             prestart_first_clone(environment)
@@ -65,8 +65,12 @@ def _main(arguments: list[str]) -> None:
 
             prestart(ZYGOTE_PRELOAD, environment)
     try:
-        if first is not None:
-            _start_first_clone(*first)
+        if plain is not None:
+            _start_first_clone(plain.urls[0], plain.depth)
+            # Without Typer (~25 ms of a first result): as analyze would run it.
+            from ._plain import run_plain
+
+            _exit_now(run_plain(plain))
         if arguments[:1] == ["analyze"]:
             # Its module alone: the other commands' modules were ~5 ms of a first result.
             from ._root import main as run_app

@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Annotated
-
-import typer
+from typing import TYPE_CHECKING, Annotated
 
 import clonegate
 from clonegate import (
@@ -34,19 +32,16 @@ from clonegate import (
 
 from ._descriptors import PER_CLONE, clones_within_open_file_limit
 from ._early import MEMORY_BUDGET_DEFAULT
-from ._flag_groups import options_of
 from ._input import credential_options
 from ._run import usage_error
 from ._setup import Setup, help_of, size_text
 
-__all__ = [
-    "CloneFlags",
-    "QuietOption",
-    "VerboseOption",
-    "check_verbosity",
-    "clone_options",
-    "parse_size_option",
-]
+if TYPE_CHECKING:
+    # Its declarations stay strings until a command is built (_typer_options): a
+    # plain analyze runs without Typer (_plain, issue 47).
+    import typer
+
+__all__ = ["CloneFlags", "check_verbosity", "parse_size_option"]
 
 MiB = 1 << 20
 _CLONE, _ANALYSIS, _USE_CASE = clonegate.CloneSettings(), AnalysisSettings(), UseCaseConfig()
@@ -54,14 +49,6 @@ _CLONE, _ANALYSIS, _USE_CASE = clonegate.CloneSettings(), AnalysisSettings(), Us
 
 def _clone_help(name: str) -> str:
     return help_of(clonegate.CloneSettings, name)
-
-
-VerboseOption = Annotated[
-    bool, typer.Option("-v", "--verbose", help="Log each step of each repository.")
-]
-QuietOption = Annotated[
-    bool, typer.Option("-q", "--quiet", help="No progress or summary, only errors.")
-]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -214,9 +201,11 @@ class CloneFlags:
         Path | None, typer.Option(help=_clone_help("ca_bundle"), metavar="FILE")
     ] = _CLONE.ca_bundle
 
-    def setup(self, ctx: typer.Context) -> Setup:
+    def setup(self, ctx: typer.Context | None) -> Setup:
         """The library's options and settings for these flags; a usage error (exit 2) for
-        a bad value, naming its option (or the variable it came from)."""
+        a bad value, naming its option (or the variable it came from). ``ctx`` None:
+        flags read without Typer (``_plain``), each given on the command line or left
+        at its default, none from the environment."""
         try:
             return Setup(self._options(ctx), self._clone(), self._analysis())
         except OSError as exc:
@@ -224,13 +213,15 @@ class CloneFlags:
         except ValueError as exc:
             raise usage_error(str(exc)) from None
 
-    def _options(self, ctx: typer.Context) -> tuple[Option, ...]:
+    def _options(self, ctx: typer.Context | None) -> tuple[Option, ...]:
         """The use case's own options."""
         if self.jobs < 1:
             named = _source(ctx, "jobs", "-j/--max-concurrent-clones")
             raise usage_error(f"{named} must be at least 1, got {self.jobs}")
         jobs, limit = clones_within_open_file_limit(self.jobs)
         if jobs < self.jobs:
+            import typer  # this warning's alone: a plain analyze runs without it
+
             typer.echo(
                 f"warning: {_source(ctx, 'jobs', '-j')} {self.jobs} is more clones than "
                 f"the open-file limit allows (ulimit -n {limit}, {PER_CLONE} per clone): "
@@ -251,7 +242,7 @@ class CloneFlags:
         if budget is not None:  # a budget by default: the hard limit (ADR 0014, 0007)
             # The default where memory cannot be read is no budget, said once; a
             # budget the user asked for is an error there.
-            source = ctx.get_parameter_source("memory_budget")
+            source = ctx.get_parameter_source("memory_budget") if ctx is not None else None
             asked = source is not None and source.name != "DEFAULT"
             options.append(with_memory_budget(budget, required=asked))
         options += credential_options(self.token, self.token_host, self.netrc)
@@ -304,9 +295,11 @@ def parse_size_option(option: str, text: str, what: str = "a size without a unit
         raise ValueError(f"{option}: {exc}") from None
 
 
-def _source(ctx: typer.Context, name: str, flag: str) -> str:
+def _source(ctx: typer.Context | None, name: str, flag: str) -> str:
     """How the user gave the value of parameter ``name``: its environment variable, when
     it came from there, or ``flag``; what a message about a bad value must name."""
+    if ctx is None:
+        return flag
     source = ctx.get_parameter_source(name)
     if source is not None and source.name == "ENVIRONMENT":
         param = next(p for p in ctx.command.params if p.name == name)
@@ -326,7 +319,3 @@ def _budget(named: str, text: str) -> int | str | None:
     if size < MiB:
         raise ValueError(f"{named}: a memory budget must be at least 1 MiB, got {text!r}")
     return size
-
-
-# A command takes every clone option by declaring a keyword-only CloneFlags parameter.
-clone_options = options_of(CloneFlags)

@@ -16,13 +16,7 @@ import typer
 import clonegate
 from clonegate import RepositoryReport, cluster, visible
 
-from ._clone_options import (
-    CloneFlags,
-    QuietOption,
-    VerboseOption,
-    check_verbosity,
-    clone_options,
-)
+from ._clone_options import CloneFlags, check_verbosity
 from ._cluster_hosts import AdaptiveOption, HostLimitOption, HostRateOption, host_options
 from ._cluster_jobs import show_jobs
 from ._output import (
@@ -49,14 +43,15 @@ from ._run import (
     usage_error,
 )
 from ._setup import help_of
-from ._store_options import (
-    CACHE_SIZE,
+from ._store_options import CACHE_SIZE, StoreFlags, with_store
+from ._typer_options import (
     CacheSizeOption,
     DbOption,
     ForceOption,
     IncrementalOption,
-    StoreFlags,
-    with_store,
+    QuietOption,
+    VerboseOption,
+    clone_options,
 )
 
 if TYPE_CHECKING:

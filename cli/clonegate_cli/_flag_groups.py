@@ -16,7 +16,9 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["options_of"]
+import typer
+
+__all__ = ["hints_of", "options_of"]
 
 Command = Callable[..., None]
 
@@ -24,7 +26,7 @@ Command = Callable[..., None]
 def options_of(flags: type) -> Callable[[Command], Command]:
     """The decorator that gives a command the options of the dataclass ``flags``."""
     fields = dataclasses.fields(flags)
-    hints = typing.get_type_hints(flags, include_extras=True)
+    hints = hints_of(flags)
     # What Typer reads from a command's signature: one parameter per field, keyword-only
     # like the parameter it replaces (Typer passes every value by name).
     parameters = [
@@ -56,3 +58,10 @@ def options_of(flags: type) -> Callable[[Command], Command]:
         return with_flags
 
     return decorate
+
+
+def hints_of(flags: type) -> dict[str, Any]:
+    """The ``Annotated`` hints of the dataclass ``flags``' fields, Typer's declarations
+    in them. ``typer`` is given: a flags module may import it for type checking only,
+    so that it loads without Typer (``_clone_options``, issue 47)."""
+    return typing.get_type_hints(flags, localns={"typer": typer}, include_extras=True)

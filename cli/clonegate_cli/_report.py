@@ -20,9 +20,9 @@ import typer
 from clonegate import to_json, visible
 
 from ._json_text import safe_json
-from ._run import EXIT_OUTPUT, OutputOption, usage_error
+from ._run import EXIT_OUTPUT, usage_error
 from ._store import RUN_HELP, _run_id, _with_store
-from ._store_options import DbOption
+from ._typer_options import DbOption, OutputOption
 
 if TYPE_CHECKING:  # the store (and sqlite3) load only when a store command runs
     import clonegate.store

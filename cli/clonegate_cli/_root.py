@@ -18,24 +18,24 @@ import typer
 import clonegate
 from clonegate import with_keep_clones
 
-from ._clone_options import (
-    CloneFlags,
-    QuietOption,
-    VerboseOption,
-    check_verbosity,
-    clone_options,
-)
-from ._host_options import ADAPTIVE, AdaptiveOption, HostLimitOption, HostRateOption, host_options
+from ._clone_options import CloneFlags, check_verbosity
+from ._host_options import ADAPTIVE, host_options
 from ._input import read_list
 from ._listing import Listing, ListingFlags, listing_options
-from ._run import Format, OutputOption, run_batch, usage_error
-from ._store_options import (
-    CACHE_SIZE,
+from ._run import Format, run_batch, usage_error
+from ._store_options import CACHE_SIZE, StoreFlags
+from ._typer_options import (
+    AdaptiveOption,
     CacheSizeOption,
     DbOption,
     ForceOption,
+    HostLimitOption,
+    HostRateOption,
     IncrementalOption,
-    StoreFlags,
+    OutputOption,
+    QuietOption,
+    VerboseOption,
+    clone_options,
 )
 
 app = typer.Typer(

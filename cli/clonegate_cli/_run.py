@@ -12,10 +12,9 @@ from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, It
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, TextIO, TypeVar
+from typing import TYPE_CHECKING, TextIO, TypeVar
 
 import trio
-import typer
 
 from clonegate import BatchSummary, RepositoryReport, visible, with_event_hook
 from clonegate.sources import Listed
@@ -29,6 +28,8 @@ from ._store_options import StoreFlags, with_store
 from ._writer import OutputError, ResultsWriter
 
 if TYPE_CHECKING:
+    import typer
+
     from ._listing import Listing
 
 __all__ = [
@@ -41,7 +42,6 @@ __all__ = [
     "EXIT_TERMINATED",
     "EXIT_USAGE",
     "Format",
-    "OutputOption",
     "configure_logging",
     "results_stdout",
     "results_stream",
@@ -74,14 +74,11 @@ class Format(enum.StrEnum):
     jsonl = "jsonl"
 
 
-# analyze's and report's -o: written once.
-OutputOption = Annotated[
-    Path | None,
-    typer.Option("-o", "--output", help="Write results to FILE instead of stdout.", metavar="FILE"),
-]
-
-
 def usage_error(message: str) -> typer.Exit:
+    """Exit 2 with ``message`` on stderr, to raise. Typer is imported here, on this
+    path only: a plain ``analyze`` runs without it (``_plain``, issue 47)."""
+    import typer
+
     typer.echo(f"clonegate: error: {message}", err=True)
     return typer.Exit(EXIT_USAGE)
 
@@ -321,6 +318,8 @@ def results_stdout() -> TextIO:
     """stdout, where results go; exit 4 with one line when it is closed (``>&-``):
     there is nowhere to write them, so nothing is started."""
     if sys.stdout is None:
+        import typer  # as usage_error's
+
         typer.echo(
             "clonegate: error: stdout is closed: there is nowhere to write the results",
             err=True,

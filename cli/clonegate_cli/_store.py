@@ -23,7 +23,7 @@ from clonegate import RepositoryReport, to_json, visible
 from clonegate.store import DamagedRow, StoreError
 
 from ._run import EXIT_FAILED, EXIT_OUTPUT, EXIT_STORE, results_stdout, usage_error
-from ._store_options import DbOption
+from ._typer_options import DbOption
 
 if TYPE_CHECKING:
     from rich.table import Table

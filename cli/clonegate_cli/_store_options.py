@@ -5,52 +5,14 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
-
-import typer
 
 from clonegate import with_incremental
 from clonegate.store import StoreSettings
 
-from ._setup import Setup, default_of, help_of, size_text
+from ._setup import Setup, default_of, size_text
 
-__all__ = [
-    "CACHE_SIZE",
-    "CacheSizeOption",
-    "DbOption",
-    "ForceOption",
-    "IncrementalOption",
-    "StoreFlags",
-    "with_store",
-]
+__all__ = ["CACHE_SIZE", "StoreFlags", "with_store"]
 
-DbOption = Annotated[
-    Path | None,
-    typer.Option(
-        "--db",
-        envvar="CLONEGATE_DB",
-        show_default=False,
-        help="The result store: an SQLite file (or CLONEGATE_DB); a run creates it if "
-        "missing, the reading commands only read it.",
-        metavar="PATH",
-    ),
-]
-IncrementalOption = Annotated[
-    bool,
-    typer.Option(
-        help="With --db: report a repository from the store, without cloning it, when "
-        "its remote HEAD is at the commit of its last result by this analyzer.",
-    ),
-]
-ForceOption = Annotated[
-    bool,
-    typer.Option(help="With --db: clone and parse everything again (no reuse, no cached files)."),
-]
-_CACHE_HELP = help_of(StoreSettings, "cache_limit")
-CacheSizeOption = Annotated[
-    str,
-    typer.Option(help=f"With --db: {_CACHE_HELP[0].lower()}{_CACHE_HELP[1:]}", metavar="SIZE"),
-]
 CACHE_SIZE = size_text(default_of(StoreSettings, "cache_limit"))  # --cache-size's
 
 

@@ -11,10 +11,10 @@ import typer
 from clonegate import RepositoryStatus, with_max_concurrent_clones
 
 from . import _cluster, _demo, _report, _store
-from ._clone_options import QuietOption
 from ._root import _EXIT_CODES, FormatOption, _with_only, analyze, app, main
 from ._run import run_batch
 from ._setup import Setup
+from ._typer_options import QuietOption
 
 
 @app.command()

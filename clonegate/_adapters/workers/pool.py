@@ -75,6 +75,9 @@ class WorkerPool:
         self._zygote: spawn.StartedZygote | None = None
         self._first: spawn.FirstJob | None = None  # the adopted zygote's (first_job.py)
         self._started = trio.Event()
+        # Set with _started, or sooner: once the zygote has told of its first job's
+        # worker, which a claim needs, not the zygote's remaining preload (issue 47).
+        self._first_told = trio.Event()
         self._starting = False
         self._broken: BaseException | None = None
         self._next_request = 0
@@ -195,7 +198,7 @@ class WorkerPool:
         checkpoint between. Otherwise None, and it stays for its own caller; the next
         :meth:`run` without it ends it. Always a checkpoint."""
         try:
-            await self._ensure_started()
+            await self._ensure_started(first=True)
         except RuntimeError:
             return None  # a pool that cannot start: the caller's run() says why
         first = self._first
@@ -206,13 +209,15 @@ class WorkerPool:
         first.state = "claimed"
         return first
 
-    async def _ensure_started(self) -> None:
+    async def _ensure_started(self, *, first: bool = False) -> None:
+        """Start the zygote (or adopt it) if not yet, and wait until it is ready to
+        fork; ``first``: only until it has told of its first job's worker, if any."""
         if self._broken is not None:
             raise RuntimeError("the worker pool is closed or broken") from self._broken
         if not self._starting:
             self._starting = True
             self._start_task(self._serve)
-        await self._started.wait()
+        await (self._first_told if first else self._started).wait()
         if self._broken is not None:
             raise RuntimeError("the worker pool could not start") from self._broken
 
@@ -232,6 +237,7 @@ class WorkerPool:
             raise
         finally:
             self._started.set()
+            self._first_told.set()
             self._idle.close_all()
             for waiter in self._forks.values():
                 waiter.close()  # a fork never answered: its requester learns why
@@ -252,12 +258,14 @@ class WorkerPool:
                 raise RuntimeError("the worker zygote ended")
             if data[:1] == b"R":
                 self._started.set()
+                self._first_told.set()
             elif data[:1] == b"W":
                 _, request, pid = wire.FORKED.unpack(data)
                 self._started_count += 1
                 self._running.add(pid)
                 if request == wire.FIRST_REQUEST:
                     first_job.forked(self._first, pid, fds)
+                    self._first_told.set()
                     continue
                 waiter = self._forks.pop(request, None)
                 if waiter is None or len(fds) != 3:
