@@ -40,6 +40,7 @@ class Silent:
 
     port: int = 0
     connected: threading.Event = field(default_factory=threading.Event)
+    requested: threading.Event = field(default_factory=threading.Event)  # a whole request line
     closed: threading.Event = field(default_factory=threading.Event)
     received: bytes = b""
 
@@ -56,6 +57,8 @@ def silent_git() -> Iterator[Silent]:
         try:
             while data := conn.recv(65536):
                 silent.received += data
+                if b"\0" in silent.received:  # git://'s request line ends in NULs
+                    silent.requested.set()
         except OSError:
             pass
         silent.closed.set()
@@ -248,6 +251,9 @@ def test_a_first_clone_of_another_job_is_killed_before_the_pool_runs_any(
         assert first is not None
         assert first.leftover is not None
         leftover = Path(first.leftover)
+        # The first clone is under way (the server has its request) when the pool
+        # runs another job.
+        assert silent.requested.wait(WAIT)
 
         async def main() -> None:
             async with open_worker_pool() as pool:
