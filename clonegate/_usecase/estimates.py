@@ -9,7 +9,7 @@ from collections import deque
 from .._domain.memory import MemorySensor
 from .options import UseCaseConfig
 
-__all__ = ["MemoryEstimates"]
+__all__ = ["MemoryEstimates", "auto_budget"]
 
 logger = logging.getLogger("clonegate")
 
@@ -17,6 +17,11 @@ MiB = 1 << 20
 # "auto": this share of the memory available when the use case is made; the rest is
 # for the parent, the workers' zygote and the analyses, which run outside the budget.
 AUTO_SHARE = 0.75
+# ...or all but this many bytes for them, if that is more (what they took at most,
+# measured with room: issue 46, ADR 0014), up to this share: a quarter of a large
+# cgroup is far more than they use, and kept two large clones one at a time.
+AUTO_OUTSIDE = 128 * MiB
+AUTO_MOST = 0.875
 
 
 class MemoryEstimates:
@@ -105,8 +110,8 @@ class MemoryEstimates:
                     exc,
                 )
                 return None
-            budget = int(available * AUTO_SHARE)
-            origin = f"auto: {AUTO_SHARE:.0%} of the {available // MiB} MiB available"
+            budget = auto_budget(available)
+            origin = f"auto: {budget / available:.0%} of the {available // MiB} MiB available"
         # What auto chose is said at -v, and kept with each run (ADR 0020).
         logger.info("memory budget: %d MiB%s", budget // MiB, f" ({origin})" if origin else "")
         # The cap is the one figure known to be enough for a clone (ADR 0014).
@@ -185,3 +190,10 @@ class MemoryEstimates:
         if first and known is not None:
             forecast = min(forecast, math.ceil(known * self._margin))
         return forecast
+
+
+def auto_budget(available: int) -> int:
+    """Bytes of ``available`` that ``auto`` gives the clones: 3/4 of it, or all but
+    ``AUTO_OUTSIDE`` for what runs outside the budget where that is more, at most 7/8."""
+    rest = min(int(available * AUTO_MOST), available - AUTO_OUTSIDE)
+    return max(int(available * AUTO_SHARE), rest)
