@@ -17,11 +17,12 @@ MiB = 1 << 20
 # "auto": this share of the memory available when the use case is made; the rest is
 # for the parent, the workers' zygote and the analyses, which run outside the budget.
 AUTO_SHARE = 0.75
-# ...or all but this many bytes for them, if that is more (what they took at most,
-# measured with room: issue 46, ADR 0014), up to this share: a quarter of a large
-# cgroup is far more than they use, and kept two large clones one at a time.
-AUTO_OUTSIDE = 128 * MiB
-AUTO_MOST = 0.875
+# ...or all but this many bytes for them, if that is more, up to this share: a quarter
+# of a large cgroup is far more than they take (the parent and the zygote ~48 MiB, the
+# parent's part already used when this is read), and kept two large clones, which
+# fitted, one at a time (issue 46, ADR 0014). Below 320 MiB available, 3/4 as before.
+AUTO_OUTSIDE = 80 * MiB
+AUTO_MOST = 0.92
 
 
 class MemoryEstimates:
@@ -194,6 +195,7 @@ class MemoryEstimates:
 
 def auto_budget(available: int) -> int:
     """Bytes of ``available`` that ``auto`` gives the clones: 3/4 of it, or all but
-    ``AUTO_OUTSIDE`` for what runs outside the budget where that is more, at most 7/8."""
+    ``AUTO_OUTSIDE`` for what runs outside the budget where that is more, at most
+    ``AUTO_MOST`` of it."""
     rest = min(int(available * AUTO_MOST), available - AUTO_OUTSIDE)
     return max(int(available * AUTO_SHARE), rest)
