@@ -31,6 +31,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -166,9 +167,9 @@ def analyze_bare(name: str, bare: Path, commit: str) -> Measured:
 
 
 def _now() -> Any:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _largest_blob(bare: Path, commit: str) -> int:
@@ -294,7 +295,11 @@ def cli(served: Path, work: Path) -> None:
                 process.wait()
             kinds = sampler.workers()
 
-            def part(sample: dict[int, tuple[int, int, int, int]], which: str) -> int:
+            def part(
+                sample: dict[int, tuple[int, int, int, int]],
+                which: str,
+                kinds: dict[int, tuple[int, bool]] = kinds,
+            ) -> int:
                 total = 0
                 for pid, (depth_, pss, _uss, _thr) in sample.items():
                     kind = (
@@ -370,11 +375,12 @@ def main(argv: list[str] | None = None) -> int:
         work = Path(tmp) / "work"
         work.mkdir()
         print(f"{os.cpu_count()} CPUs")
-        for part, run in (
+        parts: tuple[tuple[str, Callable[[], list[Measured]]], ...] = (
             ("corpus", lambda: corpus(work)),
             ("shapes", lambda: shapes(served, work)),
             ("hostile", lambda: hostile(work)),
-        ):
+        )
+        for part, run in parts:
             if args.only in (None, part):
                 results = run()
                 _table(results)

@@ -363,7 +363,7 @@ class AnalyzeUseCase:
         watch.analysis_at = trio.current_time()
         self._emit(EventKind.ANALYZING, shown, index)
         limit = self.config.analysis_time_limit
-        report = await analyze_timed(self._analyzer, source, clock, limit)
+        report = await analyze_timed(self._analyzer, source, clock, limit, self._gate.analyses)
         return RepositoryReport(
             url=shown,
             index=index,

@@ -384,9 +384,12 @@ async def run_in_worker(
     on_ready: Callable[[], object] | None = None,
     memory_allowance: int = 0,
     reuse: str | None = None,
+    on_peak: Callable[[int], object] | None = None,
 ) -> T:
-    """:meth:`WorkerPool.run` on ``pool``, without the peak."""
-    value, _peak = await pool.run(
+    """:meth:`WorkerPool.run` on ``pool``; the job's peak goes to ``on_peak``, if any."""
+    value, peak = await pool.run(
         function, *args, on_ready=on_ready, memory_allowance=memory_allowance, reuse=reuse
     )
+    if on_peak is not None:
+        on_peak(peak)
     return value
