@@ -13,8 +13,7 @@ import pytest
 import trio
 import trio.testing
 
-from clonegate import AnalysisError, ClonedSource, CloneSettings, DulwichVCS
-from clonegate import TestInventoryAnalyzer
+from clonegate import AnalysisError, ClonedSource, CloneSettings, DulwichVCS, TestInventoryAnalyzer
 from clonegate._adapters.workers import default_worker_limiter, open_worker_pool
 from clonegate._domain.job_memory import counted_in, held_for_job
 from clonegate._usecase.admission import MemoryAdmission, MemoryLease
@@ -104,7 +103,8 @@ async def test_a_cancelled_wait_holds_nothing_and_lets_the_next_in() -> None:
     assert admission.figures().held == 90
     admission.release(walk)
     lease = await admission.admit("h", "")
-    assert isinstance(lease, MemoryLease) and admission.figures().held == 8
+    assert isinstance(lease, MemoryLease)
+    assert admission.figures().held == 8
 
 
 # The analyzer's real jobs -------------------------------------------------------------

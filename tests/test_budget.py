@@ -383,23 +383,31 @@ async def test_a_stuck_or_broken_history_costs_only_the_better_estimate(
 
 
 @pytest.mark.parametrize(
-    ("available", "budget"),
+    ("available", "processes", "budget"),
     [
-        (200, 150),  # small: 3/4, as before (all but 80 MiB would be 120)
-        (315, 236),  # the delta-heavy history's cgroup of 2.2x one clone: unchanged
-        (600, 520),  # all but the 80 MiB for what runs outside the budget
+        (200, 2, 150),  # small: 3/4, as before (all but 80 MiB would be 120)
+        (315, 2, 236),  # the delta-heavy history's cgroup of 2.2x one clone: unchanged
+        # All but what runs outside the budget: the parent and the zygote (52 MiB),
+        # and each idle analysis worker (14): 80 MiB with two analysis processes.
+        (600, 2, 520),
+        (600, 8, 450),  # 164 MiB outside: 3/4 is more
         # the data file's cgroup of 2.2x one clone: 785 before; 963, less 64 MiB kept
         # for -j 2's idle workers, holds its two walks of 444 MiB
-        (1047, 963),
-        (16384, 15073),  # large: at most 92%
+        (1047, 2, 963),
+        (1047, 4, 939),
+        (16384, 2, 15073),  # large: at most 92%
     ],
 )
-def test_auto_leaves_what_runs_outside_the_budget(available: int, budget: int) -> None:
+def test_auto_leaves_what_runs_outside_the_budget(
+    available: int, processes: int, budget: int
+) -> None:
     sensor = Readings(MemoryReading(limit=2 * available * MiB, available=available * MiB))
+    analyzer = FakeAnalyzer()
+    analyzer.processes = processes
     uc = AnalyzeUseCase(
         with_memory_budget("auto"),
         vcs=PeakVCS(Path(), {}, 0),
-        analyzer=FakeAnalyzer(),
+        analyzer=analyzer,
         memory_sensor=sensor,
     )
     assert uc.clone_gate_statistics().memory_budget == budget
