@@ -6,20 +6,33 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 import trio
 import trio.testing
 
-from clonegate import AnalysisError, ClonedSource, CloneSettings, DulwichVCS, TestInventoryAnalyzer
+from clonegate import (
+    AnalysisError,
+    AnalysisReport,
+    AnalyzeUseCase,
+    ClonedSource,
+    CloneSettings,
+    DulwichVCS,
+    MemoryReading,
+    TestInventoryAnalyzer,
+    with_max_concurrent_clones,
+    with_memory_budget,
+)
 from clonegate._adapters.workers import default_worker_limiter, open_worker_pool
 from clonegate._domain.job_memory import counted_in, held_for_job
 from clonegate._usecase.admission import MemoryAdmission, MemoryLease
 from clonegate._usecase.analysis_memory import ANALYSIS_OPENING, AnalysisMemory
 from clonegate._usecase.estimates import MemoryEstimates
+from clonegate._usecase.gate import CloneGateStatistics
 
+from .support.fakes import FakeAnalyzer, FakeVCS, Readings, url
 from .support.repos import make_test_suite_repo
 from .support.servers import GitDaemon, git_daemon
 from .support.worker_gate import WorkerGate
@@ -105,6 +118,43 @@ async def test_a_cancelled_wait_holds_nothing_and_lets_the_next_in() -> None:
     lease = await admission.admit("h", "")
     assert isinstance(lease, MemoryLease)
     assert admission.figures().held == 8
+
+
+class HoldingAnalyzer(FakeAnalyzer):
+    """Analyzes as the real analyzer's jobs hold memory: one job, of ``peak`` bytes."""
+
+    def __init__(self, peak: int) -> None:
+        super().__init__()
+        self.job_peak = peak
+        self.held: list[int] = []  # memory_analyses, seen inside each job
+        self.stats: Callable[[], CloneGateStatistics] | None = None
+
+    async def analyze(self, source: ClonedSource) -> AnalysisReport:
+        async with held_for_job() as job:
+            assert self.stats is not None
+            self.held.append(self.stats().memory_analyses)
+            job.measured(self.job_peak)
+        return await super().analyze(source)
+
+
+async def test_the_use_case_counts_its_analyses_in_its_budget(tmp_path: Path) -> None:
+    analyzer = HoldingAnalyzer(40 * MiB)
+    uc = AnalyzeUseCase(
+        with_memory_budget("500M"),
+        with_max_concurrent_clones(1),
+        vcs=FakeVCS(tmp_path),
+        analyzer=analyzer,
+        memory_sensor=Readings(MemoryReading(limit=1 << 40, available=1 << 39)),
+    )
+    analyzer.stats = uc.clone_gate_statistics
+    # One after another: what each job measured is known to the next.
+    reports = [await uc.execute(url(i)) for i in range(3)]
+    assert [r.status for r in reports] == ["ok"] * 3
+    # The first job held the opening share; each next one what the jobs measured
+    # (40 MiB, times the margin); nothing is held once they ended.
+    assert analyzer.held == [ANALYSIS_OPENING, 50, 50]
+    stats = uc.clone_gate_statistics()
+    assert (stats.memory_held, stats.memory_analyses) == (0, 0)
 
 
 # The analyzer's real jobs -------------------------------------------------------------
