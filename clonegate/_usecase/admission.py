@@ -61,7 +61,7 @@ class MemoryAdmission:
         # Its size starts at the estimates' ceiling; the pressure controller moves it.
         self.semaphore = WeightedSemaphore(estimates.ceiling)
         # MiB of pack pages the leases may leave out, in all: 2/3 of the budget (for
-        # ``auto``, half of what was available when it was made). Issue 46:
+        # ``auto`` at 3/4, half of what was available when it was made). Issue 46:
         # where -j 2 fits (a cgroup of 1.6x one delta-heavy clone, 216 MiB available)
         # two walks leave 102 MiB out; a third of the budget would keep them one at a
         # time. Beyond the room, pages reclaimed would be read again from disk, and the
