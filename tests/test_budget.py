@@ -382,6 +382,37 @@ async def test_a_stuck_or_broken_history_costs_only_the_better_estimate(
     ]
 
 
+@pytest.mark.parametrize(
+    ("available", "processes", "budget"),
+    [
+        (200, 2, 150),  # small: 3/4, as before (all but 80 MiB would be 120)
+        (315, 2, 236),  # the delta-heavy history's cgroup of 2.2x one clone: unchanged
+        # All but what runs outside the budget: the parent and the zygote (52 MiB),
+        # and each idle analysis worker (14): 80 MiB with two analysis processes.
+        (600, 2, 520),
+        (600, 8, 450),  # 164 MiB outside: 3/4 is more
+        # the data file's cgroup of 2.2x one clone: 785 before; 963, less 64 MiB kept
+        # for -j 2's idle workers, holds its two walks of 444 MiB
+        (1047, 2, 963),
+        (1047, 4, 939),
+        (16384, 2, 15073),  # large: at most 92%
+    ],
+)
+def test_auto_leaves_what_runs_outside_the_budget(
+    available: int, processes: int, budget: int
+) -> None:
+    sensor = Readings(MemoryReading(limit=2 * available * MiB, available=available * MiB))
+    analyzer = FakeAnalyzer()
+    analyzer.processes = processes
+    uc = AnalyzeUseCase(
+        with_memory_budget("auto"),
+        vcs=PeakVCS(Path(), {}, 0),
+        analyzer=analyzer,
+        memory_sensor=sensor,
+    )
+    assert uc.clone_gate_statistics().memory_budget == budget
+
+
 async def _drain(batch: Batch) -> None:
     async for _ in batch:
         pass
@@ -397,7 +428,7 @@ def test_budget_option_values() -> None:
     uc = AnalyzeUseCase(
         with_memory_budget("auto"), vcs=vcs, analyzer=analyzer, memory_sensor=sensor
     )
-    assert uc.clone_gate_statistics().memory_budget == 3072  # 3/4 of what is available
+    assert uc.clone_gate_statistics().memory_budget == 3768  # 92% of what is available
     uc = AnalyzeUseCase(
         with_memory_budget("1.5G"), vcs=vcs, analyzer=analyzer, memory_sensor=sensor
     )

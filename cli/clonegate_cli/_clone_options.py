@@ -146,7 +146,8 @@ class CloneFlags:
         str,
         typer.Option(
             help="Run clones while their expected memory fits in SIZE (e.g. 1.5G); 'auto': "
-            "3/4 of what this process may use; 'off': the clone limit (-j) alone. "
+            "what this process may use, less what runs outside the budget (3/4 to 92% of it); "
+            "'off': the clone limit (-j) alone. "
             "Combines with -j.",
             metavar="SIZE|auto|off",
             envvar="CLONEGATE_MEMORY_BUDGET",

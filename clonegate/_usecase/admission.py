@@ -24,13 +24,14 @@ class MemoryLease:
     """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
     raise them as it learns what the clone needs (:meth:`MemoryAdmission.need`)."""
 
-    __slots__ = ("forecasts", "host", "known", "memory", "pages", "ticket")
+    __slots__ = ("analysis", "forecasts", "host", "known", "memory", "pages", "ticket")
 
     def __init__(self, ticket: int, memory: int, host: str = "", known: int | None = None) -> None:
         self.ticket, self.memory, self.host = ticket, memory, host
         self.known = known  # bytes its repository's clone used in an earlier run
         self.forecasts: list[int] = []  # the bytes its VCS forecast, in order
         self.pages = 0  # MiB of its pack's pages left out of ``memory`` (see need())
+        self.analysis = False  # an analysis job's (hold()), not a clone's
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +40,9 @@ class MemoryFigures:
 
     budget: int  # configured
     size: int  # what it admits now (the controller moves it)
-    held: int  # reserved by running clones
+    held: int  # reserved by running clones and analysis jobs
     estimate: int  # what a clone from a host not seen yet reserves
+    analyses: int = 0  # of ``held``, reserved by analysis jobs
 
 
 class MemoryAdmission:
@@ -59,7 +61,7 @@ class MemoryAdmission:
         # Its size starts at the estimates' ceiling; the pressure controller moves it.
         self.semaphore = WeightedSemaphore(estimates.ceiling)
         # MiB of pack pages the leases may leave out, in all: 2/3 of the budget (for
-        # ``auto``, half of what was available when it was made). Issue 46:
+        # ``auto`` at 3/4, half of what was available when it was made). Issue 46:
         # where -j 2 fits (a cgroup of 1.6x one delta-heavy clone, 216 MiB available)
         # two walks leave 102 MiB out; a third of the budget would keep them one at a
         # time. Beyond the room, pages reclaimed would be read again from disk, and the
@@ -153,11 +155,32 @@ class MemoryAdmission:
                 self.changed()
             await trio.lowlevel.checkpoint()
             return
+        await self._grow(lease, wanted)
+
+    async def hold(self, wanted: int) -> MemoryLease:
+        """``wanted`` MiB (at most the budget) for one analysis job, until
+        :meth:`release`. Always a checkpoint; cancellable while it waits, nothing held
+        then. It waits as a running clone that grows does: in FIFO order with them,
+        ahead of clones not admitted yet. An analysis waits for no clone that waits
+        for it: clones end, or grow, without analyses (issue 46)."""
+        lease = MemoryLease(next(self._tickets), 0)
+        lease.analysis = True
+        self._leases[lease.ticket] = lease
+        try:
+            await self._grow(lease, max(1, min(self.estimates.ceiling, wanted)))
+        except BaseException:
+            self.release(lease)
+            raise
+        return lease
+
+    async def _grow(self, lease: MemoryLease, wanted: int) -> None:
+        """Raise ``lease`` to ``wanted`` MiB, waiting in order if they are not free
+        (:meth:`need`'s rules). Always a checkpoint."""
         if not self._growing and self.semaphore.try_acquire(wanted - lease.memory):
             lease.memory = wanted
             await trio.lowlevel.checkpoint()
             return
-        logger.debug("a clone waits for %d MiB of memory (held %d)", wanted, lease.memory)
+        logger.debug("a job waits for %d MiB of memory (held %d)", wanted, lease.memory)
         if self._growing:  # behind another: wait holding nothing (see the docstring)
             self._give_back(lease)
         self._growing[lease.ticket] = wanted  # in order of arrival
@@ -229,4 +252,5 @@ class MemoryAdmission:
             size=self.semaphore.size,
             held=self.semaphore.held,
             estimate=self.estimates.estimate(),
+            analyses=sum(lease.memory for lease in self._leases.values() if lease.analysis),
         )

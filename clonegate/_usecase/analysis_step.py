@@ -6,6 +6,7 @@ import logging
 
 from .._domain.errors import AnalysisError, ErrorKind
 from .._domain.inventory import AnalysisReport, Analyzer
+from .._domain.job_memory import JobMemory, counted_in
 from .._domain.reports import RepositoryReport, RepositoryStatus, Timings
 from .._domain.urls import redact
 from .._domain.vcs import ClonedSource
@@ -17,14 +18,20 @@ logger = logging.getLogger("clonegate")
 
 
 async def analyze_timed(
-    analyzer: Analyzer, source: ClonedSource, clock: WorkClock, limit: float
+    analyzer: Analyzer,
+    source: ClonedSource,
+    clock: WorkClock,
+    limit: float,
+    memory: JobMemory | None = None,
 ) -> AnalysisReport:
     """``analyzer.analyze(source)``, failing ``timeout`` past ``limit`` seconds of
     ``clock``: a wait for an analysis process that the analyzer marks does not count.
+    With a memory budget (``memory``), the analyzer's jobs hold their share of it
+    while they run (``_domain.job_memory``).
 
     Cancelling the analysis kills its workers (ADR 0008) before this raises.
     """
-    with clock.limit(limit):
+    with clock.limit(limit), counted_in(memory):
         return await analyzer.analyze(source)
     raise AnalysisError(
         ErrorKind.TIMEOUT, f"the analysis ran for longer than its {limit:g} s time limit"

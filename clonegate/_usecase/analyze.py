@@ -77,8 +77,9 @@ class AnalyzeUseCase:
         self._sensor, self._moved = memory_sensor, 0  # _moved: PROGRESS events (thrash.py)
         if config.memory_budget is not None and memory_sensor is None:
             raise ValueError("a memory budget needs a memory_sensor= (open_analyzer gives one)")
-        opening = vcs.opening_memory
-        estimates = MemoryEstimates.for_budget(config, memory_sensor, vcs.max_memory, opening)
+        self._processes = analyzer.processes or os.cpu_count() or 1  # analysis processes
+        sizes = vcs.max_memory, vcs.opening_memory, self._processes
+        estimates = MemoryEstimates.for_budget(config, memory_sensor, *sizes)
         keep_workers = reserve_idle(estimates, config.max_concurrent_clones, vcs.idle_memory)
         store = config.result_store
         self._clock = RunClock(trio.current_time)  # every instant on one clock (ADR 0020)
@@ -230,8 +231,7 @@ class AnalyzeUseCase:
         state: BatchState,
         run_id: int | None,
     ) -> None:
-        analyses = self._analyzer.processes or os.cpu_count() or 1
-        in_flight = min(1024, 2 * (self.config.max_concurrent_clones + analyses))
+        in_flight = min(1024, 2 * (self.config.max_concurrent_clones + self._processes))
         recorder, save = self._recorder, None
         if recorder is not None and run_id is not None:
             save = partial(recorder.save, run_id)
@@ -363,7 +363,7 @@ class AnalyzeUseCase:
         watch.analysis_at = trio.current_time()
         self._emit(EventKind.ANALYZING, shown, index)
         limit = self.config.analysis_time_limit
-        report = await analyze_timed(self._analyzer, source, clock, limit)
+        report = await analyze_timed(self._analyzer, source, clock, limit, self._gate.analyses)
         return RepositoryReport(
             url=shown,
             index=index,

@@ -9,14 +9,21 @@ from collections import deque
 from .._domain.memory import MemorySensor
 from .options import UseCaseConfig
 
-__all__ = ["MemoryEstimates"]
+__all__ = ["MemoryEstimates", "auto_budget"]
 
 logger = logging.getLogger("clonegate")
 
 MiB = 1 << 20
-# "auto": this share of the memory available when the use case is made; the rest is
-# for the parent, the workers' zygote and the analyses, which run outside the budget.
-AUTO_SHARE = 0.75
+# "auto": all but what runs outside the budget, at least this share of what is
+# available when the use case is made and at most that one. Outside: the parent and
+# the workers' zygote (52 MiB PSS at most, measured on bench_memory's four batches),
+# and each idle analysis worker (6-13 MiB kept after its jobs); analysis jobs hold
+# their share inside the budget (analysis_memory.py). Issue 46, ADR 0014: a quarter
+# of a large cgroup is far more than that, and kept two clones that fitted one at a
+# time.
+AUTO_SHARE, AUTO_MOST = 0.75, 0.92
+AUTO_OUTSIDE = 52 * MiB
+AUTO_OUTSIDE_PER_ANALYSIS = 14 * MiB
 
 
 class MemoryEstimates:
@@ -80,10 +87,11 @@ class MemoryEstimates:
         sensor: MemorySensor | None,
         cap: int,
         opening: int | None = None,
+        analyses: int = 1,
     ) -> MemoryEstimates | None:
         """The estimates for ``config``'s memory budget; ``None`` without one. ``cap``:
         the most one clone may use (its VCS's); ``opening``: bytes a clone reserves
-        first, if its VCS forecasts the rest."""
+        first, if its VCS forecasts the rest; ``analyses``: analysis processes."""
         budget = config.memory_budget
         if budget is None:
             return None
@@ -105,8 +113,8 @@ class MemoryEstimates:
                     exc,
                 )
                 return None
-            budget = int(available * AUTO_SHARE)
-            origin = f"auto: {AUTO_SHARE:.0%} of the {available // MiB} MiB available"
+            budget = auto_budget(available, analyses)
+            origin = f"auto: {budget / available:.0%} of the {available // MiB} MiB available"
         # What auto chose is said at -v, and kept with each run (ADR 0020).
         logger.info("memory budget: %d MiB%s", budget // MiB, f" ({origin})" if origin else "")
         # The cap is the one figure known to be enough for a clone (ADR 0014).
@@ -185,3 +193,12 @@ class MemoryEstimates:
         if first and known is not None:
             forecast = min(forecast, math.ceil(known * self._margin))
         return forecast
+
+
+def auto_budget(available: int, analyses: int = 1) -> int:
+    """Bytes of ``available`` that ``auto`` gives the budget: all but what runs outside
+    it (the parent, the zygote, ``analyses`` idle analysis workers), at least
+    ``AUTO_SHARE`` of it and at most ``AUTO_MOST``."""
+    outside = AUTO_OUTSIDE + analyses * AUTO_OUTSIDE_PER_ANALYSIS
+    rest = min(int(available * AUTO_MOST), available - outside)
+    return max(int(available * AUTO_SHARE), rest)

@@ -21,6 +21,7 @@ from .._domain.semaphore import WeightedSemaphore
 from .._domain.urls import redact
 from .._domain.work_clock import waiting_for_slot
 from .admission import MemoryAdmission, MemoryLease
+from .analysis_memory import AnalysisMemory
 from .estimates import MemoryEstimates
 
 __all__ = ["CloneGate", "CloneGateStatistics", "GateEntry", "MemoryLease"]
@@ -73,8 +74,8 @@ class GateEntry:
 class CloneGateStatistics:
     """A snapshot. Invariants: ``acquired == released + len(active)``; with a memory
     budget, ``memory_held`` is the sum of the active entries' ``memory`` (queued ones
-    hold none) and never more than ``memory_budget``, and every admission fitted
-    ``memory_size`` when it was made.
+    hold none) and ``memory_analyses`` (what analysis jobs hold), never more than
+    ``memory_budget``, and every admission fitted ``memory_size`` when it was made.
     """
 
     size: int
@@ -87,8 +88,9 @@ class CloneGateStatistics:
     failed: int  # clones that raised (error, timeout, cancellation)
     memory_budget: int | None = None  # MiB configured; None without a budget
     memory_size: int | None = None  # MiB the gate admits now (the controller moves it)
-    memory_held: int = 0  # MiB reserved by running clones (the only ones that hold any)
+    memory_held: int = 0  # MiB reserved by running clones and analysis jobs
     memory_estimate: int | None = None  # MiB a clone from a host not seen yet reserves
+    memory_analyses: int = 0  # of memory_held, MiB that running analysis jobs hold
 
 
 @dataclass(slots=True)
@@ -152,6 +154,8 @@ class CloneGate:
         # With a budget: ``history`` gives the bytes a repository's clone used in an
         # earlier run, by key.
         self.admission = MemoryAdmission(estimates, history) if estimates is not None else None
+        # Analysis jobs hold their share of the same budget while they run (issue 46).
+        self.analyses = AnalysisMemory(self.admission) if self.admission is not None else None
         self.keeps_workers = False  # a clone's worker may wait for the next (idle_workers)
         # Keyed by a ticket per slot() call: the same index may be in flight twice
         # when a library user calls execute() concurrently.
@@ -344,4 +348,5 @@ class CloneGate:
             memory_size=figures.size if figures is not None else None,
             memory_held=figures.held if figures is not None else 0,
             memory_estimate=figures.estimate if figures is not None else None,
+            memory_analyses=figures.analyses if figures is not None else 0,
         )

@@ -130,13 +130,15 @@ def with_max_concurrent_clones(n: int) -> Option:
 def with_memory_budget(budget: int | str, *, required: bool = True) -> Option:
     """Clones run while the memory they are expected to need fits in ``budget``.
 
-    ``budget``: bytes (an int, or text such as ``"1.5G"``), or ``"auto"``: three
-    quarters of what this process may still use when the use case is made (its cgroup's
-    limit minus its working set, or ``MemAvailable``). Each clone reserves its
-    expected peak, learned from the clones that finished (ADR 0014); before any has,
-    its hard memory cap (its VCS's ``max_memory``). During a batch or a
-    :meth:`~clonegate.AnalyzeUseCase.session` a controller
-    shrinks what is admitted under memory pressure and grows it back, never above
+    ``budget``: bytes (an int, or text such as ``"1.5G"``), or ``"auto"``: what this
+    process may still use when the use case is made (its cgroup's limit minus its
+    working set, or ``MemAvailable``) less what runs outside the budget (the parent,
+    the workers' zygote, idle analysis workers), between 3/4 and 92% of it. Each clone
+    reserves its expected peak, learned from the clones that finished (ADR 0014);
+    before any has, its hard memory cap (its VCS's ``max_memory``); each analysis job
+    holds its share, learned from the analysis jobs that ran, while it runs. During a
+    batch or a :meth:`~clonegate.AnalyzeUseCase.session` a controller shrinks what is
+    admitted under memory pressure and grows it back, never above
     ``budget``. Combines with :func:`with_max_concurrent_clones`: at most that many
     clones, and within the budget.
 

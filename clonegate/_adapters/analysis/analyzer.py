@@ -17,6 +17,7 @@ from ..._domain.inventory import (
     ScanError,
     TestFile,
 )
+from ..._domain.job_memory import held_for_job
 from ..._domain.sizes import format_size
 from ..._domain.store import AnalysisCache
 from ..._domain.vcs import ClonedSource
@@ -275,10 +276,18 @@ class _Processes:
         with waiting_for_slot():
             await self.cpus.acquire()
         try:
-            with holding_slot():
-                return await run_in_worker(
-                    self.pool, function, *args, memory_allowance=self.max_memory, reuse="analysis"
-                )
+            # With a memory budget, the job holds its share of it while it runs, and
+            # says its peak (ADR 0014, issue 46); the wait stops the limits too.
+            async with held_for_job() as job:
+                with holding_slot():
+                    return await run_in_worker(
+                        self.pool,
+                        function,
+                        *args,
+                        memory_allowance=self.max_memory,
+                        reuse="analysis",
+                        on_peak=job.measured,
+                    )
         except MemoryError:
             # Raised in the worker past its cap, sent back as the job's error; the
             # worker ends after a failed job and the next one gets a fresh fork.

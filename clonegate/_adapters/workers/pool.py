@@ -33,16 +33,14 @@ _LEASE_ENDED = (
     "the lease on a shared limit ended, with no renewal, while a worker process ran for "
     "its holder (this process paused?): the worker stopped itself at its deadline"
 )
-# How long cleanup may take, shielded: a killed worker is gone in milliseconds, and
-# the zygote needs only to kill and reap its workers.
+# Cleanup, shielded, may take this long: a killed worker is gone in milliseconds.
 _CLEANUP_SECONDS = 10.0
 
 
 @dataclass(frozen=True)
 class WorkerPoolStatistics:
     """What a pool has done: workers forked so far, those alive now, the largest peak
-    resident memory of any worker that has ended (from the kernel, at its exit), and
-    the zygote's pid."""
+    resident memory of an ended worker (the kernel's, at its exit), the zygote's pid."""
 
     workers_started: int
     workers_running: frozenset[int]
@@ -75,8 +73,7 @@ class WorkerPool:
         self._zygote: spawn.StartedZygote | None = None
         self._first: spawn.FirstJob | None = None  # the adopted zygote's (first_job.py)
         self._started = trio.Event()
-        # Set with _started, or sooner: once the zygote has told of its first job's
-        # worker, which a claim needs, not the zygote's remaining preload (issue 47).
+        # Set with _started, or once the zygote told of the first job's worker (issue 47).
         self._first_told = trio.Event()
         self._starting = False
         self._broken: BaseException | None = None
@@ -192,11 +189,10 @@ class WorkerPool:
         self, reuse: str | None, memory_allowance: int, same: Callable[[object], bool]
     ) -> spawn.FirstJob | None:
         """The first job the program sent this pool's zygote before the pool existed
-        (``spawn.send_first``), if its worker runs, it has this ``reuse`` kind and
-        ``memory_allowance``, and ``same(job)`` says it is the caller's own job:
-        claimed, for the :meth:`run` (``first=``) that the caller makes next, with no
-        checkpoint between. Otherwise None, and it stays for its own caller; the next
-        :meth:`run` without it ends it. Always a checkpoint."""
+        (``spawn.send_first``), if its worker runs with this ``reuse`` kind and
+        ``memory_allowance`` and ``same(job)`` says it is the caller's: claimed, for the
+        :meth:`run` (``first=``) the caller makes next, with no checkpoint between.
+        Otherwise None; the next :meth:`run` without it ends it. Always a checkpoint."""
         try:
             await self._ensure_started(first=True)
         except RuntimeError:
@@ -210,8 +206,8 @@ class WorkerPool:
         return first
 
     async def _ensure_started(self, *, first: bool = False) -> None:
-        """Start the zygote (or adopt it) if not yet, and wait until it is ready to
-        fork; ``first``: only until it has told of its first job's worker, if any."""
+        """Start (or adopt) the zygote if not yet; wait until it can fork (``first``:
+        until it has told of its first job's worker, which is all a claim needs)."""
         if self._broken is not None:
             raise RuntimeError("the worker pool is closed or broken") from self._broken
         if not self._starting:
@@ -392,9 +388,12 @@ async def run_in_worker(
     on_ready: Callable[[], object] | None = None,
     memory_allowance: int = 0,
     reuse: str | None = None,
+    on_peak: Callable[[int], object] | None = None,
 ) -> T:
-    """:meth:`WorkerPool.run` on ``pool``, without the peak."""
-    value, _peak = await pool.run(
+    """:meth:`WorkerPool.run` on ``pool``; the job's peak goes to ``on_peak``, if any."""
+    value, peak = await pool.run(
         function, *args, on_ready=on_ready, memory_allowance=memory_allowance, reuse=reuse
     )
+    if on_peak is not None:
+        on_peak(peak)  # the analyses' memory shares learn from it (ADR 0014)
     return value
