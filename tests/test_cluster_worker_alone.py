@@ -134,3 +134,47 @@ async def test_a_busy_worker_takes_nothing_while_a_suspect_waits_then_runs_it_al
             assert queue.finished == ["a", "suspect"]
             assert queue.started[-1] == ("new", False)
             nursery.cancel_scope.cancel()
+
+
+class _IdleQueue(_Queue):
+    """No job to take; idle as ``answers`` say, in turn (then idle): a master demoted
+    by a failover said idle, the master followed next had ``LATE`` to run."""
+
+    def __init__(self, answers: list[bool]) -> None:
+        super().__init__()
+        self._new = []
+        self.answers = answers
+        self.idle_calls = 0
+
+    async def _read(self, n: int, wait: float) -> list[Job]:
+        if self.idle_calls == 1 and self._late:
+            self._late = False
+            await trio.lowlevel.checkpoint()
+            return [LATE]
+        await trio.sleep(wait)
+        return []
+
+    _late = True
+
+    async def idle(self) -> bool:
+        await trio.lowlevel.checkpoint()
+        self.idle_calls += 1
+        return self.answers.pop(0) if self.answers else True
+
+
+LATE = Job("4-0", "r", 3, "https://git.example/org/late.git", "late", 1)
+
+
+async def test_a_worker_that_exits_when_done_needs_the_queue_idle_three_times_running(
+    tmp_path: Path, autojump_clock: trio.testing.MockClock
+) -> None:
+    # Idle once (a demoted master's answer), then a job appears: it runs it, and only
+    # after three idle answers in a row, a take's wait apart, does the worker leave.
+    queue = _IdleQueue([True])
+    use_case = AnalyzeUseCase(vcs=FakeVCS(tmp_path), analyzer=FakeAnalyzer())
+    worker = ClusterWorker(queue, use_case)
+    with trio.fail_after(600):  # on the mock clock: a safety net only
+        totals = await worker.run(exit_when_done=True)
+    assert queue.finished == ["late"]
+    assert totals.reported == 1
+    assert queue.idle_calls == 1 + 3

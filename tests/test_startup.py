@@ -90,10 +90,16 @@ def test_analyze_loads_neither_redis_nor_sqlite_nor_pydantic(arguments: list[str
     assert not loaded & {"coredis", "sqlite3", "pydantic"}
 
 
+def without_clonegate_variables() -> dict[str, str]:
+    """This environment without ``CLONEGATE_*`` (CI sets some): with any, the command
+    line is not read as a plain analyze (each may stand for an option)."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("CLONEGATE_")}
+
+
 def test_a_plain_analyze_runs_without_typer() -> None:
     # Typer and the commands' declarations were ~25 ms of a first result (issue 47).
     arguments = ["analyze", "-q", "--format", "json", "git://127.0.0.1:1/nothing"]
-    loaded = imported_by("-m", "clonegate", *arguments)
+    loaded = imported_by("-m", "clonegate", *arguments, env=without_clonegate_variables())
     assert "clonegate_cli._plain" in loaded  # the batch did run, here
     assert "clonegate._adapters.git.dulwich_vcs" in loaded  # composed, and cloned
     assert not top_level(loaded) & {"typer", "click", "coredis", "sqlite3", "pydantic", "rich"}
@@ -140,7 +146,7 @@ def test_analyze_loads_no_other_command_and_no_email_package(
     # The cluster's, the store's, the report's and the demo's modules were ~5 ms of a
     # first result, the email package (a Retry-After date's parser) ~3 ms (issue 47).
     arguments = ["analyze", *options, "--format", "json", "git://127.0.0.1:1/x"]
-    loaded = imported_by("-m", "clonegate", *arguments)
+    loaded = imported_by("-m", "clonegate", *arguments, env=without_clonegate_variables())
     assert runner in loaded  # the command line did run, plain or through Typer
     assert not loaded & {
         "clonegate_cli.app",

@@ -19,6 +19,12 @@ __all__ = ["ClusterWorker", "WorkerTotals"]
 
 logger = logging.getLogger("clonegate")
 
+# With exit_when_done, the queue must look idle this many times in a row, a take's
+# wait apart: a master that a failover demoted answers until the client follows the
+# sentinels (every 0.5 s), and its idle may be false (its writes are lost with it).
+# Seen once, a worker that finished its jobs on it left the run's other jobs unrun.
+IDLE_CHECKS = 3
+
 
 @dataclass
 class WorkerTotals:
@@ -107,6 +113,7 @@ class ClusterWorker:
     async def _work(self, slots: trio.Semaphore, wait: float, exit_when_done: bool) -> None:
         async with self.use_case.session(), trio.open_nursery() as nursery:
             nursery.start_soon(self._renew_forever)
+            idle = 0  # the queue looked idle this many times in a row
             while True:
                 await slots.acquire()
                 free = 1 + _take_all(slots)
@@ -123,7 +130,9 @@ class ClusterWorker:
                     nursery.start_soon(self._one, held, slots)
                 if any(job.reclaimed for job in jobs):
                     await self._until_empty()  # it runs alone
-                elif not jobs and not self._held and exit_when_done and await self.queue.idle():
+                if jobs or self._held or not exit_when_done or not await self.queue.idle():
+                    idle = 0
+                elif (idle := idle + 1) >= IDLE_CHECKS:
                     break
             nursery.cancel_scope.cancel()
 
