@@ -24,6 +24,7 @@ from clonegate import (
     with_memory_budget,
 )
 from clonegate._adapters.clones import discard
+from clonegate._usecase.admission import MemoryAdmission
 from clonegate._usecase.estimates import MemoryEstimates
 
 from .support.fakes import FakeAnalyzer
@@ -169,3 +170,29 @@ async def test_a_host_s_measured_peak_is_not_reserved_through_the_next_downloads
         reports = [r async for r in batch]
     assert [r.status for r in reports] == ["ok"] * 6
     assert cloned == pytest.approx([10.0, 10.0, 20.0, 20.0, 30.0, 30.0])
+
+
+async def test_a_first_pass_that_counts_less_than_its_bound_lets_a_waiting_bound_in() -> None:
+    """The long history's case (issue 46): a pack without deltas reserves the bound of
+    a whole indexing before its first pass, and what its first pass counted (a fifth
+    of it) corrects the bounds of its host and shape at once: the next clone, waiting
+    with its own bound, runs beside it instead of after it."""
+    admission = MemoryAdmission(MemoryEstimates(initial=110, ceiling=110, opening=8))
+    first = await admission.admit("h", "a")
+    second = await admission.admit("h", "b")
+    assert (first.memory, second.memory) == (8, 8)
+    await admission.need(first, 100 * MiB)  # its bound: all but 2 MiB free
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(admission.need, second, 100 * MiB)
+        await trio.testing.wait_all_tasks_blocked()
+        assert second.memory == 8  # it waits, holding its opening figure
+        await admission.need(first, 20 * MiB)  # counted: 20 MiB, 80 go back
+        await trio.testing.wait_all_tasks_blocked()
+        # Its whole bound would not fit beside the first (82 MiB free, 92 more wanted):
+        # corrected by the first's count, 100 x 20/100 x 1.25 = 25 MiB, it does.
+        assert second.memory == 25
+        assert admission.figures().held == 20 + 25
+    await admission.need(second, 20 * MiB)
+    admission.release(first)
+    admission.release(second)
+    assert admission.figures().held == 0

@@ -144,18 +144,20 @@ class MemoryAdmission:
         107 MiB).
         """
         first = not lease.forecasts
-        corrected = self.estimates.corrected(lease.host, nbytes, first=first, known=lease.known)
+        if len(lease.forecasts) == 1 and nbytes < lease.forecasts[0]:
+            # Its first pass counted what the bound before it could not: the share of
+            # the bound this pack needs corrects its host's and shape's next bounds now,
+            # those of the clones that wait too, not only once it ends (issue 46).
+            bound = lease.forecasts[0]
+            self.estimates.measured(lease.host, bound, nbytes, first=True, exceeded=False)
         lease.forecasts.append(nbytes)
-        lease.pages = self._pages_left_out(lease, corrected, nbytes, reclaimable)
-        wanted = max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB) - lease.pages))
-        if wanted <= lease.memory:
-            if wanted < lease.memory:
-                self.semaphore.release(lease.memory - wanted)
-                lease.memory = wanted
-                self.changed()
-            await trio.lowlevel.checkpoint()
-            return
-        await self._grow(lease, wanted)
+
+        def wanted() -> int:  # again whenever it waits and something changed
+            corrected = self.estimates.corrected(lease.host, nbytes, first=first, known=lease.known)
+            lease.pages = self._pages_left_out(lease, corrected, nbytes, reclaimable)
+            return max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB) - lease.pages))
+
+        await self._grow(lease, wanted(), wanted)
 
     async def hold(self, wanted: int) -> MemoryLease:
         """``wanted`` MiB (at most the budget) for one analysis job, until
@@ -173,11 +175,16 @@ class MemoryAdmission:
             raise
         return lease
 
-    async def _grow(self, lease: MemoryLease, wanted: int) -> None:
-        """Raise ``lease`` to ``wanted`` MiB, waiting in order if they are not free
-        (:meth:`need`'s rules). Always a checkpoint."""
-        if not self._growing and self.semaphore.try_acquire(wanted - lease.memory):
-            lease.memory = wanted
+    async def _grow(
+        self, lease: MemoryLease, wanted: int, again: Callable[[], int] | None = None
+    ) -> None:
+        """Set ``lease`` to ``wanted`` MiB: what it holds beyond goes back at once; what
+        it lacks is taken, waiting in order if it is not free (:meth:`need`'s rules),
+        ``again()`` the figure after each change while it waits. Always a checkpoint."""
+        if wanted <= lease.memory or (
+            not self._growing and self.semaphore.try_acquire(wanted - lease.memory)
+        ):
+            self._set(lease, wanted)
             await trio.lowlevel.checkpoint()
             return
         logger.debug("a job waits for %d MiB of memory (held %d)", wanted, lease.memory)
@@ -187,14 +194,25 @@ class MemoryAdmission:
         try:
             # Taken and booked in one step (no checkpoint between): the statistics
             # never show MiB held that no lease holds.
-            while next(iter(self._growing)) != lease.ticket or not self.semaphore.try_acquire(
-                wanted - lease.memory
+            while next(iter(self._growing)) != lease.ticket or not (
+                wanted <= lease.memory or self.semaphore.try_acquire(wanted - lease.memory)
             ):
                 await self._changed.wait()
-            lease.memory = wanted
+                if again is not None:
+                    wanted = self._growing[lease.ticket] = again()
+            self._set(lease, wanted)
         finally:
             del self._growing[lease.ticket]
             self.changed()  # the next one waiting, or the head of the admissions
+
+    def _set(self, lease: MemoryLease, wanted: int) -> None:
+        """``lease`` at ``wanted`` MiB, what it held beyond them given back; what it
+        lacked is taken already."""
+        if wanted < lease.memory:
+            self.semaphore.release(lease.memory - wanted)
+            lease.memory = wanted
+            self.changed()
+        lease.memory = wanted
 
     def _pages_left_out(
         self, lease: MemoryLease, corrected: int, nbytes: int, reclaimable: int
