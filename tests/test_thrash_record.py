@@ -119,7 +119,8 @@ def test_each_stretch_is_a_run_event_and_counted_in_the_stored_summary(tmp_path:
         assert "for 15 s some task stalled on memory 80% of the time" in thrashes[0].detail
         assert "none of the 4 running clones made progress" in thrashes[0].detail
         assert "none of the 3 running clones made progress" in thrashes[1].detail
-        assert (thrashes[1].at - thrashes[0].at).total_seconds() >= 15  # another stretch
+        # Another stretch: 15 readings later on the run's MockClock (virtual time).
+        assert (thrashes[1].at - thrashes[0].at).total_seconds() >= 15
         assert found.run.summary is not None
         assert found.run.summary["memory_thrash"] == 2
 
