@@ -87,3 +87,51 @@ async def test_a_peak_with_its_pages_corrects_the_forecast_with_its_pages() -> N
     await admission.need(after, 100 * MiB, 50 * MiB)
     # The forecast is kept (0.9 times the margin is above 1), its pages still left out.
     assert after.memory == 50
+
+
+async def test_a_figure_wanted_at_once_is_held_only_if_free_and_nobody_waits() -> None:
+    """A first pass that met more deltas than it asked for wants the whole bound at
+    once (issue 46): taken if free, with no clone waiting to grow ahead of it; refused
+    otherwise, without waiting and with what it held unchanged; the figure it then
+    waits for is still a bound (corrected as the bounds before a count are)."""
+    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=100, opening=8))
+    first, second = await admission.admit("h", ""), await admission.admit("h", "")
+    assert await admission.need(first, 30 * MiB)
+    assert await admission.need(first, 60 * MiB, at_once=True)
+    assert (first.memory, first.forecasts, first.bounds) == (60, [30 * MiB, 60 * MiB], 2)
+    with trio.testing.assert_checkpoints():
+        refused = await admission.need(second, 60 * MiB, at_once=True)
+    assert not refused  # 40 free
+    assert (second.memory, second.forecasts, second.refused) == (8, [], True)
+    assert admission.figures().held == 68
+
+    async def grow() -> None:
+        assert await admission.need(second, 60 * MiB)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(grow)
+        await trio.testing.wait_all_tasks_blocked()
+        # Someone waits to grow: a figure wanted at once is refused even if it fits.
+        assert not await admission.need(first, 61 * MiB, at_once=True)
+        assert first.memory == 60
+        admission.release(first)
+    assert (second.memory, second.bounds, second.refused) == (60, 1, False)
+    admission.release(second)
+    assert admission.figures().held == 0
+
+
+async def test_only_the_forecasts_that_held_to_the_end_are_measured_by_the_peak() -> None:
+    """A first pass's ask that a larger walk's followed was not a forecast of the peak:
+    measured by it, a 26 MiB ask of a clone that peaked at 125 would have raised the
+    next first asks of its host five-fold (issue 46). The walk's figure is measured."""
+    estimates = MemoryEstimates(initial=1024, ceiling=1000, opening=8)
+    admission = MemoryAdmission(estimates)
+    lease = await admission.admit("h", "")
+    await admission.need(lease, 26 * MiB)
+    await admission.need(lease, 106 * MiB, 50 * MiB)
+    assert lease.bounds == 1
+    admission.release(lease)
+    admission.learn("h", 125 * MiB, lease=lease)
+    assert estimates.corrected("h", 26 * MiB, first=True) == 26 * MiB  # not measured
+    # The walk's: 125 / 106 times the margin.
+    assert estimates.corrected("h", 106 * MiB, first=False) > 150 * MiB

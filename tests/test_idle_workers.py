@@ -106,8 +106,9 @@ async def test_a_kept_worker_serves_the_next_clone_under_a_budget(tmp_path: Path
     served.mkdir()
     make_repo(served, "small")
 
-    async def on_memory(nbytes: int, reclaimable: int = 0) -> None:
+    async def on_memory(nbytes: int, reclaimable: int = 0, /, *, at_once: bool = False) -> bool:
         await trio.lowlevel.checkpoint()
+        return True
 
     with git_daemon(served) as daemon:
         async with open_worker_pool() as pool:

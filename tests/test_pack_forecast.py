@@ -111,12 +111,15 @@ def test_a_wide_tree_of_deltas_is_not_held_whole(tmp_path: Path) -> None:
     objects += [(1 + i, edit(MiB, 100 + i)) for i in range(8)]
     pack = tmp_path / "wide.pack"
     build_pack(pack, objects)
-    asked: list[tuple[int, int]] = []
+    asked: list[tuple[int, ...]] = []
     index = index_pack(str(pack), _sha1(), asked.append)
     assert len(list(index.entries())) == 17  # a valid pack: every delta resolved
     size = pack.stat().st_size
-    needs = [nbytes for nbytes, _pages in asked]
-    assert asked[0] == (pack_forecast.indexing(17, size), size)  # before the first pass
+    needs = [question[0] for question in asked]
+    # Before the first pass, its records; past 2 deltas, the bound at once (refused:
+    # ``append`` answers None), then the bound, waited for.
+    bound = (pack_forecast.indexing(17, size), size)
+    assert asked[:3] == [(pack_forecast.first_pass_ask(17, size), 0), (*bound, True), bound]
     first = pack_forecast.first_pass(17, size)
     # The deepest step: two ancestors (the blob, its delta), the base joined, the
     # delta's data (12 bytes) and its result: 4 MiB.
@@ -143,49 +146,93 @@ def test_indexing_says_what_each_pass_needs_before_it_runs(tmp_path: Path) -> No
     pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")
     data = pack.read_bytes()
     count = int.from_bytes(data[8:12], "big")
-    asked: list[tuple[int, int]] = []
-    index = index_pack(str(pack), _sha1(), asked.append)
+    asked: list[tuple[int, ...]] = []
+
+    def granted(question: tuple[int, ...]) -> bool:
+        asked.append(question)
+        return True
+
+    index = index_pack(str(pack), _sha1(), granted)
     assert len(list(index.entries())) == count
     first = pack_forecast.first_pass(count, len(data))
-    # Before the first pass, a bound as if every object were a delta; after it, the
-    # walk's figure, from the deltas met; both with the pack's pages the walk maps.
-    needs = [nbytes for nbytes, _pages in asked]
-    assert asked[0] == (pack_forecast.indexing(count, len(data)), len(data))
-    assert len(needs) == 2
-    assert asked[1][1] == len(data)
-    assert first < needs[1] < first + 64 * MiB  # small files: far from a whole-object forecast
+    # Before the first pass, its records and an eighth of deltas; past them, a bound as
+    # if every object were a delta, at once; after it, the walk's figure, from the
+    # deltas met; the last two with the pack's pages the walk maps.
+    records = (pack_forecast.first_pass_ask(count, len(data)), 0)
+    bound = (pack_forecast.indexing(count, len(data)), len(data), True)
+    assert asked[:2] == [records, bound]
+    assert len(asked) == 3
+    assert asked[2][1] == len(data)
+    assert first < asked[2][0] < first + 64 * MiB  # small files: far from a whole-object forecast
+
+
+def test_a_first_pass_refused_more_starts_again_holding_nothing(tmp_path: Path) -> None:
+    """A pack with more deltas than the first pass asked for, whose bound is not free at
+    once: the pass drops what it counted, waits for the bound, and starts again; the
+    index is the one a pass with no questions makes."""
+    from .support.packs import pack_of
+    from .support.repos import make_large_repo
+
+    make_large_repo(tmp_path, "history", files=50, commits=20)
+    pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")
+    size, count = pack.stat().st_size, int.from_bytes(pack.read_bytes()[8:12], "big")
+    asked: list[tuple[int, ...]] = []
+
+    def refused(question: tuple[int, ...]) -> bool:
+        asked.append(question)
+        return False
+
+    index = index_pack(str(pack), _sha1(), refused)
+    bound = (pack_forecast.indexing(count, size), size)
+    assert asked[:3] == [(pack_forecast.first_pass_ask(count, size), 0), (*bound, True), bound]
+    assert len(asked) == 4  # and the walk, after the second pass
+    assert asked[3][1] == size
+    assert list(index.entries()) == list(index_pack(str(pack), _sha1()).entries())
 
 
 def test_a_pack_without_deltas_gives_back_its_walk_after_the_first_pass(tmp_path: Path) -> None:
     pack = tmp_path / "one.pack"
     build_pack(pack, [b"x" * 1000])
-    asked: list[tuple[int, int]] = []
+    asked: list[tuple[int, ...]] = []
     index_pack(str(pack), _sha1(), asked.append)
     size = pack.stat().st_size
-    # No walk: no pages of it either.
+    # No delta: never the bound; no walk, and no pages of it either.
     assert asked == [
-        (pack_forecast.indexing(1, size), size),
+        (pack_forecast.first_pass_ask(1, size), 0),
         (pack_forecast.first_pass(1, size), 0),
     ]
-    assert asked[0][0] > asked[1][0]
+
+
+def test_a_first_pass_asks_for_an_eighth_of_its_objects_as_deltas() -> None:
+    per_delta = pack_forecast.FIRST_PASS_PER_DELTA
+    assert pack_forecast.deltas_allowed(800, 1 << 20) == 100
+    assert pack_forecast.deltas_allowed(1 << 32, 900) == 12  # 100 objects fit, at most
+    ask = pack_forecast.first_pass_ask(800, 1 << 20)
+    assert ask == pack_forecast.first_pass(800, 1 << 20) + per_delta * 100
+    # A long history of small files (bench_memory's: 111,000 objects, a 31 MiB pack)
+    # asks for a quarter of the bound it reserved before (issue 46).
+    assert pack_forecast.first_pass_ask(111_000, 31 << 20) * 4 < pack_forecast.indexing(
+        111_000, 31 << 20
+    )
 
 
 async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path) -> None:
-    """Over a real git daemon: a full clone of a history with deltas asks twice, before
-    each pass, and its measured peak is within both; a clone with no on_memory asks
-    nothing (its job says so)."""
+    """Over a real git daemon: a full clone of a history with deltas asks for its first
+    pass's records (no pages), then, past an eighth of deltas, for the whole bound at
+    once, then for its walk; its measured peak is within what it held to the end; a
+    clone with no on_memory asks nothing (its job says so)."""
     from .support.repos import make_large_repo
     from .support.servers import git_daemon
 
     served = tmp_path / "served"
     served.mkdir()
     make_large_repo(served, "history", files=200, commits=40)
-    needs: list[int] = []
+    needs: list[tuple[int, int, bool]] = []
 
-    async def on_memory(nbytes: int, pages: int = 0, /) -> None:
-        assert 0 < pages < nbytes  # the pack's pages, among the bytes
-        needs.append(nbytes)
+    async def on_memory(nbytes: int, pages: int = 0, /, *, at_once: bool = False) -> bool:
+        needs.append((nbytes, pages, at_once))
         await trio.lowlevel.checkpoint()
+        return True
 
     with git_daemon(served) as daemon:
         async with open_worker_pool() as pool:
@@ -194,11 +241,45 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
             await source.aclose()
             plain = await vcs.clone(daemon.url("history"))
             await plain.aclose()
-    assert len(needs) == 2
-    assert pack_forecast.FIRST_PASS_BASE < needs[1] < 64 * MiB
-    assert needs[1] < needs[0] < 64 * MiB  # small objects: the bound was above the walk
+    (records, _, wait), (bound, pages, at_once), (walk, walk_pages, _) = needs
+    assert not wait
+    assert at_once
+    assert 0 < pages < bound  # the pack's pages, among the bytes
+    assert 0 < walk_pages < walk
+    assert pack_forecast.FIRST_PASS_BASE < records < bound < 64 * MiB
+    assert pack_forecast.FIRST_PASS_BASE < walk < bound  # small objects: the bound was above
     assert source.peak_memory is not None
-    assert source.peak_memory <= min(needs)
+    assert source.peak_memory <= walk
+
+
+async def test_a_real_clone_refused_its_bound_at_once_waits_for_it_and_passes_again(
+    tmp_path: Path,
+) -> None:
+    """Over a real git daemon: the budget refuses the bound a first pass wants at once;
+    the worker asks for it again, waiting, and its clone is whole (issue 46)."""
+    from .support.repos import make_large_repo
+    from .support.servers import git_daemon
+
+    served = tmp_path / "served"
+    served.mkdir()
+    head = make_large_repo(served, "history", files=200, commits=40)
+    needs: list[tuple[int, int, bool]] = []
+
+    async def on_memory(nbytes: int, pages: int = 0, /, *, at_once: bool = False) -> bool:
+        needs.append((nbytes, pages, at_once))
+        await trio.lowlevel.checkpoint()
+        return not at_once
+
+    with git_daemon(served) as daemon:
+        async with open_worker_pool() as pool:
+            vcs = DulwichVCS(CloneSettings(depth=None, work_dir=tmp_path), pool=pool)
+            source = await vcs.clone(daemon.url("history"), on_memory=on_memory)
+            try:
+                assert source.commit == head  # its objects indexed, its head found
+            finally:
+                await source.aclose()
+    assert [at_once for _, _, at_once in needs] == [False, True, False, False]
+    assert needs[1][:2] == needs[2][:2]  # the same bound, then waited for
 
 
 async def test_a_clone_asks_for_deltas_by_offset(tmp_path: Path) -> None:
@@ -245,8 +326,9 @@ async def test_a_clone_under_a_budget_leaves_no_idle_worker(tmp_path: Path) -> N
     served.mkdir()
     make_repo(served, "small")
 
-    async def on_memory(nbytes: int, pages: int = 0, /) -> None:
+    async def on_memory(nbytes: int, pages: int = 0, /, *, at_once: bool = False) -> bool:
         await trio.lowlevel.checkpoint()
+        return True
 
     with git_daemon(served) as daemon:
         async with open_worker_pool() as pool:
@@ -259,10 +341,22 @@ async def test_a_clone_under_a_budget_leaves_no_idle_worker(tmp_path: Path) -> N
             assert pool._idle.count() == 1
 
 
-def test_a_worker_s_memory_question_is_believed_only_as_two_sane_numbers() -> None:
+def test_a_worker_s_memory_question_is_believed_only_as_sane_numbers_and_a_flag() -> None:
     from clonegate._adapters.git.dulwich_vcs import memory_question
 
-    assert memory_question((100, 40)) == (100, 40)
-    assert memory_question(100) == (100, 0)  # a bare count has no pages
-    for nonsense in [(40, 100), (-1, 0), (100, -1), (1.5, 0), (True, 0), [100, 40], (1, 2, 3), "x"]:
+    assert memory_question((100, 40)) == (100, 40, False)
+    assert memory_question((100, 40, True)) == (100, 40, True)
+    assert memory_question(100) == (100, 0, False)  # a bare count has no pages
+    for nonsense in [
+        (40, 100),
+        (-1, 0),
+        (100, -1),
+        (1.5, 0),
+        (True, 0),
+        [100, 40],
+        (1, 2, 3),
+        (1, 0, 1),
+        (1, 0, True, 0),
+        "x",
+    ]:
         assert memory_question(nonsense) is None

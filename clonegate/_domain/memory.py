@@ -44,6 +44,9 @@ class MemorySensor(Protocol):
 class MemoryNeed(Protocol):
     """What a clone calls, and awaits, before it uses more memory: ``nbytes`` in all
     from then on, of which ``reclaimable`` are file pages it maps (its pack), which
-    the kernel reclaims before it kills anything (ADR 0014)."""
+    the kernel reclaims before it kills anything (ADR 0014). True once they are held;
+    with ``at_once``, held only if they are free now, without waiting: False if not."""
 
-    def __call__(self, nbytes: int, reclaimable: int = 0, /) -> Awaitable[object]: ...
+    def __call__(
+        self, nbytes: int, reclaimable: int = 0, /, *, at_once: bool = False
+    ) -> Awaitable[bool]: ...

@@ -24,12 +24,25 @@ class MemoryLease:
     """The MiB of the memory budget one clone holds (0 without a budget); its VCS may
     raise them as it learns what the clone needs (:meth:`MemoryAdmission.need`)."""
 
-    __slots__ = ("analysis", "forecasts", "host", "known", "memory", "pages", "ticket")
+    __slots__ = (
+        "analysis",
+        "bounds",
+        "forecasts",
+        "host",
+        "known",
+        "memory",
+        "pages",
+        "refused",
+        "ticket",
+    )
 
     def __init__(self, ticket: int, memory: int, host: str = "", known: int | None = None) -> None:
         self.ticket, self.memory, self.host = ticket, memory, host
         self.known = known  # bytes its repository's clone used in an earlier run
         self.forecasts: list[int] = []  # the bytes its VCS forecast, in order
+        # How many of them (the first ones) are bounds made before its pack's first
+        # pass counted anything; ``refused``: the last was wanted at once and was not.
+        self.bounds, self.refused = 0, False
         self.pages = 0  # MiB of its pack's pages left out of ``memory`` (see need())
         self.analysis = False  # an analysis job's (hold()), not a clone's
 
@@ -119,11 +132,13 @@ class MemoryAdmission:
         logger.warning("no stored clone memory for %s within %g s", key, self.HISTORY_SECONDS)
         return None
 
-    async def need(self, lease: MemoryLease, nbytes: int, reclaimable: int = 0) -> None:
+    async def need(
+        self, lease: MemoryLease, nbytes: int, reclaimable: int = 0, *, at_once: bool = False
+    ) -> bool:
         """Hold ``nbytes`` for ``lease``'s clone (its whole need from now on), at most
         the budget, but for the share of them that ``reclaimable`` (file pages it maps)
         is, within :attr:`page_room`: what it holds beyond that goes back at once.
-        Always a checkpoint.
+        True once held. Always a checkpoint.
 
         What is free is taken at once. Otherwise the clone waits, in FIFO order with
         the other running clones that wait (ahead of clones not admitted yet). The
@@ -132,9 +147,16 @@ class MemoryAdmission:
         the other holds, while the head can only wait for clones that run, which end
         or join the queue. The pages a clone behind the head already uses go
         uncounted while it waits (what it held: its opening or first-pass figure).
+        With ``at_once`` it never waits: held only if free now and no clone waits
+        (False otherwise, and what it held stays). A first pass asks so when its pack
+        has more deltas than it asked for: refused, it drops what it counted, and
+        waits for its figure holding little (issue 46).
 
         ``nbytes`` is a forecast: corrected by what the clones of the same host and
         shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
+        A clone's first figures are bounds made before its first pass counted anything
+        (its first, one wanted at once, and the one after a refusal); the next is
+        made from that count, and says what the bounds were worth at once.
         The whole figure is what a clone's peak is measured against (its resident
         size counts the pages it maps); the pages are left out of the reservation
         (issue 46) as long as all the leases' left-out pages fit in :attr:`page_room`:
@@ -143,21 +165,43 @@ class MemoryAdmission:
         delta walk out of a cgroup where two fit (a 52 MiB pack: half of its walk's
         107 MiB).
         """
-        first = not lease.forecasts
-        if len(lease.forecasts) == 1 and nbytes < lease.forecasts[0]:
+        first = not lease.forecasts or at_once or lease.refused
+        if not first and lease.bounds == len(lease.forecasts) and nbytes < lease.forecasts[-1]:
             # Its first pass counted what the bound before it could not: the share of
             # the bound this pack needs corrects its host's and shape's next bounds now,
             # those of the clones that wait too, not only once it ends (issue 46).
-            bound = lease.forecasts[0]
+            bound = lease.forecasts[-1]
             self.estimates.measured(lease.host, bound, nbytes, first=True, exceeded=False)
-        lease.forecasts.append(nbytes)
 
         def wanted() -> int:  # again whenever it waits and something changed
             corrected = self.estimates.corrected(lease.host, nbytes, first=first, known=lease.known)
             lease.pages = self._pages_left_out(lease, corrected, nbytes, reclaimable)
             return max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB) - lease.pages))
 
-        await self._grow(lease, wanted(), wanted)
+        if at_once:
+            pages = lease.pages
+            if not self._take_at_once(lease, wanted()):
+                lease.pages, lease.refused = pages, True
+                await trio.lowlevel.checkpoint()
+                return False
+        lease.refused = False
+        lease.forecasts.append(nbytes)
+        lease.bounds += first
+        if at_once:
+            await trio.lowlevel.checkpoint()
+        else:
+            await self._grow(lease, wanted(), wanted)
+        return True
+
+    def _take_at_once(self, lease: MemoryLease, wanted: int) -> bool:
+        """Set ``lease`` to ``wanted`` MiB if what it lacks is free now and no clone
+        waits to grow (they go first); False if not, nothing changed."""
+        if wanted > lease.memory and (
+            self._growing or not self.semaphore.try_acquire(wanted - lease.memory)
+        ):
+            return False
+        self._set(lease, wanted)
+        return True
 
     async def hold(self, wanted: int) -> MemoryLease:
         """``wanted`` MiB (at most the budget) for one analysis job, until
@@ -252,9 +296,17 @@ class MemoryAdmission:
         else:
             self.estimates.record(host, peak_memory)
         if lease is not None:
-            for number, forecast in enumerate(lease.forecasts):
-                first = number == 0
-                self.estimates.measured(host, forecast, peak_memory, first=first, exceeded=exceeded)
+            # A forecast a larger one followed was not a forecast of the peak (a first
+            # pass's, before a walk): only those that held to the end are measured.
+            later = 0
+            for number in reversed(range(len(lease.forecasts))):
+                forecast = lease.forecasts[number]
+                if forecast >= later:
+                    first = number < lease.bounds
+                    self.estimates.measured(
+                        host, forecast, peak_memory, first=first, exceeded=exceeded
+                    )
+                later = max(later, forecast)
         self.changed()
 
     def heaviest(self) -> int:

@@ -45,11 +45,12 @@ class CloneHooks:
         an ``emit(EventKind.MEMORY, detail=...)``; its bytes received: an
         ``emit(EventKind.RECEIVED, received=...)``."""
 
-        async def need(nbytes: int, reclaimable: int = 0, /) -> None:
+        async def need(nbytes: int, reclaimable: int = 0, /, *, at_once: bool = False) -> bool:
             before = lease.memory
-            await gate.need(lease, nbytes, reclaimable)
+            held = await gate.need(lease, nbytes, reclaimable, at_once=at_once)
             if lease.memory != before:
                 emit(EventKind.MEMORY, detail=f"{before} -> {lease.memory} MiB")
+            return held
 
         forecasts = gate.memory is not None and vcs.opening_memory is not None
         keep = gate.keeps_workers
@@ -107,12 +108,12 @@ async def clone_timed(
         if need is None:
             return await vcs.clone(url, credential=credential, on_ready=ready, on_progress=progress)
 
-        async def paused(nbytes: int, reclaimable: int = 0, /) -> None:
+        async def paused(nbytes: int, reclaimable: int = 0, /, *, at_once: bool = False) -> bool:
             deadline, started = clone_scope.deadline, trio.current_time()
             clone_scope.deadline = math.inf
             assert need is not None
             try:
-                await need(nbytes, reclaimable)
+                return await need(nbytes, reclaimable, at_once=at_once)
             finally:
                 # A deadline not set yet (before on_ready) stays unset.
                 clone_scope.deadline = deadline + (trio.current_time() - started)

@@ -170,13 +170,15 @@ class DulwichVCS:
         if on_memory is not None:
             cap = self._envelope.max_memory
 
-            async def answer(question: object) -> None:
-                # From the worker: believed only as two numbers, never past the cap.
+            async def answer(question: object) -> bool:
+                # From the worker: believed only as two numbers and a flag, never past
+                # the cap. The answer: whether they are held.
                 figures = memory_question(question)
-                if figures is not None:
-                    await on_memory(min(figures[0], cap), min(figures[1], cap))
-                else:
+                if figures is None:
                     await trio.lowlevel.checkpoint()
+                    return False
+                nbytes, pages, at_once = figures
+                return await on_memory(min(nbytes, cap), min(pages, cap), at_once=at_once)
 
         try:
             outcome, peak = await pool.run(
@@ -380,15 +382,18 @@ def _credentials(repo: RepoURL, credential: Credential | None) -> tuple[str | No
     return credential.username, credential.password
 
 
-def memory_question(question: object) -> tuple[int, int] | None:
+def memory_question(question: object) -> tuple[int, int, bool] | None:
     """A worker's question about memory (``pack_index``'s ``need``): the bytes its
-    clone will use from then on and how many of them are its pack's pages, as
-    ``(nbytes, reclaimable)``; ``None`` for anything else. A bare count has no pages."""
+    clone will use from then on, how many of them are its pack's pages, and whether
+    they are wanted only if free at once, as ``(nbytes, reclaimable, at_once)``;
+    ``None`` for anything else. A bare count has no pages; a pair waits."""
     if type(question) is int:
         question = (question, 0)
-    if type(question) is not tuple or len(question) != 2:
+    if type(question) is tuple and len(question) == 2:
+        question = (*question, False)
+    if type(question) is not tuple or len(question) != 3:
         return None
-    nbytes, reclaimable = question
-    if type(nbytes) is not int or type(reclaimable) is not int:
+    nbytes, reclaimable, at_once = question
+    if type(nbytes) is not int or type(reclaimable) is not int or type(at_once) is not bool:
         return None
-    return (nbytes, reclaimable) if 0 <= reclaimable <= nbytes else None
+    return (nbytes, reclaimable, at_once) if 0 <= reclaimable <= nbytes else None

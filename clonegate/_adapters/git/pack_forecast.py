@@ -17,7 +17,14 @@ it reads, and 1.32x the bytes of the chain in flight (the data file's delta).
 
 from __future__ import annotations
 
-__all__ = ["DeltaSizes", "delta_header", "first_pass", "indexing"]
+__all__ = [
+    "DeltaSizes",
+    "delta_header",
+    "deltas_allowed",
+    "first_pass",
+    "first_pass_ask",
+    "indexing",
+]
 
 # The dulwich client, its buffers, the refs, and the zygote's pages a worker writes
 # to: what any clone has (measured 3.8 MiB without the zygote's, which take ~4).
@@ -33,6 +40,9 @@ FIRST_PASS_PER_DELTA = 320
 # the bytes of the chain in flight, its base joined and its result (measured 1.32x).
 WALK_PER_DELTA = 320
 WALK_FACTOR = 1.5
+# The first pass asks for its records and this share of its objects as deltas; past
+# that share it asks for the whole bound (:func:`indexing`), taken only if free.
+ALLOWED_DELTAS = 1 / 8
 # The smallest object a pack can hold: a header byte and an empty zlib stream (8 bytes).
 _SMALLEST_OBJECT = 9
 
@@ -46,16 +56,30 @@ def first_pass(announced: int, pack_bytes: int) -> int:
     return FIRST_PASS_BASE + mapped + FIRST_PASS_PER_OBJECT * objects
 
 
+def deltas_allowed(announced: int, pack_bytes: int) -> int:
+    """Deltas the first pass may meet within :func:`first_pass_ask`."""
+    return int(ALLOWED_DELTAS * min(announced, pack_bytes // _SMALLEST_OBJECT))
+
+
+def first_pass_ask(announced: int, pack_bytes: int) -> int:
+    """Bytes a clone needs, in all, for the first pass over a pack that holds no more
+    deltas than :func:`deltas_allowed`: what it asks before that pass (issue 46). A pack
+    that holds more says so before the pass needs more, and the pass asks again."""
+    allowed = deltas_allowed(announced, pack_bytes)
+    return first_pass(announced, pack_bytes) + FIRST_PASS_PER_DELTA * allowed
+
+
 def indexing(announced: int, pack_bytes: int) -> int:
     """Bytes a clone needs, in all, to index a pack of ``pack_bytes`` that announces
     ``announced`` objects, as if each were a delta: all but the walk's application of
     one delta (the chain in flight), which only the first pass can tell.
 
-    Asked before the first pass, so that a clone waits for its memory while it holds
-    little (its opening figure), not half-way with a first pass's records in hand,
-    uncounted if it must give its reservation back (ADR 0014). The price: a pack
-    without deltas reserves 4-8x what it needs until its first pass ends (the next
-    forecasts of its host and shape are then corrected)."""
+    Asked once a first pass meets more deltas than it asked for, and taken only if it
+    is free at once: otherwise the pass drops what it counted, waits for this bound
+    holding little (its opening figure), and starts again. A clone never waits
+    half-way with a first pass's records in hand, uncounted if it must give its
+    reservation back (ADR 0014), and a pack with few deltas never reserves this (4-8x
+    what it needs: two clones of a long history then ran one at a time)."""
     objects = min(announced, pack_bytes // _SMALLEST_OBJECT)
     deltas = (FIRST_PASS_PER_DELTA + WALK_PER_DELTA) * objects
     return first_pass(announced, pack_bytes) + deltas + pack_bytes

@@ -30,7 +30,7 @@ import struct
 import sys
 import zlib
 from collections.abc import Callable, Iterator
-from typing import IO, Any, NamedTuple
+from typing import IO, Any, NamedTuple, overload
 
 from dulwich.objects import object_header
 from dulwich.pack import OFS_DELTA, REF_DELTA, PackData, PackIndexer, UnpackedObject
@@ -127,26 +127,30 @@ class PackIndex:
 
 
 def index_pack(
-    path: str, object_format: Any, need: Callable[[tuple[int, int]], object] | None = None
+    path: str, object_format: Any, need: Callable[[tuple[int, ...]], object] | None = None
 ) -> PackIndex:
     """The index of the pack at ``path``.
 
     ``need``, if given, is told how many bytes of memory the indexing will use in
     all from then on (the caller's clone included), and how many of them are the
-    pack's pages the walk maps (reclaimable), as a pair: before the first pass, a bound
-    of the whole indexing but one delta's application (the pack's header says how
-    many objects, not how many are deltas); after it, what the walk needs, or the
-    first pass's own figure without deltas. A memory budget reserves them (ADR
-    0014); it may block until they are, never in the middle of a pass.
+    pack's pages the walk maps (reclaimable), as a pair ``(nbytes, pages)``: before
+    the first pass, what that pass needs if at most an eighth of the objects are
+    deltas (the pack's header says how many objects, not how many are deltas); after
+    it, what the walk needs, or the first pass's own figure without deltas. A memory
+    budget reserves them (ADR 0014); it may block until they are, never in the middle
+    of a pass. A pass that meets more deltas asks ``(nbytes, pages, True)``: the whole
+    indexing's bound, if it is free at once (a true answer); if not, the pass drops
+    what it counted, waits for that bound, and starts again.
 
     Raises ``dulwich.pack.UnresolvedDeltas`` for a delta whose base is not in the
     pack, :class:`CorruptPack` for a pack that is not what it says.
     """
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
         announced, pack_bytes = int.from_bytes(data[8:12], "big"), len(data)
-        if need is not None:
-            need((pack_forecast.indexing(announced, pack_bytes), pack_bytes))
-        first = _first_pass(data, object_format)
+        if need is None:
+            first = _first_pass(data, object_format)
+        else:
+            first = _asked_pass(data, object_format, need)
     records = first.whole
     first_pass = pack_forecast.first_pass(announced, pack_bytes)
     if need is not None:
@@ -161,8 +165,37 @@ def index_pack(
     return PackIndex(records, object_format.oid_length)
 
 
-def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
-    """Inflate every object once: hash the whole ones, note the deltas (and their base)."""
+def _asked_pass(
+    data: mmap.mmap, object_format: Any, need: Callable[[tuple[int, ...]], object]
+) -> _FirstPass:
+    """The first pass, having asked ``need`` for its memory (see :func:`index_pack`)."""
+    announced, pack_bytes = int.from_bytes(data[8:12], "big"), len(data)
+    bound = (pack_forecast.indexing(announced, pack_bytes), pack_bytes)
+    need((pack_forecast.first_pass_ask(announced, pack_bytes), 0))
+    allowed = pack_forecast.deltas_allowed(announced, pack_bytes)
+    first = _first_pass(data, object_format, allowed, lambda: bool(need((*bound, True))))
+    if first is None:  # refused: what it counted is dropped before it waits
+        need(bound)
+        first = _first_pass(data, object_format)
+    return first
+
+
+@overload
+def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass: ...
+@overload
+def _first_pass(
+    data: mmap.mmap, object_format: Any, allowed: int, more: Callable[[], bool]
+) -> _FirstPass | None: ...
+def _first_pass(
+    data: mmap.mmap,
+    object_format: Any,
+    allowed: int | None = None,
+    more: Callable[[], bool] | None = None,
+) -> _FirstPass | None:
+    """Inflate every object once: hash the whole ones, note the deltas (and their base).
+
+    Past ``allowed`` deltas, ``more()`` says whether the pass may go on; ``None`` if it
+    may not (what it counted is dropped)."""
     if len(data) < 12 or data[:4] != b"PACK" or int.from_bytes(data[4:8], "big") not in (2, 3):
         raise CorruptPack("not a pack (version 2 or 3)")
     count = int.from_bytes(data[8:12], "big")
@@ -199,6 +232,10 @@ def _first_pass(data: mmap.mmap, object_format: Any) -> _FirstPass:
                 whole.append(hasher.digest() + _RECORD.pack(start, crc, type_num))
             elif head is not None:
                 sizes.add(start, base, size, head)
+                if more is not None and allowed is not None and sizes.count > allowed:
+                    if not more():
+                        return None
+                    more = None  # the whole bound is held: no other question
         if reader.pos != reader.end:
             raise CorruptPack("the pack has data after its last object")
     return _FirstPass(whole, deltas, sizes.bases, wanted, count, sizes)

@@ -92,7 +92,7 @@ def fetch_into(
     determine_wants: Callable[..., Any],
     depth: int | None,
     meter: TransferMeter,
-    need: Callable[[tuple[int, int]], object] | None = None,
+    need: Callable[[tuple[int, ...]], object] | None = None,
     notes: ReceivedNotes | None = None,
 ) -> Any:
     """``client.fetch(path, repo, ...)``, with the pack written once and indexed once.
@@ -190,7 +190,7 @@ def _install(
     checksum: bytes,
     *,
     thin_allowed: bool,
-    need: Callable[[tuple[int, int]], object] | None = None,
+    need: Callable[[tuple[int, ...]], object] | None = None,
 ) -> None:
     """Index the pack at ``incoming`` and move both files into the pack directory."""
     try:
