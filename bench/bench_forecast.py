@@ -63,9 +63,10 @@ def measure(url: str, depth: int | None) -> dict[str, Any]:
     phase = ["opening"]
     counts: dict[str, int] = {}
 
-    def ask(question: object) -> None:
+    def ask(question: object) -> bool:
         assert isinstance(question, tuple)
-        nbytes, mapped = question  # the bytes, and the pack's pages among them
+        # The bytes, the pack's pages among them; a third item: wanted at once (granted).
+        nbytes, mapped = question[:2]
         now = "walk" if phase[0] == "after first pass" else "first pass"
         peaks[phase[0]] = max(peaks.get(phase[0], 0), _hwm_then_reset() - start)
         if phase[0] == "after first pass":
@@ -73,6 +74,7 @@ def measure(url: str, depth: int | None) -> dict[str, Any]:
         phase[0] = now
         forecasts[now] = max(forecasts.get(now, 0), int(nbytes))
         pages[now] = int(mapped)
+        return True
 
     first_pass = pack_index._first_pass
 

@@ -96,6 +96,10 @@ class _Queue:
     async def retry(self, job: Job, reason: str) -> Retry | None:
         raise AssertionError(f"no infrastructure error here: {reason}")
 
+    async def note_thrash(self, runs: list[str], stretches: int) -> None:
+        assert not stretches  # the fakes' use case has no memory sensor
+        await trio.lowlevel.checkpoint()
+
     async def idle(self) -> bool:
         await trio.lowlevel.checkpoint()
         return False

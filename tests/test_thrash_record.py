@@ -164,9 +164,12 @@ def test_a_run_without_thrash_stores_a_count_of_none(tmp_path: Path) -> None:
     trio.run(run)
 
 
-async def test_a_cluster_worker_counts_the_thrash_of_its_session(
-    tmp_path: Path, own_redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+def test_a_cluster_worker_counts_the_thrash_in_its_runs(
+    tmp_path: Path, own_redis: RedisServer, monkeypatch: pytest.MonkeyPatch, runner: CliRunner
 ) -> None:
+    """The worker's summary line counts its session's stretches; the run whose jobs it
+    ran through one counts it too, in Redis: `clonegate results` says so in its summary
+    and `clonegate status` on the run's line."""
     # Short readings on the real clock (Redis answers in real time): no assertion on
     # time; the clones hang until the sensor was read past a whole stretch.
     monkeypatch.setattr(ThrashWatch, "INTERVAL", 0.01)
@@ -178,20 +181,45 @@ async def test_a_cluster_worker_counts_the_thrash_of_its_session(
     )
     sensor.counted = lambda: uc.memory_thrash
     urls = [url(i) for i in range(2)]
-    with trio.fail_after(SAFETY_NET):
-        async with open_redis(own_redis.url) as redis:
-            queue = RedisWorkQueue(redis, consumer="thrash-w")
-            await queue.submit(urls, run="thrash-run")
-            worker = ClusterWorker(queue, uc)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(worker.run)
-                await sensor.reached[1].wait()
-                for u in urls:
-                    vcs.release[u].set()
-                async for _ in queue.results("thrash-run", follow=True):
-                    pass
-                nursery.cancel_scope.cancel()
-    assert worker.totals.reported == 2
+
+    async def run() -> ClusterWorker:
+        with trio.fail_after(SAFETY_NET):
+            async with open_redis(own_redis.url) as redis:
+                queue = RedisWorkQueue(redis, consumer="thrash-w")
+                await queue.submit(urls, run="thrash-run")
+                worker = ClusterWorker(queue, uc)
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(worker.run)
+                    await sensor.reached[1].wait()
+                    sensor.stalled = False
+                    for u in [*urls, url(9)]:
+                        vcs.release[u].set()
+                    async for _ in queue.results("thrash-run", follow=True):
+                        pass
+                    await queue.submit([url(9)], run="calm-run")  # after it: not counted
+                    async for _ in queue.results("calm-run", follow=True):
+                        pass
+                    nursery.cancel_scope.cancel()
+                thrashed, calm = await queue.status("thrash-run"), await queue.status("calm-run")
+        assert thrashed is not None
+        assert calm is not None
+        assert (thrashed.memory_thrash, calm.memory_thrash) == (1, 0)
+        return worker
+
+    worker = trio.run(run)
+    assert worker.totals.reported == 3
     assert worker.totals.memory_thrash == 1
     assert thrash_text(worker.totals.memory_thrash) == ", 1 memory thrash"
     assert thrash_text(0) == ""
+    env = {"CLONEGATE_REDIS_URL": own_redis.url}
+    shown = runner.invoke(app, ["results", "thrash-run", "--format", "json"], env=env)
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.stdout)["summary"]["memory_thrash"] == 1
+    line = runner.invoke(app, ["results", "thrash-run"], env=env).stderr
+    assert "2 repositories: 2 ok" in line
+    assert ", 1 memory thrash" in line
+    calm = runner.invoke(app, ["results", "calm-run", "--format", "json"], env=env)
+    assert "memory_thrash" not in json.loads(calm.stdout)["summary"]
+    status = runner.invoke(app, ["status", "thrash-run"], env=env)
+    assert status.exit_code == 0, status.output
+    assert "2 done (ok 2), 1 memory thrash" in status.stdout.splitlines()[0]

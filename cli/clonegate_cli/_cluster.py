@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import sys
 from functools import partial
@@ -208,6 +209,8 @@ def results(
                 err=True,
             )
         summary = summary_of(reports, found.elapsed if found else 0.0)  # by Redis's clock
+        if found is not None:  # the workers' memory thrashed while they ran its jobs
+            summary = dataclasses.replace(summary, memory_thrash=found.memory_thrash)
         if output_format is Format.json:
             write_json(sys.stdout, reports, summary)
         elif output_format is Format.table:
@@ -253,6 +256,7 @@ def status(
                 f"run {run_id}: {found.submitted} jobs: {found.queued} queued, "
                 f"{len(found.running)} in progress, {found.done} done"
                 + (f" ({statuses})" if statuses else "")
+                + thrash_text(found.memory_thrash)
                 + ("" if found.complete else "; submission incomplete (stopped or running)")
             )
             show_jobs(found)

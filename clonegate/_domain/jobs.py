@@ -87,6 +87,11 @@ class JobQueue(Protocol):
         None if it does not (another worker took it over: logged)."""
         ...
 
+    async def note_thrash(self, runs: list[str], stretches: int) -> None:
+        """Count ``stretches`` of memory thrash in each of ``runs``: this worker's
+        memory thrashed while it ran one of their jobs (ADR 0014)."""
+        ...
+
     async def idle(self) -> bool:
         """No job is queued, waiting to be retried, or being run by anyone."""
         ...

@@ -96,6 +96,7 @@ class ClusterWorker:
         self.totals = WorkerTotals()
         self._held: dict[tuple[str, int], _Held] = {}  # by job id and delivery
         self._ended = trio.Event()  # a held job ended (replaced once set)
+        self._thrash_told = 0  # the use case's count of thrash when last told to the queue
 
     async def run(self, *, exit_when_done: bool = False) -> WorkerTotals:
         """Work until cancelled; with ``exit_when_done``, return once the queue is idle."""
@@ -103,7 +104,7 @@ class ClusterWorker:
         # Idle, a worker waits for new jobs for ever, and reclaims a dead worker's every
         # third of claim_idle; with exit_when_done, it checks for the end every second.
         wait = min(1.0, self.claim_idle / 3) if exit_when_done else self.claim_idle / 3
-        thrash = self.use_case.memory_thrash  # the use case counts; these are this run's
+        thrash = self._thrash_told = self.use_case.memory_thrash  # the use case counts
         try:
             await self._work(slots, wait, exit_when_done)
         finally:
@@ -162,6 +163,7 @@ class ClusterWorker:
             # From here the scripts are fenced: a renewal that finds the job gone is
             # about this end (its own RETRY or FINISH), not a takeover.
             held.ending = True
+            await self._tell_thrash()  # before the report: with it when results are read
             if held.taken_over:
                 self.totals.stopped += 1
                 logger.warning("job %s (%s): stopped, another worker has it", job.id, job.url)
@@ -211,9 +213,19 @@ class ClusterWorker:
         else:
             self.totals.superseded += 1
 
+    async def _tell_thrash(self) -> None:
+        """Count the stretches of memory thrash since the last call in the runs of the
+        jobs held now (their jobs ran through them; a run's summary says so, ADR 0014).
+        Always a checkpoint."""
+        counted = self.use_case.memory_thrash
+        stretches, self._thrash_told = counted - self._thrash_told, counted
+        runs = sorted({held.job.run for held in self._held.values()}) if stretches else []
+        await self.queue.note_thrash(runs, stretches)
+
     async def _renew_forever(self) -> None:
         while True:
             await trio.sleep(self.claim_idle / 3)
+            await self._tell_thrash()
             if self._held:
                 held = list(self._held.values())
                 for job in await self.queue.renew([h.job for h in held]):

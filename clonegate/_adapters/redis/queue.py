@@ -36,7 +36,7 @@ from ..._domain.reports import RepositoryReport
 from ..._domain.urls import parse_repo_url, redact
 from .cluster_settings import CLUSTER_DEFAULTS
 from .connection import Redis, redis_call
-from .queue_scripts import FINISH, IDLE, RECLAIM, RENEW, RETRY, START, STATUS, SUBMIT
+from .queue_scripts import FINISH, IDLE, RECLAIM, RENEW, RETRY, START, STATUS, SUBMIT, THRASH
 
 __all__ = ["RedisWorkQueue", "Retrying", "RunStatus", "Running"]
 
@@ -80,6 +80,8 @@ class RunStatus:
     elapsed: float  # seconds from its creation to its last report, or to now if unfinished
     # Jobs put back after infrastructure errors, and not reported since (running or not).
     retrying: tuple[Retrying, ...] = ()
+    # Stretches of memory thrash on a worker while one of its jobs ran (ADR 0014).
+    memory_thrash: int = 0
 
     @property
     def queued(self) -> int:
@@ -150,6 +152,7 @@ class RedisWorkQueue:
                 ("reclaim", RECLAIM),
                 ("idle", IDLE),
                 ("status", STATUS),
+                ("thrash", THRASH),
             )
         }
 
@@ -224,6 +227,7 @@ class RedisWorkQueue:
             retrying=tuple(
                 sorted(_retrying(retries_flat, int(now)), key=lambda r: (-r.retries, r.key))
             ),
+            memory_thrash=int(meta.get("memory_thrash", 0)),
         )
 
     async def runs(self) -> list[str]:
@@ -343,6 +347,12 @@ class RedisWorkQueue:
         if int(outcome) < 0:
             logger.warning("job %s (%s): %s, another worker has it", job.id, job.url, otherwise)
         return int(outcome) > 0
+
+    async def note_thrash(self, runs: list[str], stretches: int) -> None:
+        if not runs:  # a script with no key has no slot in a Redis Cluster
+            await trio.lowlevel.checkpoint()
+            return
+        await self._script("thrash", [_key(run, "meta") for run in runs], [stretches])
 
     async def idle(self) -> bool:
         return bool(await self._script("idle", [JOBS, RETRY_DUE], []))

@@ -16,6 +16,7 @@ __all__ = [
     "START",
     "STATUS",
     "SUBMIT",
+    "THRASH",
 ]
 
 CREATE_GROUP = """
@@ -231,4 +232,14 @@ local now = tonumber(clock[1]) * 1000 + math.floor(tonumber(clock[2]) / 1000)
 local last = redis.call('XREVRANGE', KEYS[3], '+', '-', 'COUNT', 1)[1]
 return {now, redis.call('HGETALL', KEYS[1]), redis.call('HGETALL', KEYS[2]),
         last and last[1] or '', redis.call('HGETALL', KEYS[4])}
+"""
+
+# KEYS: the meta of each run. ARGV: stretches. Counts ``stretches`` of memory thrash in
+# each run that exists (a run deleted meanwhile is not made again). Returns nothing.
+THRASH = """
+for i = 1, #KEYS do
+    if redis.call('EXISTS', KEYS[i]) == 1 then
+        redis.call('HINCRBY', KEYS[i], 'memory_thrash', ARGV[1])
+    end
+end
 """
