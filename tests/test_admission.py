@@ -89,33 +89,45 @@ async def test_a_peak_with_its_pages_corrects_the_forecast_with_its_pages() -> N
     assert after.memory == 50
 
 
-async def test_a_figure_wanted_at_once_is_held_only_if_free_and_nobody_waits() -> None:
-    """A first pass that met more deltas than it asked for wants the whole bound at
-    once (issue 46): taken if free, with no clone waiting to grow ahead of it; refused
-    otherwise, without waiting and with what it held unchanged; the figure it then
-    waits for is still a bound (corrected as the bounds before a count are)."""
+async def test_a_refusable_figure_waits_only_first_and_keeps_what_it_holds() -> None:
+    """A first pass that met more deltas than it asked for wants the whole bound,
+    refusably (issue 46): taken if free; waited for if no clone waits ahead, keeping what
+    it holds (its records are in it); refused at once behind another, what it held
+    unchanged. The figure asked after a refusal is still a bound (corrected as the
+    bounds before a count are)."""
     admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=100, opening=8))
     first, second = await admission.admit("h", ""), await admission.admit("h", "")
     assert await admission.need(first, 30 * MiB)
-    assert await admission.need(first, 60 * MiB, at_once=True)
+    assert await admission.need(first, 60 * MiB, refusable=True)
     assert (first.memory, first.forecasts, first.bounds) == (60, [30 * MiB, 60 * MiB], 2)
-    with trio.testing.assert_checkpoints():
-        refused = await admission.need(second, 60 * MiB, at_once=True)
-    assert not refused  # 40 free
-    assert (second.memory, second.forecasts, second.refused) == (8, [], True)
-    assert admission.figures().held == 68
+    held: list[bool] = []
 
     async def grow() -> None:
-        assert await admission.need(second, 60 * MiB)
+        held.append(await admission.need(second, 60 * MiB, refusable=True))
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(grow)
         await trio.testing.wait_all_tasks_blocked()
-        # Someone waits to grow: a figure wanted at once is refused even if it fits.
-        assert not await admission.need(first, 61 * MiB, at_once=True)
-        assert first.memory == 60
+        assert held == []  # 32 free: it waits, first in line
+        assert (second.memory, admission.heaviest()) == (8, 60)  # keeping its 8
+        with trio.testing.assert_checkpoints():
+            refused = await admission.need(first, 70 * MiB, refusable=True)
+        assert not refused  # behind the other: refused at once
+        assert (first.memory, first.forecasts[-1], first.refused) == (60, 60 * MiB, True)
         admission.release(first)
+    assert held == [True]
     assert (second.memory, second.bounds, second.refused) == (60, 1, False)
+    third = await admission.admit("h", "")
+    assert await admission.need(third, 30 * MiB)
+    # Refused (behind a waiter), then asked again waiting: both bounds.
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(admission.need, third, 50 * MiB)  # waits: 2 free
+        await trio.testing.wait_all_tasks_blocked()
+        assert not await admission.need(second, 80 * MiB, refusable=True)
+        nursery.start_soon(admission.need, second, 80 * MiB)
+        await trio.testing.wait_all_tasks_blocked()
+        admission.release(third)
+    assert (second.memory, second.bounds) == (80, 2)
     admission.release(second)
     assert admission.figures().held == 0
 

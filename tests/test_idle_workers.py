@@ -106,7 +106,7 @@ async def test_a_kept_worker_serves_the_next_clone_under_a_budget(tmp_path: Path
     served.mkdir()
     make_repo(served, "small")
 
-    async def on_memory(nbytes: int, reclaimable: int = 0, /, *, at_once: bool = False) -> bool:
+    async def on_memory(nbytes: int, reclaimable: int = 0, /, *, refusable: bool = False) -> bool:
         await trio.lowlevel.checkpoint()
         return True
 

@@ -229,8 +229,8 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
     make_large_repo(served, "history", files=200, commits=40)
     needs: list[tuple[int, int, bool]] = []
 
-    async def on_memory(nbytes: int, pages: int = 0, /, *, at_once: bool = False) -> bool:
-        needs.append((nbytes, pages, at_once))
+    async def on_memory(nbytes: int, pages: int = 0, /, *, refusable: bool = False) -> bool:
+        needs.append((nbytes, pages, refusable))
         await trio.lowlevel.checkpoint()
         return True
 
@@ -241,9 +241,9 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
             await source.aclose()
             plain = await vcs.clone(daemon.url("history"))
             await plain.aclose()
-    (records, _, wait), (bound, pages, at_once), (walk, walk_pages, _) = needs
+    (records, _, wait), (bound, pages, refusable), (walk, walk_pages, _) = needs
     assert not wait
-    assert at_once
+    assert refusable
     assert 0 < pages < bound  # the pack's pages, among the bytes
     assert 0 < walk_pages < walk
     assert pack_forecast.FIRST_PASS_BASE < records < bound < 64 * MiB
@@ -252,7 +252,7 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
     assert source.peak_memory <= walk
 
 
-async def test_a_real_clone_refused_its_bound_at_once_waits_for_it_and_passes_again(
+async def test_a_real_clone_refused_its_bound_refusable_waits_for_it_and_passes_again(
     tmp_path: Path,
 ) -> None:
     """Over a real git daemon: the budget refuses the bound a first pass wants at once;
@@ -265,10 +265,10 @@ async def test_a_real_clone_refused_its_bound_at_once_waits_for_it_and_passes_ag
     head = make_large_repo(served, "history", files=200, commits=40)
     needs: list[tuple[int, int, bool]] = []
 
-    async def on_memory(nbytes: int, pages: int = 0, /, *, at_once: bool = False) -> bool:
-        needs.append((nbytes, pages, at_once))
+    async def on_memory(nbytes: int, pages: int = 0, /, *, refusable: bool = False) -> bool:
+        needs.append((nbytes, pages, refusable))
         await trio.lowlevel.checkpoint()
-        return not at_once
+        return not refusable
 
     with git_daemon(served) as daemon:
         async with open_worker_pool() as pool:
@@ -278,7 +278,7 @@ async def test_a_real_clone_refused_its_bound_at_once_waits_for_it_and_passes_ag
                 assert source.commit == head  # its objects indexed, its head found
             finally:
                 await source.aclose()
-    assert [at_once for _, _, at_once in needs] == [False, True, False, False]
+    assert [refusable for _, _, refusable in needs] == [False, True, False, False]
     assert needs[1][:2] == needs[2][:2]  # the same bound, then waited for
 
 
@@ -326,7 +326,7 @@ async def test_a_clone_under_a_budget_leaves_no_idle_worker(tmp_path: Path) -> N
     served.mkdir()
     make_repo(served, "small")
 
-    async def on_memory(nbytes: int, pages: int = 0, /, *, at_once: bool = False) -> bool:
+    async def on_memory(nbytes: int, pages: int = 0, /, *, refusable: bool = False) -> bool:
         await trio.lowlevel.checkpoint()
         return True
 

@@ -44,9 +44,11 @@ class MemorySensor(Protocol):
 class MemoryNeed(Protocol):
     """What a clone calls, and awaits, before it uses more memory: ``nbytes`` in all
     from then on, of which ``reclaimable`` are file pages it maps (its pack), which
-    the kernel reclaims before it kills anything (ADR 0014). True once they are held;
-    with ``at_once``, held only if they are free now, without waiting: False if not."""
+    the kernel reclaims before it kills anything (ADR 0014). True once they are held.
+    ``refusable``: the clone holds memory it can drop (a first pass's records); rather
+    than wait behind another clone that waits, giving back its reservation while it
+    still uses it, it is refused (False) and asks again once it has dropped them."""
 
     def __call__(
-        self, nbytes: int, reclaimable: int = 0, /, *, at_once: bool = False
+        self, nbytes: int, reclaimable: int = 0, /, *, refusable: bool = False
     ) -> Awaitable[bool]: ...

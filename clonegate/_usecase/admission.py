@@ -41,7 +41,7 @@ class MemoryLease:
         self.known = known  # bytes its repository's clone used in an earlier run
         self.forecasts: list[int] = []  # the bytes its VCS forecast, in order
         # How many of them (the first ones) are bounds made before its pack's first
-        # pass counted anything; ``refused``: the last was wanted at once and was not.
+        # pass counted anything; ``refused``: the last was refusable, and refused.
         self.bounds, self.refused = 0, False
         self.pages = 0  # MiB of its pack's pages left out of ``memory`` (see need())
         self.analysis = False  # an analysis job's (hold()), not a clone's
@@ -133,7 +133,7 @@ class MemoryAdmission:
         return None
 
     async def need(
-        self, lease: MemoryLease, nbytes: int, reclaimable: int = 0, *, at_once: bool = False
+        self, lease: MemoryLease, nbytes: int, reclaimable: int = 0, *, refusable: bool = False
     ) -> bool:
         """Hold ``nbytes`` for ``lease``'s clone (its whole need from now on), at most
         the budget, but for the share of them that ``reclaimable`` (file pages it maps)
@@ -147,15 +147,16 @@ class MemoryAdmission:
         the other holds, while the head can only wait for clones that run, which end
         or join the queue. The pages a clone behind the head already uses go
         uncounted while it waits (what it held: its opening or first-pass figure).
-        With ``at_once`` it never waits: held only if free now and no clone waits
-        (False otherwise, and what it held stays). A first pass asks so when its pack
-        has more deltas than it asked for: refused, it drops what it counted, and
-        waits for its figure holding little (issue 46).
+        ``refusable``: the clone uses memory it can drop (a first pass's records, which
+        its reservation holds). It waits only as the first to wait, keeping what it
+        holds; behind another it would give that back while still using it, so it is
+        refused (False, at once, what it held unchanged), drops them, and asks again.
+        A first pass asks so when its pack has more deltas than it asked for (issue 46).
 
         ``nbytes`` is a forecast: corrected by what the clones of the same host and
         shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
         A clone's first figures are bounds made before its first pass counted anything
-        (its first, one wanted at once, and the one after a refusal); the next is
+        (its first, a refusable one, and the one after a refusal); the next is
         made from that count, and says what the bounds were worth at once.
         The whole figure is what a clone's peak is measured against (its resident
         size counts the pages it maps); the pages are left out of the reservation
@@ -165,7 +166,7 @@ class MemoryAdmission:
         delta walk out of a cgroup where two fit (a 52 MiB pack: half of its walk's
         107 MiB).
         """
-        first = not lease.forecasts or at_once or lease.refused
+        first = not lease.forecasts or refusable or lease.refused
         if not first and lease.bounds == len(lease.forecasts) and nbytes < lease.forecasts[-1]:
             # Its first pass counted what the bound before it could not: the share of
             # the bound this pack needs corrects its host's and shape's next bounds now,
@@ -178,29 +179,14 @@ class MemoryAdmission:
             lease.pages = self._pages_left_out(lease, corrected, nbytes, reclaimable)
             return max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB) - lease.pages))
 
-        if at_once:
-            pages = lease.pages
-            if not self._take_at_once(lease, wanted()):
-                lease.pages, lease.refused = pages, True
-                await trio.lowlevel.checkpoint()
-                return False
+        if refusable and self._growing:  # behind another: it would wait uncounted
+            lease.refused = True
+            await trio.lowlevel.checkpoint()
+            return False
         lease.refused = False
         lease.forecasts.append(nbytes)
         lease.bounds += first
-        if at_once:
-            await trio.lowlevel.checkpoint()
-        else:
-            await self._grow(lease, wanted(), wanted)
-        return True
-
-    def _take_at_once(self, lease: MemoryLease, wanted: int) -> bool:
-        """Set ``lease`` to ``wanted`` MiB if what it lacks is free now and no clone
-        waits to grow (they go first); False if not, nothing changed."""
-        if wanted > lease.memory and (
-            self._growing or not self.semaphore.try_acquire(wanted - lease.memory)
-        ):
-            return False
-        self._set(lease, wanted)
+        await self._grow(lease, wanted(), wanted)
         return True
 
     async def hold(self, wanted: int) -> MemoryLease:

@@ -45,9 +45,9 @@ class CloneHooks:
         an ``emit(EventKind.MEMORY, detail=...)``; its bytes received: an
         ``emit(EventKind.RECEIVED, received=...)``."""
 
-        async def need(nbytes: int, reclaimable: int = 0, /, *, at_once: bool = False) -> bool:
+        async def need(nbytes: int, reclaimable: int = 0, /, *, refusable: bool = False) -> bool:
             before = lease.memory
-            held = await gate.need(lease, nbytes, reclaimable, at_once=at_once)
+            held = await gate.need(lease, nbytes, reclaimable, refusable=refusable)
             if lease.memory != before:
                 emit(EventKind.MEMORY, detail=f"{before} -> {lease.memory} MiB")
             return held
@@ -108,12 +108,12 @@ async def clone_timed(
         if need is None:
             return await vcs.clone(url, credential=credential, on_ready=ready, on_progress=progress)
 
-        async def paused(nbytes: int, reclaimable: int = 0, /, *, at_once: bool = False) -> bool:
+        async def paused(nbytes: int, reclaimable: int = 0, /, *, refusable: bool = False) -> bool:
             deadline, started = clone_scope.deadline, trio.current_time()
             clone_scope.deadline = math.inf
             assert need is not None
             try:
-                return await need(nbytes, reclaimable, at_once=at_once)
+                return await need(nbytes, reclaimable, refusable=refusable)
             finally:
                 # A deadline not set yet (before on_ready) stays unset.
                 clone_scope.deadline = deadline + (trio.current_time() - started)

@@ -286,16 +286,16 @@ class CloneGate:
         return limiters
 
     async def need(
-        self, lease: MemoryLease, nbytes: int, reclaimable: int = 0, *, at_once: bool = False
+        self, lease: MemoryLease, nbytes: int, reclaimable: int = 0, *, refusable: bool = False
     ) -> bool:
         """Hold at least ``nbytes`` for ``lease``'s clone (``reclaimable`` of them file
-        pages), at most the budget; with ``at_once``, only if free now
-        (:meth:`MemoryAdmission.need`); without a budget, nothing (True). Always a
-        checkpoint."""
+        pages), at most the budget; ``refusable``: False rather than wait behind
+        another (:meth:`MemoryAdmission.need`); without a budget, nothing (True).
+        Always a checkpoint."""
         if self.admission is None:
             await trio.lowlevel.checkpoint()
             return True
-        return await self.admission.need(lease, nbytes, reclaimable, at_once=at_once)
+        return await self.admission.need(lease, nbytes, reclaimable, refusable=refusable)
 
     def changed(self) -> None:
         """Wake the clone at the head of the memory queue to estimate and try again."""

@@ -177,8 +177,8 @@ class DulwichVCS:
                 if figures is None:
                     await trio.lowlevel.checkpoint()
                     return False
-                nbytes, pages, at_once = figures
-                return await on_memory(min(nbytes, cap), min(pages, cap), at_once=at_once)
+                nbytes, pages, refusable = figures
+                return await on_memory(min(nbytes, cap), min(pages, cap), refusable=refusable)
 
         try:
             outcome, peak = await pool.run(
@@ -385,7 +385,8 @@ def _credentials(repo: RepoURL, credential: Credential | None) -> tuple[str | No
 def memory_question(question: object) -> tuple[int, int, bool] | None:
     """A worker's question about memory (``pack_index``'s ``need``): the bytes its
     clone will use from then on, how many of them are its pack's pages, and whether
-    they are wanted only if free at once, as ``(nbytes, reclaimable, at_once)``;
+    the question may be refused (see ``MemoryNeed``), as ``(nbytes, reclaimable,
+    refusable)``;
     ``None`` for anything else. A bare count has no pages; a pair waits."""
     if type(question) is int:
         question = (question, 0)
@@ -393,7 +394,7 @@ def memory_question(question: object) -> tuple[int, int, bool] | None:
         question = (*question, False)
     if type(question) is not tuple or len(question) != 3:
         return None
-    nbytes, reclaimable, at_once = question
-    if type(nbytes) is not int or type(reclaimable) is not int or type(at_once) is not bool:
+    nbytes, reclaimable, refusable = question
+    if type(nbytes) is not int or type(reclaimable) is not int or type(refusable) is not bool:
         return None
-    return (nbytes, reclaimable, at_once) if 0 <= reclaimable <= nbytes else None
+    return (nbytes, reclaimable, refusable) if 0 <= reclaimable <= nbytes else None
