@@ -89,12 +89,13 @@ async def test_a_peak_with_its_pages_corrects_the_forecast_with_its_pages() -> N
     assert after.memory == 50
 
 
-async def test_a_refusable_figure_waits_only_first_and_keeps_what_it_holds() -> None:
+async def test_a_refusable_figure_keeps_what_it_holds_or_is_refused() -> None:
     """A first pass that met more deltas than it asked for wants the whole bound,
-    refusably (issue 46): taken if free; waited for if no clone waits ahead, keeping what
-    it holds (its records are in it); refused at once behind another, what it held
-    unchanged. The figure asked after a refusal is still a bound (corrected as the
-    bounds before a count are)."""
+    refusably (issue 46): taken if free; waited for keeping what it holds (its records
+    are in it); refused at once behind another when what both lack cannot come from
+    what is free and what running clones hold (none here), what it held unchanged. The
+    figure asked after a refusal is still a bound (corrected as the bounds before a
+    count are)."""
     admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=100, opening=8))
     first, second = await admission.admit("h", ""), await admission.admit("h", "")
     assert await admission.need(first, 30 * MiB)
@@ -112,7 +113,7 @@ async def test_a_refusable_figure_waits_only_first_and_keeps_what_it_holds() -> 
         assert (second.memory, admission.heaviest()) == (8, 60)  # keeping its 8
         with trio.testing.assert_checkpoints():
             refused = await admission.need(first, 70 * MiB, refusable=True)
-        assert not refused  # behind the other: refused at once
+        assert not refused  # behind the other, 62 missing, 32 free, nothing running
         assert (first.memory, first.forecasts[-1], first.refused) == (60, 60 * MiB, True)
         admission.release(first)
     assert held == [True]
@@ -147,3 +148,38 @@ async def test_only_the_forecasts_that_held_to_the_end_are_measured_by_the_peak(
     assert estimates.corrected("h", 26 * MiB, first=True) == 26 * MiB  # not measured
     # The walk's: 125 / 106 times the margin.
     assert estimates.corrected("h", 106 * MiB, first=False) > 150 * MiB
+
+
+async def test_refusable_waiters_keep_behind_others_while_all_can_be_served() -> None:
+    """Two first passes wait keeping their records (issue 46): safe while what they
+    lack fits in what is free and what running clones hold. When the budget shrinks
+    (the controller), the one behind can no longer be served with what the first
+    keeps: it is refused, and the first still can be."""
+    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=200, opening=8))
+    running = await admission.admit("h", "")
+    assert await admission.need(running, 100 * MiB)
+    first, second = await admission.admit("h", ""), await admission.admit("h", "")
+    assert await admission.need(first, 30 * MiB)
+    assert await admission.need(second, 30 * MiB)
+    held: dict[str, bool] = {}
+
+    async def grow(name: str, lease: MemoryLease) -> None:
+        held[name] = await admission.need(lease, 90 * MiB, refusable=True)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(grow, "first", first)
+        await trio.testing.wait_all_tasks_blocked()
+        nursery.start_soon(grow, "second", second)
+        await trio.testing.wait_all_tasks_blocked()
+        # Missing 60 + 60, from 40 free and the 100 the running clone holds: both keep.
+        assert held == {}
+        assert (first.memory, second.memory) == (30, 30)
+        admission.semaphore.size = 150  # the controller shrinks it: 0 free
+        admission.changed()
+        await trio.testing.wait_all_tasks_blocked()
+        assert held == {"second": False}  # 120 missing, 100 to come: refused
+        assert second.memory == 30  # what it held, until it asks again
+        admission.release(second)
+        admission.release(running)
+    assert held == {"second": False, "first": True}
+    assert first.memory == 90

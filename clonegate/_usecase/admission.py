@@ -86,6 +86,7 @@ class MemoryAdmission:
         self._changed = trio.Event()
         self._head = 0  # MiB the clone at the head of the memory queue wants
         self._growing: dict[int, int] = {}  # MiB that running clones wait for, by ticket
+        self._keeping: set[int] = set()  # of those, the ones that keep what they hold
         self._leases: dict[int, MemoryLease] = {}  # the admitted clones', by ticket
         self._tickets = itertools.count()
 
@@ -148,10 +149,11 @@ class MemoryAdmission:
         or join the queue. The pages a clone behind the head already uses go
         uncounted while it waits (what it held: its opening or first-pass figure).
         ``refusable``: the clone uses memory it can drop (a first pass's records, which
-        its reservation holds). It waits only as the first to wait, keeping what it
-        holds; behind another it would give that back while still using it, so it is
-        refused (False, at once, what it held unchanged), drops them, and asks again.
-        A first pass asks so when its pack has more deltas than it asked for (issue 46).
+        its reservation holds). It waits keeping what it holds, even behind others,
+        as long as every clone that waits so can still be served by what is free and
+        what running clones hold (:meth:`_safe`); once that no longer holds it is
+        refused (False, what it held unchanged): it drops them, and asks again. A first
+        pass asks so when its pack has more deltas than it asked for (issue 46).
 
         ``nbytes`` is a forecast: corrected by what the clones of the same host and
         shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
@@ -179,14 +181,13 @@ class MemoryAdmission:
             lease.pages = self._pages_left_out(lease, corrected, nbytes, reclaimable)
             return max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB) - lease.pages))
 
-        if refusable and self._growing:  # behind another: it would wait uncounted
-            lease.refused = True
-            await trio.lowlevel.checkpoint()
+        pages = lease.pages
+        if not await self._grow(lease, wanted(), wanted, keep=refusable):
+            lease.pages, lease.refused = pages, True
             return False
         lease.refused = False
         lease.forecasts.append(nbytes)
         lease.bounds += first
-        await self._grow(lease, wanted(), wanted)
         return True
 
     async def hold(self, wanted: int) -> MemoryLease:
@@ -206,34 +207,63 @@ class MemoryAdmission:
         return lease
 
     async def _grow(
-        self, lease: MemoryLease, wanted: int, again: Callable[[], int] | None = None
-    ) -> None:
+        self,
+        lease: MemoryLease,
+        wanted: int,
+        again: Callable[[], int] | None = None,
+        *,
+        keep: bool = False,
+    ) -> bool:
         """Set ``lease`` to ``wanted`` MiB: what it holds beyond goes back at once; what
         it lacks is taken, waiting in order if it is not free (:meth:`need`'s rules),
-        ``again()`` the figure after each change while it waits. Always a checkpoint."""
+        ``again()`` the figure after each change while it waits. ``keep``: it keeps
+        what it holds behind others while that is safe, and is refused (False) once it
+        is not. True once set. Always a checkpoint."""
         if wanted <= lease.memory or (
             not self._growing and self.semaphore.try_acquire(wanted - lease.memory)
         ):
             self._set(lease, wanted)
             await trio.lowlevel.checkpoint()
-            return
+            return True
         logger.debug("a job waits for %d MiB of memory (held %d)", wanted, lease.memory)
-        if self._growing:  # behind another: wait holding nothing (see the docstring)
+        if self._growing and not keep:  # behind another: wait holding nothing (see need())
             self._give_back(lease)
         self._growing[lease.ticket] = wanted  # in order of arrival
+        if keep:
+            self._keeping.add(lease.ticket)
         try:
             # Taken and booked in one step (no checkpoint between): the statistics
             # never show MiB held that no lease holds.
             while next(iter(self._growing)) != lease.ticket or not (
                 wanted <= lease.memory or self.semaphore.try_acquire(wanted - lease.memory)
             ):
+                if keep and not self._safe(lease.ticket):
+                    await trio.lowlevel.checkpoint()
+                    return False
                 await self._changed.wait()
                 if again is not None:
                     wanted = self._growing[lease.ticket] = again()
             self._set(lease, wanted)
+            return True
         finally:
             del self._growing[lease.ticket]
+            self._keeping.discard(lease.ticket)
             self.changed()  # the next one waiting, or the head of the admissions
+
+    def _safe(self, ticket: int) -> bool:
+        """Whether the waiting lease ``ticket``, keeping what it holds, and every lease
+        that waits keeping its own ahead of it (the first always does) can all be
+        served from what is free and what the leases that do not wait hold: those end,
+        or give it back when they wait. Otherwise each could wait for what another
+        keeps (ADR 0014). The first to wait is always safe."""
+        first, missing = next(iter(self._growing)), 0
+        for waiting, wanted in self._growing.items():
+            if waiting == first or waiting in self._keeping:
+                missing += max(0, wanted - self._leases[waiting].memory)
+            if waiting == ticket:
+                break
+        running = sum(held.memory for t, held in self._leases.items() if t not in self._growing)
+        return ticket == first or missing <= self.semaphore.available + running
 
     def _set(self, lease: MemoryLease, wanted: int) -> None:
         """``lease`` at ``wanted`` MiB, what it held beyond them given back; what it
