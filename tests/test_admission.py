@@ -183,3 +183,35 @@ async def test_refusable_waiters_keep_behind_others_while_all_can_be_served() ->
         admission.release(running)
     assert held == {"second": False, "first": True}
     assert first.memory == 90
+
+
+async def test_a_host_whose_pack_went_past_its_records_asks_bounds_first_but_probes() -> None:
+    """A first pass that went past its records marks its host dense (issue 46): the
+    next clones' first questions are refused at once, so that they ask for their bound
+    first rather than do a part of their pass for nothing, but for one in four, which
+    asks for its records again; one that needs no more clears the host."""
+    admission = MemoryAdmission(MemoryEstimates(initial=1024, ceiling=1000, opening=8))
+
+    async def first_pass(host: str, *, dense: bool) -> list[bool]:
+        lease = await admission.admit(host, "")
+        answers = [await admission.need(lease, 26 * MiB, refusable=True)]
+        if answers[0] and dense:
+            answers.append(await admission.need(lease, 135 * MiB, 50 * MiB, refusable=True))
+        elif not answers[0]:
+            answers.append(await admission.need(lease, 135 * MiB, 50 * MiB))
+        answers.append(await admission.need(lease, 125 * MiB if dense else 22 * MiB))
+        admission.release(lease)
+        return answers
+
+    assert await first_pass("h", dense=True) == [True, True, True]  # nothing known yet
+    assert await first_pass("other", dense=False) == [True, True]
+    told = [await first_pass("h", dense=True) for _ in range(4)]
+    assert told == [[False, True, True]] * 3 + [[True, True, True]]  # the 4th: a probe
+    assert await first_pass("other", dense=False) == [True, True]  # another host
+    assert [await first_pass("h", dense=False) for _ in range(4)] == [
+        [False, True, True],
+        [False, True, True],
+        [False, True, True],
+        [True, True],  # the probe needed no more: h is not dense now
+    ]
+    assert await first_pass("h", dense=False) == [True, True]

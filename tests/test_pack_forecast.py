@@ -6,6 +6,7 @@ import hashlib
 import mmap
 import random
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import trio
@@ -54,6 +55,17 @@ def edit(source: int, mark: int) -> bytes:
     keep = source - 1
     copy = bytes([0x80 | 0x10 | 0x20 | 0x40, keep & 0xFF, keep >> 8 & 0xFF, keep >> 16 & 0xFF])
     return varint(source) + varint(source) + copy + bytes([1, mark])
+
+
+def answering(asked: list[tuple[int, ...]], *refused: int) -> Callable[[tuple[int, ...]], bool]:
+    """A memory question's answers: each question recorded, the ``refused``-th ones
+    (from 0) refused, the others held."""
+
+    def need(question: tuple[int, ...]) -> bool:
+        asked.append(question)
+        return len(asked) - 1 not in refused
+
+    return need
 
 
 def build_pack(path: Path, objects: list[bytes | tuple[int, bytes]]) -> list[int]:
@@ -112,14 +124,15 @@ def test_a_wide_tree_of_deltas_is_not_held_whole(tmp_path: Path) -> None:
     pack = tmp_path / "wide.pack"
     build_pack(pack, objects)
     asked: list[tuple[int, ...]] = []
-    index = index_pack(str(pack), _sha1(), asked.append)
+    index = index_pack(str(pack), _sha1(), answering(asked, 1))
     assert len(list(index.entries())) == 17  # a valid pack: every delta resolved
     size = pack.stat().st_size
     needs = [question[0] for question in asked]
-    # Before the first pass, its records; past 2 deltas, the bound at once (refused:
-    # ``append`` answers None), then the bound, waited for.
+    # Before the first pass, its records; past them, the bound, refusably (refused),
+    # then the bound, waited for.
     bound = (pack_forecast.indexing(17, size), size)
-    assert asked[:3] == [(pack_forecast.first_pass_ask(17, size), 0), (*bound, True), bound]
+    records = (pack_forecast.first_pass_ask(17, size), 0, True)
+    assert asked[:3] == [records, (*bound, True), bound]
     first = pack_forecast.first_pass(17, size)
     # The deepest step: two ancestors (the blob, its delta), the base joined, the
     # delta's data (12 bytes) and its result: 4 MiB.
@@ -147,18 +160,13 @@ def test_indexing_says_what_each_pass_needs_before_it_runs(tmp_path: Path) -> No
     data = pack.read_bytes()
     count = int.from_bytes(data[8:12], "big")
     asked: list[tuple[int, ...]] = []
-
-    def granted(question: tuple[int, ...]) -> bool:
-        asked.append(question)
-        return True
-
-    index = index_pack(str(pack), _sha1(), granted)
+    index = index_pack(str(pack), _sha1(), answering(asked))
     assert len(list(index.entries())) == count
     first = pack_forecast.first_pass(count, len(data))
-    # Before the first pass, its records and an eighth of deltas; past them, a bound as
-    # if every object were a delta, at once; after it, the walk's figure, from the
+    # Before the first pass, its records and a few deltas; past them, a bound as if
+    # every object were a delta; both refusably; after it, the walk's figure, from the
     # deltas met; the last two with the pack's pages the walk maps.
-    records = (pack_forecast.first_pass_ask(count, len(data)), 0)
+    records = (pack_forecast.first_pass_ask(count, len(data)), 0, True)
     bound = (pack_forecast.indexing(count, len(data)), len(data), True)
     assert asked[:2] == [records, bound]
     assert len(asked) == 3
@@ -177,16 +185,29 @@ def test_a_first_pass_refused_more_starts_again_holding_nothing(tmp_path: Path) 
     pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")
     size, count = pack.stat().st_size, int.from_bytes(pack.read_bytes()[8:12], "big")
     asked: list[tuple[int, ...]] = []
-
-    def refused(question: tuple[int, ...]) -> bool:
-        asked.append(question)
-        return False
-
-    index = index_pack(str(pack), _sha1(), refused)
+    index = index_pack(str(pack), _sha1(), answering(asked, 1))
     bound = (pack_forecast.indexing(count, size), size)
-    assert asked[:3] == [(pack_forecast.first_pass_ask(count, size), 0), (*bound, True), bound]
+    records = (pack_forecast.first_pass_ask(count, size), 0, True)
+    assert asked[:3] == [records, (*bound, True), bound]
     assert len(asked) == 4  # and the walk, after the second pass
     assert asked[3][1] == size
+    assert list(index.entries()) == list(index_pack(str(pack), _sha1()).entries())
+
+
+def test_a_first_pass_refused_its_records_asks_its_bound_first(tmp_path: Path) -> None:
+    """Its host's packs need their bound (the budget refuses the first question): the
+    clone asks for the bound, waiting, then passes once with no other question."""
+    from .support.packs import pack_of
+    from .support.repos import make_large_repo
+
+    make_large_repo(tmp_path, "history", files=50, commits=20)
+    pack = pack_of(tmp_path / "history.git", tmp_path / "all.pack", "--delta-base-offset")
+    size, count = pack.stat().st_size, int.from_bytes(pack.read_bytes()[8:12], "big")
+    asked: list[tuple[int, ...]] = []
+    index = index_pack(str(pack), _sha1(), answering(asked, 0))
+    records = (pack_forecast.first_pass_ask(count, size), 0, True)
+    assert asked[:2] == [records, (pack_forecast.indexing(count, size), size)]
+    assert len(asked) == 3  # and the walk
     assert list(index.entries()) == list(index_pack(str(pack), _sha1()).entries())
 
 
@@ -194,21 +215,21 @@ def test_a_pack_without_deltas_gives_back_its_walk_after_the_first_pass(tmp_path
     pack = tmp_path / "one.pack"
     build_pack(pack, [b"x" * 1000])
     asked: list[tuple[int, ...]] = []
-    index_pack(str(pack), _sha1(), asked.append)
+    index_pack(str(pack), _sha1(), answering(asked))
     size = pack.stat().st_size
     # No delta: never the bound; no walk, and no pages of it either.
     assert asked == [
-        (pack_forecast.first_pass_ask(1, size), 0),
+        (pack_forecast.first_pass_ask(1, size), 0, True),
         (pack_forecast.first_pass(1, size), 0),
     ]
 
 
-def test_a_first_pass_asks_for_an_eighth_of_its_objects_as_deltas() -> None:
+def test_a_first_pass_asks_for_a_32nd_of_its_objects_as_deltas() -> None:
     per_delta = pack_forecast.FIRST_PASS_PER_DELTA
-    assert pack_forecast.deltas_allowed(800, 1 << 20) == 100
-    assert pack_forecast.deltas_allowed(1 << 32, 900) == 12  # 100 objects fit, at most
+    assert pack_forecast.deltas_allowed(800, 1 << 20) == 25
+    assert pack_forecast.deltas_allowed(1 << 32, 900) == 3  # 100 objects fit, at most
     ask = pack_forecast.first_pass_ask(800, 1 << 20)
-    assert ask == pack_forecast.first_pass(800, 1 << 20) + per_delta * 100
+    assert ask == pack_forecast.first_pass(800, 1 << 20) + per_delta * 25
     # A long history of small files (bench_memory's: 111,000 objects, a 31 MiB pack)
     # asks for a quarter of the bound it reserved before (issue 46).
     assert pack_forecast.first_pass_ask(111_000, 31 << 20) * 4 < pack_forecast.indexing(
@@ -218,8 +239,8 @@ def test_a_first_pass_asks_for_an_eighth_of_its_objects_as_deltas() -> None:
 
 async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path) -> None:
     """Over a real git daemon: a full clone of a history with deltas asks for its first
-    pass's records (no pages), then, past an eighth of deltas, for the whole bound at
-    once, then for its walk; its measured peak is within what it held to the end; a
+    pass's records (no pages), then, past a few deltas, for the whole bound, both
+    refusably, then for its walk; its measured peak is within what it held to the end; a
     clone with no on_memory asks nothing (its job says so)."""
     from .support.repos import make_large_repo
     from .support.servers import git_daemon
@@ -241,9 +262,10 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
             await source.aclose()
             plain = await vcs.clone(daemon.url("history"))
             await plain.aclose()
-    (records, _, wait), (bound, pages, refusable), (walk, walk_pages, _) = needs
-    assert not wait
+    (records, _, refusable), (bound, pages, past), (walk, walk_pages, counted) = needs
     assert refusable
+    assert past
+    assert not counted
     assert 0 < pages < bound  # the pack's pages, among the bytes
     assert 0 < walk_pages < walk
     assert pack_forecast.FIRST_PASS_BASE < records < bound < 64 * MiB
@@ -252,10 +274,10 @@ async def test_a_real_clone_forecasts_at_least_what_it_then_uses(tmp_path: Path)
     assert source.peak_memory <= walk
 
 
-async def test_a_real_clone_refused_its_bound_refusable_waits_for_it_and_passes_again(
+async def test_a_real_clone_refused_its_bound_waits_for_it_and_passes_again(
     tmp_path: Path,
 ) -> None:
-    """Over a real git daemon: the budget refuses the bound a first pass wants at once;
+    """Over a real git daemon: the budget refuses the bound a first pass asks refusably;
     the worker asks for it again, waiting, and its clone is whole (issue 46)."""
     from .support.repos import make_large_repo
     from .support.servers import git_daemon
@@ -268,7 +290,7 @@ async def test_a_real_clone_refused_its_bound_refusable_waits_for_it_and_passes_
     async def on_memory(nbytes: int, pages: int = 0, /, *, refusable: bool = False) -> bool:
         needs.append((nbytes, pages, refusable))
         await trio.lowlevel.checkpoint()
-        return not refusable
+        return len(needs) != 2  # the second: the bound, past its records
 
     with git_daemon(served) as daemon:
         async with open_worker_pool() as pool:
@@ -278,7 +300,7 @@ async def test_a_real_clone_refused_its_bound_refusable_waits_for_it_and_passes_
                 assert source.commit == head  # its objects indexed, its head found
             finally:
                 await source.aclose()
-    assert [refusable for _, _, refusable in needs] == [False, True, False, False]
+    assert [refusable for _, _, refusable in needs] == [True, True, False, False]
     assert needs[1][:2] == needs[2][:2]  # the same bound, then waited for
 
 

@@ -14,6 +14,7 @@ import trio
 from .._domain.semaphore import WeightedSemaphore
 from .._domain.urls import redact
 from .estimates import MemoryEstimates, MiB
+from .first_passes import FirstPasses
 
 __all__ = ["MemoryAdmission", "MemoryFigures", "MemoryLease"]
 
@@ -27,6 +28,7 @@ class MemoryLease:
     __slots__ = (
         "analysis",
         "bounds",
+        "first_pass",
         "forecasts",
         "host",
         "known",
@@ -43,6 +45,10 @@ class MemoryLease:
         # How many of them (the first ones) are bounds made before its pack's first
         # pass counted anything; ``refused``: the last was refusable, and refused.
         self.bounds, self.refused = 0, False
+        # Its first pass, if its VCS asks refusably (see FirstPasses): "" not yet,
+        # "records" (asked for those first), "dense" (went past them), "bound" (asked
+        # for its bound first).
+        self.first_pass = ""
         self.pages = 0  # MiB of its pack's pages left out of ``memory`` (see need())
         self.analysis = False  # an analysis job's (hold()), not a clone's
 
@@ -89,6 +95,7 @@ class MemoryAdmission:
         self._keeping: set[int] = set()  # of those, the ones that keep what they hold
         self._leases: dict[int, MemoryLease] = {}  # the admitted clones', by ticket
         self._tickets = itertools.count()
+        self.first_passes = FirstPasses()
 
     async def admit(self, host: str, key: str) -> MemoryLease:
         """Wait for this clone's turn and for its estimate to fit, then reserve it.
@@ -148,12 +155,14 @@ class MemoryAdmission:
         the other holds, while the head can only wait for clones that run, which end
         or join the queue. The pages a clone behind the head already uses go
         uncounted while it waits (what it held: its opening or first-pass figure).
-        ``refusable``: the clone uses memory it can drop (a first pass's records, which
-        its reservation holds). It waits keeping what it holds, even behind others,
-        as long as every clone that waits so can still be served by what is free and
-        what running clones hold (:meth:`_safe`); once that no longer holds it is
-        refused (False, what it held unchanged): it drops them, and asks again. A first
-        pass asks so when its pack has more deltas than it asked for (issue 46).
+        ``refusable``: a first pass's questions (issue 46). Its first (its records and a
+        few deltas) is refused at once if its host's packs need their bound
+        (:class:`FirstPasses`): it then asks for that first. A later one (the bound,
+        once past them) holds memory it can drop (its records, in its reservation):
+        it waits keeping what it holds, even behind others, as long as every clone
+        that waits so can still be served by what is free and what running clones
+        hold (:meth:`_safe`); once that no longer holds it is refused (False, what it
+        held unchanged): it drops them, and asks again.
 
         ``nbytes`` is a forecast: corrected by what the clones of the same host and
         shape measured against theirs in this run (:meth:`MemoryEstimates.corrected`).
@@ -181,13 +190,34 @@ class MemoryAdmission:
             lease.pages = self._pages_left_out(lease, corrected, nbytes, reclaimable)
             return max(1, min(self.estimates.ceiling, math.ceil(corrected / MiB) - lease.pages))
 
+        if not self._first_pass_goes_on(lease, refusable, first):
+            lease.refused = True
+            await trio.lowlevel.checkpoint()
+            return False
         pages = lease.pages
-        if not await self._grow(lease, wanted(), wanted, keep=refusable):
+        keep = refusable and bool(lease.forecasts)  # holding records it can drop
+        if not await self._grow(lease, wanted(), wanted, keep=keep):
             lease.pages, lease.refused = pages, True
             return False
         lease.refused = False
         lease.forecasts.append(nbytes)
         lease.bounds += first
+        return True
+
+    def _first_pass_goes_on(self, lease: MemoryLease, refusable: bool, first: bool) -> bool:
+        """What ``lease``'s question says of its host's packs (:class:`FirstPasses`);
+        False if it is a first pass's first question that should ask for its bound."""
+        if refusable and not lease.forecasts and not lease.first_pass:
+            if self.first_passes.bound_first(lease.host):
+                lease.first_pass = "bound"
+                return False
+            lease.first_pass = "records"
+        elif refusable and lease.first_pass == "records":
+            lease.first_pass = "dense"
+            self.first_passes.learned(lease.host, dense=True)
+        elif not first and lease.first_pass == "records":  # counted: it needed no more
+            lease.first_pass = "counted"
+            self.first_passes.learned(lease.host, dense=False)
         return True
 
     async def hold(self, wanted: int) -> MemoryLease:

@@ -133,14 +133,17 @@ def index_pack(
 
     ``need``, if given, is told how many bytes of memory the indexing will use in
     all from then on (the caller's clone included), and how many of them are the
-    pack's pages the walk maps (reclaimable), as a pair ``(nbytes, pages)``: before
-    the first pass, what that pass needs if at most an eighth of the objects are
-    deltas (the pack's header says how many objects, not how many are deltas); after
-    it, what the walk needs, or the first pass's own figure without deltas. A memory
-    budget reserves them (ADR 0014); it may block until they are, never in the middle
-    of a pass. A pass that meets more deltas asks ``(nbytes, pages, True)``: the whole
-    indexing's bound, if it is free at once (a true answer); if not, the pass drops
-    what it counted, waits for that bound, and starts again.
+    pack's pages the walk maps (reclaimable), as ``(nbytes, pages)``, or ``(nbytes,
+    pages, True)`` for a question that may be refused (a false answer). A memory
+    budget reserves them (ADR 0014); it may block until they are. Before the first
+    pass, refusably, what that pass needs if few of the objects are deltas
+    (``pack_forecast.deltas_allowed``: the pack's header says how many objects, not
+    how many are deltas); refused (its host's packs need more), the bound of the
+    whole indexing instead, then the pass. A pass that meets more deltas asks for
+    that bound, refusably (its records are in what it holds); refused, it drops
+    what it counted, waits for the bound and starts again: it never waits with
+    records its reservation does not hold. After the pass, what the walk needs, or
+    the pass's own figure without deltas.
 
     Raises ``dulwich.pack.UnresolvedDeltas`` for a delta whose base is not in the
     pack, :class:`CorruptPack` for a pack that is not what it says.
@@ -171,10 +174,11 @@ def _asked_pass(
     """The first pass, having asked ``need`` for its memory (see :func:`index_pack`)."""
     announced, pack_bytes = int.from_bytes(data[8:12], "big"), len(data)
     bound = (pack_forecast.indexing(announced, pack_bytes), pack_bytes)
-    need((pack_forecast.first_pass_ask(announced, pack_bytes), 0))
-    allowed = pack_forecast.deltas_allowed(announced, pack_bytes)
-    first = _first_pass(data, object_format, allowed, lambda: bool(need((*bound, True))))
-    if first is None:  # refused: what it counted is dropped before it waits
+    first = None
+    if need((pack_forecast.first_pass_ask(announced, pack_bytes), 0, True)):
+        allowed = pack_forecast.deltas_allowed(announced, pack_bytes)
+        first = _first_pass(data, object_format, allowed, lambda: bool(need((*bound, True))))
+    if first is None:  # its bound first, or refused past its records (dropped by now)
         need(bound)
         first = _first_pass(data, object_format)
     return first
