@@ -46,8 +46,8 @@ class MemoryLease:
         # pass counted anything; ``refused``: the last was refusable, and refused.
         self.bounds, self.refused = 0, False
         # Its first pass, if its VCS asks refusably (see FirstPasses): "" not yet,
-        # "records" (asked for those first), "dense" (went past them), "bound" (asked
-        # for its bound first).
+        # "records" (asked for those first), "dense" (went past them), "counted"
+        # (needed no more), "bound" (asked for its bound first).
         self.first_pass = ""
         self.pages = 0  # MiB of its pack's pages left out of ``memory`` (see need())
         self.analysis = False  # an analysis job's (hold()), not a clone's
@@ -287,13 +287,15 @@ class MemoryAdmission:
         or give it back when they wait. Otherwise each could wait for what another
         keeps (ADR 0014). The first to wait is always safe."""
         first, missing = next(iter(self._growing)), 0
+        if ticket == first:
+            return True
         for waiting, wanted in self._growing.items():
             if waiting == first or waiting in self._keeping:
                 missing += max(0, wanted - self._leases[waiting].memory)
             if waiting == ticket:
                 break
         running = sum(held.memory for t, held in self._leases.items() if t not in self._growing)
-        return ticket == first or missing <= self.semaphore.available + running
+        return missing <= self.semaphore.available + running
 
     def _set(self, lease: MemoryLease, wanted: int) -> None:
         """``lease`` at ``wanted`` MiB, what it held beyond them given back; what it

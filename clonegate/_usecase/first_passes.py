@@ -40,6 +40,3 @@ class FirstPasses:
             self._dense.setdefault(host, 0)
         else:
             self._dense.pop(host, None)
-
-    def dense(self, host: str) -> bool:
-        return host in self._dense

@@ -219,7 +219,10 @@ class ClusterWorker:
         Always a checkpoint."""
         counted = self.use_case.memory_thrash
         stretches, self._thrash_told = counted - self._thrash_told, counted
-        runs = sorted({held.job.run for held in self._held.values()}) if stretches else []
+        runs = sorted({held.job.run for held in self._held.values()})
+        if not stretches or not runs:  # nothing to tell, or no run to tell it to
+            await trio.lowlevel.checkpoint()
+            return
         await self.queue.note_thrash(runs, stretches)
 
     async def _renew_forever(self) -> None:
